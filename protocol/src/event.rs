@@ -1,0 +1,188 @@
+//! The common event language: every component reports what happened as a timestamped [`Event`].
+//!
+//! Two sides of the truth are kept apart on purpose. The link emits ground truth (a packet was put
+//! on the wire, dropped and why, duplicated, delivered after how long); endpoints emit what they
+//! believe (sent, received, acked, RTT samples, stats). Sessions record events, views draw them and
+//! tests assert on them, so a new protocol only needs to speak this language to appear everywhere.
+
+use serde::{Deserialize, Serialize};
+
+/// Virtual time in microseconds since the start of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct SimTime(pub u64);
+
+impl SimTime {
+    pub const ZERO: SimTime = SimTime(0);
+
+    pub fn from_secs_f64(s: f64) -> Self {
+        SimTime((s.max(0.0) * 1e6).round() as u64)
+    }
+    pub fn from_millis_f64(ms: f64) -> Self {
+        SimTime((ms.max(0.0) * 1e3).round() as u64)
+    }
+    pub fn as_secs_f64(self) -> f64 {
+        self.0 as f64 / 1e6
+    }
+    pub fn as_millis_f64(self) -> f64 {
+        self.0 as f64 / 1e3
+    }
+    /// `self - earlier`, or zero when `earlier` is later.
+    pub fn saturating_since(self, earlier: SimTime) -> SimTime {
+        SimTime(self.0.saturating_sub(earlier.0))
+    }
+    pub fn plus_micros(self, us: u64) -> SimTime {
+        SimTime(self.0.saturating_add(us))
+    }
+}
+
+/// One of the two endpoints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Side {
+    A,
+    B,
+}
+
+impl Side {
+    pub const BOTH: [Side; 2] = [Side::A, Side::B];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn other(self) -> Side {
+        match self {
+            Side::A => Side::B,
+            Side::B => Side::A,
+        }
+    }
+    /// The direction this side sends on.
+    pub fn outgoing(self) -> Dir {
+        match self {
+            Side::A => Dir::AtoB,
+            Side::B => Dir::BtoA,
+        }
+    }
+}
+
+/// One direction of the link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Dir {
+    AtoB,
+    BtoA,
+}
+
+impl Dir {
+    pub const BOTH: [Dir; 2] = [Dir::AtoB, Dir::BtoA];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn sender(self) -> Side {
+        match self {
+            Dir::AtoB => Side::A,
+            Dir::BtoA => Side::B,
+        }
+    }
+    pub fn receiver(self) -> Side {
+        self.sender().other()
+    }
+}
+
+/// Why the link dropped a packet (ground truth).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DropReason {
+    /// Independent random loss (`loss_percent`).
+    Random,
+    /// Gilbert-Elliott bad state.
+    Burst,
+    /// The bandwidth-limited queue was full (tail drop).
+    QueueFull,
+    /// Larger than the link MTU.
+    Mtu,
+}
+
+/// Why an endpoint rejected a packet as malformed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum MalformedReason {
+    /// Shorter than its header says.
+    Truncated,
+    /// The header's encoding is invalid or non-canonical.
+    BadHeader,
+    /// The payload failed to decode (bad type id, out-of-range field, trailing garbage...).
+    BadPayload,
+    /// A packet of another protocol (wrong protocol id or kind).
+    Foreign,
+}
+
+/// An endpoint's estimates at one moment; never NaN or infinite.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct StatsSample {
+    /// Smoothed RTT (slow EWMA, reliable.io's 0.0025 by default).
+    pub rtt_ms: f32,
+    /// Faster-smoothed RTT for display.
+    pub rtt_display_ms: f32,
+    /// Smallest and largest RTT sample among recent ones.
+    pub rtt_min_ms: f32,
+    pub rtt_max_ms: f32,
+    /// Standard deviation of recent RTT samples around their mean.
+    pub jitter_ms: f32,
+    /// Share of judged packets (older than the RTT window) never acked.
+    pub loss_percent: f32,
+    pub sent_kbps: f32,
+    pub received_kbps: f32,
+    pub acked_kbps: f32,
+}
+
+/// A timestamped event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Event {
+    pub time: SimTime,
+    pub kind: EventKind,
+}
+
+/// Everything that can happen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum EventKind {
+    // ----- ground truth, from the link -----
+    /// A packet entered the link; `uid` identifies this send uniquely for the whole run.
+    LinkSent { dir: Dir, uid: u64, bytes: u32 },
+    /// The link dropped it.
+    LinkDropped { dir: Dir, uid: u64, reason: DropReason },
+    /// The link made an extra copy (delivered separately).
+    LinkDuplicated { dir: Dir, uid: u64 },
+    /// A copy reached the receiving endpoint after `delay_us` on the link.
+    LinkDelivered { dir: Dir, uid: u64, delay_us: u32 },
+
+    // ----- beliefs, from the endpoints -----
+    /// The endpoint sent packet `seq` (carried by link send `uid`).
+    PacketSent { side: Side, seq: u32, bytes: u32, uid: u64 },
+    /// The endpoint accepted packet `seq`.
+    PacketReceived { side: Side, seq: u32, bytes: u32 },
+    /// The endpoint learned that its packet `seq` reached the peer (reported once per send).
+    PacketAcked { side: Side, seq: u32 },
+    /// The endpoint concluded that its packet `seq` was lost (Nak, skipped range or timeout).
+    PacketNakked { side: Side, seq: u32 },
+    /// One RTT measurement from an ack.
+    RttSample { side: Side, rtt_ms: f32 },
+    /// Periodic estimates.
+    Stats { side: Side, stats: StatsSample },
+    /// A packet was rejected as malformed, counted and dropped.
+    Malformed { side: Side, reason: MalformedReason },
+}
+
+impl EventKind {
+    /// The endpoint this event belongs to: the sender for link events.
+    pub fn side(&self) -> Side {
+        match self {
+            EventKind::LinkSent { dir, .. }
+            | EventKind::LinkDropped { dir, .. }
+            | EventKind::LinkDuplicated { dir, .. }
+            | EventKind::LinkDelivered { dir, .. } => dir.sender(),
+            EventKind::PacketSent { side, .. }
+            | EventKind::PacketReceived { side, .. }
+            | EventKind::PacketAcked { side, .. }
+            | EventKind::PacketNakked { side, .. }
+            | EventKind::RttSample { side, .. }
+            | EventKind::Stats { side, .. }
+            | EventKind::Malformed { side, .. } => *side,
+        }
+    }
+}

@@ -1,0 +1,192 @@
+//! 16-bit wrap-aware sequence numbers and the rolling [`SequenceBuffer`] from Glenn Fiedler's
+//! "Reliable Ordered Messages".
+//!
+//! Sequence numbers wrap at 65536; "more recent" means ahead by less than half the space, as in
+//! rellikt's `sequence_more_recent`. The buffer is indexed by `sequence % size` and tags each slot
+//! with the full sequence it holds, so a lookup of a wrapped-away sequence finds nothing.
+
+/// True when `s1` is more recent than `s2` (wrap-aware).
+#[inline]
+pub fn sequence_greater_than(s1: u16, s2: u16) -> bool {
+    ((s1 > s2) && (s1 - s2 <= 32768)) || ((s1 < s2) && (s2 - s1 > 32768))
+}
+
+/// True when `s1` is older than `s2` (wrap-aware).
+#[inline]
+pub fn sequence_less_than(s1: u16, s2: u16) -> bool {
+    sequence_greater_than(s2, s1)
+}
+
+/// Signed distance from `s2` to `s1` in `[-32767, 32768]`: positive when `s1` is more recent.
+#[inline]
+pub fn sequence_difference(s1: u16, s2: u16) -> i32 {
+    let d = s1.wrapping_sub(s2) as i32;
+    if d > 32768 {
+        d - 65536
+    } else {
+        d
+    }
+}
+
+const EMPTY: u32 = u32::MAX;
+
+/// A fixed-size rolling buffer of `T` keyed by 16-bit sequence number.
+///
+/// Inserting a sequence more recent than the newest so far clears every slot between the previous
+/// newest and the new one (the whole buffer when the gap is at least its size), so entries from
+/// before a wrap can never be mistaken for new ones — the false-ack bug the seed describes under
+/// 99% loss. Inserting a sequence older than `newest - size` is refused: it cannot be held.
+#[derive(Debug, Clone)]
+pub struct SequenceBuffer<T> {
+    /// One past the newest sequence inserted (`sequence` in the seed's code).
+    next: u16,
+    tags: Vec<u32>,
+    entries: Vec<T>,
+}
+
+impl<T: Default + Clone> SequenceBuffer<T> {
+    /// A buffer of `size` slots (must be non-zero and at most 32768).
+    pub fn new(size: usize) -> Self {
+        assert!(size > 0 && size <= 32768, "sequence buffer size {size} out of range");
+        Self { next: 0, tags: vec![EMPTY; size], entries: vec![T::default(); size] }
+    }
+
+    /// Number of slots.
+    pub fn size(&self) -> usize {
+        self.tags.len()
+    }
+
+    /// One past the most recent sequence inserted (0 before any insert).
+    pub fn next_sequence(&self) -> u16 {
+        self.next
+    }
+
+    #[inline]
+    fn index(&self, sequence: u16) -> usize {
+        sequence as usize % self.tags.len()
+    }
+
+    /// Inserts `sequence`, returning its (reset to default) slot, or `None` when it is too old.
+    pub fn insert(&mut self, sequence: u16) -> Option<&mut T> {
+        let size = self.tags.len();
+        if sequence_less_than(sequence, self.next.wrapping_sub(size as u16)) {
+            return None;
+        }
+        if sequence_greater_than(sequence.wrapping_add(1), self.next) {
+            self.remove_range(self.next, sequence);
+            self.next = sequence.wrapping_add(1);
+        }
+        let index = self.index(sequence);
+        self.tags[index] = sequence as u32;
+        self.entries[index] = T::default();
+        Some(&mut self.entries[index])
+    }
+
+    /// Clears every slot for sequences `start..=end` (wrap-aware, capped at the buffer size).
+    fn remove_range(&mut self, start: u16, end: u16) {
+        let count = end.wrapping_sub(start) as usize + 1;
+        if count >= self.tags.len() {
+            self.tags.fill(EMPTY);
+        } else {
+            for i in 0..count {
+                let idx = self.index(start.wrapping_add(i as u16));
+                self.tags[idx] = EMPTY;
+            }
+        }
+    }
+
+    /// Removes `sequence` if present.
+    pub fn remove(&mut self, sequence: u16) {
+        let idx = self.index(sequence);
+        if self.tags[idx] == sequence as u32 {
+            self.tags[idx] = EMPTY;
+        }
+    }
+
+    /// True when `sequence` is held.
+    #[inline]
+    pub fn exists(&self, sequence: u16) -> bool {
+        self.tags[self.index(sequence)] == sequence as u32
+    }
+
+    /// The entry for `sequence`, if held.
+    #[inline]
+    pub fn get(&self, sequence: u16) -> Option<&T> {
+        let idx = self.index(sequence);
+        (self.tags[idx] == sequence as u32).then(|| &self.entries[idx])
+    }
+
+    /// The entry for `sequence`, if held, mutably.
+    #[inline]
+    pub fn get_mut(&mut self, sequence: u16) -> Option<&mut T> {
+        let idx = self.index(sequence);
+        if self.tags[idx] == sequence as u32 {
+            Some(&mut self.entries[idx])
+        } else {
+            None
+        }
+    }
+
+    /// True when `sequence` is within the window a buffer of this size can hold relative to the
+    /// newest insert (it may or may not be present).
+    pub fn in_window(&self, sequence: u16) -> bool {
+        !sequence_less_than(sequence, self.next.wrapping_sub(self.tags.len() as u16))
+            && sequence_less_than(sequence, self.next)
+    }
+
+    /// Empties the buffer and restarts at sequence 0.
+    pub fn reset(&mut self) {
+        self.next = 0;
+        self.tags.fill(EMPTY);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn comparison_wraps() {
+        assert!(sequence_greater_than(1, 0));
+        assert!(sequence_greater_than(0, 65535));
+        assert!(sequence_less_than(65535, 0));
+        assert!(sequence_greater_than(32768, 0));
+        assert!(!sequence_greater_than(32769, 0));
+        assert_eq!(sequence_difference(0, 65535), 1);
+        assert_eq!(sequence_difference(65535, 0), -1);
+        assert_eq!(sequence_difference(10, 65530), 16);
+    }
+
+    #[test]
+    fn insert_clears_stale_entries_between_newest_and_new() {
+        let mut b: SequenceBuffer<u32> = SequenceBuffer::new(16);
+        for s in 0..4u16 {
+            *b.insert(s).unwrap() = s as u32;
+        }
+        // Jump ahead by 20: every slot is stale, including those aliasing 0..4.
+        b.insert(24).unwrap();
+        for s in 0..4u16 {
+            assert!(!b.exists(s));
+        }
+        // Sequence 8 (older than 24 - 16) is too old to hold.
+        assert!(b.insert(8).is_none());
+        assert!(b.insert(9).is_some());
+    }
+
+    #[test]
+    fn entries_from_before_a_wrap_never_alias() {
+        let mut b: SequenceBuffer<u8> = SequenceBuffer::new(256);
+        b.insert(100).unwrap();
+        // Sequence 100 + 65536 - 256*k would alias slot 100; after wrapping around the whole
+        // space in big jumps, the old tag must be gone.
+        let mut s: u16 = 100;
+        for _ in 0..300 {
+            s = s.wrapping_add(1000);
+            b.insert(s);
+        }
+        let stale = 100u16;
+        if !b.in_window(stale) {
+            assert!(!b.exists(stale));
+        }
+    }
+}

@@ -1,0 +1,414 @@
+//! The simulation driver: two endpoints and a two-way lossy link on virtual time.
+//!
+//! [`Simulation::run_until`] processes, in time order, link deliveries (first, in link order),
+//! then each side's send ticks, then stats samples. It runs as fast as the CPU allows; the app
+//! paces it by calling `run_until(wall-clock elapsed)`. Ground truth is checked as it goes: every
+//! ack an endpoint reports is looked up against the link's record of that very send (the link
+//! tags each send with a run-unique id because 16-bit sequences wrap).
+
+use serde::{Deserialize, Serialize};
+
+use crate::ack::AckConfig;
+use crate::event::{Dir, Event, EventKind, Side, SimTime};
+use crate::link::{Link, LinkConfig};
+use crate::peer::{AckPeer, Peer};
+
+/// Which protocol the endpoints run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Strategy {
+    /// reliable.io packet acks carrying an opaque payload of `payload_bytes`.
+    #[default]
+    Acks,
+}
+
+impl Strategy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::Acks => "acks",
+        }
+    }
+}
+
+/// Both directions of the link.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LinkPair {
+    pub a_to_b: LinkConfig,
+    pub b_to_a: LinkConfig,
+}
+
+impl LinkPair {
+    pub fn get(&self, dir: Dir) -> &LinkConfig {
+        match dir {
+            Dir::AtoB => &self.a_to_b,
+            Dir::BtoA => &self.b_to_a,
+        }
+    }
+    pub fn get_mut(&mut self, dir: Dir) -> &mut LinkConfig {
+        match dir {
+            Dir::AtoB => &mut self.a_to_b,
+            Dir::BtoA => &mut self.b_to_a,
+        }
+    }
+}
+
+/// Everything a run depends on: with the same scenario, a run produces the same events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Scenario {
+    pub seed: u64,
+    pub strategy: Strategy,
+    /// Packets per second each endpoint sends.
+    pub send_rate_pps: f64,
+    /// Opaque payload per packet for the `acks` strategy.
+    pub payload_bytes: u32,
+    /// How often each endpoint emits a `Stats` event.
+    pub stats_interval_ms: f64,
+    pub ack: AckConfig,
+    pub link: LinkPair,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            strategy: Strategy::Acks,
+            send_rate_pps: 60.0,
+            payload_bytes: 100,
+            stats_interval_ms: 100.0,
+            ack: AckConfig::default(),
+            link: LinkPair::default(),
+        }
+    }
+}
+
+/// Ground-truth counters, totals over both directions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PacketTotals {
+    /// Packets the endpoints sent.
+    pub sent: u64,
+    /// Packets the link dropped.
+    pub link_dropped: u64,
+    /// Copies the link delivered (duplicates count twice).
+    pub delivered: u64,
+    /// Extra copies the link made.
+    pub duplicated: u64,
+    /// Distinct sends the endpoints reported acked.
+    pub acked: u64,
+    /// Acks reported for sends the link never delivered.
+    pub false_acks: u64,
+    /// Acks reported more than once for the same send.
+    pub duplicate_acks: u64,
+    /// Packets the endpoints rejected as malformed.
+    pub malformed: u64,
+}
+
+/// Per-direction ground truth.
+#[derive(Debug, Clone)]
+struct Truth {
+    /// The link send id that last carried each 16-bit sequence, per direction.
+    last_uid: [Vec<u64>; 2],
+    delivered: Vec<bool>,
+    acked: Vec<bool>,
+    delay_sum_us: [f64; 2],
+    delay_n: [u64; 2],
+    sent_per_dir: [u64; 2],
+    dropped_per_dir: [u64; 2],
+    totals: PacketTotals,
+}
+
+impl Truth {
+    fn new() -> Self {
+        Self {
+            last_uid: [vec![u64::MAX; 65536], vec![u64::MAX; 65536]],
+            delivered: Vec::new(),
+            acked: Vec::new(),
+            delay_sum_us: [0.0; 2],
+            delay_n: [0; 2],
+            sent_per_dir: [0; 2],
+            dropped_per_dir: [0; 2],
+            totals: PacketTotals::default(),
+        }
+    }
+
+    /// Updates counters from events just emitted.
+    fn observe(&mut self, events: &[Event]) {
+        for e in events {
+            match e.kind {
+                EventKind::PacketSent { side, seq, uid, .. } => {
+                    self.last_uid[side.outgoing().index()][(seq & 0xFFFF) as usize] = uid;
+                    self.totals.sent += 1;
+                }
+                EventKind::LinkSent { dir, uid, .. } => {
+                    let need = uid as usize + 1;
+                    if self.delivered.len() < need {
+                        self.delivered.resize(need, false);
+                        self.acked.resize(need, false);
+                    }
+                    self.sent_per_dir[dir.index()] += 1;
+                }
+                EventKind::LinkDropped { dir, .. } => {
+                    self.totals.link_dropped += 1;
+                    self.dropped_per_dir[dir.index()] += 1;
+                }
+                EventKind::LinkDuplicated { .. } => self.totals.duplicated += 1,
+                EventKind::LinkDelivered { dir, uid, delay_us } => {
+                    self.totals.delivered += 1;
+                    if let Some(d) = self.delivered.get_mut(uid as usize) {
+                        *d = true;
+                    }
+                    self.delay_sum_us[dir.index()] += delay_us as f64;
+                    self.delay_n[dir.index()] += 1;
+                }
+                EventKind::PacketAcked { side, seq } => {
+                    let uid = self.last_uid[side.outgoing().index()][(seq & 0xFFFF) as usize];
+                    let delivered = self.delivered.get(uid as usize).copied().unwrap_or(false);
+                    if !delivered {
+                        self.totals.false_acks += 1;
+                    }
+                    match self.acked.get_mut(uid as usize) {
+                        Some(a) if *a => self.totals.duplicate_acks += 1,
+                        Some(a) => {
+                            *a = true;
+                            self.totals.acked += 1;
+                        }
+                        None => self.totals.acked += 1,
+                    }
+                }
+                EventKind::Malformed { .. } => self.totals.malformed += 1,
+                _ => {}
+            }
+        }
+    }
+
+    fn mean_delay_ms(&self, dir: Dir) -> f64 {
+        let i = dir.index();
+        if self.delay_n[i] == 0 {
+            0.0
+        } else {
+            self.delay_sum_us[i] / self.delay_n[i] as f64 / 1000.0
+        }
+    }
+}
+
+/// Estimates beside the truth they estimate, for a whole run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct EstimateSummary {
+    /// Final smoothed RTT, mean of both sides.
+    pub rtt_ms: f64,
+    /// Mean one-way link delay A->B plus B->A over delivered packets.
+    pub true_rtt_ms: f64,
+    /// Mean of both sides' loss estimates over the stats samples after the first 2 s.
+    pub loss_percent: f64,
+    /// Packets dropped by the link / packets sent, both directions.
+    pub true_loss_percent: f64,
+}
+
+/// Sends at `pps` counted from `base`, so rate changes never accumulate rounding drift.
+#[derive(Debug, Clone, Copy)]
+struct Ticker {
+    base: SimTime,
+    count: u64,
+    pps: f64,
+}
+
+impl Ticker {
+    fn next(&self) -> SimTime {
+        if !(self.pps > 0.0) || !self.pps.is_finite() {
+            return SimTime(u64::MAX);
+        }
+        self.base.plus_micros((self.count as f64 * 1e6 / self.pps).round() as u64)
+    }
+    fn set_rate(&mut self, now: SimTime, pps: f64) {
+        self.base = now;
+        self.count = 0;
+        self.pps = pps;
+    }
+}
+
+/// Builds the endpoint for `side` from the scenario.
+pub fn make_peer(scenario: &Scenario, side: Side) -> Box<dyn Peer> {
+    match scenario.strategy {
+        Strategy::Acks => Box::new(AckPeer::new(side, scenario.ack, scenario.payload_bytes as usize)),
+    }
+}
+
+/// Two endpoints, a two-way link, virtual time.
+pub struct Simulation {
+    scenario: Scenario,
+    now: SimTime,
+    links: [Link; 2],
+    peers: [Box<dyn Peer>; 2],
+    tickers: [Ticker; 2],
+    next_stats: SimTime,
+    next_uid: u64,
+    events: Vec<Event>,
+    keep_events: bool,
+    truth: Truth,
+    loss_sum: f64,
+    loss_n: u64,
+    scratch: Vec<u8>,
+}
+
+impl Simulation {
+    pub fn new(scenario: Scenario) -> Self {
+        let peers = [make_peer(&scenario, Side::A), make_peer(&scenario, Side::B)];
+        Self::with_peers(scenario, peers)
+    }
+
+    /// A simulation around endpoints built elsewhere (tests, other strategies).
+    pub fn with_peers(scenario: Scenario, peers: [Box<dyn Peer>; 2]) -> Self {
+        let links = [
+            Link::new(Dir::AtoB, scenario.link.a_to_b, scenario.seed),
+            Link::new(Dir::BtoA, scenario.link.b_to_a, scenario.seed),
+        ];
+        let t = Ticker { base: SimTime::ZERO, count: 0, pps: scenario.send_rate_pps };
+        Self {
+            now: SimTime::ZERO,
+            links,
+            peers,
+            tickers: [t, t],
+            next_stats: SimTime::ZERO,
+            next_uid: 0,
+            events: Vec::new(),
+            keep_events: true,
+            truth: Truth::new(),
+            loss_sum: 0.0,
+            loss_n: 0,
+            scratch: Vec::with_capacity(2048),
+            scenario,
+        }
+    }
+
+    /// When false, events are checked against ground truth and then discarded (long soaks).
+    pub fn set_keep_events(&mut self, keep: bool) {
+        self.keep_events = keep;
+    }
+
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    /// Changes one direction of the link from now on.
+    pub fn set_link(&mut self, dir: Dir, config: LinkConfig) {
+        *self.scenario.link.get_mut(dir) = config;
+        self.links[dir.index()].set_config(config);
+    }
+
+    /// Changes both endpoints' send rate from now on.
+    pub fn set_send_rate(&mut self, pps: f64) {
+        self.scenario.send_rate_pps = pps;
+        for t in &mut self.tickers {
+            t.set_rate(self.now, pps);
+        }
+    }
+
+    /// Events recorded since the last drain.
+    pub fn drain_events(&mut self) -> std::vec::Drain<'_, Event> {
+        self.events.drain(..)
+    }
+
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    pub fn totals(&self) -> PacketTotals {
+        self.truth.totals
+    }
+
+    pub fn peer(&self, side: Side) -> &dyn Peer {
+        self.peers[side.index()].as_ref()
+    }
+
+    /// The run's estimates beside ground truth.
+    pub fn estimates(&self) -> EstimateSummary {
+        let s = [self.peers[0].stats(), self.peers[1].stats()];
+        let sent = self.truth.sent_per_dir[0] + self.truth.sent_per_dir[1];
+        let dropped = self.truth.dropped_per_dir[0] + self.truth.dropped_per_dir[1];
+        EstimateSummary {
+            rtt_ms: (s[0].rtt_ms as f64 + s[1].rtt_ms as f64) / 2.0,
+            true_rtt_ms: self.truth.mean_delay_ms(Dir::AtoB) + self.truth.mean_delay_ms(Dir::BtoA),
+            loss_percent: if self.loss_n == 0 { 0.0 } else { self.loss_sum / self.loss_n as f64 },
+            true_loss_percent: if sent == 0 { 0.0 } else { dropped as f64 * 100.0 / sent as f64 },
+        }
+    }
+
+    fn next_event_time(&self) -> SimTime {
+        let mut t = self.next_stats.min(self.tickers[0].next()).min(self.tickers[1].next());
+        for l in &self.links {
+            if let Some(d) = l.next_delivery() {
+                t = t.min(d);
+            }
+        }
+        t
+    }
+
+    /// Runs every event up to and including `until`.
+    pub fn run_until(&mut self, until: SimTime) {
+        loop {
+            let t = self.next_event_time();
+            if t > until {
+                self.now = self.now.max(until);
+                return;
+            }
+            self.now = t;
+            self.step_at(t);
+        }
+    }
+
+    /// Runs for `seconds` of virtual time.
+    pub fn run_for_secs(&mut self, seconds: f64) {
+        let until = self.now.plus_micros((seconds * 1e6).round() as u64);
+        self.run_until(until);
+    }
+
+    fn step_at(&mut self, t: SimTime) {
+        let mark = self.events.len();
+        for dir in Dir::BOTH {
+            while let Some((_uid, bytes)) = self.links[dir.index()].pop_due(t, &mut self.events) {
+                self.peers[dir.receiver().index()].receive(t, &bytes, &mut self.events);
+            }
+        }
+        for side in Side::BOTH {
+            let i = side.index();
+            if self.tickers[i].next() <= t {
+                self.tickers[i].count += 1;
+                self.scratch.clear();
+                let mut out = std::mem::take(&mut self.scratch);
+                if let Some(seq) = self.peers[i].poll_send(t, &mut out, &mut self.events) {
+                    let uid = self.next_uid;
+                    self.next_uid += 1;
+                    let bytes = out.len() as u32;
+                    self.events.push(Event { time: t, kind: EventKind::PacketSent { side, seq, bytes, uid } });
+                    self.links[side.outgoing().index()].send(t, uid, out.clone(), &mut self.events);
+                }
+                self.scratch = out;
+            }
+        }
+        if self.next_stats <= t {
+            for side in Side::BOTH {
+                let p = &mut self.peers[side.index()];
+                p.update(t, &mut self.events);
+                let stats = p.stats();
+                if t >= SimTime(2_000_000) {
+                    self.loss_sum += stats.loss_percent as f64 / 2.0;
+                }
+                self.events.push(Event { time: t, kind: EventKind::Stats { side, stats } });
+            }
+            if t >= SimTime(2_000_000) {
+                self.loss_n += 1;
+            }
+            let iv = (self.scenario.stats_interval_ms.max(1.0) * 1000.0) as u64;
+            self.next_stats = t.plus_micros(iv);
+        }
+        self.truth.observe(&self.events[mark..]);
+        if !self.keep_events {
+            self.events.truncate(mark);
+        }
+    }
+}
