@@ -255,14 +255,11 @@ impl AckEndpoint {
             self.loss_cursor = oldest_held;
         }
         while self.loss_cursor != self.sequence {
-            match self.sent.get(self.loss_cursor) {
-                Some(p) => {
-                    if now.0 < p.time.0 + window_us {
-                        break;
-                    }
-                    self.loss.record(!p.acked);
+            if let Some(p) = self.sent.get(self.loss_cursor) {
+                if now.0 < p.time.0 + window_us {
+                    break;
                 }
-                None => {}
+                self.loss.record(!p.acked);
             }
             self.loss_cursor = self.loss_cursor.wrapping_add(1);
         }

@@ -166,6 +166,44 @@ pub enum EventKind {
     Stats { side: Side, stats: StatsSample },
     /// A packet was rejected as malformed, counted and dropped.
     Malformed { side: Side, reason: MalformedReason },
+
+    // ----- messages (workload level; `msg` is the sending side's workload id) -----
+    /// The application queued message `msg` on `side` for sending.
+    MessageQueued { side: Side, msg: u64, bytes: u32, reliable: bool },
+    /// Message `msg` was included in packet `seq` (first send or a resend, and why).
+    MessageSent { side: Side, msg: u64, seq: u32, kind: SendKind },
+    /// The sender learned `msg` arrived, via the ack of packet `seq`.
+    MessageAcked { side: Side, msg: u64, seq: u32 },
+    /// The receiving application got the peer's message `msg` (`side` is the receiver).
+    MessageDelivered { side: Side, msg: u64 },
+    /// The sender could not queue `msg` (send queue full, too large...): explicit, never silent.
+    MessageRefused { side: Side, msg: u64, reason: RefuseReason },
+}
+
+/// Why a message was put in a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SendKind {
+    /// The first time.
+    First,
+    /// Glenn: the resend delay elapsed with the message still unacked.
+    DelayResend,
+    /// Glenn with resend delay 0: an extra copy in every packet until acked.
+    Redundant,
+    /// UE4: the packet that carried it was reported lost (Nak).
+    NakResend,
+    /// A timeout declared the carrying packet lost (delivery notification / rellikt rules).
+    TimeoutResend,
+}
+
+/// Why a message could not be sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum RefuseReason {
+    /// The send queue is full: back-pressure to the caller.
+    SendQueueFull,
+    /// Larger than the packet budget (or the protocol's size limit).
+    TooLarge,
+    /// The connection is closed.
+    Closed,
 }
 
 impl EventKind {
@@ -182,7 +220,12 @@ impl EventKind {
             | EventKind::PacketNakked { side, .. }
             | EventKind::RttSample { side, .. }
             | EventKind::Stats { side, .. }
-            | EventKind::Malformed { side, .. } => *side,
+            | EventKind::Malformed { side, .. }
+            | EventKind::MessageQueued { side, .. }
+            | EventKind::MessageSent { side, .. }
+            | EventKind::MessageAcked { side, .. }
+            | EventKind::MessageDelivered { side, .. }
+            | EventKind::MessageRefused { side, .. } => *side,
         }
     }
 }

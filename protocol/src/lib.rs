@@ -17,13 +17,17 @@ pub mod peer;
 pub mod sequence;
 pub mod sim;
 pub mod stats;
+pub mod workload;
 
 pub use ack::{AckConfig, AckCounters, AckEndpoint, Acked, HeaderVerdict};
 pub use bits::{BitError, BitReader, BitWriter, MeasureStream, Stream};
-pub use event::{Dir, DropReason, Event, EventKind, MalformedReason, Side, SimTime, StatsSample};
+pub use event::{
+    Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample,
+};
 pub use header::{HeaderError, PacketHeader};
 pub use link::{BurstLoss, JitterDistribution, Link, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 pub use peer::{AckPeer, Peer};
 pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
 pub use sim::{EstimateSummary, LinkPair, PacketTotals, Scenario, Simulation, Strategy};
 pub use stats::{RttFilter, StatsConfig};
+pub use workload::{MessageRequest, Workload, WorkloadConfig};

@@ -7,13 +7,17 @@ use crate::header::HeaderError;
 
 /// A protocol endpoint driven on virtual time.
 ///
-/// Call order at one instant: every packet due is passed to [`Peer::receive`], then
-/// [`Peer::poll_send`] at the endpoint's send ticks, then [`Peer::update`]. Endpoints push what they
-/// believe happened into `events`; the driver adds `PacketSent` (it knows the link's send id) and
-/// checks every `PacketAcked` against the link's ground truth.
+/// Call order at one instant: every packet due is passed to [`Peer::receive`]; then, at the
+/// endpoint's send ticks, [`Peer::on_tick`] once and [`Peer::poll_send`] repeatedly until it returns
+/// `None` (a peer may send several packets per tick, e.g. chunk slices, or none); then, at stats
+/// instants, [`Peer::update`] and [`Peer::stats`]. Endpoints push what they believe happened into
+/// `events`; the driver adds `PacketSent` (it knows the link's send id) and checks every
+/// `PacketAcked` against the link's ground truth.
 pub trait Peer: Send {
-    /// Writes the next packet into `out` (empty on entry) and returns its sequence, or `None` to
-    /// skip this tick.
+    /// A send tick at `now` (the endpoint's packet rate): decide what to send this tick.
+    fn on_tick(&mut self, now: SimTime, events: &mut Vec<Event>);
+    /// Writes the next packet into `out` (empty on entry) and returns its sequence, or `None` when
+    /// nothing more goes out this tick.
     fn poll_send(&mut self, now: SimTime, out: &mut Vec<u8>, events: &mut Vec<Event>) -> Option<u32>;
     /// Handles one incoming datagram (any bytes: malformed ones are counted, never a panic).
     fn receive(&mut self, now: SimTime, packet: &[u8], events: &mut Vec<Event>);
@@ -40,12 +44,20 @@ pub struct AckPeer {
     ack: AckEndpoint,
     payload_bytes: usize,
     stats_per_packet: bool,
+    tick_pending: bool,
     acked: Vec<Acked>,
 }
 
 impl AckPeer {
     pub fn new(side: Side, config: AckConfig, payload_bytes: usize) -> Self {
-        Self { side, ack: AckEndpoint::new(config), payload_bytes, stats_per_packet: true, acked: Vec::new() }
+        Self {
+            side,
+            ack: AckEndpoint::new(config),
+            payload_bytes,
+            stats_per_packet: true,
+            tick_pending: false,
+            acked: Vec::new(),
+        }
     }
 
     pub fn set_payload_bytes(&mut self, n: usize) {
@@ -70,7 +82,14 @@ pub fn push_acked(side: Side, now: SimTime, acked: &mut Vec<Acked>, events: &mut
 }
 
 impl Peer for AckPeer {
+    fn on_tick(&mut self, _now: SimTime, _events: &mut Vec<Event>) {
+        self.tick_pending = true;
+    }
+
     fn poll_send(&mut self, now: SimTime, out: &mut Vec<u8>, _events: &mut Vec<Event>) -> Option<u32> {
+        if !std::mem::take(&mut self.tick_pending) {
+            return None;
+        }
         let h = self.ack.begin_packet(now, out);
         // A recognisable, deterministic filler: the low byte of the sequence repeated.
         out.resize(out.len() + self.payload_bytes, h.sequence as u8);
@@ -82,7 +101,10 @@ impl Peer for AckPeer {
         let side = self.side;
         match self.ack.read_header(packet) {
             Err(e) => {
-                events.push(Event { time: now, kind: EventKind::Malformed { side, reason: header_malformed_reason(&e) } });
+                events.push(Event {
+                    time: now,
+                    kind: EventKind::Malformed { side, reason: header_malformed_reason(&e) },
+                });
             }
             Ok((_, _, HeaderVerdict::Stale)) => self.ack.drop_stale(),
             Ok((h, _, _)) => {

@@ -12,6 +12,7 @@ use crate::ack::AckConfig;
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
 use crate::link::{Link, LinkConfig};
 use crate::peer::{AckPeer, Peer};
+use crate::workload::WorkloadConfig;
 
 /// Which protocol the endpoints run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -67,6 +68,8 @@ pub struct Scenario {
     pub stats_interval_ms: f64,
     pub ack: AckConfig,
     pub link: LinkPair,
+    /// The message workload for message strategies.
+    pub workload: WorkloadConfig,
 }
 
 impl Default for Scenario {
@@ -79,6 +82,7 @@ impl Default for Scenario {
             stats_interval_ms: 100.0,
             ack: AckConfig::default(),
             link: LinkPair::default(),
+            workload: WorkloadConfig::default(),
         }
     }
 }
@@ -215,7 +219,7 @@ struct Ticker {
 
 impl Ticker {
     fn next(&self) -> SimTime {
-        if !(self.pps > 0.0) || !self.pps.is_finite() {
+        if self.pps.is_nan() || self.pps <= 0.0 || !self.pps.is_finite() {
             return SimTime(u64::MAX);
         }
         self.base.plus_micros((self.count as f64 * 1e6 / self.pps).round() as u64)
@@ -248,8 +252,10 @@ pub struct Simulation {
     truth: Truth,
     loss_sum: f64,
     loss_n: u64,
-    scratch: Vec<u8>,
 }
+
+/// Safety cap on packets one endpoint may send in a single tick.
+pub const MAX_PACKETS_PER_TICK: usize = 4096;
 
 impl Simulation {
     pub fn new(scenario: Scenario) -> Self {
@@ -276,7 +282,6 @@ impl Simulation {
             truth: Truth::new(),
             loss_sum: 0.0,
             loss_n: 0,
-            scratch: Vec::with_capacity(2048),
             scenario,
         }
     }
@@ -378,16 +383,18 @@ impl Simulation {
             let i = side.index();
             if self.tickers[i].next() <= t {
                 self.tickers[i].count += 1;
-                self.scratch.clear();
-                let mut out = std::mem::take(&mut self.scratch);
-                if let Some(seq) = self.peers[i].poll_send(t, &mut out, &mut self.events) {
+                self.peers[i].on_tick(t, &mut self.events);
+                for _ in 0..MAX_PACKETS_PER_TICK {
+                    let mut out = Vec::with_capacity(256);
+                    let Some(seq) = self.peers[i].poll_send(t, &mut out, &mut self.events) else {
+                        break;
+                    };
                     let uid = self.next_uid;
                     self.next_uid += 1;
                     let bytes = out.len() as u32;
                     self.events.push(Event { time: t, kind: EventKind::PacketSent { side, seq, bytes, uid } });
-                    self.links[side.outgoing().index()].send(t, uid, out.clone(), &mut self.events);
+                    self.links[side.outgoing().index()].send(t, uid, out, &mut self.events);
                 }
-                self.scratch = out;
             }
         }
         if self.next_stats <= t {

@@ -154,10 +154,8 @@ impl LossWindow {
 
     #[inline]
     pub fn record(&mut self, lost: bool) {
-        if self.judged.len() >= self.capacity {
-            if self.judged.pop_front() == Some(true) {
-                self.lost -= 1;
-            }
+        if self.judged.len() >= self.capacity && self.judged.pop_front() == Some(true) {
+            self.lost -= 1;
         }
         self.judged.push_back(lost);
         self.lost += lost as usize;
@@ -245,11 +243,11 @@ mod tests {
 
     #[test]
     fn empty_estimators_are_zero_not_nan() {
-        let s = sample(&RttEstimator::new(StatsConfig::default()), &LossWindow::new(8), [
-            &BandwidthMeter::default(),
-            &BandwidthMeter::default(),
-            &BandwidthMeter::default(),
-        ]);
+        let s = sample(
+            &RttEstimator::new(StatsConfig::default()),
+            &LossWindow::new(8),
+            [&BandwidthMeter::default(), &BandwidthMeter::default(), &BandwidthMeter::default()],
+        );
         assert_eq!(s, StatsSample::default());
     }
 
