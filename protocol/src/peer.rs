@@ -99,7 +99,7 @@ impl Peer for AckPeer {
 
     fn receive(&mut self, now: SimTime, packet: &[u8], events: &mut Vec<Event>) {
         let side = self.side;
-        match self.ack.read_header(packet) {
+        match self.ack.read_header(now, packet) {
             Err(e) => {
                 events.push(Event {
                     time: now,

@@ -136,7 +136,12 @@ impl<T: Default + Clone> SequenceBuffer<T> {
 
     /// Empties the buffer and restarts at sequence 0.
     pub fn reset(&mut self) {
-        self.next = 0;
+        self.reset_to(0);
+    }
+
+    /// Empties the buffer so that `next` is the next sequence expected.
+    pub fn reset_to(&mut self, next: u16) {
+        self.next = next;
         self.tags.fill(EMPTY);
     }
 }
