@@ -1,0 +1,182 @@
+//! The append-only event store and the series derived from it for the views.
+//!
+//! Live runs and loaded sessions feed the same [`Store`], so every view looks the same in both.
+//! Series are derived incrementally as events arrive (never recomputed per frame) and are kept
+//! as `PlotPoint` vectors that plots borrow without copying. Ground-truth series (true RTT, true
+//! loss) are computed from link events beside the endpoints' estimates, sampled at the same
+//! instants so they can be drawn on the same axes.
+
+use std::collections::VecDeque;
+
+use ackscope_protocol::{Dir, Event, EventKind, Side, SimTime};
+use egui_plot::PlotPoint;
+
+/// Link sends per direction over which the true loss is measured (the estimator's window).
+pub const TRUE_LOSS_WINDOW: usize = 256;
+/// Smoothing of the true one-way delay shown as "true RTT".
+const TRUE_DELAY_SMOOTHING: f64 = 0.1;
+
+/// Series belonging to one endpoint (x = seconds).
+#[derive(Debug, Default, Clone)]
+pub struct SideSeries {
+    pub rtt_smoothed_ms: Vec<PlotPoint>,
+    pub rtt_display_ms: Vec<PlotPoint>,
+    pub rtt_raw_ms: Vec<PlotPoint>,
+    pub loss_estimate_percent: Vec<PlotPoint>,
+    /// True loss on this side's outgoing direction, sampled at this side's stats instants.
+    pub loss_true_percent: Vec<PlotPoint>,
+    pub sent_kbps: Vec<PlotPoint>,
+    pub received_kbps: Vec<PlotPoint>,
+    pub acked_kbps: Vec<PlotPoint>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct LossTruth {
+    window: VecDeque<(u64, bool)>,
+    lost: usize,
+}
+
+impl LossTruth {
+    fn sent(&mut self, uid: u64) {
+        if self.window.len() >= TRUE_LOSS_WINDOW {
+            if let Some((_, true)) = self.window.pop_front() {
+                self.lost -= 1;
+            }
+        }
+        self.window.push_back((uid, false));
+    }
+    fn dropped(&mut self, uid: u64) {
+        // The drop follows its send within the same link call, so it is at (or near) the back.
+        if let Some(entry) = self.window.iter_mut().rev().take(8).find(|(u, _)| *u == uid) {
+            if !entry.1 {
+                entry.1 = true;
+                self.lost += 1;
+            }
+        }
+    }
+    fn percent(&self) -> f64 {
+        if self.window.is_empty() {
+            0.0
+        } else {
+            self.lost as f64 * 100.0 / self.window.len() as f64
+        }
+    }
+}
+
+/// Everything recorded for one run, plus derived series.
+#[derive(Debug, Default, Clone)]
+pub struct Store {
+    events: Vec<Event>,
+    pub sides: [SideSeries; 2],
+    /// Smoothed one-way link delay A->B plus B->A (x = seconds).
+    pub true_rtt_ms: Vec<PlotPoint>,
+    loss_truth: [LossTruth; 2],
+    delay_ms: [Option<f64>; 2],
+    end: SimTime,
+}
+
+fn pt(t: SimTime, y: f64) -> PlotPoint {
+    PlotPoint::new(t.as_secs_f64(), if y.is_finite() { y } else { 0.0 })
+}
+
+impl Store {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends events (in time order) and extends the series.
+    pub fn ingest(&mut self, events: impl IntoIterator<Item = Event>) {
+        for e in events {
+            self.derive(&e);
+            self.end = self.end.max(e.time);
+            self.events.push(e);
+        }
+    }
+
+    fn derive(&mut self, e: &Event) {
+        let t = e.time;
+        match e.kind {
+            EventKind::LinkSent { dir, uid, .. } => self.loss_truth[dir.index()].sent(uid),
+            EventKind::LinkDropped { dir, uid, .. } => self.loss_truth[dir.index()].dropped(uid),
+            EventKind::LinkDelivered { dir, delay_us, .. } => {
+                let d = delay_us as f64 / 1000.0;
+                let slot = &mut self.delay_ms[dir.index()];
+                *slot = Some(match *slot {
+                    None => d,
+                    Some(prev) => prev + (d - prev) * TRUE_DELAY_SMOOTHING,
+                });
+            }
+            EventKind::RttSample { side, rtt_ms } => {
+                self.sides[side.index()].rtt_raw_ms.push(pt(t, rtt_ms as f64));
+            }
+            EventKind::Stats { side, stats } => {
+                let s = &mut self.sides[side.index()];
+                s.rtt_smoothed_ms.push(pt(t, stats.rtt_ms as f64));
+                s.rtt_display_ms.push(pt(t, stats.rtt_display_ms as f64));
+                s.loss_estimate_percent.push(pt(t, stats.loss_percent as f64));
+                s.loss_true_percent.push(pt(t, self.loss_truth[side.outgoing().index()].percent()));
+                s.sent_kbps.push(pt(t, stats.sent_kbps as f64));
+                s.received_kbps.push(pt(t, stats.received_kbps as f64));
+                s.acked_kbps.push(pt(t, stats.acked_kbps as f64));
+                if side == Side::A {
+                    if let [Some(ab), Some(ba)] = self.delay_ms {
+                        self.true_rtt_ms.push(pt(t, ab + ba));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub fn events(&self) -> &[Event] {
+        &self.events
+    }
+
+    pub fn len(&self) -> usize {
+        self.events.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// Time of the latest event.
+    pub fn end_time(&self) -> SimTime {
+        self.end
+    }
+
+    pub fn side(&self, side: Side) -> &SideSeries {
+        &self.sides[side.index()]
+    }
+
+    /// Current true loss (%) on a direction over the last [`TRUE_LOSS_WINDOW`] sends.
+    pub fn true_loss_percent(&self, dir: Dir) -> f64 {
+        self.loss_truth[dir.index()].percent()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ackscope_protocol::{Scenario, Simulation};
+
+    #[test]
+    fn series_follow_a_run_and_truth_matches_the_link() {
+        let mut s = Scenario::default();
+        s.link.a_to_b.loss_percent = 20.0;
+        s.link.b_to_a.loss_percent = 0.0;
+        let mut sim = Simulation::new(s);
+        sim.run_for_secs(30.0);
+        let mut store = Store::new();
+        store.ingest(sim.drain_events());
+        let a = store.side(Side::A);
+        assert_eq!(a.rtt_smoothed_ms.len(), 301, "one stats sample per 100 ms");
+        assert!(!a.rtt_raw_ms.is_empty());
+        let true_loss = store.true_loss_percent(Dir::AtoB);
+        assert!((10.0..30.0).contains(&true_loss), "{true_loss}");
+        assert_eq!(store.true_loss_percent(Dir::BtoA), 0.0);
+        let rtt = store.true_rtt_ms.last().unwrap().y;
+        assert!((rtt - 100.0).abs() < 1e-6, "{rtt}");
+        assert!(store.end_time() >= SimTime(29_900_000));
+    }
+}

@@ -1,0 +1,88 @@
+//! The headless command line, run as a user scripts it.
+
+use std::process::Command;
+
+fn ackscope(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_ackscope")).args(args).output().expect("run ackscope")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = ackscope(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.trim().lines().count(), 1, "--json prints one object on one line");
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn run_json_has_the_documented_fields() {
+    let v = json(&["run", "--seconds", "20", "--seed", "7", "--json"]);
+    assert_eq!(v["seed"], 7);
+    assert_eq!(v["simulated_seconds"].as_f64(), Some(20.0));
+    assert!(v["wall_seconds"].as_f64().unwrap() >= 0.0);
+    for k in ["sent", "link_dropped", "delivered", "acked", "false_acks", "duplicate_acks"] {
+        assert!(v["packets"][k].is_u64(), "packets.{k} missing in {v}");
+    }
+    for k in ["rtt_ms", "true_rtt_ms", "loss_percent", "true_loss_percent"] {
+        assert!(v["estimates"][k].is_f64(), "estimates.{k} missing in {v}");
+    }
+    assert_eq!(v["packets"]["false_acks"], 0);
+    // 60 pps each way for 20 s.
+    assert_eq!(v["packets"]["sent"].as_u64(), Some(2 * (20 * 60 + 1)));
+}
+
+#[test]
+fn set_overrides_reach_the_link() {
+    let v = json(&[
+        "run",
+        "--seconds",
+        "60",
+        "--json",
+        "--set",
+        "link.loss_percent=0",
+        "--set",
+        "link.a_to_b.latency_ms=80",
+        "--set",
+        "link.b_to_a.latency_ms=20",
+        "--set",
+        "send_rate_pps=100",
+        "--set",
+        "link.duplicate_percent=0",
+        "--set",
+        "link.bandwidth_kbps=0",
+        "--set",
+        "link.jitter_ms=0",
+    ]);
+    assert_eq!(v["packets"]["link_dropped"], 0);
+    assert_eq!(v["estimates"]["true_rtt_ms"].as_f64(), Some(100.0));
+    assert_eq!(v["packets"]["sent"].as_u64(), Some(2 * (60 * 100 + 1)));
+    let lossy = json(&["run", "--seconds", "60", "--json", "--set", "link.loss_percent=30"]);
+    let t = lossy["estimates"]["true_loss_percent"].as_f64().unwrap();
+    assert!((25.0..35.0).contains(&t), "{t}");
+}
+
+#[test]
+fn same_seed_same_result() {
+    let a = json(&["run", "--seconds", "30", "--seed", "3", "--json"]);
+    let b = json(&["run", "--seconds", "30", "--seed", "3", "--json"]);
+    assert_eq!(a["packets"], b["packets"]);
+    assert_eq!(a["estimates"], b["estimates"]);
+}
+
+#[test]
+fn bad_input_exits_non_zero_with_one_line() {
+    for args in [
+        &["run", "--set", "link.nope=1"][..],
+        &["run", "--set", "send_rate_pps=fast"],
+        &["run", "--seconds", "-3"],
+        &["run", "--seconds", "abc"],
+        &["run", "--bogus"],
+        &["run", "--set", "novalue"],
+    ] {
+        let out = ackscope(args);
+        assert!(!out.status.success(), "{args:?} should fail");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("ackscope: "), "{err}");
+    }
+}
