@@ -35,8 +35,8 @@ pub struct ChunkPeer {
     sender: ChunkSender,
     receiver: ChunkReceiver,
     seq: u16,
-    /// Size of each chunk this side sources (0 = none).
-    chunk_bytes: usize,
+    /// Sizes of the chunks this side sources, used in turn (empty = none).
+    chunk_sizes: Vec<usize>,
     next_payload_id: u64,
     tick_open: bool,
     delivered: u64,
@@ -50,13 +50,22 @@ impl ChunkPeer {
     /// An endpoint that sources chunks of `chunk_bytes` back to back (0 = receive only). Sizes
     /// above the configured maximum are clamped to it.
     pub fn new(side: Side, config: ChunkConfig, chunk_bytes: usize) -> Self {
+        let sizes = if chunk_bytes > 0 { vec![chunk_bytes] } else { Vec::new() };
+        Self::with_chunk_sizes(side, config, sizes)
+    }
+
+    /// An endpoint that sources chunks with the given sizes in turn, cycling (soaks use mixed
+    /// sizes, including ones that are not a multiple of the slice size). Zero sizes are skipped
+    /// and sizes above the maximum are clamped to it.
+    pub fn with_chunk_sizes(side: Side, config: ChunkConfig, sizes: Vec<usize>) -> Self {
+        let max = config.max_chunk_bytes();
         Self {
             side,
             config,
             sender: ChunkSender::new(side, config),
             receiver: ChunkReceiver::new(side, config),
             seq: 0,
-            chunk_bytes: chunk_bytes.min(config.max_chunk_bytes()),
+            chunk_sizes: sizes.into_iter().filter(|&n| n > 0).map(|n| n.min(max)).collect(),
             next_payload_id: 0,
             tick_open: false,
             delivered: 0,
@@ -99,8 +108,9 @@ impl ChunkPeer {
 
 impl Peer for ChunkPeer {
     fn on_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        if self.chunk_bytes > 0 && self.sender.queued() == 0 {
-            let data = make_payload(self.side, self.next_payload_id, self.chunk_bytes as u32);
+        if !self.chunk_sizes.is_empty() && self.sender.queued() == 0 {
+            let size = self.chunk_sizes[(self.next_payload_id % self.chunk_sizes.len() as u64) as usize];
+            let data = make_payload(self.side, self.next_payload_id, size as u32);
             if self.sender.queue_chunk(data).is_ok() {
                 self.next_payload_id += 1;
             }
