@@ -204,6 +204,19 @@ pub enum EventKind {
     /// Flow control switched mode (rellikt): `good` is the new mode, `penalty_ms` the current
     /// time good conditions must last before returning to good.
     FlowMode { side: Side, good: bool, penalty_ms: f32 },
+    /// The chunk receiver ignored a well-formed slice that does not fit the chunk it is receiving.
+    SliceIgnored { side: Side, chunk: u32, slice: u32, reason: SliceIgnoreReason },
+}
+
+/// Why a chunk receiver ignored a slice (each is also counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SliceIgnoreReason {
+    /// Neither the chunk being received nor the one read last.
+    WrongChunk,
+    /// Its slice count or last-slice size disagrees with the chunk's.
+    Inconsistent,
+    /// Its slice id is not below its slice count.
+    OutOfRange,
 }
 
 /// Why a message was put in a packet.
@@ -261,7 +274,8 @@ impl EventKind {
             | EventKind::Budget { side, .. }
             | EventKind::FragmentBlockSent { side, .. }
             | EventKind::FragmentReassembled { side, .. }
-            | EventKind::FlowMode { side, .. } => *side,
+            | EventKind::FlowMode { side, .. }
+            | EventKind::SliceIgnored { side, .. } => *side,
         }
     }
 }

@@ -26,7 +26,8 @@ pub use ack::{AckConfig, AckCounters, AckEndpoint, Acked, HeaderVerdict};
 pub use bits::{BitError, BitReader, BitWriter, MeasureStream, Stream};
 pub use chunk::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender, ChunkSummary};
 pub use event::{
-    Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample,
+    Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
+    StatsSample,
 };
 pub use flow::{FlowConfig, FlowControl};
 pub use fragments::{FragmentPeer, FragmentReceiver, FragmentSender};

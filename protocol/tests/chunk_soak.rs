@@ -125,3 +125,14 @@ fn slice_events_tell_the_whole_story_of_a_chunk() {
     println!("acks: {a:?}");
     assert!(a.packets > 0 && a.bytes_out * 10 < a.bytes_in, "{a:?}");
 }
+
+#[test]
+fn the_same_seed_gives_the_same_chunk_events() {
+    let config =
+        ChunkConfig { bandwidth_kbps: 2000.0, initial_burst: true, rtt_resend: true, ..ChunkConfig::default() };
+    let a = run(31, config, 15.0);
+    let b = run(31, config, 15.0);
+    assert_eq!(a, b, "seed 31: runs differ");
+    let c = run(32, config, 15.0);
+    assert_ne!(a, c, "seeds 31 and 32 gave identical runs");
+}

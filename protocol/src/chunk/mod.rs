@@ -50,7 +50,8 @@ pub struct ChunkConfig {
     /// Send every slice once at the start of a chunk, wait `burst_wait_ms`, then go budgeted.
     pub initial_burst: bool,
     pub burst_wait_ms: f64,
-    /// Bytes per slice (all but the last slice are exactly this long).
+    /// Bytes per slice (all but the last slice are exactly this long). A slice packet adds 7 to 9
+    /// bytes and IP+UDP 28, so keep it under the link MTU minus 37 (1024 fits a 1200-byte MTU).
     pub slice_bytes: u32,
     /// Most slices per chunk.
     pub max_slices: u32,

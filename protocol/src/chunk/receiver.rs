@@ -13,7 +13,7 @@
 
 use super::packets::{AckPacket, SlicePacket};
 use super::ChunkConfig;
-use crate::event::{Event, EventKind, Side, SimTime};
+use crate::event::{Event, EventKind, Side, SimTime, SliceIgnoreReason};
 
 /// What the receiver saw, for tests and panels.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -113,12 +113,16 @@ impl ChunkReceiver {
                     self.counters.after_complete += 1;
                     self.ack_pending = Some(id);
                 }
-                _ => self.counters.wrong_chunk += 1,
+                _ => {
+                    self.counters.wrong_chunk += 1;
+                    self.ignored(now, p, SliceIgnoreReason::WrongChunk, events);
+                }
             }
             return;
         }
         if p.slice_id >= p.num_slices {
             self.counters.out_of_range += 1;
+            self.ignored(now, p, SliceIgnoreReason::OutOfRange, events);
             return;
         }
         let slice_size = self.config.slice_size();
@@ -128,11 +132,13 @@ impl ChunkReceiver {
         if self.receiving || self.ready {
             if n != self.num_slices || (last && self.received[i] && p.data.len() != self.last_len) {
                 self.counters.inconsistent += 1;
+                self.ignored(now, p, SliceIgnoreReason::Inconsistent, events);
                 return;
             }
         } else {
             if n > self.config.slice_limit() || p.data.len() > slice_size || (!last && p.data.len() != slice_size) {
                 self.counters.inconsistent += 1;
+                self.ignored(now, p, SliceIgnoreReason::Inconsistent, events);
                 return;
             }
             self.receiving = true;
@@ -144,6 +150,7 @@ impl ChunkReceiver {
         }
         if (!last && p.data.len() != slice_size) || p.data.is_empty() || p.data.len() > slice_size {
             self.counters.inconsistent += 1;
+            self.ignored(now, p, SliceIgnoreReason::Inconsistent, events);
             return;
         }
         // Duplicates and slices of a complete chunk still owe an ack: the last one may be lost.
@@ -172,6 +179,13 @@ impl ChunkReceiver {
             self.ready = true;
             self.counters.chunks_received += 1;
         }
+    }
+
+    fn ignored(&self, now: SimTime, p: &SlicePacket, reason: SliceIgnoreReason, events: &mut Vec<Event>) {
+        events.push(Event {
+            time: now,
+            kind: EventKind::SliceIgnored { side: self.side, chunk: p.chunk_id as u32, slice: p.slice_id, reason },
+        });
     }
 
     /// Takes the ready chunk: `(chunk id, data, microseconds since its first slice)`, and moves on
@@ -212,5 +226,76 @@ impl ChunkReceiver {
         self.last_ack_at = Some(now);
         self.counters.acks_sent += 1;
         Some(ack)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slice(chunk_id: u16, slice_id: u32, num_slices: u32, len: usize) -> SlicePacket {
+        SlicePacket { seq: 0, chunk_id, slice_id, num_slices, data: vec![slice_id as u8; len] }
+    }
+
+    fn ms(t: u64) -> SimTime {
+        SimTime(t * 1000)
+    }
+
+    #[test]
+    fn slices_that_do_not_fit_the_chunk_are_ignored_counted_and_reported() {
+        let mut r = ChunkReceiver::new(Side::B, ChunkConfig::default());
+        let mut ev = Vec::new();
+        r.process_slice(ms(0), &slice(0, 0, 3, 1024), &mut ev);
+        r.process_slice(ms(1), &slice(5, 1, 3, 1024), &mut ev); // wrong chunk
+        r.process_slice(ms(2), &slice(0, 1, 4, 1024), &mut ev); // slice count differs
+        r.process_slice(ms(3), &slice(0, 7, 3, 1024), &mut ev); // out of range
+        let c = r.counters();
+        assert_eq!((c.slices_stored, c.wrong_chunk, c.inconsistent, c.out_of_range), (1, 1, 1, 1));
+        let reasons: Vec<_> = ev
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::SliceIgnored { reason, .. } => Some(reason),
+                _ => None,
+            })
+            .collect();
+        use SliceIgnoreReason::*;
+        assert_eq!(reasons, vec![WrongChunk, Inconsistent, OutOfRange]);
+    }
+
+    #[test]
+    fn the_seeds_three_hangs_are_answered_with_acks() {
+        let mut r = ChunkReceiver::new(Side::B, ChunkConfig::default());
+        let mut ev = Vec::new();
+        r.process_slice(ms(0), &slice(0, 0, 2, 1024), &mut ev);
+        assert_eq!(r.poll_ack(ms(0), 0).map(|a| a.acked), Some(vec![true, false]));
+        // 1. A duplicate still owes an ack (the first one may have been lost).
+        r.process_slice(ms(60), &slice(0, 0, 2, 1024), &mut ev);
+        assert_eq!(r.poll_ack(ms(60), 1).map(|a| a.acked), Some(vec![true, false]));
+        r.process_slice(ms(120), &slice(0, 1, 2, 10), &mut ev);
+        assert!(r.is_ready());
+        assert_eq!(r.poll_ack(ms(120), 2).map(|a| a.acked), Some(vec![true, true]));
+        // 2. While the chunk waits to be read, its slices are still acked.
+        r.process_slice(ms(180), &slice(0, 1, 2, 10), &mut ev);
+        assert_eq!(r.poll_ack(ms(180), 3).map(|a| (a.chunk_id, a.acked)), Some((0, vec![true, true])));
+        let (id, data, _) = r.read(ms(180)).expect("ready");
+        assert_eq!((id, data.len()), (0, 1034));
+        assert_eq!(r.chunk_id(), 1);
+        // 3. After the read, slices of the previous chunk get an all-set ack for it.
+        r.process_slice(ms(240), &slice(0, 0, 2, 1024), &mut ev);
+        assert_eq!(r.poll_ack(ms(240), 4).map(|a| (a.chunk_id, a.acked)), Some((0, vec![true, true])));
+        // Nothing owed: nothing sent.
+        assert_eq!(r.poll_ack(ms(400), 5), None);
+    }
+
+    #[test]
+    fn acks_wait_for_the_interval_whatever_arrives() {
+        let mut r = ChunkReceiver::new(Side::B, ChunkConfig::default());
+        let mut ev = Vec::new();
+        r.process_slice(ms(0), &slice(0, 0, 4, 1024), &mut ev);
+        assert!(r.poll_ack(ms(0), 0).is_some());
+        r.process_slice(ms(10), &slice(0, 1, 4, 1024), &mut ev);
+        assert!(r.poll_ack(ms(10), 1).is_none());
+        assert!(r.poll_ack(ms(49), 1).is_none());
+        assert_eq!(r.poll_ack(ms(50), 1).map(|a| a.acked), Some(vec![true, true, false, false]));
     }
 }
