@@ -178,6 +178,45 @@ pub enum EventKind {
     MessageDelivered { side: Side, msg: u64 },
     /// The sender could not queue `msg` (send queue full, too large...): explicit, never silent.
     MessageRefused { side: Side, msg: u64, reason: RefuseReason },
+
+    // ----- large blocks (chunks/slices, and the fragmentation baseline) -----
+    /// The sender put chunk `chunk` (wire id) of `bytes` in `slices` slices on the network.
+    ChunkStarted { side: Side, chunk: u32, bytes: u32, slices: u32 },
+    /// The sender sent slice `slice` of `chunk` (or fragment `slice` of a block); `resend` when
+    /// it was sent before.
+    SliceSent { side: Side, chunk: u32, slice: u32, resend: bool },
+    /// The sender learned from an ack packet that slice `slice` of `chunk` arrived.
+    SliceAcked { side: Side, chunk: u32, slice: u32 },
+    /// The receiver stored slice `slice` of `chunk` for the first time.
+    SliceReceived { side: Side, chunk: u32, slice: u32 },
+    /// The sender learned every slice of `chunk` arrived, `elapsed_us` after `ChunkStarted`.
+    ChunkCompleted { side: Side, chunk: u32, bytes: u32, elapsed_us: u64 },
+    /// The receiving application read `chunk`, `elapsed_us` after its first slice arrived;
+    /// `payload_id` is the workload id its content proves (None when corrupt).
+    ChunkDelivered { side: Side, chunk: u32, bytes: u32, elapsed_us: u64, payload_id: Option<u64> },
+    /// A send-budget accumulator at one send tick: bytes available at the start, bytes spent.
+    Budget { side: Side, available_bytes: f32, spent_bytes: f32 },
+    /// Fragmentation baseline: every fragment of attempt `attempt` at sending block `chunk` went
+    /// out as packet sequence `seq`.
+    FragmentBlockSent { side: Side, chunk: u32, attempt: u32, seq: u32, fragments: u32 },
+    /// Fragmentation baseline: the receiver reassembled the whole packet `seq`.
+    FragmentReassembled { side: Side, seq: u32 },
+    /// Flow control switched mode (rellikt): `good` is the new mode, `penalty_ms` the current
+    /// time good conditions must last before returning to good.
+    FlowMode { side: Side, good: bool, penalty_ms: f32 },
+    /// The chunk receiver ignored a well-formed slice that does not fit the chunk it is receiving.
+    SliceIgnored { side: Side, chunk: u32, slice: u32, reason: SliceIgnoreReason },
+}
+
+/// Why a chunk receiver ignored a slice (each is also counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SliceIgnoreReason {
+    /// Neither the chunk being received nor the one read last.
+    WrongChunk,
+    /// Its slice count or last-slice size disagrees with the chunk's.
+    Inconsistent,
+    /// Its slice id is not below its slice count.
+    OutOfRange,
 }
 
 /// Why a message was put in a packet.
@@ -225,7 +264,18 @@ impl EventKind {
             | EventKind::MessageSent { side, .. }
             | EventKind::MessageAcked { side, .. }
             | EventKind::MessageDelivered { side, .. }
-            | EventKind::MessageRefused { side, .. } => *side,
+            | EventKind::MessageRefused { side, .. }
+            | EventKind::ChunkStarted { side, .. }
+            | EventKind::SliceSent { side, .. }
+            | EventKind::SliceAcked { side, .. }
+            | EventKind::SliceReceived { side, .. }
+            | EventKind::ChunkCompleted { side, .. }
+            | EventKind::ChunkDelivered { side, .. }
+            | EventKind::Budget { side, .. }
+            | EventKind::FragmentBlockSent { side, .. }
+            | EventKind::FragmentReassembled { side, .. }
+            | EventKind::FlowMode { side, .. }
+            | EventKind::SliceIgnored { side, .. } => *side,
         }
     }
 }

@@ -10,7 +10,10 @@
 
 pub mod ack;
 pub mod bits;
+pub mod chunk;
 pub mod event;
+pub mod flow;
+pub mod fragments;
 pub mod header;
 pub mod link;
 pub mod peer;
@@ -21,9 +24,13 @@ pub mod workload;
 
 pub use ack::{AckConfig, AckCounters, AckEndpoint, Acked, HeaderVerdict};
 pub use bits::{BitError, BitReader, BitWriter, MeasureStream, Stream};
+pub use chunk::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender, ChunkSummary};
 pub use event::{
-    Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample,
+    Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
+    StatsSample,
 };
+pub use flow::{FlowConfig, FlowControl};
+pub use fragments::{FragmentPeer, FragmentReceiver, FragmentSender};
 pub use header::{HeaderError, PacketHeader};
 pub use link::{BurstLoss, JitterDistribution, Link, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 pub use peer::{AckPeer, Peer};

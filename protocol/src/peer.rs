@@ -25,6 +25,9 @@ pub trait Peer: Send {
     fn update(&mut self, now: SimTime, events: &mut Vec<Event>);
     /// Current estimates.
     fn stats(&self) -> StatsSample;
+    /// Changes a bandwidth-budgeted sender's target (chunk and fragment senders) live; other
+    /// strategies ignore it.
+    fn set_target_bandwidth_kbps(&mut self, _kbps: f64) {}
 }
 
 /// Maps a header decode error to the event reason.

@@ -9,7 +9,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ack::AckConfig;
+use crate::chunk::{ChunkConfig, ChunkPeer};
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
+use crate::flow::{FlowConfig, FlowControl};
+use crate::fragments::FragmentPeer;
 use crate::link::{Link, LinkConfig};
 use crate::peer::{AckPeer, Peer};
 use crate::workload::WorkloadConfig;
@@ -21,12 +24,19 @@ pub enum Strategy {
     /// reliable.io packet acks carrying an opaque payload of `payload_bytes`.
     #[default]
     Acks,
+    /// Glenn's chunk/slice transfer of large blocks (side A sends `workload.chunk_kib` chunks back
+    /// to back, side B acks). Later it may be multiplexed beside a message strategy.
+    Chunks,
+    /// The baseline for chunks: whole blocks as fragmented packets, resent whole on any loss.
+    Fragments,
 }
 
 impl Strategy {
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Acks => "acks",
+            Strategy::Chunks => "chunks",
+            Strategy::Fragments => "fragments",
         }
     }
 }
@@ -70,6 +80,10 @@ pub struct Scenario {
     pub link: LinkPair,
     /// The message workload for message strategies.
     pub workload: WorkloadConfig,
+    /// Large-block transfer settings (`chunks` and `fragments` strategies).
+    pub chunk: ChunkConfig,
+    /// rellikt's RTT-driven send-rate switch; when enabled it sets each side's packet rate.
+    pub flow: FlowConfig,
 }
 
 impl Default for Scenario {
@@ -83,6 +97,8 @@ impl Default for Scenario {
             ack: AckConfig::default(),
             link: LinkPair::default(),
             workload: WorkloadConfig::default(),
+            chunk: ChunkConfig::default(),
+            flow: FlowConfig::default(),
         }
     }
 }
@@ -235,6 +251,16 @@ impl Ticker {
 pub fn make_peer(scenario: &Scenario, side: Side) -> Box<dyn Peer> {
     match scenario.strategy {
         Strategy::Acks => Box::new(AckPeer::new(side, scenario.ack, scenario.payload_bytes as usize)),
+        Strategy::Chunks => Box::new(ChunkPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
+        Strategy::Fragments => Box::new(FragmentPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
+    }
+}
+
+/// Bytes per chunk side `side` sources: side A sends `workload.chunk_kib`, side B only acks.
+fn chunk_source_bytes(scenario: &Scenario, side: Side) -> usize {
+    match side {
+        Side::A => scenario.workload.chunk_kib as usize * 1024,
+        Side::B => 0,
     }
 }
 
@@ -252,6 +278,7 @@ pub struct Simulation {
     truth: Truth,
     loss_sum: f64,
     loss_n: u64,
+    flows: [FlowControl; 2],
 }
 
 /// Safety cap on packets one endpoint may send in a single tick.
@@ -282,6 +309,7 @@ impl Simulation {
             truth: Truth::new(),
             loss_sum: 0.0,
             loss_n: 0,
+            flows: [FlowControl::new(scenario.flow), FlowControl::new(scenario.flow)],
             scenario,
         }
     }
@@ -311,6 +339,19 @@ impl Simulation {
         for t in &mut self.tickers {
             t.set_rate(self.now, pps);
         }
+    }
+
+    /// Changes the chunk/fragment senders' target bandwidth from now on.
+    pub fn set_chunk_bandwidth_kbps(&mut self, kbps: f64) {
+        self.scenario.chunk.bandwidth_kbps = kbps;
+        for p in &mut self.peers {
+            p.set_target_bandwidth_kbps(kbps);
+        }
+    }
+
+    /// Each side's flow control state (meaningful when `scenario.flow.enabled`).
+    pub fn flow(&self, side: Side) -> &FlowControl {
+        &self.flows[side.index()]
     }
 
     /// Events recorded since the last drain.
@@ -410,12 +451,36 @@ impl Simulation {
             if t >= SimTime(2_000_000) {
                 self.loss_n += 1;
             }
+            if self.scenario.flow.enabled {
+                self.apply_flow(t);
+            }
             let iv = (self.scenario.stats_interval_ms.max(1.0) * 1000.0) as u64;
             self.next_stats = t.plus_micros(iv);
         }
         self.truth.observe(&self.events[mark..]);
         if !self.keep_events {
             self.events.truncate(mark);
+        }
+    }
+
+    /// Lets each side's flow control set its packet rate from that side's RTT estimate.
+    fn apply_flow(&mut self, t: SimTime) {
+        for side in Side::BOTH {
+            let i = side.index();
+            let rtt = self.peers[i].stats().rtt_ms as f64;
+            let rate = self.flows[i].update(t, rtt);
+            if self.flows[i].changed() {
+                let kind = EventKind::FlowMode {
+                    side,
+                    good: self.flows[i].is_good(),
+                    penalty_ms: self.flows[i].penalty_ms() as f32,
+                };
+                self.events.push(Event { time: t, kind });
+            }
+            if rate != self.tickers[i].pps {
+                // The next tick comes one new interval from now, not immediately.
+                self.tickers[i] = Ticker { base: t, count: 1, pps: rate };
+            }
         }
     }
 }

@@ -59,6 +59,9 @@ pub struct WorkloadConfig {
     pub senders: Senders,
     /// Reliable messages queued in one go by a burst.
     pub burst_messages: u32,
+    /// Size in KiB of the chunks side A sends back to back for the `chunks` and `fragments`
+    /// strategies (0 = none; capped at the chunk config's maximum).
+    pub chunk_kib: u32,
 }
 
 impl Default for WorkloadConfig {
@@ -72,6 +75,7 @@ impl Default for WorkloadConfig {
             reliable_size_distribution: SizeDistribution::Uniform,
             senders: Senders::Both,
             burst_messages: 64,
+            chunk_kib: 0,
         }
     }
 }

@@ -1,0 +1,142 @@
+//! rellikt's simple flow control: a good/bad mode switch driven by RTT.
+//!
+//! Good conditions (RTT at or below `rtt_threshold_ms`) allow the high packet rate (30/s), bad ones
+//! the low rate (10/s). The rules, from the seed:
+//! - in good mode, bad conditions switch to bad mode at once;
+//! - in bad mode, good conditions lasting the penalty time `t` switch back to good mode;
+//! - relapsing into bad mode soon after returning to good (within `relapse_window_ms`) doubles
+//!   `t`, up to `max_penalty_ms` (60 s);
+//! - staying in good mode for `good_reset_ms` (10 s) resets `t` to `initial_penalty_ms` (1 s).
+//!
+//! It is a pure state machine on virtual time: [`FlowControl::update`] takes the time and the
+//! current RTT and returns the packet rate, so the driver can apply it to any strategy. An RTT of 0
+//! (no sample yet) counts as good. It starts in good mode, as the seed's walk-through does.
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::SimTime;
+
+/// Flow control settings (dotted names `flow.*`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct FlowConfig {
+    /// When false the scenario's `send_rate_pps` applies unchanged.
+    pub enabled: bool,
+    pub rtt_threshold_ms: f64,
+    pub good_rate_pps: f64,
+    pub bad_rate_pps: f64,
+    pub initial_penalty_ms: f64,
+    pub max_penalty_ms: f64,
+    /// A return to bad mode within this long after entering good mode doubles the penalty.
+    pub relapse_window_ms: f64,
+    /// This long in good mode resets the penalty to `initial_penalty_ms`.
+    pub good_reset_ms: f64,
+}
+
+impl Default for FlowConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            rtt_threshold_ms: 250.0,
+            good_rate_pps: 30.0,
+            bad_rate_pps: 10.0,
+            initial_penalty_ms: 1000.0,
+            max_penalty_ms: 60_000.0,
+            relapse_window_ms: 10_000.0,
+            good_reset_ms: 10_000.0,
+        }
+    }
+}
+
+/// The mode switch.
+#[derive(Debug, Clone)]
+pub struct FlowControl {
+    config: FlowConfig,
+    good: bool,
+    penalty_ms: f64,
+    /// When the current mode was entered.
+    mode_since: SimTime,
+    /// In bad mode: when the current run of good conditions began.
+    good_since: Option<SimTime>,
+    /// Whether good mode has already reset the penalty since it was entered.
+    reset_done: bool,
+    /// Good mode was entered by recovering from bad mode (the start is not a recovery, so the
+    /// first drop is not a relapse).
+    recovered: bool,
+    changed: bool,
+}
+
+impl FlowControl {
+    pub fn new(config: FlowConfig) -> Self {
+        Self {
+            config,
+            good: true,
+            penalty_ms: config.initial_penalty_ms,
+            mode_since: SimTime::ZERO,
+            good_since: None,
+            reset_done: false,
+            recovered: false,
+            changed: false,
+        }
+    }
+
+    pub fn config(&self) -> &FlowConfig {
+        &self.config
+    }
+
+    pub fn is_good(&self) -> bool {
+        self.good
+    }
+
+    pub fn penalty_ms(&self) -> f64 {
+        self.penalty_ms
+    }
+
+    /// True when the last [`FlowControl::update`] switched mode.
+    pub fn changed(&self) -> bool {
+        self.changed
+    }
+
+    /// The packet rate for the current mode.
+    pub fn rate_pps(&self) -> f64 {
+        if self.good {
+            self.config.good_rate_pps
+        } else {
+            self.config.bad_rate_pps
+        }
+    }
+
+    /// Feeds the time and the current RTT; returns the packet rate to use from now on.
+    pub fn update(&mut self, now: SimTime, rtt_ms: f64) -> f64 {
+        let c = self.config;
+        let bad_conditions = rtt_ms.is_finite() && rtt_ms > c.rtt_threshold_ms;
+        self.changed = false;
+        if self.good {
+            let in_mode_ms = now.saturating_since(self.mode_since).as_millis_f64();
+            if bad_conditions {
+                if self.recovered && in_mode_ms < c.relapse_window_ms {
+                    self.penalty_ms = (self.penalty_ms * 2.0).min(c.max_penalty_ms);
+                }
+                self.good = false;
+                self.mode_since = now;
+                self.good_since = None;
+                self.changed = true;
+            } else if !self.reset_done && in_mode_ms >= c.good_reset_ms {
+                self.penalty_ms = c.initial_penalty_ms;
+                self.reset_done = true;
+            }
+        } else if bad_conditions {
+            self.good_since = None;
+        } else {
+            let since = *self.good_since.get_or_insert(now);
+            if now.saturating_since(since).as_millis_f64() >= self.penalty_ms {
+                self.good = true;
+                self.mode_since = now;
+                self.reset_done = false;
+                self.recovered = true;
+                self.changed = true;
+            }
+        }
+        self.rate_pps()
+    }
+}
