@@ -62,7 +62,7 @@ fn run_cmd(args: RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let (rep, _) = report::run(&scenario, args.seconds);
+    let rep = report::run(&scenario, args.seconds).report;
     if args.json {
         match serde_json::to_string(&rep) {
             Ok(s) => println!("{s}"),
