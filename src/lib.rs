@@ -4,6 +4,7 @@
 //! report, `--set` overrides, the live runtime threads, the event store and the window.
 
 pub mod overrides;
+pub mod peer_cmd;
 pub mod report;
 pub mod runtime;
 pub mod store;

@@ -21,6 +21,9 @@ struct Cli {
 enum Cmd {
     /// Run a scenario headless on virtual time, as fast as the CPU allows, and print a summary.
     Run(RunArgs),
+    /// Run ONE endpoint on real time and a real UDP socket against another process (another
+    /// `ackscope peer`, or with --raw any reliable.io-format peer), then print a summary.
+    Peer(ackscope::peer_cmd::PeerArgs),
 }
 
 #[derive(Args, Debug)]
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Some(Cmd::Run(args)) => run_cmd(args),
+        Some(Cmd::Peer(args)) => ackscope::peer_cmd::run(args),
         None => gui(&cli.set),
     }
 }

@@ -5,6 +5,10 @@
 //! and the run thread never drops an event: when the UI falls behind, batches wait in the thread's
 //! own backlog until there is room, and the run thread requests a repaint whenever it delivers.
 
+pub mod endpoint_thread;
+pub mod udp;
+pub mod udp_truth;
+
 use std::time::{Duration, Instant};
 
 use ackscope_protocol::{Dir, Event, LinkConfig, Scenario, SimTime, Simulation};

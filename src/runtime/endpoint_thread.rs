@@ -1,0 +1,399 @@
+//! One protocol endpoint on its own thread, on a real UDP socket, with the lossy link applied on
+//! its receive side.
+//!
+//! The link sits where packets arrive: every datagram read from the socket is put on a
+//! [`protocol::Link`](ackscope_protocol::Link) for the direction *into* this endpoint and handed to
+//! the [`Peer`] when the link says it is due. Two endpoints in different processes therefore each
+//! model one direction, and nothing between them (loopback) has to be lossy. Time is real: the
+//! endpoint's `SimTime` is microseconds since the run started, read here from a monotonic clock,
+//! never in the protocol crate.
+//!
+//! The loop follows the same order as the simulation at each instant (deliveries, then send
+//! ticks, then stats), so a strategy behaves the same over UDP as in-process.
+
+use std::collections::{HashMap, VecDeque};
+use std::hash::{Hash, Hasher};
+use std::io::ErrorKind;
+use std::net::UdpSocket;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use ackscope_protocol::{Dir, Event, EventKind, FlowControl, Link, Peer, Scenario, Side, SimTime};
+use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError};
+
+use super::Command;
+
+/// Longest the thread waits on its socket before looking at its commands again, so `stop` is
+/// prompt whatever the packet rate.
+const MAX_WAIT: Duration = Duration::from_millis(5);
+/// Shortest socket wait worth a syscall; anything due sooner is handled by looping at once.
+const MIN_WAIT_US: u64 = 50;
+/// How often a paused endpoint looks at its commands.
+const PAUSED_POLL: Duration = Duration::from_millis(2);
+/// Send ticks an endpoint catches up at once after a stall; beyond that it skips ahead rather
+/// than bursting.
+const MAX_CATCH_UP_TICKS: u32 = 4;
+/// Largest UDP payload (IPv4): the receive buffer never truncates a datagram.
+const MAX_DATAGRAM_BYTES: usize = 65_536;
+/// Incoming datagrams the endpoint cannot name by the sender's send id get ids with this bit set,
+/// so they never collide with the ids of its own sends.
+pub const LOCAL_UID_BIT: u64 = 1 << 63;
+
+/// A run's clock, shared by its endpoints so their events share one time axis; pausable.
+#[derive(Debug)]
+pub struct RunClock {
+    state: Mutex<ClockState>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ClockState {
+    wall_base: Instant,
+    sim_base: SimTime,
+    paused: bool,
+}
+
+impl RunClock {
+    /// A clock reading zero now.
+    pub fn start() -> Self {
+        Self { state: Mutex::new(ClockState { wall_base: Instant::now(), sim_base: SimTime::ZERO, paused: false }) }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ClockState> {
+        // The state is plain data, valid even if a holder panicked.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Microseconds of running (not paused) time since the start.
+    pub fn now(&self) -> SimTime {
+        let s = *self.lock();
+        if s.paused {
+            s.sim_base
+        } else {
+            s.sim_base.plus_micros(s.wall_base.elapsed().as_micros() as u64)
+        }
+    }
+
+    /// Freezes the clock (idempotent).
+    pub fn pause(&self) {
+        let mut s = self.lock();
+        if !s.paused {
+            s.sim_base = s.sim_base.plus_micros(s.wall_base.elapsed().as_micros() as u64);
+            s.paused = true;
+        }
+    }
+
+    /// Lets the clock run again from where it was frozen (idempotent).
+    pub fn resume(&self) {
+        let mut s = self.lock();
+        if s.paused {
+            s.wall_base = Instant::now();
+            s.paused = false;
+        }
+    }
+
+    pub fn is_paused(&self) -> bool {
+        self.lock().paused
+    }
+}
+
+/// Lets the receiving endpoint name a datagram by the id its sender gave that send, when both
+/// endpoints live in one process.
+///
+/// Ground truth (was this acked send ever delivered?) needs the link events on the receiving side
+/// and the `PacketSent` on the sending side to carry the same id, but the wire format must stay
+/// the strategy's own (for `--raw` interop), so the id cannot travel in the datagram. The sender
+/// records `content -> id` before the datagram leaves; the receiver looks its bytes up. Identical
+/// datagrams queue in send order.
+#[derive(Debug, Default)]
+pub struct UidBook {
+    map: Mutex<HashMap<u64, VecDeque<u64>>>,
+}
+
+/// Entries kept before the book forgets everything (only datagrams lost outside the simulated
+/// link, e.g. by a full socket buffer, are never taken back out).
+const UID_BOOK_MAX_ENTRIES: usize = 1 << 16;
+
+impl UidBook {
+    fn key(bytes: &[u8]) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        bytes.hash(&mut h);
+        h.finish()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<u64, VecDeque<u64>>> {
+        self.map.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Notes that the datagram `bytes` is send `uid`.
+    pub fn record(&self, bytes: &[u8], uid: u64) {
+        let mut m = self.lock();
+        if m.len() >= UID_BOOK_MAX_ENTRIES {
+            m.clear();
+        }
+        m.entry(Self::key(bytes)).or_default().push_back(uid);
+    }
+
+    /// The send id of the oldest unclaimed datagram with these bytes.
+    pub fn take(&self, bytes: &[u8]) -> Option<u64> {
+        let mut m = self.lock();
+        let k = Self::key(bytes);
+        let q = m.get_mut(&k)?;
+        let uid = q.pop_front();
+        if q.is_empty() {
+            m.remove(&k);
+        }
+        uid
+    }
+}
+
+/// Sends at `pps` counted from `base`, so rate changes never accumulate rounding drift.
+#[derive(Debug, Clone, Copy)]
+struct Ticker {
+    base: SimTime,
+    count: u64,
+    pps: f64,
+}
+
+impl Ticker {
+    fn next(&self) -> SimTime {
+        if !(self.pps.is_finite() && self.pps > 0.0) {
+            return SimTime(u64::MAX);
+        }
+        self.base.plus_micros((self.count as f64 * 1e6 / self.pps).round() as u64)
+    }
+}
+
+/// Everything one endpoint thread needs.
+pub struct EndpointSpec {
+    pub side: Side,
+    pub scenario: Scenario,
+    pub peer: Box<dyn Peer>,
+    /// Bound and connected to the other endpoint.
+    pub socket: UdpSocket,
+    pub clock: Arc<RunClock>,
+    /// The thread ends by itself at this time (None: only on `Shutdown`).
+    pub end: Option<SimTime>,
+    /// In-process runs: one book per direction (indexed by `Dir::index`), shared by both ends.
+    pub books: Option<Arc<[UidBook; 2]>>,
+}
+
+/// What an endpoint thread reports when it ends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EndpointExit {
+    /// Datagrams the socket refused to send (e.g. nobody listening yet: ICMP port unreachable).
+    pub send_errors: u64,
+    /// Socket reads that failed for another reason than a timeout or a refused connection.
+    pub recv_errors: u64,
+    /// True when it ended at `end`, false on `Shutdown` or when the event receiver went away.
+    pub ran_to_end: bool,
+}
+
+/// Runs the endpoint until `end`, `Shutdown`, or the event receiver is dropped.
+pub fn run_endpoint(
+    mut spec: EndpointSpec,
+    commands: Receiver<Command>,
+    events: Sender<Vec<Event>>,
+    wake: &(dyn Fn() + Send + Sync),
+) -> EndpointExit {
+    let side = spec.side;
+    let dir_in: Dir = side.other().outgoing();
+    let dir_out: Dir = side.outgoing();
+    let mut link = Link::new(dir_in, *spec.scenario.link.get(dir_in), spec.scenario.seed);
+    let mut ticker = Ticker { base: SimTime::ZERO, count: 0, pps: spec.scenario.send_rate_pps };
+    let mut flow = FlowControl::new(spec.scenario.flow);
+    let mut next_stats = SimTime::ZERO;
+    let mut sends: u64 = 0;
+    let mut incoming: u64 = 0;
+    let mut exit = EndpointExit::default();
+    let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
+    let mut ev: Vec<Event> = Vec::new();
+    let mut backlog: VecDeque<Vec<Event>> = VecDeque::new();
+    let clock = spec.clock.clone();
+
+    loop {
+        loop {
+            match commands.try_recv() {
+                Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => return exit,
+                Ok(Command::SetLink(dir, cfg)) => {
+                    *spec.scenario.link.get_mut(dir) = cfg;
+                    if dir == dir_in {
+                        link.set_config(cfg);
+                    }
+                }
+                Ok(Command::SetSendRate(pps)) => {
+                    spec.scenario.send_rate_pps = pps;
+                    ticker = Ticker { base: clock.now(), count: 0, pps };
+                }
+                Ok(Command::Pause) => clock.pause(),
+                Ok(Command::Resume) => clock.resume(),
+                Err(TryRecvError::Empty) => break,
+            }
+        }
+        if clock.is_paused() {
+            // Datagrams wait in the socket buffer; they meet the link when time runs again.
+            if !flush(&mut backlog, &events, wake) {
+                return exit;
+            }
+            std::thread::sleep(PAUSED_POLL);
+            continue;
+        }
+        let now = clock.now();
+        if spec.end.is_some_and(|end| now >= end) {
+            if !ev.is_empty() {
+                backlog.push_back(std::mem::take(&mut ev));
+            }
+            // The consumer drains until the channel closes, so waiting here cannot deadlock.
+            for batch in backlog.drain(..) {
+                if events.send(batch).is_err() {
+                    break;
+                }
+            }
+            wake();
+            exit.ran_to_end = true;
+            return exit;
+        }
+
+        while let Some((_uid, bytes)) = link.pop_due(now, &mut ev) {
+            spec.peer.receive(now, &bytes, &mut ev);
+        }
+
+        let mut ticks = 0;
+        while ticker.next() <= now {
+            if ticks == MAX_CATCH_UP_TICKS {
+                // Stalled (paused debugger, overloaded machine): skip ahead instead of bursting.
+                ticker = Ticker { base: now, count: 1, pps: ticker.pps };
+                break;
+            }
+            ticks += 1;
+            ticker.count += 1;
+            spec.peer.on_tick(now, &mut ev);
+            for _ in 0..ackscope_protocol::sim::MAX_PACKETS_PER_TICK {
+                let mut out = Vec::with_capacity(256);
+                let Some(seq) = spec.peer.poll_send(now, &mut out, &mut ev) else {
+                    break;
+                };
+                let uid = (sends << 1) | side.index() as u64;
+                sends += 1;
+                ev.push(Event { time: now, kind: EventKind::PacketSent { side, seq, bytes: out.len() as u32, uid } });
+                if let Some(books) = &spec.books {
+                    books[dir_out.index()].record(&out, uid);
+                }
+                if spec.socket.send(&out).is_err() {
+                    exit.send_errors += 1;
+                }
+            }
+        }
+
+        if next_stats <= now {
+            spec.peer.update(now, &mut ev);
+            let stats = spec.peer.stats();
+            ev.push(Event { time: now, kind: EventKind::Stats { side, stats } });
+            if spec.scenario.flow.enabled {
+                let rate = flow.update(now, stats.rtt_ms as f64);
+                if flow.changed() {
+                    let kind = EventKind::FlowMode { side, good: flow.is_good(), penalty_ms: flow.penalty_ms() as f32 };
+                    ev.push(Event { time: now, kind });
+                }
+                if rate != ticker.pps {
+                    ticker = Ticker { base: now, count: 1, pps: rate };
+                }
+            }
+            let iv_us = (spec.scenario.stats_interval_ms.max(1.0) * 1000.0) as u64;
+            next_stats = now.plus_micros(iv_us);
+        }
+
+        if !ev.is_empty() {
+            backlog.push_back(std::mem::take(&mut ev));
+        }
+        if !flush(&mut backlog, &events, wake) {
+            return exit;
+        }
+
+        let mut due = ticker.next().min(next_stats);
+        if let Some(t) = link.next_delivery() {
+            due = due.min(t);
+        }
+        if let Some(end) = spec.end {
+            due = due.min(end);
+        }
+        let wait_us = due.0.saturating_sub(clock.now().0);
+        if wait_us < MIN_WAIT_US {
+            continue;
+        }
+        let wait = Duration::from_micros(wait_us).min(MAX_WAIT);
+        if spec.socket.set_read_timeout(Some(wait)).is_err() {
+            exit.recv_errors += 1;
+            std::thread::sleep(wait);
+            continue;
+        }
+        match spec.socket.recv(&mut buf) {
+            Ok(n) => {
+                let t = clock.now();
+                let bytes = buf[..n].to_vec();
+                let uid = spec.books.as_ref().and_then(|b| b[dir_in.index()].take(&bytes)).unwrap_or_else(|| {
+                    incoming += 1;
+                    LOCAL_UID_BIT | (incoming - 1)
+                });
+                link.send(t, uid, bytes, &mut ev);
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+            // ICMP port unreachable from an earlier send: the other endpoint is not up (yet, or
+            // any more). Not an error of this endpoint.
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
+            Err(_) => {
+                exit.recv_errors += 1;
+                std::thread::sleep(wait);
+            }
+        }
+    }
+}
+
+/// Hands queued batches to the consumer without blocking; false when the consumer is gone.
+fn flush(backlog: &mut VecDeque<Vec<Event>>, events: &Sender<Vec<Event>>, wake: &(dyn Fn() + Send + Sync)) -> bool {
+    let mut delivered = false;
+    while let Some(batch) = backlog.pop_front() {
+        match events.try_send(batch) {
+            Ok(()) => delivered = true,
+            Err(TrySendError::Full(batch)) => {
+                backlog.push_front(batch);
+                break;
+            }
+            Err(TrySendError::Disconnected(_)) => return false,
+        }
+    }
+    if delivered {
+        wake();
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uid_book_names_identical_datagrams_in_send_order() {
+        let book = UidBook::default();
+        book.record(b"same", 4);
+        book.record(b"other", 5);
+        book.record(b"same", 6);
+        assert_eq!(book.take(b"same"), Some(4));
+        assert_eq!(book.take(b"same"), Some(6));
+        assert_eq!(book.take(b"same"), None);
+        assert_eq!(book.take(b"other"), Some(5));
+    }
+
+    #[test]
+    fn paused_clock_stands_still_and_resumes_where_it_stopped() {
+        let c = RunClock::start();
+        std::thread::sleep(Duration::from_millis(5));
+        c.pause();
+        let t = c.now();
+        assert!(t >= SimTime(5_000), "{t:?}");
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(c.now(), t);
+        c.resume();
+        let after = c.now();
+        assert!(after >= t && after < t.plus_micros(15_000), "{t:?} -> {after:?}");
+    }
+}
