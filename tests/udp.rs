@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use ackscope::runtime::udp::UdpRun;
 use ackscope::runtime::udp_truth::EventTally;
 use ackscope::runtime::Command as RunCommand;
-use ackscope_protocol::{Dir, PacketHeader, Scenario, Side};
+use ackscope_protocol::{Dir, EventKind, PacketHeader, Scenario, Side};
 
 fn any_port() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()
@@ -79,6 +79,87 @@ fn udp_run_delivers_and_acks_over_loopback_through_the_lossy_link() {
     assert!((10.0..30.0).contains(&e.loss_percent), "estimated loss {}; {ctx}", e.loss_percent);
     // The estimate adds the wait for the next packet carrying the ack (<= 1/60 s) and scheduling.
     assert!(e.rtt_ms >= e.true_rtt_ms - 1.0 && e.rtt_ms < e.true_rtt_ms + 30.0, "{ctx}");
+    eprintln!("{ctx}");
+}
+
+/// Per direction, in the order datagrams entered the link: was each dropped?
+fn drop_trace(events: &[ackscope_protocol::Event]) -> [Vec<bool>; 2] {
+    let mut trace: [Vec<(u64, bool)>; 2] = [Vec::new(), Vec::new()];
+    for e in events {
+        match e.kind {
+            EventKind::LinkSent { dir, uid, .. } => trace[dir.index()].push((uid, false)),
+            EventKind::LinkDropped { dir, uid, .. } => {
+                let last = trace[dir.index()].last_mut().expect("a drop follows its send");
+                assert_eq!(last.0, uid, "a drop follows its send");
+                last.1 = true;
+            }
+            _ => {}
+        }
+    }
+    trace.map(|t| t.into_iter().map(|(_, d)| d).collect())
+}
+
+#[test]
+fn udp_link_makes_the_same_decisions_as_the_simulation_for_the_same_seed() {
+    let seed = 21;
+    let mut sc = lossy_scenario(seed, 30.0);
+    // Asymmetric, so a direction mix-up shows.
+    sc.link.b_to_a.loss_percent = 10.0;
+    let mut run = UdpRun::spawn(sc.clone(), any_port(), any_port(), || {}).unwrap();
+    let mut events = Vec::new();
+    let until = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < until {
+        if let Some(b) = run.recv_events_timeout(Duration::from_millis(20)) {
+            events.extend(b);
+        }
+    }
+    run.stop();
+    let mut sim = ackscope_protocol::Simulation::new(sc);
+    sim.run_for_secs(3.0);
+    let sim_events: Vec<_> = sim.drain_events().collect();
+    let (udp, virt) = (drop_trace(&events), drop_trace(&sim_events));
+    for d in Dir::BOTH {
+        let (u, v) = (&udp[d.index()], &virt[d.index()]);
+        let n = u.len().min(v.len());
+        assert!(n >= 150, "seed {seed} {d:?}: only {n} datagrams");
+        assert_eq!(u[..n], v[..n], "seed {seed} {d:?}: the k-th datagram meets the same fate over UDP");
+        assert!(u[..n].iter().any(|&x| x), "seed {seed} {d:?}: some drops");
+    }
+}
+
+#[test]
+fn udp_run_carries_a_chunk_transfer_end_to_end() {
+    let seed = 11;
+    let mut sc = lossy_scenario(seed, 10.0);
+    sc.strategy = ackscope_protocol::Strategy::Chunks;
+    sc.workload.chunk_kib = 16;
+    let mut run = UdpRun::spawn(sc, any_port(), any_port(), || {}).unwrap();
+    let (mut completed, mut delivered) = (None, None);
+    let mut t = EventTally::new();
+    let until = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < until && (completed.is_none() || delivered.is_none()) {
+        let Some(b) = run.recv_events_timeout(Duration::from_millis(20)) else { continue };
+        t.observe(&b);
+        for e in &b {
+            match e.kind {
+                EventKind::ChunkCompleted { side, bytes, elapsed_us, .. } if completed.is_none() => {
+                    completed = Some((side, bytes, elapsed_us))
+                }
+                EventKind::ChunkDelivered { side, bytes, payload_id, .. } if delivered.is_none() => {
+                    delivered = Some((side, bytes, payload_id))
+                }
+                _ => {}
+            }
+        }
+    }
+    run.stop();
+    let ctx = format!("seed {seed}: {:?}", t.totals());
+    assert_eq!(delivered, Some((Side::B, 16 * 1024, Some(0))), "B reads A's first chunk intact; {ctx}");
+    let (side, bytes, elapsed_us) = completed.expect("A learns the chunk arrived");
+    assert_eq!((side, bytes), (Side::A, 16 * 1024), "{ctx}");
+    assert!(elapsed_us > 100_000 && elapsed_us < 5_000_000, "{elapsed_us} us; {ctx}");
+    assert!(t.link_dropped(Dir::AtoB) > 0, "slices met the lossy link; {ctx}");
+    assert_eq!(t.malformed(), 0, "{ctx}");
 }
 
 #[test]
