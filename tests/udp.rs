@@ -206,6 +206,25 @@ fn stopping_a_udp_run_joins_both_threads_promptly() {
     }
 }
 
+#[test]
+fn both_transports_run_behind_one_handle() {
+    use ackscope::runtime::udp::{spawn_run, Transport};
+    for transport in [Transport::InProcess, Transport::Udp] {
+        let mut run = spawn_run(transport, lossy_scenario(2, 0.0), || {}).unwrap();
+        let mut t = EventTally::new();
+        let until = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < until && t.acked(Side::B) < 10 {
+            for b in run.try_events() {
+                t.observe(&b);
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(t.acked(Side::A) >= 5 && t.acked(Side::B) >= 10, "{transport:?}: {:?}", t.totals());
+        run.stop();
+        assert!(!run.is_running() && !run.send(RunCommand::Pause), "{transport:?}");
+    }
+}
+
 fn spawn_peer(args: &[String]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_ackscope"))
         .arg("peer")

@@ -284,3 +284,71 @@ impl Drop for UdpRun {
         self.stop();
     }
 }
+
+/// How a live run's endpoints talk: the window's "transport" choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// Both endpoints and the two-way link in one simulation thread (deterministic).
+    #[default]
+    InProcess,
+    /// Each endpoint on its own thread and UDP socket on 127.0.0.1, the link on each receive side.
+    Udp,
+}
+
+/// What the window needs from a live run, whatever its transport.
+pub trait RunHandle: Send {
+    /// Queues a command without blocking; false when the run has ended.
+    fn send(&self, cmd: Command) -> bool;
+    /// Every event batch available now.
+    fn try_events(&self) -> Box<dyn Iterator<Item = Vec<Event>> + '_>;
+    /// True while the run's threads run.
+    fn is_running(&self) -> bool;
+    /// Stops the run and joins its threads.
+    fn stop(&mut self);
+}
+
+impl RunHandle for super::LiveRun {
+    fn send(&self, cmd: Command) -> bool {
+        super::LiveRun::send(self, cmd)
+    }
+    fn try_events(&self) -> Box<dyn Iterator<Item = Vec<Event>> + '_> {
+        Box::new(super::LiveRun::try_events(self))
+    }
+    fn is_running(&self) -> bool {
+        super::LiveRun::is_running(self)
+    }
+    fn stop(&mut self) {
+        super::LiveRun::stop(self)
+    }
+}
+
+impl RunHandle for UdpRun {
+    fn send(&self, cmd: Command) -> bool {
+        UdpRun::send(self, cmd)
+    }
+    fn try_events(&self) -> Box<dyn Iterator<Item = Vec<Event>> + '_> {
+        Box::new(UdpRun::try_events(self))
+    }
+    fn is_running(&self) -> bool {
+        UdpRun::is_running(self)
+    }
+    fn stop(&mut self) {
+        UdpRun::stop(self);
+    }
+}
+
+/// Starts `scenario` live on `transport` (UDP: two sockets on free 127.0.0.1 ports).
+pub fn spawn_run(
+    transport: Transport,
+    scenario: Scenario,
+    wake: impl Fn() + Send + Sync + 'static,
+) -> Result<Box<dyn RunHandle>> {
+    Ok(match transport {
+        Transport::InProcess => Box::new(super::LiveRun::spawn(scenario, wake)),
+        Transport::Udp => {
+            let loopback: SocketAddr = ([127, 0, 0, 1], 0).into();
+            Box::new(UdpRun::spawn(scenario, loopback, loopback, wake)?)
+        }
+    })
+}
