@@ -403,3 +403,58 @@ fn peer_refuses_bad_input_with_one_line() {
         assert!(h.contains(k), "help lacks {k}: {h}");
     }
 }
+
+/// Real-time precision of the UDP endpoints: how late the peer gets a datagram after the link made
+/// it due, and how regular the send ticks are. A measurement, not run by default (timing depends
+/// on the machine): `cargo test --test udp -- --ignored --nocapture udp_timing_figures`.
+#[test]
+#[ignore]
+fn udp_timing_figures() {
+    let mut run = UdpRun::spawn(Scenario::default(), any_port(), any_port(), || {}).unwrap();
+    let (mut late_us, mut gap_us) = (Vec::new(), Vec::new());
+    let mut last_sent = [None, None];
+    let until = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < until {
+        let Some(b) = run.recv_events_timeout(Duration::from_millis(20)) else { continue };
+        let mut due = None;
+        for e in &b {
+            match e.kind {
+                EventKind::LinkDelivered { .. } => due = Some(e.time),
+                EventKind::PacketReceived { .. } => {
+                    if let Some(t) = due.take() {
+                        late_us.push(e.time.0 - t.0);
+                    }
+                }
+                EventKind::PacketSent { side, .. } => {
+                    if let Some(p) = last_sent[side.index()].replace(e.time.0) {
+                        gap_us.push(e.time.0 - p);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let t0 = Instant::now();
+    run.stop();
+    let stop = t0.elapsed();
+    late_us.sort_unstable();
+    gap_us.sort_unstable();
+    let q = |v: &[u64], p: f64| v[((v.len() - 1) as f64 * p) as usize];
+    eprintln!(
+        "delivery lateness us: n {} p50 {} p99 {} max {}",
+        late_us.len(),
+        q(&late_us, 0.5),
+        q(&late_us, 0.99),
+        q(&late_us, 1.0)
+    );
+    eprintln!(
+        "send tick gap us (ideal 16667): n {} min {} p50 {} p99 {} max {}",
+        gap_us.len(),
+        q(&gap_us, 0.0),
+        q(&gap_us, 0.5),
+        q(&gap_us, 0.99),
+        q(&gap_us, 1.0)
+    );
+    eprintln!("stop took {stop:?}");
+    assert!(q(&late_us, 0.5) < 2_000, "deliveries are late by whole kernel ticks");
+}

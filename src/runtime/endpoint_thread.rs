@@ -15,19 +15,17 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::io::ErrorKind;
 use std::net::UdpSocket;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use ackscope_protocol::{Dir, Event, EventKind, FlowControl, Link, Peer, Scenario, Side, SimTime};
-use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError};
+use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender, TryRecvError, TrySendError};
 
 use super::Command;
 
-/// Longest the thread waits on its socket before looking at its commands again, so `stop` is
-/// prompt whatever the packet rate.
+/// Longest the endpoint waits for a datagram before looking at its clock and commands again.
 const MAX_WAIT: Duration = Duration::from_millis(5);
-/// Shortest socket wait worth a syscall; anything due sooner is handled by looping at once.
-const MIN_WAIT_US: u64 = 50;
 /// How often a paused endpoint looks at its commands.
 const PAUSED_POLL: Duration = Duration::from_millis(2);
 /// Send ticks an endpoint catches up at once after a stall; beyond that it skips ahead rather
@@ -189,9 +187,82 @@ pub struct EndpointExit {
 }
 
 /// Runs the endpoint until `end`, `Shutdown`, or the event receiver is dropped.
+///
+/// A second thread reads the socket and stamps nothing: it only queues datagrams, so this thread
+/// waits on one channel with a precise timeout (socket read timeouts are kernel-tick coarse, several
+/// ms, which showed as late deliveries and irregular send ticks). The reader is joined before this
+/// returns, so the endpoint leaves no thread behind.
 pub fn run_endpoint(
+    spec: EndpointSpec,
+    commands: Receiver<Command>,
+    events: Sender<Vec<Event>>,
+    wake: &(dyn Fn() + Send + Sync),
+) -> EndpointExit {
+    let mut exit = EndpointExit::default();
+    let Ok(reader_socket) = spec.socket.try_clone() else {
+        exit.recv_errors += 1;
+        return exit;
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    let (dg_tx, dg_rx) = bounded::<Vec<u8>>(DATAGRAM_QUEUE);
+    let reader = {
+        let stop = stop.clone();
+        std::thread::Builder::new()
+            .name(format!("ackscope-udp-{:?}-rx", spec.side))
+            .spawn(move || read_socket(reader_socket, dg_tx, &stop))
+    };
+    let Ok(reader) = reader else {
+        exit.recv_errors += 1;
+        return exit;
+    };
+    let mut exit = endpoint_loop(spec, commands, dg_rx, events, wake);
+    stop.store(true, Ordering::Relaxed);
+    exit.recv_errors += reader.join().unwrap_or(1);
+    exit
+}
+
+/// Datagrams queued between the reader and the endpoint (beyond, they wait in the socket buffer).
+const DATAGRAM_QUEUE: usize = 4096;
+/// How often the reader looks at its stop flag.
+const READER_POLL: Duration = Duration::from_millis(10);
+
+/// Reads datagrams into `out` until `stop` or until the endpoint drops its receiver; returns the
+/// number of failed reads.
+fn read_socket(socket: UdpSocket, out: Sender<Vec<u8>>, stop: &AtomicBool) -> u64 {
+    let mut errors = 0;
+    if socket.set_read_timeout(Some(READER_POLL)).is_err() {
+        return 1;
+    }
+    let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
+    while !stop.load(Ordering::Relaxed) {
+        match socket.recv(&mut buf) {
+            Ok(n) => {
+                let mut d = buf[..n].to_vec();
+                loop {
+                    match out.send_timeout(d, READER_POLL) {
+                        Ok(()) => break,
+                        Err(SendTimeoutError::Timeout(back)) if !stop.load(Ordering::Relaxed) => d = back,
+                        Err(_) => return errors,
+                    }
+                }
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+            // ICMP port unreachable from an earlier send: the other endpoint is not up (yet, or
+            // any more). Not an error of this endpoint.
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
+            Err(_) => {
+                errors += 1;
+                std::thread::sleep(READER_POLL);
+            }
+        }
+    }
+    errors
+}
+
+fn endpoint_loop(
     mut spec: EndpointSpec,
     commands: Receiver<Command>,
+    datagrams: Receiver<Vec<u8>>,
     events: Sender<Vec<Event>>,
     wake: &(dyn Fn() + Send + Sync),
 ) -> EndpointExit {
@@ -205,32 +276,36 @@ pub fn run_endpoint(
     let mut sends: u64 = 0;
     let mut incoming: u64 = 0;
     let mut exit = EndpointExit::default();
-    let mut buf = vec![0u8; MAX_DATAGRAM_BYTES];
     let mut ev: Vec<Event> = Vec::new();
     let mut backlog: VecDeque<Vec<Event>> = VecDeque::new();
+    let mut pending: Option<Command> = None;
     let clock = spec.clock.clone();
 
     loop {
         loop {
-            match commands.try_recv() {
-                Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => return exit,
-                Ok(Command::SetLink(dir, cfg)) => {
+            let cmd = match pending.take().map(Ok).unwrap_or_else(|| commands.try_recv()) {
+                Ok(cmd) => cmd,
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => return exit,
+            };
+            match cmd {
+                Command::Shutdown => return exit,
+                Command::SetLink(dir, cfg) => {
                     *spec.scenario.link.get_mut(dir) = cfg;
                     if dir == dir_in {
                         link.set_config(cfg);
                     }
                 }
-                Ok(Command::SetSendRate(pps)) => {
+                Command::SetSendRate(pps) => {
                     spec.scenario.send_rate_pps = pps;
                     ticker = Ticker { base: clock.now(), count: 0, pps };
                 }
-                Ok(Command::Pause) => clock.pause(),
-                Ok(Command::Resume) => clock.resume(),
-                Err(TryRecvError::Empty) => break,
+                Command::Pause => clock.pause(),
+                Command::Resume => clock.resume(),
             }
         }
         if clock.is_paused() {
-            // Datagrams wait in the socket buffer; they meet the link when time runs again.
+            // Datagrams wait in the reader's queue; they meet the link when time runs again.
             if !flush(&mut backlog, &events, wake) {
                 return exit;
             }
@@ -317,33 +392,31 @@ pub fn run_endpoint(
             due = due.min(end);
         }
         let wait_us = due.0.saturating_sub(clock.now().0);
-        if wait_us < MIN_WAIT_US {
+        if wait_us == 0 {
             continue;
         }
         let wait = Duration::from_micros(wait_us).min(MAX_WAIT);
-        if spec.socket.set_read_timeout(Some(wait)).is_err() {
-            exit.recv_errors += 1;
-            std::thread::sleep(wait);
-            continue;
-        }
-        match spec.socket.recv(&mut buf) {
-            Ok(n) => {
-                let t = clock.now();
-                let bytes = buf[..n].to_vec();
-                let uid = spec.books.as_ref().and_then(|b| b[dir_in.index()].take(&bytes)).unwrap_or_else(|| {
-                    incoming += 1;
-                    LOCAL_UID_BIT | (incoming - 1)
-                });
-                link.send(t, uid, bytes, &mut ev);
-            }
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
-            // ICMP port unreachable from an earlier send: the other endpoint is not up (yet, or
-            // any more). Not an error of this endpoint.
-            Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
-            Err(_) => {
-                exit.recv_errors += 1;
-                std::thread::sleep(wait);
-            }
+        crossbeam_channel::select! {
+            recv(datagrams) -> d => match d {
+                Ok(bytes) => {
+                    let t = clock.now();
+                    let uid = spec.books.as_ref().and_then(|b| b[dir_in.index()].take(&bytes)).unwrap_or_else(|| {
+                        incoming += 1;
+                        LOCAL_UID_BIT | (incoming - 1)
+                    });
+                    link.send(t, uid, bytes, &mut ev);
+                }
+                Err(_) => {
+                    // The reader ended on its own: the socket failed.
+                    exit.recv_errors += 1;
+                    return exit;
+                }
+            },
+            recv(commands) -> c => match c {
+                Ok(cmd) => pending = Some(cmd),
+                Err(_) => return exit,
+            },
+            default(wait) => {}
         }
     }
 }
