@@ -225,6 +225,43 @@ fn both_transports_run_behind_one_handle() {
     }
 }
 
+#[test]
+fn an_endpoint_with_an_end_stops_by_itself_even_if_nobody_reads_its_events() {
+    use ackscope::runtime::udp::{EndpointOptions, UdpEndpoint};
+    let silent = UdpSocket::bind(any_port()).unwrap();
+    let opts = |seconds| EndpointOptions {
+        side: Side::A,
+        scenario: Scenario::default(),
+        raw: false,
+        bind: any_port(),
+        connect: silent.local_addr().unwrap(),
+        seconds: Some(seconds),
+    };
+    // Drained: every batch arrives, then the channel closes.
+    let t0 = Instant::now();
+    let mut ep = UdpEndpoint::spawn(opts(0.5), || {}).unwrap();
+    let mut t = EventTally::new();
+    for b in ep.events_until_end() {
+        t.observe(&b);
+    }
+    let exit = ep.stop();
+    assert!(exit.ran_to_end, "{exit:?}");
+    assert!(t0.elapsed() < Duration::from_secs(3));
+    assert!((28..=33).contains(&t.sent(Side::A)), "60 pps for 0.5 s: {}", t.sent(Side::A));
+    assert!(!ep.is_running());
+    // Never drained, at 1000 pps: far more batches than the event channel holds, so the endpoint
+    // reaches its end with a backlog; stop still ends it at once and joins.
+    let mut fast = opts(0.5);
+    fast.scenario.send_rate_pps = 1000.0;
+    let mut ep = UdpEndpoint::spawn(fast, || {}).unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    let t1 = Instant::now();
+    ep.stop();
+    assert!(t1.elapsed() < Duration::from_millis(300), "stop took {:?}", t1.elapsed());
+    assert!(ep.try_events().count() >= 200, "the channel filled up");
+    assert!(!ep.is_running());
+}
+
 fn spawn_peer(args: &[String]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_ackscope"))
         .arg("peer")

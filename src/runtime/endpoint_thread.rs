@@ -31,6 +31,8 @@ const PAUSED_POLL: Duration = Duration::from_millis(2);
 /// Send ticks an endpoint catches up at once after a stall; beyond that it skips ahead rather
 /// than bursting.
 const MAX_CATCH_UP_TICKS: u32 = 4;
+/// Longest an endpoint that reached its end waits for its consumer to take the last events.
+const FINAL_FLUSH: Duration = Duration::from_secs(2);
 /// Largest UDP payload (IPv4): the receive buffer never truncates a datagram.
 const MAX_DATAGRAM_BYTES: usize = 65_536;
 /// Incoming datagrams the endpoint cannot name by the sender's send id get ids with this bit set,
@@ -317,13 +319,17 @@ fn endpoint_loop(
             if !ev.is_empty() {
                 backlog.push_back(std::mem::take(&mut ev));
             }
-            // The consumer drains until the channel closes, so waiting here cannot deadlock.
-            for batch in backlog.drain(..) {
-                if events.send(batch).is_err() {
+            // A consumer that drains until the channel closes gets every event; one that stopped
+            // reading costs at most FINAL_FLUSH, and a `Shutdown` ends the wait at once.
+            let deadline = Instant::now() + FINAL_FLUSH;
+            while !backlog.is_empty() && Instant::now() < deadline {
+                if !flush(&mut backlog, &events, wake) || matches!(commands.try_recv(), Ok(Command::Shutdown)) {
                     break;
                 }
+                if !backlog.is_empty() {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
             }
-            wake();
             exit.ran_to_end = true;
             return exit;
         }
