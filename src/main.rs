@@ -21,8 +21,9 @@ struct Cli {
 enum Cmd {
     /// Run a scenario headless on virtual time, as fast as the CPU allows, and print a summary.
     Run(RunArgs),
-    /// Run ONE endpoint on real time and a real UDP socket against another process (another
-    /// `ackscope peer`, or with --raw any reliable.io-format peer), then print a summary.
+    /// Run one endpoint on real time over real UDP against another process, and print a summary.
+    ///
+    /// The other end is another `ackscope peer`, or with --raw any reliable.io-format implementation.
     Peer(ackscope::peer_cmd::PeerArgs),
 }
 
