@@ -10,9 +10,14 @@
 
 pub mod ack;
 pub mod bits;
+pub mod channel;
+pub mod drain;
 pub mod event;
+pub mod glenn;
 pub mod header;
 pub mod link;
+pub mod message;
+pub mod metrics;
 pub mod peer;
 pub mod sequence;
 pub mod sim;
@@ -21,11 +26,16 @@ pub mod workload;
 
 pub use ack::{AckConfig, AckCounters, AckEndpoint, Acked, HeaderVerdict};
 pub use bits::{BitError, BitReader, BitWriter, MeasureStream, Stream};
+pub use channel::{ChannelError, ChannelSizes, ReliableChannel};
+pub use drain::{drain, DrainOutcome};
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample,
 };
+pub use glenn::{decode_payload, GlennConfig, GlennCounters, GlennPeer};
 pub use header::{HeaderError, PacketHeader};
 pub use link::{BurstLoss, JitterDistribution, Link, LinkConfig, IP_UDP_OVERHEAD_BYTES};
+pub use message::{Message, MessageError, MessageFactory, MessageType};
+pub use metrics::{reliable_metrics, LatencyMs, MetricsAccumulator, ReliableMetrics};
 pub use peer::{AckPeer, Peer};
 pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
 pub use sim::{EstimateSummary, LinkPair, PacketTotals, Scenario, Simulation, Strategy};

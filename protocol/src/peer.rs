@@ -4,6 +4,7 @@
 use crate::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
 use crate::event::{Event, EventKind, MalformedReason, Side, SimTime, StatsSample};
 use crate::header::HeaderError;
+use crate::sim::Scenario;
 
 /// A protocol endpoint driven on virtual time.
 ///
@@ -25,6 +26,16 @@ pub trait Peer: Send {
     fn update(&mut self, now: SimTime, events: &mut Vec<Event>);
     /// Current estimates.
     fn stats(&self) -> StatsSample;
+    /// Takes the settings that may change while running (workload, the strategy's own section)
+    /// from `scenario`; the rest is ignored. Strategies without live settings keep the default.
+    fn reconfigure(&mut self, _now: SimTime, _scenario: &Scenario) {}
+    /// Queues a workload burst (strategies without a workload ignore it).
+    fn burst(&mut self) {}
+    /// Reliable messages queued and not yet acked, including any waiting for queue space (0 for
+    /// strategies without reliable messages); a run has drained when both sides report 0.
+    fn unacked_reliable(&self) -> usize {
+        0
+    }
 }
 
 /// Maps a header decode error to the event reason.

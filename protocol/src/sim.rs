@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ack::AckConfig;
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
+use crate::glenn::{GlennConfig, GlennPeer};
 use crate::link::{Link, LinkConfig};
 use crate::peer::{AckPeer, Peer};
 use crate::workload::WorkloadConfig;
@@ -21,12 +22,15 @@ pub enum Strategy {
     /// reliable.io packet acks carrying an opaque payload of `payload_bytes`.
     #[default]
     Acks,
+    /// Glenn Fiedler's reliable-ordered messages over packet acks, with the message workload.
+    Glenn,
 }
 
 impl Strategy {
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Acks => "acks",
+            Strategy::Glenn => "glenn",
         }
     }
 }
@@ -70,6 +74,8 @@ pub struct Scenario {
     pub link: LinkPair,
     /// The message workload for message strategies.
     pub workload: WorkloadConfig,
+    /// Settings of the `glenn` strategy.
+    pub glenn: GlennConfig,
 }
 
 impl Default for Scenario {
@@ -83,6 +89,7 @@ impl Default for Scenario {
             ack: AckConfig::default(),
             link: LinkPair::default(),
             workload: WorkloadConfig::default(),
+            glenn: GlennConfig::default(),
         }
     }
 }
@@ -235,6 +242,7 @@ impl Ticker {
 pub fn make_peer(scenario: &Scenario, side: Side) -> Box<dyn Peer> {
     match scenario.strategy {
         Strategy::Acks => Box::new(AckPeer::new(side, scenario.ack, scenario.payload_bytes as usize)),
+        Strategy::Glenn => Box::new(GlennPeer::new(side, scenario)),
     }
 }
 
@@ -311,6 +319,38 @@ impl Simulation {
         for t in &mut self.tickers {
             t.set_rate(self.now, pps);
         }
+    }
+
+    /// Changes the scenario while running: `change` edits it, then links and send rate are
+    /// updated where they changed and both endpoints take their live settings
+    /// ([`Peer::reconfigure`]: workload, strategy section). Seed and strategy are fixed per run.
+    pub fn reconfigure(&mut self, change: impl FnOnce(&mut Scenario)) {
+        let mut s = self.scenario.clone();
+        change(&mut s);
+        for dir in Dir::BOTH {
+            if s.link.get(dir) != self.scenario.link.get(dir) {
+                self.set_link(dir, *s.link.get(dir));
+            }
+        }
+        if s.send_rate_pps != self.scenario.send_rate_pps {
+            self.set_send_rate(s.send_rate_pps);
+        }
+        s.seed = self.scenario.seed;
+        s.strategy = self.scenario.strategy;
+        self.scenario = s;
+        for p in &mut self.peers {
+            p.reconfigure(self.now, &self.scenario);
+        }
+    }
+
+    /// Queues a workload burst on `side`.
+    pub fn burst(&mut self, side: Side) {
+        self.peers[side.index()].burst();
+    }
+
+    /// Reliable messages not yet acked, both sides together.
+    pub fn unacked_reliable(&self) -> usize {
+        self.peers.iter().map(|p| p.unacked_reliable()).sum()
     }
 
     /// Events recorded since the last drain.
