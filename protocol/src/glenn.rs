@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ack::{AckEndpoint, Acked, HeaderVerdict};
+use crate::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
 use crate::bits::{BitReader, BitWriter, Stream};
 use crate::channel::{AckedMessage, ChannelError, ChannelSizes, Pick, ReliableChannel};
 use crate::event::{Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample};
@@ -64,7 +64,10 @@ pub struct GlennConfig {
     pub send_queue_size: u32,
     /// Out-of-order reliable messages the receiver holds; the sender never runs further ahead.
     pub receive_queue_size: u32,
-    /// Packets whose message ids are remembered to map packet acks to messages.
+    /// Packets whose message ids are remembered to map packet acks to messages. The endpoint's
+    /// ack layer holds at least as many sent packets (`ack.sent_packets_buffer_size` is raised to
+    /// this), as in yojimbo: at high packet rates reliable.io's 256 would forget a packet before
+    /// its ack could arrive, and every message in it would be resent for nothing.
     pub sent_packets_buffer_size: u32,
     /// Snapshots waiting for room in a packet.
     pub unreliable_queue_size: u32,
@@ -175,6 +178,9 @@ pub struct GlennPeer {
     unreliable: VecDeque<Queued>,
     counters: GlennCounters,
     tick_pending: bool,
+    /// Reliable messages of bursts requested but not yet generated (counted as unacked so a drain
+    /// right after a burst waits for it).
+    burst_pending: usize,
     requests: Vec<MessageRequest>,
     picks: Vec<Pick>,
     acked: Vec<Acked>,
@@ -193,13 +199,17 @@ impl GlennPeer {
             side,
             config: g,
             factory: MessageFactory::default(),
-            ack: AckEndpoint::new(scenario.ack),
+            ack: AckEndpoint::new(AckConfig {
+                sent_packets_buffer_size: scenario.ack.sent_packets_buffer_size.max(sizes.sent_packets_buffer_size),
+                ..scenario.ack
+            }),
             workload: Workload::new(side, scenario.workload, scenario.seed),
             channel: ReliableChannel::new(sizes),
             backlog: VecDeque::new(),
             unreliable: VecDeque::new(),
             counters: GlennCounters::default(),
             tick_pending: false,
+            burst_pending: 0,
             requests: Vec::new(),
             picks: Vec::new(),
             acked: Vec::new(),
@@ -350,6 +360,7 @@ impl GlennPeer {
 impl Peer for GlennPeer {
     fn on_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
         self.tick_pending = true;
+        self.burst_pending = 0;
         self.flush_backlog();
         let mut reqs = std::mem::take(&mut self.requests);
         self.workload.poll(now, &mut reqs);
@@ -474,9 +485,10 @@ impl Peer for GlennPeer {
 
     fn burst(&mut self) {
         self.workload.burst();
+        self.burst_pending += self.workload.config().burst_messages as usize;
     }
 
     fn unacked_reliable(&self) -> usize {
-        self.channel.unacked() + self.backlog.len()
+        self.channel.unacked() + self.backlog.len() + self.burst_pending
     }
 }
