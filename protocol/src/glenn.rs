@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
-use crate::bits::{BitReader, BitWriter, Stream};
+use crate::bits::{BitError, BitReader, BitWriter, Stream};
 use crate::channel::{AckedMessage, ChannelError, ChannelSizes, Pick, ReliableChannel};
 use crate::event::{Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample};
 use crate::message::{Message, MessageError, MessageFactory};
@@ -106,7 +106,8 @@ pub struct DecodedPayload {
 }
 
 /// Decodes a payload; any malformation (bad type id, truncation, out-of-range field, non-zero
-/// padding, trailing bytes) is an error.
+/// padding, trailing bytes, a non-canonical id) is an error, so every accepted payload re-encodes
+/// to the same bytes.
 pub fn decode_payload(factory: &MessageFactory, bytes: &[u8]) -> Result<DecodedPayload, MessageError> {
     let mut r = BitReader::new(bytes);
     let mut out = DecodedPayload::default();
@@ -125,7 +126,13 @@ pub fn decode_payload(factory: &MessageFactory, bytes: &[u8]) -> Result<DecodedP
         };
         match (consecutive, prev) {
             (true, Some(p)) => id = p.wrapping_add(1),
-            _ => r.serialize_u16(&mut id)?,
+            _ => {
+                r.serialize_u16(&mut id)?;
+                // Canonical form only: "previous + 1" must use the 1-bit form.
+                if prev.is_some_and(|p| id == p.wrapping_add(1)) {
+                    return Err(MessageError::NonCanonicalId);
+                }
+            }
         }
         prev = Some(id);
         out.reliable.push((id, factory.read(&mut r)?));
@@ -136,9 +143,44 @@ pub fn decode_payload(factory: &MessageFactory, bytes: &[u8]) -> Result<DecodedP
     }
     r.align()?;
     if r.bits_remaining() != 0 {
-        return Err(MessageError::BadSize { bytes: r.bits_remaining() / 8, min: 0, max: 0 });
+        return Err(MessageError::Trailing { bytes: r.bits_remaining() / 8 });
     }
     Ok(out)
+}
+
+/// Writes a reliable message id: 16 bits for the first, then 1 bit "previous + 1" or 16 bits.
+fn write_message_id(w: &mut BitWriter, prev: Option<u16>, id: u16) -> Result<(), BitError> {
+    if let Some(p) = prev {
+        let mut consecutive = id == p.wrapping_add(1);
+        w.serialize_bool(&mut consecutive)?;
+        if consecutive {
+            return Ok(());
+        }
+    }
+    w.serialize_u16(&mut id.clone())
+}
+
+/// Encodes a payload (the inverse of [`decode_payload`]; the endpoint writes straight from its
+/// queues with the same layout). Counts above 256 or unencodable messages are an error.
+pub fn encode_payload(factory: &MessageFactory, payload: &mut DecodedPayload) -> Result<Vec<u8>, BitError> {
+    let room: usize = payload.reliable.iter().map(|(_, m)| m.payload.len() + 8).sum::<usize>()
+        + payload.unreliable.iter().map(|m| m.payload.len() + 8).sum::<usize>()
+        + 8;
+    let mut w = BitWriter::with_capacity(room);
+    let mut n = payload.reliable.len() as u32;
+    w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    let mut prev = None;
+    for (id, m) in &mut payload.reliable {
+        write_message_id(&mut w, prev, *id)?;
+        prev = Some(*id);
+        factory.write(&mut w, m)?;
+    }
+    let mut n = payload.unreliable.len() as u32;
+    w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    for m in &mut payload.unreliable {
+        factory.write(&mut w, m)?;
+    }
+    Ok(w.finish())
 }
 
 /// Counters since creation.
@@ -311,21 +353,13 @@ impl GlennPeer {
     }
 
     /// Writes the payload for the picked reliable messages and `unreliable_n` snapshots.
-    fn write_payload(&mut self, unreliable_n: usize, out: &mut Vec<u8>) -> Result<(), crate::bits::BitError> {
+    fn write_payload(&mut self, unreliable_n: usize, out: &mut Vec<u8>) -> Result<(), BitError> {
         let mut w = BitWriter::with_capacity(self.config.packet_budget_bytes as usize + 64);
         let mut n = self.picks.len() as u32;
         w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
         let mut prev: Option<u16> = None;
         for p in &self.picks {
-            if let Some(pr) = prev {
-                let mut consecutive = p.id == pr.wrapping_add(1);
-                w.serialize_bool(&mut consecutive)?;
-                if !consecutive {
-                    w.serialize_u16(&mut p.id.clone())?;
-                }
-            } else {
-                w.serialize_u16(&mut p.id.clone())?;
-            }
+            write_message_id(&mut w, prev, p.id)?;
             prev = Some(p.id);
             if let Some(m) = self.channel.message_mut(p.id) {
                 self.factory.write(&mut w, m)?;

@@ -31,7 +31,7 @@ pub use drain::{drain, DrainOutcome};
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample,
 };
-pub use glenn::{decode_payload, GlennConfig, GlennCounters, GlennPeer};
+pub use glenn::{decode_payload, encode_payload, DecodedPayload, GlennConfig, GlennCounters, GlennPeer};
 pub use header::{HeaderError, PacketHeader};
 pub use link::{BurstLoss, JitterDistribution, Link, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 pub use message::{Message, MessageError, MessageFactory, MessageType};

@@ -67,6 +67,12 @@ pub enum MessageError {
     /// The payload size is outside what any type can carry.
     #[error("message payload of {bytes} bytes is outside [{min}, {max}]")]
     BadSize { bytes: usize, min: u32, max: u32 },
+    /// Bytes left over after the last message of a packet payload.
+    #[error("{bytes} trailing bytes after the payload")]
+    Trailing { bytes: usize },
+    /// A message id written in full although the 1-bit "previous + 1" form applied.
+    #[error("non-canonical message id encoding")]
+    NonCanonicalId,
     /// The bits themselves were bad (truncated, out-of-range field, non-zero padding).
     #[error(transparent)]
     Bits(#[from] BitError),
