@@ -242,3 +242,28 @@ fn messages_larger_than_the_packet_budget_are_refused_explicitly() {
     assert!(r.delivered[0].iter().all(|id| !too_large.contains(id)), "seed {seed}");
     assert!(m.max_packet_bytes <= 100 + 9, "seed {seed}: packet of {} bytes", m.max_packet_bytes);
 }
+
+#[test]
+fn resend_delay_and_budget_change_live() {
+    let seed = 900;
+    let mut sim = Simulation::new(resend_scenario(seed, 250.0));
+    let mut before = Vec::new();
+    let mut check = |e: &Event| before.push(e.clone());
+    glenn_support::run_sim(&mut sim, seed, 10.0, 0.0, &mut check);
+    assert!(!before.iter().any(|e| matches!(e.kind, EventKind::MessageSent { kind: SendKind::Redundant, .. })));
+    let switch = sim.now();
+    sim.reconfigure(|s| {
+        s.glenn.resend_delay_ms = 0.0;
+        s.glenn.packet_budget_bytes = 200;
+        s.workload.reliable_rate_hz = 40.0; // the helper's drain stopped it
+    });
+    let mut after = Vec::new();
+    let mut check = |e: &Event| after.push(e.clone());
+    let r = glenn_support::run_sim(&mut sim, seed, 10.0, 20.0, &mut check);
+    let redundant = after.iter().filter(|e| matches!(e.kind, EventKind::MessageSent { kind: SendKind::Redundant, .. }));
+    assert!(redundant.count() > 100, "seed {seed}: delay 0 did not take effect after {switch:?}");
+    let m = reliable_metrics(&after);
+    assert!(m.max_packet_bytes <= 200 + 9, "seed {seed}: budget 200 not honoured: {m:?}");
+    assert_eq!((m.lost, m.duplicated, m.out_of_order), (0, 0, 0), "seed {seed}: {m:?}");
+    assert!(r.drain.drained, "seed {seed}");
+}
