@@ -55,7 +55,8 @@ pub struct ReliableMetrics {
     pub max_packet_bytes: u32,
     /// Packet bytes sent by both endpoints.
     pub wire_bytes: u64,
-    /// Refusals because the send queue was full (the message is kept and retried for reliable).
+    /// Refusals because a send queue was full: a reliable message is kept and retried (Glenn's
+    /// backlog), an unreliable one is dropped.
     pub refused_queue_full: u64,
     /// Messages refused as larger than the packet budget (dropped).
     pub refused_too_large: u64,
