@@ -170,6 +170,9 @@ impl ReliableChannel {
     /// Picks the messages for one packet: oldest first, not sent within `resend_delay_us`
     /// (0 = every unacked message), fitting `budget_bits` (reduced by what is taken), at most
     /// `max_messages`. Marks them sent at `now`; `out` receives them in id order.
+    ///
+    /// The one exception to the budget: a message larger than the whole budget (possible only
+    /// when the budget was lowered after it was queued) is sent alone in an otherwise empty packet.
     pub fn select(
         &mut self,
         now: SimTime,
@@ -179,6 +182,7 @@ impl ReliableChannel {
         out: &mut Vec<Pick>,
     ) {
         let smallest = Self::packet_bits(0);
+        let full_budget = *budget_bits;
         let span = self.unacked().min(self.sizes.receive_queue_size);
         let mut taken = 0;
         for i in 0..span {
@@ -197,10 +201,15 @@ impl ReliableChannel {
                 Some(_) => continue,
             };
             let need = Self::packet_bits(e.bits);
-            if need > *budget_bits {
+            if need > full_budget && taken == 0 && max_messages > 0 {
+                // Queued under a larger budget that was lowered since: it can never fit, and
+                // skipping it forever would stall ordered delivery, so it goes alone, over budget.
+                *budget_bits = 0;
+            } else if need > *budget_bits {
                 continue;
+            } else {
+                *budget_bits -= need;
             }
-            *budget_bits -= need;
             e.last_sent = Some(now);
             e.first_sent.get_or_insert(now);
             taken += 1;
@@ -316,6 +325,22 @@ mod tests {
         budget = 10_000;
         c.select(SimTime(100_000), 100_000, &mut budget, 64, &mut picks);
         assert_eq!(picks, vec![Pick { id: 2, workload_id: 2, kind: SendKind::DelayResend }]);
+    }
+
+    #[test]
+    fn a_message_over_a_lowered_budget_goes_alone_instead_of_stalling() {
+        let mut c = ReliableChannel::new(ChannelSizes::default());
+        c.send(msg(0), 0, 2000).unwrap();
+        c.send(msg(1), 1, 90).unwrap();
+        let mut picks = Vec::new();
+        let mut budget = 1000;
+        c.select(SimTime(0), 100_000, &mut budget, 64, &mut picks);
+        assert_eq!(picks.iter().map(|p| p.id).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(budget, 0);
+        picks.clear();
+        budget = 1000;
+        c.select(SimTime(1), 100_000, &mut budget, 64, &mut picks);
+        assert_eq!(picks.iter().map(|p| p.id).collect::<Vec<_>>(), vec![1], "message 1 fits the next packet");
     }
 
     #[test]

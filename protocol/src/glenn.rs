@@ -31,7 +31,7 @@ use crate::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
 use crate::bits::{BitError, BitReader, BitWriter, Stream};
 use crate::channel::{AckedMessage, ChannelError, ChannelSizes, Pick, ReliableChannel};
 use crate::event::{Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample};
-use crate::message::{Message, MessageError, MessageFactory};
+use crate::message::{Message, MessageError, MessageFactory, MAX_MESSAGE_BYTES};
 use crate::peer::{header_malformed_reason, Peer};
 use crate::sim::Scenario;
 use crate::workload::{check_payload, MessageRequest, Workload};
@@ -354,7 +354,9 @@ impl GlennPeer {
 
     /// Writes the payload for the picked reliable messages and `unreliable_n` snapshots.
     fn write_payload(&mut self, unreliable_n: usize, out: &mut Vec<u8>) -> Result<(), BitError> {
-        let mut w = BitWriter::with_capacity(self.config.packet_budget_bytes as usize + 64);
+        // Room for the budget plus one oversized message (see `ReliableChannel::select`).
+        let room = self.config.packet_budget_bytes as usize + MAX_MESSAGE_BYTES as usize + 64;
+        let mut w = BitWriter::with_capacity(room);
         let mut n = self.picks.len() as u32;
         w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
         let mut prev: Option<u16> = None;
@@ -416,6 +418,17 @@ impl Peer for GlennPeer {
         let delay_us = (self.resend_delay_ms() * 1000.0).round() as u64;
         self.picks.clear();
         self.channel.select(now, delay_us, &mut budget, max, &mut self.picks);
+        // Snapshots queued under a larger budget that can no longer fit are dropped, explicitly.
+        let full = self.config.budget_bits();
+        while let Some(q) = self.unreliable.front() {
+            if ReliableChannel::packet_bits(q.bits) <= full {
+                break;
+            }
+            let msg = q.workload_id;
+            self.unreliable.pop_front();
+            self.counters.refused_too_large += 1;
+            self.refuse(now, msg, RefuseReason::TooLarge, events);
+        }
         let mut unreliable_n = 0;
         for q in &self.unreliable {
             let need = ReliableChannel::packet_bits(q.bits);
