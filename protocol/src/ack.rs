@@ -113,6 +113,7 @@ pub struct AckEndpoint {
     bw_sent: BandwidthMeter,
     bw_received: BandwidthMeter,
     bw_acked: BandwidthMeter,
+    stats_enabled: bool,
 }
 
 impl AckEndpoint {
@@ -131,6 +132,7 @@ impl AckEndpoint {
             bw_sent: BandwidthMeter::default(),
             bw_received: BandwidthMeter::default(),
             bw_acked: BandwidthMeter::default(),
+            stats_enabled: true,
         }
     }
 
@@ -142,6 +144,11 @@ impl AckEndpoint {
     pub fn set_stats_config(&mut self, stats: StatsConfig) {
         self.config.stats = stats;
         self.rtt.set_config(stats);
+    }
+
+    /// Turns RTT and bandwidth accounting off (acks only), e.g. to measure the bare ack path.
+    pub fn set_stats_enabled(&mut self, enabled: bool) {
+        self.stats_enabled = enabled;
     }
 
     /// The sequence the next packet will carry.
@@ -189,7 +196,9 @@ impl AckEndpoint {
             e.bytes = total_bytes as u32;
         }
         self.counters.sent += 1;
-        self.bw_sent.add_packet(total_bytes);
+        if self.stats_enabled {
+            self.bw_sent.add_packet(total_bytes);
+        }
     }
 
     /// Decodes the header of an incoming packet without changing any state.
@@ -262,7 +271,10 @@ impl AckEndpoint {
             }
         }
         self.counters.received += 1;
-        self.bw_received.add_packet(total_bytes);
+        let stats = self.stats_enabled;
+        if stats {
+            self.bw_received.add_packet(total_bytes);
+        }
 
         let mut bits = header.ack_bits;
         let mut i = 0u16;
@@ -273,10 +285,11 @@ impl AckEndpoint {
                     if !p.acked {
                         p.acked = true;
                         let rtt_ms = now.saturating_since(p.time).as_millis_f64();
-                        let b = p.bytes as usize;
                         self.counters.acked += 1;
-                        self.bw_acked.add_packet(b);
-                        self.rtt.add_sample(rtt_ms);
+                        if stats {
+                            self.bw_acked.add_packet(p.bytes as usize);
+                            self.rtt.add_sample(rtt_ms);
+                        }
                         acked.push(Acked { sequence: seq, rtt_ms });
                     }
                 }
