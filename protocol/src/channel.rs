@@ -34,9 +34,6 @@ pub enum ChannelError {
     /// The send queue holds `send_queue_size` unacked messages: back-pressure to the caller.
     #[error("send queue full")]
     SendQueueFull,
-    /// The message can never fit in a packet of the current budget.
-    #[error("message needs {need_bits} bits, the packet budget is {budget_bits}")]
-    TooLarge { need_bits: usize, budget_bits: usize },
     /// A received message id is beyond what the receive queue can hold (broken sender).
     #[error("received message id {message_id}, expected {expected} and at most {window} ahead")]
     Desync { message_id: u16, expected: u16, window: u16 },
@@ -152,7 +149,8 @@ impl ReliableChannel {
         bits + MESSAGE_ID_WORST_BITS + ALIGN_SLACK_BITS
     }
 
-    /// Queues a message (measured at `bits`); returns its message id.
+    /// Queues a message (measured at `bits`); returns its message id. Never fails after
+    /// [`Self::can_send`] returned true.
     pub fn send(&mut self, message: Message, workload_id: u64, bits: usize) -> Result<u16, ChannelError> {
         if !self.can_send() {
             return Err(ChannelError::SendQueueFull);
@@ -193,10 +191,7 @@ impl ReliableChannel {
             let Some(e) = self.send_queue.get_mut(id) else { continue };
             let kind = match e.last_sent {
                 None => SendKind::First,
-                Some(t) if resend_delay_us == 0 => {
-                    let _ = t;
-                    SendKind::Redundant
-                }
+                Some(_) if resend_delay_us == 0 => SendKind::Redundant,
                 Some(t) if now.saturating_since(t).0 >= resend_delay_us => SendKind::DelayResend,
                 Some(_) => continue,
             };

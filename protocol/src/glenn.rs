@@ -312,9 +312,8 @@ impl GlennPeer {
     fn flush_backlog(&mut self) {
         while self.channel.can_send() {
             let Some(q) = self.backlog.pop_front() else { break };
-            if self.channel.send(q.message, q.workload_id, q.bits).is_err() {
-                break; // cannot happen after can_send; the message was consumed, so stop here
-            }
+            let sent = self.channel.send(q.message, q.workload_id, q.bits);
+            debug_assert!(sent.is_ok(), "send failed after can_send: {sent:?}");
         }
     }
 
@@ -346,9 +345,9 @@ impl GlennPeer {
             self.refuse(now, req.id, RefuseReason::SendQueueFull, events);
             self.backlog.push_back(q);
             self.counters.max_backlog = self.counters.max_backlog.max(self.backlog.len() as u64);
-        } else if let Err(ChannelError::SendQueueFull) = self.channel.send(q.message, q.workload_id, q.bits) {
-            // can_send said yes; keep the books honest anyway.
-            self.counters.refused_queue_full += 1;
+        } else {
+            let sent = self.channel.send(q.message, q.workload_id, q.bits);
+            debug_assert!(sent.is_ok(), "send failed after can_send: {sent:?}");
         }
     }
 
