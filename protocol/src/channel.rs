@@ -339,6 +339,44 @@ mod tests {
     }
 
     #[test]
+    fn a_late_ack_for_an_old_packet_never_acks_a_newer_message_with_the_same_wrapped_id() {
+        let mut c = ReliableChannel::new(ChannelSizes::default());
+        let mut picks = Vec::new();
+        let mut acked = Vec::new();
+        let mut budget = usize::MAX;
+        // Message id 0 goes out in packet 1 (whose ack is delayed) and again in packet 2 (acked).
+        c.send(msg(0), 0, 64).unwrap();
+        c.select(SimTime(0), 0, &mut budget, 256, &mut picks);
+        c.on_packet_sent(SimTime(0), 1, &picks);
+        c.select(SimTime(1), 0, &mut budget, 256, &mut picks);
+        c.on_packet_sent(SimTime(1), 2, &picks[1..]);
+        c.on_packet_acked(2, &mut acked);
+        assert_eq!(acked.len(), 1);
+        // 65535 more messages, 256 per packet, so message ids wrap within 256 packets.
+        let mut seq = 3u16;
+        let mut t = 2;
+        let mut next = 1u64;
+        while next < 65536 {
+            while next < 65536 && c.unacked() < 256 {
+                c.send(msg(0), next, 64).unwrap();
+                next += 1;
+            }
+            picks.clear();
+            c.select(SimTime(t), 0, &mut budget, 256, &mut picks);
+            c.on_packet_sent(SimTime(t), seq, &picks);
+            c.on_packet_acked(seq, &mut acked);
+            seq += 1;
+            t += 1;
+        }
+        assert_eq!(c.next_message_id(), 0, "ids wrapped");
+        c.send(msg(9), 65536, 64).unwrap();
+        acked.clear();
+        c.on_packet_acked(1, &mut acked);
+        assert!(acked.is_empty(), "packet 1 carried the old message 0, not the new one: {acked:?}");
+        assert_eq!(c.unacked(), 1);
+    }
+
+    #[test]
     fn ids_beyond_the_receive_window_are_a_desync() {
         let c = ReliableChannel::new(ChannelSizes { receive_queue_size: 16, ..Default::default() });
         assert!(c.check_receive(15).is_ok());
