@@ -45,6 +45,9 @@ fn two_hundred_thousand_messages_arrive_exactly_once_in_order_under_burst_loss()
     r.assert_exactly_once_in_order("soak");
     assert!(r.totals.link_dropped * 100 > r.totals.sent * 28, "seed {seed}: link too kind {:?}", r.totals);
     assert!(r.totals.duplicated > 0, "seed {seed}: no duplicates on the link");
+    // Snapshots ride along: sent once, never delivered twice although the link duplicates.
+    assert!(m.unreliable_delivered > 0 && m.unreliable_delivered <= m.unreliable_sent, "seed {seed}: {m:?}");
+    assert_eq!(m.unreliable_duplicated, 0, "seed {seed}: {m:?}");
     // Memory bounded: what is queued and unacked stays within the send queue plus a small backlog.
     assert!(m.max_send_queue_depth < 2 * 1024, "seed {seed}: send queue grew to {}", m.max_send_queue_depth);
     assert!(m.max_packet_bytes <= 1200 + 9, "seed {seed}: packet of {} bytes", m.max_packet_bytes);
