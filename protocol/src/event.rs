@@ -178,6 +178,12 @@ pub enum EventKind {
     MessageDelivered { side: Side, msg: u64 },
     /// The sender could not queue `msg` (send queue full, too large...): explicit, never silent.
     MessageRefused { side: Side, msg: u64, reason: RefuseReason },
+    /// The receiving application got message `msg` whose content failed `workload::check_payload`
+    /// (`side` is the receiver; `msg` is read from the damaged payload, so it may be wrong).
+    MessageCorrupted { side: Side, msg: u64 },
+    /// A packet carried message id `message_id` beyond the receive window starting at `expected`;
+    /// the packet was rejected and not acked (`side` is the receiver).
+    MessageDesync { side: Side, message_id: u32, expected: u32 },
 
     // ----- large blocks (chunks/slices, and the fragmentation baseline) -----
     /// The sender put chunk `chunk` (wire id) of `bytes` in `slices` slices on the network.
@@ -265,6 +271,8 @@ impl EventKind {
             | EventKind::MessageAcked { side, .. }
             | EventKind::MessageDelivered { side, .. }
             | EventKind::MessageRefused { side, .. }
+            | EventKind::MessageCorrupted { side, .. }
+            | EventKind::MessageDesync { side, .. }
             | EventKind::ChunkStarted { side, .. }
             | EventKind::SliceSent { side, .. }
             | EventKind::SliceAcked { side, .. }

@@ -10,12 +10,17 @@
 
 pub mod ack;
 pub mod bits;
+pub mod channel;
 pub mod chunk;
+pub mod drain;
 pub mod event;
 pub mod flow;
 pub mod fragments;
+pub mod glenn;
 pub mod header;
 pub mod link;
+pub mod message;
+pub mod metrics;
 pub mod peer;
 pub mod sequence;
 pub mod sim;
@@ -24,15 +29,20 @@ pub mod workload;
 
 pub use ack::{AckConfig, AckCounters, AckEndpoint, Acked, HeaderVerdict};
 pub use bits::{BitError, BitReader, BitWriter, MeasureStream, Stream};
+pub use channel::{ChannelError, ChannelSizes, ReliableChannel};
 pub use chunk::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender, ChunkSummary};
+pub use drain::{drain, DrainOutcome};
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
     StatsSample,
 };
 pub use flow::{FlowConfig, FlowControl};
 pub use fragments::{FragmentPeer, FragmentReceiver, FragmentSender};
+pub use glenn::{decode_payload, encode_payload, DecodedPayload, GlennConfig, GlennCounters, GlennPeer};
 pub use header::{HeaderError, PacketHeader};
 pub use link::{BurstLoss, JitterDistribution, Link, LinkConfig, IP_UDP_OVERHEAD_BYTES};
+pub use message::{Message, MessageError, MessageFactory, MessageType};
+pub use metrics::{reliable_metrics, LatencyMs, MetricsAccumulator, ReliableMetrics};
 pub use peer::{AckPeer, Peer};
 pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
 pub use sim::{EstimateSummary, LinkPair, PacketTotals, Scenario, Simulation, Strategy};

@@ -13,6 +13,7 @@ use crate::chunk::{ChunkConfig, ChunkPeer};
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
 use crate::flow::{FlowConfig, FlowControl};
 use crate::fragments::FragmentPeer;
+use crate::glenn::{GlennConfig, GlennPeer};
 use crate::link::{Link, LinkConfig};
 use crate::peer::{AckPeer, Peer};
 use crate::workload::WorkloadConfig;
@@ -29,6 +30,8 @@ pub enum Strategy {
     Chunks,
     /// The baseline for chunks: whole blocks as fragmented packets, resent whole on any loss.
     Fragments,
+    /// Glenn Fiedler's reliable-ordered messages over packet acks, with the message workload.
+    Glenn,
 }
 
 impl Strategy {
@@ -37,6 +40,7 @@ impl Strategy {
             Strategy::Acks => "acks",
             Strategy::Chunks => "chunks",
             Strategy::Fragments => "fragments",
+            Strategy::Glenn => "glenn",
         }
     }
 }
@@ -84,6 +88,8 @@ pub struct Scenario {
     pub chunk: ChunkConfig,
     /// rellikt's RTT-driven send-rate switch; when enabled it sets each side's packet rate.
     pub flow: FlowConfig,
+    /// Settings of the `glenn` strategy.
+    pub glenn: GlennConfig,
 }
 
 impl Default for Scenario {
@@ -99,6 +105,7 @@ impl Default for Scenario {
             workload: WorkloadConfig::default(),
             chunk: ChunkConfig::default(),
             flow: FlowConfig::default(),
+            glenn: GlennConfig::default(),
         }
     }
 }
@@ -251,6 +258,7 @@ impl Ticker {
 pub fn make_peer(scenario: &Scenario, side: Side) -> Box<dyn Peer> {
     match scenario.strategy {
         Strategy::Acks => Box::new(AckPeer::new(side, scenario.ack, scenario.payload_bytes as usize)),
+        Strategy::Glenn => Box::new(GlennPeer::new(side, scenario)),
         Strategy::Chunks => Box::new(ChunkPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
         Strategy::Fragments => Box::new(FragmentPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
     }
@@ -352,6 +360,38 @@ impl Simulation {
     /// Each side's flow control state (meaningful when `scenario.flow.enabled`).
     pub fn flow(&self, side: Side) -> &FlowControl {
         &self.flows[side.index()]
+    }
+
+    /// Changes the scenario while running: `change` edits it, then links and send rate are
+    /// updated where they changed and both endpoints take their live settings
+    /// ([`Peer::reconfigure`]: workload, strategy section). Seed and strategy are fixed per run.
+    pub fn reconfigure(&mut self, change: impl FnOnce(&mut Scenario)) {
+        let mut s = self.scenario.clone();
+        change(&mut s);
+        for dir in Dir::BOTH {
+            if s.link.get(dir) != self.scenario.link.get(dir) {
+                self.set_link(dir, *s.link.get(dir));
+            }
+        }
+        if s.send_rate_pps != self.scenario.send_rate_pps {
+            self.set_send_rate(s.send_rate_pps);
+        }
+        s.seed = self.scenario.seed;
+        s.strategy = self.scenario.strategy;
+        self.scenario = s;
+        for p in &mut self.peers {
+            p.reconfigure(self.now, &self.scenario);
+        }
+    }
+
+    /// Queues a workload burst on `side`.
+    pub fn burst(&mut self, side: Side) {
+        self.peers[side.index()].burst();
+    }
+
+    /// Reliable messages not yet acked, both sides together.
+    pub fn unacked_reliable(&self) -> usize {
+        self.peers.iter().map(|p| p.unacked_reliable()).sum()
     }
 
     /// Events recorded since the last drain.
