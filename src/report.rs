@@ -4,7 +4,10 @@
 
 use std::time::Instant;
 
-use ackscope_protocol::{ChunkSummary, Dir, EstimateSummary, Event, PacketTotals, Scenario, Simulation, Strategy};
+use ackscope_protocol::{
+    drain, reliable_metrics, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals, ReliableMetrics, Scenario,
+    Simulation, Strategy,
+};
 use serde::Serialize;
 
 /// What `ackscope run --json` prints.
@@ -19,10 +22,19 @@ pub struct RunReport {
     pub estimates: EstimateSummary,
     /// Number of events the run produced.
     pub events: u64,
+    /// Virtual seconds spent after `--seconds` letting reliable messages drain (workload stopped).
+    pub drain_seconds: f64,
+    /// Reliable-message metrics, for message strategies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reliable: Option<ReliableMetrics>,
     /// `"chunks"` and `"chunk_acks"`, for chunk and fragment transfers.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub chunk: Option<ChunkSummary>,
 }
+
+/// Longest the run keeps going after `--seconds` for unacked reliable messages to drain; messages
+/// still unacked then count as lost.
+pub const MAX_DRAIN_SECONDS: f64 = 30.0;
 
 /// A finished headless run: the report, the simulation in its final state and every event.
 pub struct FinishedRun {
@@ -36,7 +48,10 @@ pub fn run(scenario: &Scenario, seconds: f64) -> FinishedRun {
     let start = Instant::now();
     let mut sim = Simulation::new(scenario.clone());
     sim.run_for_secs(seconds);
+    let is_messages = scenario.strategy.has_messages();
+    let drain_seconds = if is_messages { drain(&mut sim, MAX_DRAIN_SECONDS).elapsed_secs } else { 0.0 };
     let events: Vec<Event> = sim.drain_events().collect();
+    let reliable = is_messages.then(|| reliable_metrics(&events));
     let chunk = matches!(scenario.strategy, Strategy::Chunks | Strategy::Fragments).then(|| {
         // The ideal adds the link's base round trip, as in the large-blocks seed.
         let l = &scenario.link;
@@ -51,6 +66,8 @@ pub fn run(scenario: &Scenario, seconds: f64) -> FinishedRun {
         packets: sim.totals(),
         estimates: sim.estimates(),
         events: events.len() as u64,
+        drain_seconds,
+        reliable,
         chunk,
     };
     FinishedRun { report, sim, events }
@@ -85,7 +102,8 @@ impl RunReport {
             e.loss_percent,
             e.true_loss_percent,
             self.events,
-            self.chunk.as_ref().map(chunk_text).unwrap_or_default()
+            self.reliable.as_ref().map(reliable_text).unwrap_or_default()
+                + &self.chunk.as_ref().map(chunk_text).unwrap_or_default()
         )
     }
 }
@@ -104,4 +122,25 @@ fn chunk_text(c: &ChunkSummary) -> String {
         a.packets, a.bytes_out, a.bytes_in
     ));
     out
+}
+
+fn reliable_text(r: &ReliableMetrics) -> String {
+    format!(
+        "\nreliable messages: {} sent, {} delivered, {} lost, {} duplicated, {} out of order, {} corrupted\n\
+         latency ms: p50 {:.1}, p95 {:.1}, p99 {:.1}, max {:.1}\n\
+         {:.1} wire bytes per delivered message, {:.2} sends per message, {} spurious resends",
+        r.sent,
+        r.delivered,
+        r.lost,
+        r.duplicated,
+        r.out_of_order,
+        r.corrupted,
+        r.latency_ms.p50,
+        r.latency_ms.p95,
+        r.latency_ms.p99,
+        r.latency_ms.max,
+        r.wire_bytes_per_delivered,
+        r.sends_per_message,
+        r.spurious_resends
+    )
 }

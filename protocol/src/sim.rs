@@ -23,7 +23,6 @@ use crate::workload::WorkloadConfig;
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
     /// reliable.io packet acks carrying an opaque payload of `payload_bytes`.
-    #[default]
     Acks,
     /// Glenn's chunk/slice transfer of large blocks (side A sends `workload.chunk_kib` chunks back
     /// to back, side B acks). Later it may be multiplexed beside a message strategy.
@@ -31,10 +30,16 @@ pub enum Strategy {
     /// The baseline for chunks: whole blocks as fragmented packets, resent whole on any loss.
     Fragments,
     /// Glenn Fiedler's reliable-ordered messages over packet acks, with the message workload.
+    #[default]
     Glenn,
 }
 
 impl Strategy {
+    /// True for strategies that carry the message workload (reliable-message metrics apply).
+    pub fn has_messages(self) -> bool {
+        matches!(self, Strategy::Glenn)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Acks => "acks",
@@ -96,7 +101,7 @@ impl Default for Scenario {
     fn default() -> Self {
         Self {
             seed: 1,
-            strategy: Strategy::Acks,
+            strategy: Strategy::Glenn,
             send_rate_pps: 60.0,
             payload_bytes: 100,
             stats_interval_ms: 100.0,
