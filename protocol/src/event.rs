@@ -166,6 +166,9 @@ pub enum EventKind {
     Stats { side: Side, stats: StatsSample },
     /// A packet was rejected as malformed, counted and dropped.
     Malformed { side: Side, reason: MalformedReason },
+    /// A scenario parameter changed while running (a live edit or a scripted link step), by its
+    /// dotted `--set` name; reported on side A.
+    ParamChanged { name: String, value: String },
 
     // ----- messages (workload level; `msg` is the sending side's workload id) -----
     /// The application queued message `msg` on `side` for sending.
@@ -259,6 +262,7 @@ impl EventKind {
             | EventKind::LinkDropped { dir, .. }
             | EventKind::LinkDuplicated { dir, .. }
             | EventKind::LinkDelivered { dir, .. } => dir.sender(),
+            EventKind::ParamChanged { .. } => Side::A,
             EventKind::PacketSent { side, .. }
             | EventKind::PacketReceived { side, .. }
             | EventKind::PacketAcked { side, .. }

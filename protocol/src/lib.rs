@@ -22,6 +22,7 @@ pub mod link;
 pub mod message;
 pub mod metrics;
 pub mod peer;
+pub mod script;
 pub mod sequence;
 pub mod sim;
 pub mod stats;
@@ -44,6 +45,7 @@ pub use link::{BurstLoss, JitterDistribution, Link, LinkConfig, IP_UDP_OVERHEAD_
 pub use message::{Message, MessageError, MessageFactory, MessageType};
 pub use metrics::{reliable_metrics, LatencyMs, MetricsAccumulator, ReliableMetrics};
 pub use peer::{AckPeer, Peer};
+pub use script::{LinkPatch, LinkStep, StepDirection};
 pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
 pub use sim::{EstimateSummary, LinkPair, PacketTotals, Scenario, Simulation, Strategy};
 pub use stats::{RttFilter, StatsConfig};

@@ -15,6 +15,7 @@ use crate::flow::{FlowConfig, FlowControl};
 use crate::fragments::FragmentPeer;
 use crate::glenn::{GlennConfig, GlennPeer};
 use crate::link::{Link, LinkConfig};
+use crate::script::LinkStep;
 use crate::peer::{AckPeer, Peer};
 use crate::workload::WorkloadConfig;
 
@@ -93,6 +94,8 @@ pub struct Scenario {
     pub chunk: ChunkConfig,
     /// rellikt's RTT-driven send-rate switch; when enabled it sets each side's packet rate.
     pub flow: FlowConfig,
+    /// Scripted link changes over time (outages, lag spikes, bandwidth drops).
+    pub script: Vec<LinkStep>,
     /// Settings of the `glenn` strategy.
     pub glenn: GlennConfig,
 }
@@ -110,6 +113,7 @@ impl Default for Scenario {
             workload: WorkloadConfig::default(),
             chunk: ChunkConfig::default(),
             flow: FlowConfig::default(),
+            script: Vec::new(),
             glenn: GlennConfig::default(),
         }
     }
@@ -292,6 +296,8 @@ pub struct Simulation {
     loss_sum: f64,
     loss_n: u64,
     flows: [FlowControl; 2],
+    /// Index of the next scripted link step (`scenario.script`, sorted by time).
+    next_step: usize,
 }
 
 /// Safety cap on packets one endpoint may send in a single tick.
@@ -304,7 +310,8 @@ impl Simulation {
     }
 
     /// A simulation around endpoints built elsewhere (tests, other strategies).
-    pub fn with_peers(scenario: Scenario, peers: [Box<dyn Peer>; 2]) -> Self {
+    pub fn with_peers(mut scenario: Scenario, peers: [Box<dyn Peer>; 2]) -> Self {
+        scenario.script.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
         let links = [
             Link::new(Dir::AtoB, scenario.link.a_to_b, scenario.seed),
             Link::new(Dir::BtoA, scenario.link.b_to_a, scenario.seed),
@@ -323,6 +330,7 @@ impl Simulation {
             loss_sum: 0.0,
             loss_n: 0,
             flows: [FlowControl::new(scenario.flow), FlowControl::new(scenario.flow)],
+            next_step: 0,
             scenario,
         }
     }
@@ -359,6 +367,32 @@ impl Simulation {
         self.scenario.chunk.bandwidth_kbps = kbps;
         for p in &mut self.peers {
             p.set_target_bandwidth_kbps(kbps);
+        }
+    }
+
+    /// Applies every scripted link step due at or before `t`.
+    fn apply_script(&mut self, t: SimTime) {
+        while let Some(step) = self.scenario.script.get(self.next_step).copied() {
+            if SimTime::from_secs_f64(step.at_s) > t {
+                break;
+            }
+            self.next_step += 1;
+            for dir in Dir::BOTH {
+                if !step.dir.includes(dir) {
+                    continue;
+                }
+                let mut cfg = *self.scenario.link.get(dir);
+                let changed = step.set.apply(&mut cfg);
+                self.set_link(dir, cfg);
+                let d = match dir {
+                    Dir::AtoB => "a_to_b",
+                    Dir::BtoA => "b_to_a",
+                };
+                for (field, v) in changed {
+                    let name = format!("link.{d}.{field}");
+                    self.events.push(Event { time: t, kind: EventKind::ParamChanged { name, value: v.to_string() } });
+                }
+            }
         }
     }
 
@@ -431,6 +465,9 @@ impl Simulation {
 
     fn next_event_time(&self) -> SimTime {
         let mut t = self.next_stats.min(self.tickers[0].next()).min(self.tickers[1].next());
+        if let Some(step) = self.scenario.script.get(self.next_step) {
+            t = t.min(SimTime::from_secs_f64(step.at_s));
+        }
         for l in &self.links {
             if let Some(d) = l.next_delivery() {
                 t = t.min(d);
@@ -460,6 +497,7 @@ impl Simulation {
 
     fn step_at(&mut self, t: SimTime) {
         let mark = self.events.len();
+        self.apply_script(t);
         for dir in Dir::BOTH {
             while let Some((_uid, bytes)) = self.links[dir.index()].pop_due(t, &mut self.events) {
                 self.peers[dir.receiver().index()].receive(t, &bytes, &mut self.events);
