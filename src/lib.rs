@@ -6,5 +6,6 @@
 pub mod overrides;
 pub mod report;
 pub mod runtime;
+pub mod session;
 pub mod store;
 pub mod ui;

@@ -5,10 +5,12 @@
 use std::time::Instant;
 
 use ackscope_protocol::{
-    drain, reliable_metrics, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals, ReliableMetrics, Scenario,
+    reliable_metrics, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals, ReliableMetrics, Scenario, SimTime,
     Simulation, Strategy,
 };
 use serde::Serialize;
+
+use crate::session::{self, Change, Session};
 
 /// What `ackscope run --json` prints.
 #[derive(Debug, Clone, Serialize)]
@@ -24,6 +26,9 @@ pub struct RunReport {
     pub events: u64,
     /// Virtual seconds spent after `--seconds` letting reliable messages drain (workload stopped).
     pub drain_seconds: f64,
+    /// Size of the session file written with `--out`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_bytes: Option<u64>,
     /// Reliable-message metrics, for message strategies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reliable: Option<ReliableMetrics>,
@@ -36,21 +41,45 @@ pub struct RunReport {
 /// still unacked then count as lost.
 pub const MAX_DRAIN_SECONDS: f64 = 30.0;
 
-/// A finished headless run: the report, the simulation in its final state and every event.
+/// A finished headless run: the report, the simulation in its final state, and the recording.
 pub struct FinishedRun {
     pub report: RunReport,
     pub sim: Simulation,
-    pub events: Vec<Event>,
+    /// Header, changes and every event: what `--out` saves.
+    pub session: Session,
 }
 
-/// Runs `scenario` for `seconds` of virtual time as fast as the CPU allows.
-pub fn run(scenario: &Scenario, seconds: f64) -> FinishedRun {
+/// Runs `scenario` for `seconds` of virtual time as fast as the CPU allows, applying `changes`
+/// at their times, then (for message strategies) stops the workload and drains.
+pub fn run_with_changes(scenario: &Scenario, seconds: f64, changes: &[Change]) -> anyhow::Result<FinishedRun> {
     let start = Instant::now();
     let mut sim = Simulation::new(scenario.clone());
-    sim.run_for_secs(seconds);
+    let mut recorded = Vec::new();
+    let mut events: Vec<Event> = Vec::new();
+    let end = SimTime::from_secs_f64(seconds);
+    for c in changes.iter().filter(|c| SimTime(c.at_us) <= end) {
+        sim.run_until(SimTime(c.at_us));
+        session::apply_and_record(&mut sim, &mut recorded, &c.name, &c.value)?;
+        events.extend(sim.drain_events());
+    }
+    sim.run_until(end);
     let is_messages = scenario.strategy.has_messages();
-    let drain_seconds = if is_messages { drain(&mut sim, MAX_DRAIN_SECONDS).elapsed_secs } else { 0.0 };
-    let events: Vec<Event> = sim.drain_events().collect();
+    let mut drain_seconds = 0.0;
+    if is_messages {
+        // Stop the workload (recorded like any change, so a re-run repeats it), then let every
+        // unacked reliable message arrive or give up after MAX_DRAIN_SECONDS.
+        for name in ["workload.snapshot_rate_hz", "workload.reliable_rate_hz"] {
+            session::apply_and_record(&mut sim, &mut recorded, name, "0")?;
+        }
+        let drain_start = sim.now();
+        let limit = drain_start.plus_micros((MAX_DRAIN_SECONDS * 1e6) as u64);
+        while sim.unacked_reliable() > 0 && sim.now() < limit {
+            let next = sim.now().plus_micros(10_000).min(limit);
+            sim.run_until(next);
+        }
+        drain_seconds = sim.now().saturating_since(drain_start).as_secs_f64();
+    }
+    events.extend(sim.drain_events());
     let reliable = is_messages.then(|| reliable_metrics(&events));
     let chunk = matches!(scenario.strategy, Strategy::Chunks | Strategy::Fragments).then(|| {
         // The ideal adds the link's base round trip, as in the large-blocks seed.
@@ -67,10 +96,57 @@ pub fn run(scenario: &Scenario, seconds: f64) -> FinishedRun {
         estimates: sim.estimates(),
         events: events.len() as u64,
         drain_seconds,
+        session_bytes: None,
         reliable,
         chunk,
     };
-    FinishedRun { report, sim, events }
+    let mut session = Session::scenario_only(scenario.clone());
+    session.changes = recorded;
+    session.duration_us = sim.now().0;
+    session.events = events;
+    Ok(FinishedRun { report, sim, session })
+}
+
+/// The report of a recorded session, recomputed from its events (`ackscope summary`).
+pub fn from_session(session: &Session) -> RunReport {
+    let start = Instant::now();
+    let scenario = &session.scenario;
+    let events = &session.events;
+    let (packets, estimates) = ackscope_protocol::summarize(events);
+    let reliable = scenario.strategy.has_messages().then(|| reliable_metrics(events));
+    let chunk = matches!(scenario.strategy, Strategy::Chunks | Strategy::Fragments).then(|| {
+        let l = &scenario.link;
+        ChunkSummary::from_events(
+            events,
+            &scenario.chunk,
+            l.get(Dir::AtoB).bandwidth_kbps,
+            l.a_to_b.latency_ms + l.b_to_a.latency_ms,
+        )
+    });
+    let drain_seconds = session
+        .changes
+        .iter()
+        .rev()
+        .find(|c| c.name == "workload.reliable_rate_hz" && c.value == "0")
+        .map_or(0.0, |c| (session.duration_us.saturating_sub(c.at_us)) as f64 / 1e6);
+    RunReport {
+        seed: scenario.seed,
+        strategy: scenario.strategy.name().to_string(),
+        simulated_seconds: session.duration_us as f64 / 1e6,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        packets,
+        estimates,
+        events: events.len() as u64,
+        drain_seconds,
+        session_bytes: None,
+        reliable,
+        chunk,
+    }
+}
+
+/// [`run_with_changes`] without changes.
+pub fn run(scenario: &Scenario, seconds: f64) -> FinishedRun {
+    run_with_changes(scenario, seconds, &[]).expect("a run without changes cannot fail")
 }
 
 impl RunReport {
@@ -79,7 +155,7 @@ impl RunReport {
         let p = &self.packets;
         let e = &self.estimates;
         format!(
-            "ackscope run: strategy {}, seed {}, {:.1} s simulated in {:.3} s\n\
+            "ackscope: strategy {}, seed {}, {:.1} s simulated in {:.3} s\n\
              packets: {} sent, {} dropped by the link, {} delivered ({} duplicated), {} acked\n\
              ground truth: {} false acks, {} duplicate acks, {} malformed\n\
              RTT: estimated {:.1} ms, true {:.1} ms\n\

@@ -47,6 +47,6 @@ pub use metrics::{reliable_metrics, LatencyMs, MetricsAccumulator, ReliableMetri
 pub use peer::{AckPeer, Peer};
 pub use script::{LinkPatch, LinkStep, StepDirection};
 pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
-pub use sim::{EstimateSummary, LinkPair, PacketTotals, Scenario, Simulation, Strategy};
+pub use sim::{summarize, EstimateSummary, LinkPair, PacketTotals, Scenario, Simulation, Strategy};
 pub use stats::{RttFilter, StatsConfig};
 pub use workload::{MessageRequest, Workload, WorkloadConfig};

@@ -23,7 +23,10 @@ pub enum StepDirection {
 
 impl StepDirection {
     pub fn includes(self, dir: Dir) -> bool {
-        matches!((self, dir), (StepDirection::Both, _) | (StepDirection::AToB, Dir::AtoB) | (StepDirection::BToA, Dir::BtoA))
+        matches!(
+            (self, dir),
+            (StepDirection::Both, _) | (StepDirection::AToB, Dir::AtoB) | (StepDirection::BToA, Dir::BtoA)
+        )
     }
 }
 

@@ -15,8 +15,8 @@ use crate::flow::{FlowConfig, FlowControl};
 use crate::fragments::FragmentPeer;
 use crate::glenn::{GlennConfig, GlennPeer};
 use crate::link::{Link, LinkConfig};
-use crate::script::LinkStep;
 use crate::peer::{AckPeer, Peer};
+use crate::script::LinkStep;
 use crate::workload::WorkloadConfig;
 
 /// Which protocol the endpoints run.
@@ -241,6 +241,35 @@ pub struct EstimateSummary {
     pub true_loss_percent: f64,
 }
 
+/// Ground truth and estimates recomputed from a recorded event log (e.g. a loaded session).
+///
+/// Totals are exactly what the live run counted; `rtt_ms` comes from each side's last `Stats`
+/// event (the live run uses the endpoints' state at the very end, at most one stats interval later).
+pub fn summarize(events: &[Event]) -> (PacketTotals, EstimateSummary) {
+    let mut truth = Truth::new();
+    truth.observe(events);
+    let mut last_rtt = [0.0f64; 2];
+    let (mut loss_sum, mut loss_n) = (0.0, 0u64);
+    for e in events {
+        if let EventKind::Stats { side, stats } = e.kind {
+            last_rtt[side.index()] = stats.rtt_ms as f64;
+            if e.time >= SimTime(2_000_000) {
+                loss_sum += stats.loss_percent as f64;
+                loss_n += 1;
+            }
+        }
+    }
+    let sent = truth.sent_per_dir[0] + truth.sent_per_dir[1];
+    let dropped = truth.dropped_per_dir[0] + truth.dropped_per_dir[1];
+    let est = EstimateSummary {
+        rtt_ms: (last_rtt[0] + last_rtt[1]) / 2.0,
+        true_rtt_ms: truth.mean_delay_ms(Dir::AtoB) + truth.mean_delay_ms(Dir::BtoA),
+        loss_percent: if loss_n == 0 { 0.0 } else { loss_sum / loss_n as f64 },
+        true_loss_percent: if sent == 0 { 0.0 } else { dropped as f64 * 100.0 / sent as f64 },
+    };
+    (truth.totals, est)
+}
+
 /// Sends at `pps` counted from `base`, so rate changes never accumulate rounding drift.
 #[derive(Debug, Clone, Copy)]
 struct Ticker {
@@ -421,6 +450,12 @@ impl Simulation {
         for p in &mut self.peers {
             p.reconfigure(self.now, &self.scenario);
         }
+    }
+
+    /// Records a live parameter change (already applied) as a `ParamChanged` event at `now`.
+    pub fn record_param_change(&mut self, name: &str, value: &str) {
+        let kind = EventKind::ParamChanged { name: name.to_string(), value: value.to_string() };
+        self.events.push(Event { time: self.now, kind });
     }
 
     /// Queues a workload burst on `side`.

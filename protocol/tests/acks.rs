@@ -180,8 +180,16 @@ fn scripted_one_way_outage_applies_at_its_time_and_is_reported() {
     s.link.a_to_b.jitter_ms = 0.0;
     s.link.b_to_a.jitter_ms = 0.0;
     s.script = vec![
-        LinkStep { at_s: 10.0, dir: StepDirection::AToB, set: LinkPatch { loss_percent: Some(100.0), ..Default::default() } },
-        LinkStep { at_s: 20.0, dir: StepDirection::AToB, set: LinkPatch { loss_percent: Some(0.0), ..Default::default() } },
+        LinkStep {
+            at_s: 10.0,
+            dir: StepDirection::AToB,
+            set: LinkPatch { loss_percent: Some(100.0), ..Default::default() },
+        },
+        LinkStep {
+            at_s: 20.0,
+            dir: StepDirection::AToB,
+            set: LinkPatch { loss_percent: Some(0.0), ..Default::default() },
+        },
     ];
     let mut sim = Simulation::new(s);
     sim.run_for_secs(30.0);
