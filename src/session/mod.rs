@@ -111,7 +111,8 @@ pub fn from_text(text: &str, origin: &str) -> Result<Session> {
     if let Some(key_at) = text.rfind(CHECKSUM_KEY) {
         let at = key_at + CHECKSUM_KEY.len();
         let Some(stored) = text.get(at..at + 16) else { bail!("{origin}: truncated in the checksum") };
-        let computed = fnv1a(&[text[..at].as_bytes(), CHECKSUM_PLACEHOLDER.as_bytes(), text[at + 16..].as_bytes()]);
+        let b = text.as_bytes();
+        let computed = fnv1a(&[&b[..at], CHECKSUM_PLACEHOLDER.as_bytes(), &b[at + 16..]]);
         if u64::from_str_radix(stored, 16).ok() != Some(computed) {
             bail!(
                 "{origin}: checksum mismatch (stored {stored}, computed {computed:016x}): the file is corrupted or was edited"
