@@ -178,6 +178,17 @@ pub enum EventKind {
     MessageDelivered { side: Side, msg: u64 },
     /// The sender could not queue `msg` (send queue full, too large...): explicit, never silent.
     MessageRefused { side: Side, msg: u64, reason: RefuseReason },
+
+    // ----- connection and budget -----
+    /// The endpoint closed its connection (e.g. UE4's "Outgoing reliable buffer overflow").
+    ConnectionClosed { side: Side, reason: String },
+    /// A send tick's byte budget: what could go out before the sender is in debt (negative when
+    /// it already is) and the bytes (with IP+UDP overhead) sent since the previous sample.
+    Budget { side: Side, available_bytes: i64, spent_bytes: u64 },
+    /// UE4: a channel's queue of reliable bunches waiting behind a missing one changed (`side`
+    /// is the receiver); `blocked_us` is how long the channel has been blocked, or was when
+    /// `depth` returns to 0.
+    Ue4InRec { side: Side, depth: u32, blocked_us: u64 },
 }
 
 /// Why a message was put in a packet.
@@ -225,7 +236,10 @@ impl EventKind {
             | EventKind::MessageSent { side, .. }
             | EventKind::MessageAcked { side, .. }
             | EventKind::MessageDelivered { side, .. }
-            | EventKind::MessageRefused { side, .. } => *side,
+            | EventKind::MessageRefused { side, .. }
+            | EventKind::ConnectionClosed { side, .. }
+            | EventKind::Budget { side, .. }
+            | EventKind::Ue4InRec { side, .. } => *side,
         }
     }
 }

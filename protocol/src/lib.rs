@@ -17,6 +17,7 @@ pub mod peer;
 pub mod sequence;
 pub mod sim;
 pub mod stats;
+pub mod ue4;
 pub mod workload;
 
 pub use ack::{AckConfig, AckCounters, AckEndpoint, Acked, HeaderVerdict};
@@ -30,4 +31,5 @@ pub use peer::{AckPeer, Peer};
 pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
 pub use sim::{EstimateSummary, LinkPair, PacketTotals, Scenario, Simulation, Strategy};
 pub use stats::{RttFilter, StatsConfig};
+pub use ue4::{Ue4Config, Ue4Peer, Ue4Summary};
 pub use workload::{MessageRequest, Workload, WorkloadConfig};

@@ -12,6 +12,7 @@ use crate::ack::AckConfig;
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
 use crate::link::{Link, LinkConfig};
 use crate::peer::{AckPeer, Peer};
+use crate::ue4::{Ue4Config, Ue4Peer};
 use crate::workload::WorkloadConfig;
 
 /// Which protocol the endpoints run.
@@ -21,12 +22,15 @@ pub enum Strategy {
     /// reliable.io packet acks carrying an opaque payload of `payload_bytes`.
     #[default]
     Acks,
+    /// UE4-style packets, bunches and Nak-driven resend (`ue4.*`).
+    Ue4,
 }
 
 impl Strategy {
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Acks => "acks",
+            Strategy::Ue4 => "ue4",
         }
     }
 }
@@ -70,6 +74,8 @@ pub struct Scenario {
     pub link: LinkPair,
     /// The message workload for message strategies.
     pub workload: WorkloadConfig,
+    /// Settings of the `ue4` strategy.
+    pub ue4: Ue4Config,
 }
 
 impl Default for Scenario {
@@ -83,6 +89,7 @@ impl Default for Scenario {
             ack: AckConfig::default(),
             link: LinkPair::default(),
             workload: WorkloadConfig::default(),
+            ue4: Ue4Config::default(),
         }
     }
 }
@@ -235,6 +242,7 @@ impl Ticker {
 pub fn make_peer(scenario: &Scenario, side: Side) -> Box<dyn Peer> {
     match scenario.strategy {
         Strategy::Acks => Box::new(AckPeer::new(side, scenario.ack, scenario.payload_bytes as usize)),
+        Strategy::Ue4 => Box::new(Ue4Peer::new(side, scenario.ue4, scenario.workload, scenario.seed)),
     }
 }
 
