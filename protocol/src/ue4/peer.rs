@@ -145,6 +145,10 @@ impl Ue4Peer {
         self.closed.as_deref()
     }
 
+    pub fn net_speed_bytes_per_sec(&self) -> f64 {
+        self.throttle.net_speed_bytes_per_sec()
+    }
+
     /// Changes `CurrentNetSpeed` from now on.
     pub fn set_net_speed(&mut self, bytes_per_sec: f64) {
         self.config.net_speed_bytes_per_sec = bytes_per_sec;
