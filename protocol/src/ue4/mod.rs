@@ -22,7 +22,7 @@ pub mod throttle;
 use serde::{Deserialize, Serialize};
 
 pub use channel::RELIABLE_BUFFER;
-pub use peer::{Ue4Peer, RELIABLE_OVERFLOW_REASON};
+pub use peer::{Ue4Peer, RELIABLE_OVERFLOW_REASON, TIMEOUT_REASON};
 pub use sequence::SeqNum;
 pub use summary::Ue4Summary;
 
@@ -55,6 +55,10 @@ pub struct Ue4Config {
     /// Both sides' first packet sequence (UE4 may randomise it in the handshake); set it near
     /// 16383 to cross the 14-bit wrap early.
     pub initial_packet_seq: u16,
+    /// Close the connection when nothing has been received for this long; 0 = never. Not in
+    /// the seed: UE4's IpNetDriver `ConnectionTimeout` (60 s). It is a liveness check, not a
+    /// resend timer — and the only way out when both sides stall with a full sequence window.
+    pub connection_timeout_ms: f64,
     /// Unreliable messages that may wait for `IsNetReady`; older ones are dropped (UE4 skips
     /// replication while saturated, so only the newest state is worth sending).
     pub max_waiting_unreliable: u32,
@@ -71,6 +75,7 @@ impl Default for Ue4Config {
             order_cache_max_missing: 3,
             order_cache_capacity: 32,
             initial_packet_seq: 0,
+            connection_timeout_ms: 60_000.0,
             max_waiting_unreliable: 1,
         }
     }

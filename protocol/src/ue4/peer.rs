@@ -34,6 +34,8 @@ use super::{Ue4Config, Ue4Counters, RELIABLE_CHANNEL, UNRELIABLE_CHANNEL};
 
 /// The reason UE4 gives when a channel would hold more than `RELIABLE_BUFFER` unacked bunches.
 pub const RELIABLE_OVERFLOW_REASON: &str = "Outgoing reliable buffer overflow";
+/// The reason given when nothing arrived for `connection_timeout_ms`.
+pub const TIMEOUT_REASON: &str = "Connection timed out";
 
 /// A bunch waiting in the send buffer.
 #[derive(Debug, Clone)]
@@ -72,6 +74,8 @@ pub struct Ue4Peer {
     time_sensitive: bool,
     dirty_acks: usize,
     last_send: Option<SimTime>,
+    /// Last time a well-formed packet arrived (or the first tick).
+    last_receive: Option<SimTime>,
     sent: Vec<SentPacket>,
     /// Running id of the last packet processed (`InPacketId`), never wrapping.
     in_packet_id: u64,
@@ -109,6 +113,7 @@ impl Ue4Peer {
             time_sensitive: false,
             dirty_acks: 0,
             last_send: None,
+            last_receive: None,
             sent: vec![SentPacket::default(); SeqNum::SPACE as usize],
             in_packet_id: 0,
             waiting_unreliable: VecDeque::new(),
@@ -495,6 +500,11 @@ impl Peer for Ue4Peer {
     fn on_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
         let side = self.side;
         self.flush_order_cache(now, true, events);
+        let heard = *self.last_receive.get_or_insert(now);
+        let timeout_ms = self.config.connection_timeout_ms;
+        if timeout_ms > 0.0 && self.closed.is_none() && now.saturating_since(heard).as_millis_f64() > timeout_ms {
+            self.close(now, TIMEOUT_REASON.to_string(), true, events);
+        }
         self.throttle.tick(now);
         let available_bytes = self.throttle.available_bytes();
         let mut msgs = Vec::new();
@@ -541,6 +551,7 @@ impl Peer for Ue4Peer {
                 self.push(events, now, EventKind::Malformed { side, reason: e.malformed_reason() });
             }
             Ok(pkt) => {
+                self.last_receive = Some(now);
                 self.received_packet(now, pkt, packet.len(), events);
                 if !self.flushing_order_cache {
                     self.flush_order_cache(now, false, events);
