@@ -499,7 +499,11 @@ impl Ue4Peer {
 impl Peer for Ue4Peer {
     fn on_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
         let side = self.side;
-        self.flush_order_cache(now, true, events);
+        if self.closed.is_none() {
+            // End of the receive "frame": whatever the cache still holds is processed now and
+            // the holes before it count as lost.
+            self.flush_order_cache(now, true, events);
+        }
         let heard = *self.last_receive.get_or_insert(now);
         let timeout_ms = self.config.connection_timeout_ms;
         if timeout_ms > 0.0 && self.closed.is_none() && now.saturating_since(heard).as_millis_f64() > timeout_ms {
