@@ -126,7 +126,7 @@ fn nak_resends_the_lost_packets_reliable_bunches_in_the_next_flush_and_nothing_e
         "seed {seed}: {} resends for {expected} lost",
         log.resends.len()
     );
-    assert_eq!(sim.totals().false_acks, 0);
+    assert_eq!(sim.totals().false_acks, 0, "seed {seed}");
 }
 
 #[test]
@@ -165,7 +165,7 @@ fn lost_nak_is_recovered_only_from_later_history() {
     assert!(nak_at >= outage_to, "seed {seed}: the Nak for {p} cannot cross the outage ({nak_at:?})");
     assert!(log.resends.iter().all(|(t, _, _)| *t >= nak_at), "seed {seed}: resent before the Nak");
     assert!(!log.reliable_in(p).is_empty(), "seed {seed}: lost packet {p} carried no reliable bunch");
-    assert_eq!(log.resends.len(), log.reliable_in(p).len());
+    assert_eq!(log.resends.len(), log.reliable_in(p).len(), "seed {seed}: resends beyond the lost packet's bunches");
     let summary = Ue4Summary::from_events(&events);
     assert!(summary.max_inrec_depth >= 30, "seed {seed}: {summary:?}");
     assert!(
@@ -196,8 +196,8 @@ fn outage_longer_than_the_history_naks_packets_that_arrived() {
     // The A->B link is clean, so every Nak A receives is about a packet B did get.
     assert!(log.naks.len() > 50, "seed {seed}: {} naks", log.naks.len());
     assert!(!log.resends.is_empty(), "seed {seed}: false Naks must cause resends");
-    assert_eq!(sim.totals().link_dropped, 0);
-    assert_eq!(sim.totals().false_acks, 0);
+    assert_eq!(sim.totals().link_dropped, 0, "seed {seed}");
+    assert_eq!(sim.totals().false_acks, 0, "seed {seed}");
     let mut ledger = Ledger::default();
     ledger.observe(&events);
     assert!(ledger.closed.is_empty(), "seed {seed}: {:?}", ledger.closed);

@@ -33,13 +33,13 @@ fn acks_that_never_come_back_overflow_the_reliable_buffer_and_close() {
     assert_eq!(c.len(), 2, "seed {seed}: {c:?}");
     let (closed_at, side, reason) = c[0].clone();
     assert_eq!((side, reason.as_str()), (Side::A, RELIABLE_OVERFLOW_REASON), "seed {seed}");
-    assert_eq!(c[1].1, Side::B);
+    assert_eq!(c[1].1, Side::B, "seed {seed}");
     assert_eq!(c[1].2, format!("remote closed: {RELIABLE_OVERFLOW_REASON}"), "seed {seed}");
 
     let mut ledger = Ledger::default();
     ledger.observe(&events);
     assert_eq!(ledger.reliable_queued(Side::A), RELIABLE_BUFFER - 1, "seed {seed}: queued before the overflow");
-    assert_eq!(ledger.delivered[1].iter().filter(|m| ledger.queued[0][m]).count(), RELIABLE_BUFFER - 1);
+    assert_eq!(ledger.delivered[1].iter().filter(|m| ledger.queued[0][m]).count(), RELIABLE_BUFFER - 1, "seed {seed}");
     // Everything after the close is refused explicitly.
     let refused_after = events
         .iter()
@@ -49,9 +49,10 @@ fn acks_that_never_come_back_overflow_the_reliable_buffer_and_close() {
         })
         .count();
     assert!(refused_after > 100, "seed {seed}: {refused_after} refused after close");
-    assert!(events
-        .iter()
-        .all(|e| !matches!(e.kind, EventKind::MessageQueued { side: Side::A, .. }) || e.time <= closed_at));
+    assert!(
+        events.iter().all(|e| !matches!(e.kind, EventKind::MessageQueued { side: Side::A, .. }) || e.time <= closed_at),
+        "seed {seed}: queued after close"
+    );
     // The failure message is the last thing A sends: one tick's packets and then silence.
     let last_sent = events
         .iter()
@@ -82,10 +83,10 @@ fn a_burst_larger_than_the_buffer_closes_at_once_after_sending_what_fit() {
     assert_eq!(c[0], (SimTime::ZERO, Side::A, RELIABLE_OVERFLOW_REASON.to_string()), "seed {seed}");
     let mut ledger = Ledger::default();
     ledger.observe(&events);
-    assert_eq!(ledger.refused[0].len(), 300 - (RELIABLE_BUFFER - 1));
+    assert_eq!(ledger.refused[0].len(), 300 - (RELIABLE_BUFFER - 1), "seed {seed}");
     // B gets the 255 that fit, in order, then the reason.
     ledger.check_reliable_exactly_once_in_order(Side::A, SimTime::ZERO, seed);
-    assert_eq!(ledger.delivered[1].len(), RELIABLE_BUFFER - 1);
+    assert_eq!(ledger.delivered[1].len(), RELIABLE_BUFFER - 1, "seed {seed}");
     assert_eq!(c.len(), 2, "seed {seed}: {c:?}");
-    assert_eq!(c[1].1, Side::B);
+    assert_eq!(c[1].1, Side::B, "seed {seed}");
 }
