@@ -12,7 +12,13 @@ use common::*;
 fn soak(seed: u64, mut scenario: Scenario, link: LinkConfig, secs: f64) -> (Ledger, PacketTotals, SimTime) {
     scenario.link.a_to_b = link;
     scenario.link.b_to_a = link;
-    let mut sim = Simulation::new(scenario);
+    // Both sides also start with a burst of `burst_messages` reliable messages at once.
+    let mut peers = [ue4_peer(&scenario, Side::A), ue4_peer(&scenario, Side::B)];
+    for p in &mut peers {
+        p.workload_mut().burst();
+    }
+    let [a, b] = peers;
+    let mut sim = Simulation::with_peers(scenario, [Box::new(a), Box::new(b)]);
     let mut ledger = Ledger::default();
     run(&mut sim, secs, &mut ledger);
     let cutoff = sim.now();
@@ -69,6 +75,8 @@ fn large_messages_travel_as_partial_bunches_and_arrive_intact() {
     s.workload.reliable_min_bytes = 500;
     s.workload.reliable_max_bytes = 6000;
     s.workload.snapshot_bytes = 2500;
+    // Up to 7 partial bunches per message: a burst of 64 would overflow RELIABLE_BUFFER.
+    s.workload.burst_messages = 8;
     let (ledger, _, cutoff) = soak(seed, s.clone(), rough_link(8.0), 40.0);
     for side in Side::BOTH {
         ledger.check_reliable_exactly_once_in_order(side, cutoff, seed);
