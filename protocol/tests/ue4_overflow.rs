@@ -24,6 +24,8 @@ fn acks_that_never_come_back_overflow_the_reliable_buffer_and_close() {
     let mut s = ue4_scenario(seed);
     s.workload.senders = Senders::AOnly;
     s.workload.reliable_rate_hz = 60.0;
+    // One message per bunch, so the count of queued messages is the count of bunches.
+    s.ue4.merge_bunches = false;
     s.link.a_to_b = LinkConfig { loss_percent: 0.0, ..Default::default() };
     s.link.b_to_a = LinkConfig { loss_percent: 100.0, ..Default::default() };
     let mut sim = Simulation::new(s);
@@ -71,6 +73,7 @@ fn a_burst_larger_than_the_buffer_closes_at_once_after_sending_what_fit() {
     s.workload.reliable_rate_hz = 0.0;
     s.workload.snapshot_rate_hz = 0.0;
     s.workload.burst_messages = 300;
+    s.ue4.merge_bunches = false;
     s.link.a_to_b = LinkConfig { loss_percent: 0.0, ..Default::default() };
     s.link.b_to_a = LinkConfig { loss_percent: 0.0, ..Default::default() };
     let mut a = ue4_peer(&s, Side::A);
@@ -89,4 +92,36 @@ fn a_burst_larger_than_the_buffer_closes_at_once_after_sending_what_fit() {
     assert_eq!(ledger.delivered[1].len(), RELIABLE_BUFFER - 1, "seed {seed}");
     assert_eq!(c.len(), 2, "seed {seed}: {c:?}");
     assert_eq!(c[1].1, Side::B, "seed {seed}");
+}
+
+#[test]
+fn merging_small_messages_into_bunches_lets_the_same_burst_through() {
+    let seed = 33;
+    let mut s = ue4_scenario(seed);
+    s.workload.senders = Senders::AOnly;
+    s.workload.reliable_rate_hz = 0.0;
+    s.workload.snapshot_rate_hz = 0.0;
+    s.workload.burst_messages = 300;
+    s.link.a_to_b = LinkConfig { loss_percent: 5.0, ..Default::default() };
+    s.link.b_to_a = LinkConfig { loss_percent: 5.0, ..Default::default() };
+    let mut a = ue4_peer(&s, Side::A);
+    a.workload_mut().burst();
+    let b = ue4_peer(&s, Side::B);
+    let mut sim = Simulation::with_peers(s, [Box::new(a), Box::new(b)]);
+    sim.run_for_secs(5.0);
+    let events: Vec<Event> = sim.drain_events().collect();
+    assert!(closes(&events).is_empty(), "seed {seed}: {:?}", closes(&events));
+    let mut ledger = Ledger::default();
+    ledger.observe(&events);
+    assert_eq!(ledger.reliable_queued(Side::A), 300, "seed {seed}");
+    ledger.check_reliable_exactly_once_in_order(Side::A, SimTime::ZERO, seed);
+    // 300 messages of 8..64 bytes fit in about a dozen bunches of at most 953 bytes.
+    let first_sends: std::collections::BTreeSet<u32> = events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::MessageSent { side: Side::A, seq, kind: SendKind::First, .. } => Some(seq),
+            _ => None,
+        })
+        .collect();
+    assert!(first_sends.len() <= 12, "seed {seed}: first sends spread over {} packets", first_sends.len());
 }

@@ -114,6 +114,88 @@ impl Bunch {
     }
 }
 
+/// Splits a payload into bunches for `channel`: one whole bunch up to
+/// `MAX_SINGLE_BUNCH_SIZE_BITS`, else `PartialInitial`, `Partial`..., `PartialFinal` pieces of
+/// `MAX_PARTIAL_BUNCH_SIZE_BITS`. `ch_sequence` is left for `PrepBunch`.
+pub fn split_into_bunches(channel: u8, reliable: bool, payload: &[u8]) -> Vec<Bunch> {
+    let bunch = |payload: Vec<u8>, partial, partial_initial, partial_final| Bunch {
+        channel,
+        reliable,
+        ch_sequence: 0,
+        partial,
+        partial_initial,
+        partial_final,
+        payload,
+    };
+    if payload.len() * 8 <= MAX_SINGLE_BUNCH_SIZE_BITS {
+        return vec![bunch(payload.to_vec(), false, false, false)];
+    }
+    let n = bunches_needed(payload.len());
+    payload
+        .chunks(MAX_BUNCH_PAYLOAD_BYTES)
+        .enumerate()
+        .map(|(i, c)| bunch(c.to_vec(), true, i == 0, i + 1 == n))
+        .collect()
+}
+
+/// How many bunches [`split_into_bunches`] makes of `payload_bytes`.
+pub fn bunches_needed(payload_bytes: usize) -> usize {
+    if payload_bytes * 8 <= MAX_SINGLE_BUNCH_SIZE_BITS {
+        1
+    } else {
+        payload_bytes.div_ceil(MAX_BUNCH_PAYLOAD_BYTES)
+    }
+}
+
+/// Appends `msg` with its length as a LEB128 prefix, so several messages can share a bunch.
+pub fn frame_message(msg: &[u8], out: &mut Vec<u8>) {
+    let mut n = msg.len();
+    loop {
+        let byte = (n & 0x7F) as u8;
+        n >>= 7;
+        if n == 0 {
+            out.push(byte);
+            break;
+        }
+        out.push(byte | 0x80);
+    }
+    out.extend_from_slice(msg);
+}
+
+/// A bunch payload that is not a sequence of framed messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[error("bad message framing at byte {at}")]
+pub struct FrameError {
+    pub at: usize,
+}
+
+/// Splits a (reassembled) bunch payload into its messages; empty or overlong frames are errors.
+pub fn split_messages(payload: &[u8]) -> Result<Vec<&[u8]>, FrameError> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < payload.len() {
+        let start = at;
+        let mut len = 0usize;
+        let mut shift = 0;
+        loop {
+            let byte = *payload.get(at).ok_or(FrameError { at: start })?;
+            at += 1;
+            len |= ((byte & 0x7F) as usize) << shift;
+            shift += 7;
+            if byte & 0x80 == 0 {
+                break;
+            }
+            if shift > 21 {
+                return Err(FrameError { at: start });
+            }
+        }
+        let end = at.checked_add(len).filter(|e| len > 0 && *e <= payload.len()).ok_or(FrameError { at: start })?;
+        out.push(&payload[at..end]);
+        at = end;
+    }
+    Ok(out)
+}
+
 /// UE4's `MakeRelative`: the full sequence nearest to `reference` whose low bits are `value`.
 pub fn make_relative(value: u32, reference: u32, max: u32) -> u32 {
     let half = max / 2;
@@ -230,6 +312,20 @@ mod tests {
         assert_eq!(d.bunches[0].ch_sequence, 1500 % 1024);
         assert_eq!(d.bunches[1], bunches[1]);
         assert_eq!(make_relative(d.bunches[0].ch_sequence, 1499, MAX_CHSEQUENCE), 1500);
+    }
+
+    #[test]
+    fn framed_messages_split_back_and_bad_frames_are_errors() {
+        let mut p = Vec::new();
+        frame_message(&[1, 2, 3], &mut p);
+        frame_message(&vec![7; 300], &mut p);
+        let parts = split_messages(&p).unwrap();
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts[0], &[1, 2, 3]);
+        assert_eq!(parts[1].len(), 300);
+        assert!(split_messages(&p[..p.len() - 1]).is_err());
+        assert!(split_messages(&[0]).is_err());
+        assert!(split_messages(&[0x80, 0x80, 0x80, 0x80]).is_err());
     }
 
     #[test]

@@ -22,8 +22,8 @@ pub const RELIABLE_BUFFER: usize = 256;
 #[derive(Debug, Clone)]
 pub struct OutBunch {
     pub bunch: Bunch,
-    /// The workload message it belongs to (None for control bunches).
-    pub msg: Option<u64>,
+    /// The workload messages it carries (several when merged; none for control bunches).
+    pub msgs: Vec<u64>,
     /// The packet that last carried it; None while it waits in the send buffer.
     pub packet_id: Option<SeqNum>,
     pub received_ack: bool,
@@ -50,12 +50,20 @@ impl OutChannel {
     }
 
     /// `PrepBunch`: gives a reliable bunch the next `ChSequence` and keeps a copy in `OutRec`.
-    pub fn prep_reliable(&mut self, mut bunch: Bunch, msg: Option<u64>) -> Bunch {
+    pub fn prep_reliable(&mut self, mut bunch: Bunch, msgs: Vec<u64>) -> Bunch {
         self.out_reliable += 1;
         bunch.ch_sequence = self.out_reliable;
         bunch.reliable = true;
-        self.out_rec.push_back(OutBunch { bunch: bunch.clone(), msg, packet_id: None, received_ack: false });
+        self.out_rec.push_back(OutBunch { bunch: bunch.clone(), msgs, packet_id: None, received_ack: false });
         bunch
+    }
+
+    /// Appends a merged message to the kept copy of bunch `ch_sequence` (still unsent).
+    pub fn merge(&mut self, ch_sequence: u32, framed: &[u8], msg: u64) {
+        if let Some(o) = self.find_mut(ch_sequence) {
+            o.bunch.payload.extend_from_slice(framed);
+            o.msgs.push(msg);
+        }
     }
 
     fn find_mut(&mut self, ch_sequence: u32) -> Option<&mut OutBunch> {
@@ -72,14 +80,12 @@ impl OutChannel {
     }
 
     /// Packet `packet` was acked: marks the bunches it carried and releases acked bunches from the
-    /// front (`ReceivedAcks`). Appends `(msg, ch_sequence)` of every bunch newly marked.
-    pub fn received_ack(&mut self, packet: SeqNum, newly_acked: &mut Vec<(u64, u32)>) {
+    /// front (`ReceivedAcks`). Appends the messages of every bunch newly marked.
+    pub fn received_ack(&mut self, packet: SeqNum, newly_acked: &mut Vec<u64>) {
         for o in &mut self.out_rec {
             if o.packet_id == Some(packet) && !o.received_ack {
                 o.received_ack = true;
-                if let Some(m) = o.msg {
-                    newly_acked.push((m, o.bunch.ch_sequence));
-                }
+                newly_acked.extend_from_slice(&o.msgs);
             }
         }
         while self.out_rec.front().is_some_and(|o| o.received_ack) {
@@ -89,11 +95,11 @@ impl OutChannel {
 
     /// Packet `packet` was nakked: the exact copies of its still-unacked bunches to send again
     /// (`ReceivedNak`). Their packet id is cleared until the resend goes out.
-    pub fn received_nak(&mut self, packet: SeqNum, resend: &mut Vec<(Bunch, Option<u64>)>) {
+    pub fn received_nak(&mut self, packet: SeqNum, resend: &mut Vec<(Bunch, Vec<u64>)>) {
         for o in &mut self.out_rec {
             if o.packet_id == Some(packet) && !o.received_ack {
                 o.packet_id = None;
-                resend.push((o.bunch.clone(), o.msg));
+                resend.push((o.bunch.clone(), o.msgs.clone()));
             }
         }
     }
@@ -313,12 +319,12 @@ mod tests {
     fn nak_returns_unacked_bunches_and_ack_releases_from_the_front() {
         let mut oc = OutChannel::default();
         for m in 0..3 {
-            let b = oc.prep_reliable(rb(0, m as u8), Some(m));
+            let b = oc.prep_reliable(rb(0, m as u8), vec![m]);
             oc.set_packet_id(b.ch_sequence, SeqNum::new(10 + m as u16));
         }
         let mut acked = Vec::new();
         oc.received_ack(SeqNum::new(11), &mut acked);
-        assert_eq!(acked, vec![(1, 2)]);
+        assert_eq!(acked, vec![1]);
         assert_eq!(oc.num_out_rec(), 3, "acked bunch behind an unacked one is not released");
         let mut resend = Vec::new();
         oc.received_nak(SeqNum::new(10), &mut resend);

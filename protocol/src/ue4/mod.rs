@@ -55,6 +55,10 @@ pub struct Ue4Config {
     /// Both sides' first packet sequence (UE4 may randomise it in the handshake); set it near
     /// 16383 to cross the 14-bit wrap early.
     pub initial_packet_seq: u16,
+    /// Merge a message into the previous bunch of the send buffer when it is on the same
+    /// channel, equally reliable and the result stays one bunch (the seed's "考虑合并"): fewer
+    /// `ChSequence`s and bunch headers per message.
+    pub merge_bunches: bool,
     /// Close the connection when nothing has been received for this long; 0 = never. Not in
     /// the seed: UE4's IpNetDriver `ConnectionTimeout` (60 s). It is a liveness check, not a
     /// resend timer — and the only way out when both sides stall with a full sequence window.
@@ -75,6 +79,7 @@ impl Default for Ue4Config {
             order_cache_max_missing: 3,
             order_cache_capacity: 32,
             initial_packet_seq: 0,
+            merge_bunches: true,
             connection_timeout_ms: 60_000.0,
             max_waiting_unreliable: 1,
         }
@@ -89,6 +94,8 @@ pub struct Ue4Counters {
     pub naks_received: u64,
     /// Reliable bunches put back in the send buffer after a Nak.
     pub bunches_resent: u64,
+    /// Messages merged into the previous bunch instead of starting one.
+    pub bunches_merged: u64,
     /// Incoming packets skipped over (never processed): `InPacketsLost`.
     pub packets_lost: u64,
     /// Incoming packets held by the order cache.

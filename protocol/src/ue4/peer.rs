@@ -22,8 +22,9 @@ use crate::stats::{self, BandwidthMeter, LossWindow, RttEstimator, StatsConfig};
 use crate::workload::{check_payload, MessageRequest, Workload, WorkloadConfig};
 
 use super::bunch::{
-    decode_packet, encode_packet, Bunch, DecodedPacket, CONTROL_CHANNEL, MAX_BUNCH_PAYLOAD_BYTES, MAX_CHANNELS,
-    MAX_CONSTRUCTED_BUNCH_BYTES, MAX_SINGLE_BUNCH_SIZE_BITS, MIN_PACKET_BYTES,
+    bunches_needed, decode_packet, encode_packet, frame_message, split_into_bunches, split_messages, Bunch,
+    DecodedPacket, CONTROL_CHANNEL, MAX_BUNCH_PAYLOAD_BYTES, MAX_CHANNELS, MAX_CONSTRUCTED_BUNCH_BYTES,
+    MIN_PACKET_BYTES,
 };
 use super::channel::{ChannelError, InChannel, OutChannel};
 use super::notify::{PacketNotify, MAX_NOTIFY_HEADER_BYTES, MAX_SEQUENCE_HISTORY_LENGTH};
@@ -41,8 +42,10 @@ pub const TIMEOUT_REASON: &str = "Connection timed out";
 #[derive(Debug, Clone)]
 struct Queued {
     bunch: Bunch,
-    msg: Option<u64>,
+    msgs: Vec<u64>,
     kind: SendKind,
+    /// A fresh whole bunch later messages of its channel may be merged into.
+    mergeable: bool,
 }
 
 /// What a sent packet carried, kept until the remote reports on it.
@@ -196,28 +199,6 @@ impl Ue4Peer {
         self.send_buffer.push(q);
     }
 
-    /// Splits a payload into bunches for `channel` (partial above `MAX_SINGLE_BUNCH_SIZE_BITS`).
-    fn make_bunches(channel: u8, reliable: bool, payload: &[u8]) -> Vec<Bunch> {
-        let whole = |payload: Vec<u8>, partial, partial_initial, partial_final| Bunch {
-            channel,
-            reliable,
-            ch_sequence: 0,
-            partial,
-            partial_initial,
-            partial_final,
-            payload,
-        };
-        if payload.len() * 8 <= MAX_SINGLE_BUNCH_SIZE_BITS {
-            return vec![whole(payload.to_vec(), false, false, false)];
-        }
-        let n = payload.len().div_ceil(MAX_BUNCH_PAYLOAD_BYTES);
-        payload
-            .chunks(MAX_BUNCH_PAYLOAD_BYTES)
-            .enumerate()
-            .map(|(i, c)| whole(c.to_vec(), true, i == 0, i + 1 == n))
-            .collect()
-    }
-
     /// `UChannel::SendBunch` for a reliable workload message.
     fn send_reliable(&mut self, now: SimTime, m: MessageRequest, events: &mut Vec<Event>) {
         let side = self.side;
@@ -225,12 +206,14 @@ impl Ue4Peer {
             self.push(events, now, EventKind::MessageRefused { side, msg: m.id, reason: RefuseReason::Closed });
             return;
         }
-        if m.payload.len() > MAX_CONSTRUCTED_BUNCH_BYTES {
+        let mut framed = Vec::with_capacity(m.payload.len() + 3);
+        frame_message(&m.payload, &mut framed);
+        if framed.len() > MAX_CONSTRUCTED_BUNCH_BYTES {
             self.push(events, now, EventKind::MessageRefused { side, msg: m.id, reason: RefuseReason::TooLarge });
             return;
         }
-        let bunches = Self::make_bunches(RELIABLE_CHANNEL, true, &m.payload);
-        if self.out_channels[RELIABLE_CHANNEL as usize].overflows_reliable(bunches.len()) {
+        let pieces = bunches_needed(framed.len());
+        if self.out_channels[RELIABLE_CHANNEL as usize].overflows_reliable(pieces) {
             self.close(now, RELIABLE_OVERFLOW_REASON.to_string(), true, events);
             self.push(events, now, EventKind::MessageRefused { side, msg: m.id, reason: RefuseReason::Closed });
             return;
@@ -240,10 +223,47 @@ impl Ue4Peer {
             now,
             EventKind::MessageQueued { side, msg: m.id, bytes: m.payload.len() as u32, reliable: true },
         );
-        self.unacked_pieces.insert(m.id, bunches.len() as u32);
-        for b in bunches {
-            let bunch = self.out_channels[RELIABLE_CHANNEL as usize].prep_reliable(b, Some(m.id));
-            self.send_raw_bunch(now, Queued { bunch, msg: Some(m.id), kind: SendKind::First }, events);
+        self.unacked_pieces.insert(m.id, pieces as u32);
+        self.send_message_bunches(now, RELIABLE_CHANNEL, true, m.id, framed, events);
+    }
+
+    /// The rest of `UChannel::SendBunch`: merge into the last bunch of the send buffer when it is
+    /// on the same channel, equally reliable, whole and stays within one bunch and one packet;
+    /// otherwise split if needed, `PrepBunch` reliable ones, and `SendRawBunch`.
+    fn send_message_bunches(
+        &mut self,
+        now: SimTime,
+        channel: u8,
+        reliable: bool,
+        id: u64,
+        framed: Vec<u8>,
+        events: &mut Vec<Event>,
+    ) {
+        if self.config.merge_bunches && bunches_needed(framed.len()) == 1 {
+            let fits_packet = self.send_buffer_bits() + framed.len() * 8 <= self.bunch_capacity_bits();
+            if let Some(last) = self.send_buffer.last_mut() {
+                if fits_packet
+                    && last.mergeable
+                    && last.bunch.channel == channel
+                    && last.bunch.reliable == reliable
+                    && last.bunch.payload.len() + framed.len() <= MAX_BUNCH_PAYLOAD_BYTES
+                {
+                    last.bunch.payload.extend_from_slice(&framed);
+                    last.msgs.push(id);
+                    let ch_sequence = last.bunch.ch_sequence;
+                    if reliable {
+                        self.out_channels[channel as usize].merge(ch_sequence, &framed, id);
+                    }
+                    self.counters.bunches_merged += 1;
+                    self.time_sensitive = true;
+                    return;
+                }
+            }
+        }
+        for b in split_into_bunches(channel, reliable, &framed) {
+            let mergeable = !b.partial;
+            let bunch = if reliable { self.out_channels[channel as usize].prep_reliable(b, vec![id]) } else { b };
+            self.send_raw_bunch(now, Queued { bunch, msgs: vec![id], kind: SendKind::First, mergeable }, events);
         }
     }
 
@@ -251,9 +271,9 @@ impl Ue4Peer {
     fn send_waiting_unreliable(&mut self, now: SimTime, events: &mut Vec<Event>) {
         while !self.waiting_unreliable.is_empty() && self.throttle.is_net_ready(self.send_buffer_bits() as i64) {
             let Some(m) = self.waiting_unreliable.pop_front() else { break };
-            for bunch in Self::make_bunches(UNRELIABLE_CHANNEL, false, &m.payload) {
-                self.send_raw_bunch(now, Queued { bunch, msg: Some(m.id), kind: SendKind::First }, events);
-            }
+            let mut framed = Vec::with_capacity(m.payload.len() + 3);
+            frame_message(&m.payload, &mut framed);
+            self.send_message_bunches(now, UNRELIABLE_CHANNEL, false, m.id, framed, events);
         }
         let keep = self.config.max_waiting_unreliable as usize;
         while self.waiting_unreliable.len() > keep {
@@ -321,10 +341,10 @@ impl Ue4Peer {
                 if !record.channels.contains(&q.bunch.channel) {
                     record.channels.push(q.bunch.channel);
                 }
-            } else if let (Some(m), false) = (q.msg, q.bunch.partial) {
-                record.unreliable.push(m);
+            } else if !q.bunch.partial {
+                record.unreliable.extend_from_slice(&q.msgs);
             }
-            if let Some(msg) = q.msg {
+            for &msg in &q.msgs {
                 self.push(events, now, EventKind::MessageSent { side, msg, seq: seq.get() as u32, kind: q.kind });
             }
         }
@@ -343,9 +363,10 @@ impl Ue4Peer {
             return;
         }
         if tell_remote {
-            let b = Self::make_bunches(CONTROL_CHANNEL, true, reason.as_bytes()).remove(0);
-            let bunch = self.out_channels[CONTROL_CHANNEL as usize].prep_reliable(b, None);
-            self.send_raw_bunch(now, Queued { bunch, msg: None, kind: SendKind::First }, events);
+            let b = split_into_bunches(CONTROL_CHANNEL, true, reason.as_bytes()).remove(0);
+            let bunch = self.out_channels[CONTROL_CHANNEL as usize].prep_reliable(b, Vec::new());
+            let q = Queued { bunch, msgs: Vec::new(), kind: SendKind::First, mergeable: false };
+            self.send_raw_bunch(now, q, events);
             self.flush_net(now, events);
         }
         let side = self.side;
@@ -375,7 +396,7 @@ impl Ue4Peer {
             for ch in &record.channels {
                 self.out_channels[*ch as usize].received_ack(seq, &mut newly);
             }
-            for (msg, _) in newly {
+            for msg in newly {
                 if let Some(left) = self.unacked_pieces.get_mut(&msg) {
                     *left -= 1;
                     if *left == 0 {
@@ -397,9 +418,9 @@ impl Ue4Peer {
             for ch in &record.channels {
                 self.out_channels[*ch as usize].received_nak(seq, &mut resend);
             }
-            for (bunch, msg) in resend {
+            for (bunch, msgs) in resend {
                 self.counters.bunches_resent += 1;
-                self.send_raw_bunch(now, Queued { bunch, msg, kind: SendKind::NakResend }, events);
+                self.send_raw_bunch(now, Queued { bunch, msgs, kind: SendKind::NakResend, mergeable: false }, events);
             }
         }
     }
@@ -472,11 +493,18 @@ impl Ue4Peer {
                 self.close(now, format!("remote closed: {reason}"), false, events);
                 return;
             }
-            match check_payload(side.other(), &payload) {
-                Some(msg) => self.push(events, now, EventKind::MessageDelivered { side, msg }),
-                None => {
-                    self.counters.corrupt_payloads += 1;
-                    self.push(events, now, EventKind::Malformed { side, reason: MalformedReason::BadPayload });
+            let Ok(messages) = split_messages(&payload) else {
+                self.counters.corrupt_payloads += 1;
+                self.push(events, now, EventKind::Malformed { side, reason: MalformedReason::BadPayload });
+                continue;
+            };
+            for m in messages {
+                match check_payload(side.other(), m) {
+                    Some(msg) => self.push(events, now, EventKind::MessageDelivered { side, msg }),
+                    None => {
+                        self.counters.corrupt_payloads += 1;
+                        self.push(events, now, EventKind::Malformed { side, reason: MalformedReason::BadPayload });
+                    }
                 }
             }
         }
