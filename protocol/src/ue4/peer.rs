@@ -561,8 +561,11 @@ impl Peer for Ue4Peer {
                 self.flush_net(now, events);
             }
         }
+        // An unthrottled connection has no budget to plot.
         let spent_bytes = std::mem::take(&mut self.spent_bytes);
-        self.push(events, now, EventKind::Budget { side, available_bytes, spent_bytes });
+        if !self.throttle.unlimited() {
+            self.push(events, now, EventKind::Budget { side, available_bytes, spent_bytes });
+        }
     }
 
     fn poll_send(&mut self, _now: SimTime, out: &mut Vec<u8>, _events: &mut Vec<Event>) -> Option<u32> {

@@ -75,13 +75,10 @@ impl Throttle {
         self.unlimited() || self.queued_bits + pending_bits <= 0
     }
 
-    /// Bytes that could still go out this tick before the connection is in debt.
+    /// Bytes that could still go out this tick before the connection is in debt (0 when
+    /// unlimited: there is no budget).
     pub fn available_bytes(&self) -> i64 {
-        if self.unlimited() {
-            i64::MAX / 16
-        } else {
-            -self.queued_bits / 8
-        }
+        -self.queued_bits / 8
     }
 
     /// A packet of `payload_bytes` was sent: UE4 counts the IP+UDP overhead too.
