@@ -546,6 +546,8 @@ impl Peer for Ue4Peer {
                 self.push(events, now, EventKind::MessageRefused { side, msg: m.id, reason: RefuseReason::Closed });
             } else if m.reliable {
                 self.send_reliable(now, m, events);
+            } else if m.payload.len() + 3 > MAX_CONSTRUCTED_BUNCH_BYTES {
+                self.push(events, now, EventKind::MessageRefused { side, msg: m.id, reason: RefuseReason::TooLarge });
             } else {
                 self.push(
                     events,
