@@ -56,7 +56,10 @@ fn main() {
         l.jitter_ms = 15.0;
         l.loss_percent = 0.0;
     }
-    run("no loss, 15 ms jitter (reordering across ticks)", s, 60.0);
+    run("no loss, 15 ms jitter (one packet per tick)", s.clone(), 60.0);
+    s.workload.snapshot_bytes = 2500;
+    s.ue4.net_speed_bytes_per_sec = 0.0;
+    run("no loss, 15 ms jitter, 2500 B snapshots (several packets per tick reorder across ticks)", s, 60.0);
 
     let mut s = base.clone();
     for l in [&mut s.link.a_to_b, &mut s.link.b_to_a] {
