@@ -40,10 +40,9 @@ fn run(name: &str, mut s: Scenario, secs: f64) {
     let summary = Ue4Summary::from_events(&events);
     println!("== {name} ({secs} s virtual, {wall:?} wall)");
     println!("  packets sent {} link-dropped {} false_acks {}", t.sent, t.link_dropped, t.false_acks);
-    println!(
-        "  A->B reliable {rd}/{rq} delivered, unreliable {ud}/{uq}; A spent {:.0} B/s ({budgets} budget samples)",
-        spent as f64 / secs
-    );
+    let budget =
+        if budgets == 0 { "unthrottled".to_string() } else { format!("A spent {:.0} B/s", spent as f64 / secs) };
+    println!("  A->B reliable {rd}/{rq} delivered, unreliable {ud}/{uq}; {budget}");
     println!("  {summary:?}");
 }
 
