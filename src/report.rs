@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use ackscope_protocol::{
     reliable_metrics, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals, ReliableMetrics, Scenario, SimTime,
-    Simulation, Strategy,
+    Simulation, Strategy, Ue4Summary,
 };
 use serde::Serialize;
 
@@ -32,6 +32,9 @@ pub struct RunReport {
     /// Reliable-message metrics, for message strategies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reliable: Option<ReliableMetrics>,
+    /// UE4 counters, for `strategy=ue4`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ue4: Option<Ue4Summary>,
     /// `"chunks"` and `"chunk_acks"`, for chunk and fragment transfers.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub chunk: Option<ChunkSummary>,
@@ -98,6 +101,7 @@ pub fn run_with_changes(scenario: &Scenario, seconds: f64, changes: &[Change]) -
         drain_seconds,
         session_bytes: None,
         reliable,
+        ue4: (scenario.strategy == Strategy::Ue4).then(|| Ue4Summary::from_events(&events[..])),
         chunk,
     };
     let mut session = Session::scenario_only(scenario.clone());
@@ -140,6 +144,7 @@ pub fn from_session(session: &Session) -> RunReport {
         drain_seconds,
         session_bytes: None,
         reliable,
+        ue4: (scenario.strategy == Strategy::Ue4).then(|| Ue4Summary::from_events(&events[..])),
         chunk,
     }
 }
@@ -179,6 +184,7 @@ impl RunReport {
             e.true_loss_percent,
             self.events,
             self.reliable.as_ref().map(reliable_text).unwrap_or_default()
+                + &self.ue4.as_ref().map(ue4_text).unwrap_or_default()
                 + &self.chunk.as_ref().map(chunk_text).unwrap_or_default()
         )
     }
@@ -218,5 +224,20 @@ fn reliable_text(r: &ReliableMetrics) -> String {
         r.wire_bytes_per_delivered,
         r.sends_per_message,
         r.spurious_resends
+    )
+}
+
+fn ue4_text(u: &Ue4Summary) -> String {
+    format!(
+        "\nue4: {} naks received, {} bunches resent, InRec depth up to {} (blocked up to {:.0} ms){}",
+        u.naks_received,
+        u.bunches_resent,
+        u.max_inrec_depth,
+        u.max_inrec_blocked_ms,
+        if u.connection_closed {
+            format!(", connection closed: {}", u.close_reason.as_deref().unwrap_or("?"))
+        } else {
+            String::new()
+        }
     )
 }

@@ -215,6 +215,14 @@ pub enum EventKind {
     FlowMode { side: Side, good: bool, penalty_ms: f32 },
     /// The chunk receiver ignored a well-formed slice that does not fit the chunk it is receiving.
     SliceIgnored { side: Side, chunk: u32, slice: u32, reason: SliceIgnoreReason },
+
+    // ----- connection and budget -----
+    /// The endpoint closed its connection (e.g. UE4's "Outgoing reliable buffer overflow").
+    ConnectionClosed { side: Side, reason: String },
+    /// UE4: a channel's queue of reliable bunches waiting behind a missing one changed (`side`
+    /// is the receiver); `blocked_us` is how long the channel has been blocked, or was when
+    /// `depth` returns to 0.
+    Ue4InRec { side: Side, depth: u32, blocked_us: u64 },
 }
 
 /// Why a chunk receiver ignored a slice (each is also counted).
@@ -287,7 +295,9 @@ impl EventKind {
             | EventKind::FragmentBlockSent { side, .. }
             | EventKind::FragmentReassembled { side, .. }
             | EventKind::FlowMode { side, .. }
-            | EventKind::SliceIgnored { side, .. } => *side,
+            | EventKind::SliceIgnored { side, .. }
+            | EventKind::ConnectionClosed { side, .. }
+            | EventKind::Ue4InRec { side, .. } => *side,
         }
     }
 }

@@ -26,6 +26,7 @@ pub mod script;
 pub mod sequence;
 pub mod sim;
 pub mod stats;
+pub mod ue4;
 pub mod workload;
 
 pub use ack::{AckConfig, AckCounters, AckEndpoint, Acked, HeaderVerdict};
@@ -49,4 +50,5 @@ pub use script::{LinkPatch, LinkStep, StepDirection};
 pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
 pub use sim::{summarize, EstimateSummary, LinkPair, PacketTotals, Scenario, Simulation, Strategy};
 pub use stats::{RttFilter, StatsConfig};
+pub use ue4::{Ue4Config, Ue4Peer, Ue4Summary};
 pub use workload::{MessageRequest, Workload, WorkloadConfig};

@@ -17,6 +17,7 @@ use crate::glenn::{GlennConfig, GlennPeer};
 use crate::link::{Link, LinkConfig};
 use crate::peer::{AckPeer, Peer};
 use crate::script::LinkStep;
+use crate::ue4::{Ue4Config, Ue4Peer};
 use crate::workload::WorkloadConfig;
 
 /// Which protocol the endpoints run.
@@ -33,12 +34,14 @@ pub enum Strategy {
     /// Glenn Fiedler's reliable-ordered messages over packet acks, with the message workload.
     #[default]
     Glenn,
+    /// UE4-style packets, bunches and Nak-driven resend (`ue4.*`).
+    Ue4,
 }
 
 impl Strategy {
     /// True for strategies that carry the message workload (reliable-message metrics apply).
     pub fn has_messages(self) -> bool {
-        matches!(self, Strategy::Glenn)
+        matches!(self, Strategy::Glenn | Strategy::Ue4)
     }
 
     pub fn name(self) -> &'static str {
@@ -47,6 +50,7 @@ impl Strategy {
             Strategy::Chunks => "chunks",
             Strategy::Fragments => "fragments",
             Strategy::Glenn => "glenn",
+            Strategy::Ue4 => "ue4",
         }
     }
 }
@@ -98,6 +102,8 @@ pub struct Scenario {
     pub script: Vec<LinkStep>,
     /// Settings of the `glenn` strategy.
     pub glenn: GlennConfig,
+    /// Settings of the `ue4` strategy.
+    pub ue4: Ue4Config,
 }
 
 impl Default for Scenario {
@@ -115,6 +121,7 @@ impl Default for Scenario {
             flow: FlowConfig::default(),
             script: Vec::new(),
             glenn: GlennConfig::default(),
+            ue4: Ue4Config::default(),
         }
     }
 }
@@ -296,6 +303,7 @@ impl Ticker {
 pub fn make_peer(scenario: &Scenario, side: Side) -> Box<dyn Peer> {
     match scenario.strategy {
         Strategy::Acks => Box::new(AckPeer::new(side, scenario.ack, scenario.payload_bytes as usize)),
+        Strategy::Ue4 => Box::new(Ue4Peer::new(side, scenario.ue4, scenario.workload, scenario.seed)),
         Strategy::Glenn => Box::new(GlennPeer::new(side, scenario)),
         Strategy::Chunks => Box::new(ChunkPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
         Strategy::Fragments => Box::new(FragmentPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
