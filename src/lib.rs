@@ -3,6 +3,7 @@
 //! The binary's modules live here so integration tests can drive them: the headless run and its
 //! report, `--set` overrides, the live runtime threads, the event store and the window.
 
+pub mod compare;
 pub mod overrides;
 pub mod report;
 pub mod runtime;

@@ -25,6 +25,32 @@ enum Cmd {
     Run(RunArgs),
     /// Print the summary of a recorded session (the same figures `run` prints).
     Summary(SummaryArgs),
+    /// Run Glenn redundancy (fixed 100 ms, RTT x 1.25, every packet) and UE4 Nak resend on the
+    /// same seed, link trace and workload over loss 1/5/20 % and one-way latency 25/100 ms.
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    /// Scenario file to start from (its strategy is replaced by each variant's).
+    scenario: Option<PathBuf>,
+    /// Virtual seconds per run (each run then drains).
+    #[arg(long, default_value_t = 60.0)]
+    seconds: f64,
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Override scenario parameters for every run (as in `run`).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Loss percentages to compare (comma separated).
+    #[arg(long, value_delimiter = ',', default_values_t = [1.0, 5.0, 20.0])]
+    loss: Vec<f64>,
+    /// One-way latencies in ms to compare (comma separated).
+    #[arg(long, value_delimiter = ',', default_values_t = [25.0, 100.0])]
+    latency: Vec<f64>,
+    /// Print a JSON array of run objects instead of the table.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
@@ -116,6 +142,35 @@ fn run_cmd(args: RunArgs) -> ExitCode {
     print_report(&rep, args.json)
 }
 
+fn compare_cmd(args: CompareArgs) -> ExitCode {
+    if !(args.seconds.is_finite() && args.seconds > 0.0) {
+        return fail(format!("--seconds must be a positive number, got {}", args.seconds));
+    }
+    if let Some(bad) = args.loss.iter().chain(&args.latency).find(|v| !(v.is_finite() && **v >= 0.0)) {
+        return fail(format!("loss and latency values must be non-negative numbers, got {bad}"));
+    }
+    let (scenario, _) = match scenario_from(args.scenario.as_ref(), &args.set, args.seed) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    let rows = ackscope::compare::compare(
+        &scenario,
+        args.seconds,
+        &args.loss,
+        &args.latency,
+        &ackscope::compare::Variant::DEFAULT,
+    );
+    if args.json {
+        match serde_json::to_string(&rows) {
+            Ok(s) => println!("{s}"),
+            Err(e) => return fail(e),
+        }
+    } else {
+        println!("{}", ackscope::compare::to_table(&rows));
+    }
+    ExitCode::SUCCESS
+}
+
 fn summary_cmd(args: SummaryArgs) -> ExitCode {
     match session::load(&args.session) {
         Ok(s) => print_report(&report::from_session(&s), args.json),
@@ -161,6 +216,7 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Cmd::Run(args)) => run_cmd(args),
         Some(Cmd::Summary(args)) => summary_cmd(args),
+        Some(Cmd::Compare(args)) => compare_cmd(args),
         None => gui(&cli.set),
     }
 }

@@ -127,3 +127,29 @@ fn glenn_is_the_default_and_reports_reliable_messages() {
         r["latency_ms"]
     );
 }
+
+#[test]
+fn compare_runs_every_variant_on_the_same_trace() {
+    let out = ackscope(&["compare", "--seconds", "20", "--loss", "5", "--latency", "50", "--json", "--set", "seed=4"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    let strategies: Vec<&str> = rows.iter().map(|r| r["strategy"].as_str().unwrap()).collect();
+    assert_eq!(strategies, ["glenn", "glenn", "glenn", "ue4"]);
+    for r in rows {
+        assert_eq!(r["seed"], 4);
+        assert_eq!(r["loss_percent"].as_f64(), Some(5.0));
+        assert_eq!(r["reliable"]["lost"], 0, "{r}");
+        assert_eq!(r["packets"]["false_acks"], 0);
+    }
+    // Every variant carried the same workload.
+    let sent: Vec<u64> = rows.iter().map(|r| r["reliable"]["sent"].as_u64().unwrap()).collect();
+    assert!(sent.windows(2).all(|w| w[0] == w[1]), "{sent:?}");
+    // Redundancy on every packet costs sends; UE4 reports its own section.
+    assert!(rows[2]["reliable"]["sends_per_message"].as_f64() > rows[0]["reliable"]["sends_per_message"].as_f64());
+    assert!(rows[3]["ue4"]["naks_received"].as_u64().unwrap() > 0);
+    let table = ackscope(&["compare", "--seconds", "10", "--loss", "1", "--latency", "25"]);
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(text.contains("| 25 ms | 1 % | ue4 nak |"), "{text}");
+}
