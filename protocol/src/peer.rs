@@ -34,6 +34,8 @@ pub trait Peer: Send {
     fn reconfigure(&mut self, _now: SimTime, _scenario: &Scenario) {}
     /// Queues a workload burst (strategies without a workload ignore it).
     fn burst(&mut self) {}
+    /// Queues one large block of `bytes` for sending (strategies without chunks ignore it).
+    fn send_chunk(&mut self, _bytes: usize) {}
     /// Reliable messages queued and not yet acked, including any waiting for queue space (0 for
     /// strategies without reliable messages); a run has drained when both sides report 0.
     fn unacked_reliable(&self) -> usize {

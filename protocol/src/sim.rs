@@ -466,6 +466,11 @@ impl Simulation {
         self.events.push(Event { time: self.now, kind });
     }
 
+    /// Queues one large block of `bytes` on `side` (chunk and fragment strategies).
+    pub fn send_chunk(&mut self, side: Side, bytes: usize) {
+        self.peers[side.index()].send_chunk(bytes);
+    }
+
     /// Queues a workload burst on `side`.
     pub fn burst(&mut self, side: Side) {
         self.peers[side.index()].burst();
