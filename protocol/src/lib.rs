@@ -11,12 +11,15 @@
 pub mod ack;
 pub mod bits;
 pub mod chunk;
+pub mod dnm;
 pub mod event;
 pub mod flow;
 pub mod fragments;
 pub mod header;
 pub mod link;
 pub mod peer;
+pub mod rellikt;
+pub mod replication;
 pub mod sequence;
 pub mod sim;
 pub mod stats;
@@ -25,6 +28,7 @@ pub mod workload;
 pub use ack::{AckConfig, AckCounters, AckEndpoint, Acked, HeaderVerdict};
 pub use bits::{BitError, BitReader, BitWriter, MeasureStream, Stream};
 pub use chunk::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender, ChunkSummary};
+pub use dnm::{DnmConfig, DnmPeer};
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
     StatsSample,
@@ -34,6 +38,8 @@ pub use fragments::{FragmentPeer, FragmentReceiver, FragmentSender};
 pub use header::{HeaderError, PacketHeader};
 pub use link::{BurstLoss, JitterDistribution, Link, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 pub use peer::{AckPeer, Peer};
+pub use rellikt::{RelliktConfig, RelliktPeer};
+pub use replication::{snapshot_summary, SnapshotMode, SnapshotSummary};
 pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
 pub use sim::{EstimateSummary, LinkPair, PacketTotals, Scenario, Simulation, Strategy};
 pub use stats::{RttFilter, StatsConfig};

@@ -10,11 +10,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::ack::AckConfig;
 use crate::chunk::{ChunkConfig, ChunkPeer};
+use crate::dnm::{DnmConfig, DnmPeer};
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
 use crate::flow::{FlowConfig, FlowControl};
 use crate::fragments::FragmentPeer;
 use crate::link::{Link, LinkConfig};
 use crate::peer::{AckPeer, Peer};
+use crate::rellikt::{RelliktConfig, RelliktPeer};
 use crate::workload::WorkloadConfig;
 
 /// Which protocol the endpoints run.
@@ -29,6 +31,12 @@ pub enum Strategy {
     Chunks,
     /// The baseline for chunks: whole blocks as fragmented packets, resent whole on any loss.
     Fragments,
+    /// Multiplayer Game Programming's delivery notification manager (ack ranges + timeout)
+    /// carrying the message workload; snapshots per `workload.snapshot_mode`.
+    Dnm,
+    /// rellikt's `[protocol id][sequence][ack][ack bitfield]` header, "unacked after 1 s = lost",
+    /// carrying the message workload; snapshots per `workload.snapshot_mode`.
+    Rellikt,
 }
 
 impl Strategy {
@@ -37,6 +45,8 @@ impl Strategy {
             Strategy::Acks => "acks",
             Strategy::Chunks => "chunks",
             Strategy::Fragments => "fragments",
+            Strategy::Dnm => "dnm",
+            Strategy::Rellikt => "rellikt",
         }
     }
 }
@@ -84,6 +94,10 @@ pub struct Scenario {
     pub chunk: ChunkConfig,
     /// rellikt's RTT-driven send-rate switch; when enabled it sets each side's packet rate.
     pub flow: FlowConfig,
+    /// Delivery notification manager settings (`dnm` strategy).
+    pub dnm: DnmConfig,
+    /// rellikt's header and loss rule (`rellikt` strategy).
+    pub rellikt: RelliktConfig,
 }
 
 impl Default for Scenario {
@@ -99,6 +113,8 @@ impl Default for Scenario {
             workload: WorkloadConfig::default(),
             chunk: ChunkConfig::default(),
             flow: FlowConfig::default(),
+            dnm: DnmConfig::default(),
+            rellikt: RelliktConfig::default(),
         }
     }
 }
@@ -253,6 +269,8 @@ pub fn make_peer(scenario: &Scenario, side: Side) -> Box<dyn Peer> {
         Strategy::Acks => Box::new(AckPeer::new(side, scenario.ack, scenario.payload_bytes as usize)),
         Strategy::Chunks => Box::new(ChunkPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
         Strategy::Fragments => Box::new(FragmentPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
+        Strategy::Dnm => Box::new(DnmPeer::new(side, scenario.dnm, scenario.workload, scenario.seed)),
+        Strategy::Rellikt => Box::new(RelliktPeer::new(side, scenario.rellikt, scenario.workload, scenario.seed)),
     }
 }
 
