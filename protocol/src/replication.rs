@@ -19,10 +19,13 @@
 //!   self-identify (`workload::check_payload`), so a corrupt one makes the packet malformed.
 //!
 //! Staleness ([`snapshot_summary`]) is measured from events only, so it works on recorded
-//! sessions: at every `Stats` instant of the receiving side (the stats interval, 100 ms by
-//! default), the age of the newest snapshot it holds is `now - (time that snapshot was queued)`.
-//! Sampling on a clock rather than at deliveries counts the long gaps after losses at their true
-//! weight (sampling at deliveries would only ever look right after something arrived).
+//! sessions: the age of the newest snapshot a receiver holds is `t - (time that snapshot was
+//! queued by the sender)`, sampled on a fixed grid of [`STALENESS_SAMPLE_MS`] from the moment the
+//! receiver first holds one to the last event. A clock grid rather than sampling at deliveries
+//! gives the long gaps after losses their true weight (sampling at deliveries only ever looks
+//! right after something arrived), and a fine grid rather than the 100 ms stats interval avoids
+//! aliasing with the snapshot period. Both sides share the simulation's virtual clock, which is
+//! what makes `t - queued` meaningful across endpoints.
 //! Snapshots are the messages whose `MessageQueued` has `reliable: false` in every mode, also
 //! `reliable` mode where they are in fact resent: `reliable` in that event is the workload's
 //! class of the message, so generic reliable-message metrics compare like with like.
@@ -163,6 +166,15 @@ impl Outbox {
                 self.queue.pop_front();
                 continue;
             };
+            let superseded = self.config.snapshot_mode == SnapshotMode::Newest
+                && stored.snapshot
+                && q.kind != SendKind::First
+                && Some(q.id) != self.newest_snapshot;
+            if superseded {
+                // A newer state was queued after this resend was decided: it carries everything.
+                self.queue.pop_front();
+                continue;
+            }
             let cost = stored.payload.len() + MESSAGE_OVERHEAD_BYTES;
             if cost > left || out.len() >= MAX_MESSAGES_PER_PACKET as usize {
                 break;
@@ -293,6 +305,9 @@ pub fn serialize_messages<S: Stream>(s: &mut S, msgs: &mut Vec<Vec<u8>>) -> Resu
     Ok(())
 }
 
+/// Spacing of the staleness samples.
+pub const STALENESS_SAMPLE_MS: u64 = 5;
+
 /// Nearest-rank percentiles of a set of samples.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Percentiles {
@@ -324,21 +339,34 @@ pub struct SnapshotSummary {
     pub resent: u64,
     /// Distinct snapshots delivered to the receiving application.
     pub received: u64,
-    /// Age of the newest snapshot the receiver holds, sampled at its `Stats` events (after it
-    /// first holds one).
+    /// Age of the newest snapshot the receiver holds, sampled every [`STALENESS_SAMPLE_MS`]
+    /// (from when it first holds one), both receivers together.
     pub staleness_ms: Percentiles,
 }
 
-/// Computes [`SnapshotSummary`] from an event log (live or recorded).
+/// Computes [`SnapshotSummary`] from an event log (live or recorded), in time order.
 pub fn snapshot_summary(events: &[Event]) -> SnapshotSummary {
+    let step_us = STALENESS_SAMPLE_MS * 1000;
     // Per sending side: queue time of each snapshot id.
     let mut queued_at: [HashMap<u64, SimTime>; 2] = [HashMap::new(), HashMap::new()];
-    // Per receiving side: newest snapshot id held, and ids delivered.
-    let mut newest: [Option<u64>; 2] = [None, None];
+    // Per receiving side: ids delivered; newest held (id, queued at) and the next sample time.
     let mut delivered: [HashSet<u64>; 2] = [HashSet::new(), HashSet::new()];
+    let mut held: [Option<(u64, SimTime)>; 2] = [None, None];
+    let mut next_sample = [0u64; 2];
     let mut out = SnapshotSummary::default();
     let mut ages = Vec::new();
+    let sample_until = |t: u64, held: &[Option<(u64, SimTime)>; 2], next: &mut [u64; 2], ages: &mut Vec<f64>| {
+        for r in 0..2 {
+            if let Some((_, q)) = held[r] {
+                while next[r] < t {
+                    ages.push(next[r].saturating_sub(q.0) as f64 / 1000.0);
+                    next[r] += step_us;
+                }
+            }
+        }
+    };
     for e in events {
+        sample_until(e.time.0, &held, &mut next_sample, &mut ages);
         match e.kind {
             EventKind::MessageQueued { side, msg, reliable: false, .. } => {
                 queued_at[side.index()].insert(msg, e.time);
@@ -349,21 +377,25 @@ pub fn snapshot_summary(events: &[Event]) -> SnapshotSummary {
                 out.resent += (kind != SendKind::First) as u64;
             }
             EventKind::MessageDelivered { side, msg } => {
-                let sender = side.other().index();
-                if queued_at[sender].contains_key(&msg) && delivered[side.index()].insert(msg) {
+                let r = side.index();
+                let Some(&q) = queued_at[side.other().index()].get(&msg) else { continue };
+                if delivered[r].insert(msg) {
                     out.received += 1;
-                    newest[side.index()] = newest[side.index()].max(Some(msg));
-                }
-            }
-            EventKind::Stats { side, .. } => {
-                if let Some(id) = newest[side.index()] {
-                    if let Some(t) = queued_at[side.other().index()].get(&id) {
-                        ages.push(e.time.saturating_since(*t).as_millis_f64());
+                    match held[r] {
+                        Some((id, _)) if id >= msg => {}
+                        None => {
+                            held[r] = Some((msg, q));
+                            next_sample[r] = e.time.0.div_ceil(step_us) * step_us;
+                        }
+                        Some(_) => held[r] = Some((msg, q)),
                     }
                 }
             }
             _ => {}
         }
+    }
+    if let Some(last) = events.last() {
+        sample_until(last.time.0 + 1, &held, &mut next_sample, &mut ages);
     }
     out.staleness_ms = Percentiles::of(ages);
     out
@@ -444,23 +476,24 @@ mod tests {
     }
 
     #[test]
-    fn staleness_is_sampled_at_receiver_stats_from_queue_times() {
+    fn staleness_is_the_age_of_the_newest_held_snapshot_on_a_time_grid() {
         let ev = |ms: u64, kind| Event { time: SimTime(ms * 1000), kind };
-        let stats = |side| EventKind::Stats { side, stats: Default::default() };
         let log = vec![
             ev(0, EventKind::MessageQueued { side: Side::A, msg: 0, bytes: 8, reliable: false }),
             ev(0, EventKind::MessageQueued { side: Side::A, msg: 1, bytes: 8, reliable: true }),
-            ev(50, stats(Side::B)),
+            ev(10, EventKind::MessageQueued { side: Side::A, msg: 2, bytes: 8, reliable: false }),
             ev(60, EventKind::MessageDelivered { side: Side::B, msg: 0 }),
             ev(60, EventKind::MessageDelivered { side: Side::B, msg: 1 }),
-            ev(100, stats(Side::B)),
-            ev(100, stats(Side::A)),
-            ev(300, stats(Side::B)),
+            // Snapshot 2 arrives at 80 ms: from then on the held state is 10 ms younger.
+            ev(80, EventKind::MessageDelivered { side: Side::B, msg: 2 }),
+            ev(90, EventKind::MessageDelivered { side: Side::B, msg: 0 }),
+            ev(100, EventKind::Stats { side: Side::A, stats: Default::default() }),
         ];
         let s = snapshot_summary(&log);
-        assert_eq!((s.queued, s.received), (1, 1));
-        assert_eq!(s.staleness_ms.samples, 2);
-        assert_eq!(s.staleness_ms.p50, 100.0);
-        assert_eq!(s.staleness_ms.max, 300.0);
+        assert_eq!((s.queued, s.received), (2, 2));
+        // Samples at 60, 65, 70, 75 (ages 60..75) then 80..100 (ages 70..90).
+        assert_eq!(s.staleness_ms.samples, 9);
+        assert_eq!(s.staleness_ms.max, 90.0);
+        assert_eq!(s.staleness_ms.p50, 75.0);
     }
 }
