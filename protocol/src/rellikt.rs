@@ -279,7 +279,14 @@ impl RelliktPeer {
     pub fn new(side: Side, config: RelliktConfig, workload: WorkloadConfig, seed: u64) -> Self {
         Self {
             config,
-            m: MessageEndpoint::new(side, workload, seed, config.send_queue_messages, config.stats),
+            m: MessageEndpoint::new(
+                side,
+                workload,
+                seed,
+                config.send_queue_messages,
+                (config.max_packet_bytes as usize).saturating_sub(RELLIKT_HEADER_BYTES + 1),
+                config.stats,
+            ),
             ep: RelliktEndpoint::new(config),
             tick_pending: false,
             outcomes: Vec::new(),
@@ -288,6 +295,15 @@ impl RelliktPeer {
 
     pub fn messages(&self) -> &MessageEndpoint {
         &self.m
+    }
+
+    pub fn endpoint(&self) -> &RelliktEndpoint {
+        &self.ep
+    }
+
+    /// Queues a burst of reliable messages at the next tick.
+    pub fn burst(&mut self) {
+        self.m.workload_mut().burst();
     }
 
     fn report(&mut self, now: SimTime, events: &mut Vec<Event>) {

@@ -12,7 +12,7 @@ use super::wire::{header_bytes_max, read_packet, write_packet, DnmPacket, MAX_WI
 use super::DnmConfig;
 use crate::event::{Event, EventKind, MalformedReason, SendKind, Side, SimTime, StatsSample};
 use crate::peer::Peer;
-use crate::replication::{Inbox, Outbox, OutboxConfig, MAX_MESSAGE_BYTES};
+use crate::replication::{Inbox, Outbox, OutboxConfig, MAX_MESSAGE_BYTES, MESSAGE_OVERHEAD_BYTES};
 use crate::stats::{self, BandwidthMeter, LossWindow, RttEstimator, StatsConfig};
 use crate::workload::{MessageRequest, Workload, WorkloadConfig};
 
@@ -36,11 +36,21 @@ pub struct MessageEndpoint {
 }
 
 impl MessageEndpoint {
-    pub fn new(side: Side, workload: WorkloadConfig, seed: u64, send_queue_messages: u32, stats: StatsConfig) -> Self {
+    /// `packet_room_bytes` is what a packet leaves for messages after its largest header: a
+    /// larger message could never be sent, so it is refused (`TooLarge`) rather than queued.
+    pub fn new(
+        side: Side,
+        workload: WorkloadConfig,
+        seed: u64,
+        send_queue_messages: u32,
+        packet_room_bytes: usize,
+        stats: StatsConfig,
+    ) -> Self {
+        let room = packet_room_bytes.saturating_sub(MESSAGE_OVERHEAD_BYTES).min(MAX_MESSAGE_BYTES as usize);
         let oc = OutboxConfig {
             snapshot_mode: workload.snapshot_mode,
             send_queue_messages: send_queue_messages as usize,
-            max_message_bytes: MAX_MESSAGE_BYTES,
+            max_message_bytes: room as u32,
         };
         Self {
             side,
@@ -158,13 +168,18 @@ pub struct DnmPeer {
 
 impl DnmPeer {
     pub fn new(side: Side, config: DnmConfig, workload: WorkloadConfig, seed: u64) -> Self {
+        let room = (config.max_packet_bytes as usize).saturating_sub(header_bytes_max(Self::max_ranges(&config)));
         Self {
             config,
-            m: MessageEndpoint::new(side, workload, seed, config.send_queue_messages, config.stats),
+            m: MessageEndpoint::new(side, workload, seed, config.send_queue_messages, room, config.stats),
             dnm: DeliveryNotificationManager::new(config),
             tick_pending: false,
             outcomes: Vec::new(),
         }
+    }
+
+    fn max_ranges(config: &DnmConfig) -> usize {
+        (config.max_ack_ranges_per_packet as usize).clamp(1, MAX_WIRE_RANGES)
     }
 
     pub fn manager(&self) -> &DeliveryNotificationManager {
@@ -207,8 +222,7 @@ impl Peer for DnmPeer {
         }
         let seq = self.dnm.next_packet(now, &mut self.outcomes);
         self.report(now, events);
-        let max_ranges = (self.config.max_ack_ranges_per_packet as usize).clamp(1, MAX_WIRE_RANGES);
-        let acks = self.dnm.take_pending_acks(max_ranges);
+        let acks = self.dnm.take_pending_acks(Self::max_ranges(&self.config));
         let budget = (self.config.max_packet_bytes as usize).saturating_sub(header_bytes_max(acks.len()));
         let messages = self.m.fill(now, seq, budget, events);
         let p = DnmPacket { sequence: seq, acks, messages };
