@@ -111,3 +111,30 @@ fn the_seeds_low_pass_filter_follows_an_rtt_step_that_reliable_io_smoothing_lags
     assert!((result[0] - 300.0).abs() < 5.0, "seed {seed}: rellikt filter at {} ms", result[0]);
     assert!(result[1] < 200.0, "seed {seed}: EWMA at {} ms", result[1]);
 }
+
+#[test]
+fn with_flow_control_the_seeds_whole_scheme_drops_to_the_bad_rate_when_rtt_rises() {
+    // The seed's flow control (flow.rs, applied by the simulation) reads the endpoint's RTT, which
+    // for rellikt is the seed's own low-pass filtered RTT.
+    let seed = 14;
+    let mut s = scenario(Strategy::Rellikt, seed, 0.0);
+    s.flow.enabled = true;
+    let mut sim = Simulation::new(s.clone());
+    sim.run_for_secs(5.0);
+    assert!(sim.flow(Side::A).is_good(), "seed {seed}: bad mode at 100 ms RTT");
+    for d in Dir::BOTH {
+        let mut l = *sim.scenario().link.get(d);
+        l.latency_ms = 200.0;
+        sim.set_link(d, l);
+    }
+    sim.run_for_secs(5.0);
+    assert!(!sim.flow(Side::A).is_good(), "seed {seed}: still good at 400 ms RTT");
+    let switched =
+        sim.events().iter().any(|e| matches!(e.kind, EventKind::FlowMode { side: Side::A, good: false, .. }));
+    assert!(switched, "seed {seed}: no FlowMode event");
+    // At the bad rate send ticks are sparse; timeouts are then caught at the 100 ms stats instants.
+    let limit_ms = 1000.0 + 100.0;
+    let mut a = Audit::default();
+    a.observe(sim.events(), limit_ms);
+    assert_truthful("flow", seed, &a, &sim, limit_ms);
+}
