@@ -119,3 +119,34 @@ fn acks_resume_after_a_one_way_outage_past_half_the_sequence_space() {
         a.brief()
     );
 }
+
+/// Prints outcome figures for the report: `cargo test -p ackscope-protocol --release --test
+/// dnm_soak figures -- --nocapture`.
+#[test]
+fn figures_outcomes_and_loss_estimates_against_truth() {
+    for strategy in [Strategy::Dnm, Strategy::Rellikt] {
+        for (repeat, reorders) in [(1, true), (3, true), (1, false), (3, false)] {
+            if strategy == Strategy::Rellikt && repeat == 3 {
+                continue;
+            }
+            let seed = 61;
+            let mut s = scenario(strategy, seed, 10.0);
+            s.dnm.ack_repeat = repeat;
+            for d in Dir::BOTH {
+                s.link.get_mut(d).jitter_reorders = reorders;
+            }
+            let (a, sim) = run_audited(s, 120.0, LIMIT_MS);
+            assert_truthful("figures", seed, &a, &sim, LIMIT_MS);
+            let e = sim.estimates();
+            println!(
+                "{} ack_repeat {repeat} jitter_reorders {reorders}: {} | loss estimate {:.1}% vs true {:.1}%, rtt {:.1} vs {:.1} ms",
+                strategy.name(),
+                a.brief(),
+                e.loss_percent,
+                e.true_loss_percent,
+                e.rtt_ms,
+                e.true_rtt_ms
+            );
+        }
+    }
+}
