@@ -21,6 +21,10 @@ pub enum Variant {
     GlennEveryPacket,
     /// UE4: resend only on Nak.
     Ue4,
+    /// Delivery notification manager (ack ranges + timeout).
+    Dnm,
+    /// rellikt's header, 1 s loss rule.
+    Rellikt,
 }
 
 impl Variant {
@@ -28,12 +32,24 @@ impl Variant {
     pub const DEFAULT: [Variant; 4] =
         [Variant::GlennFixed(100.0), Variant::GlennRtt, Variant::GlennEveryPacket, Variant::Ue4];
 
+    /// Every variant.
+    pub const ALL: [Variant; 6] = [
+        Variant::GlennFixed(100.0),
+        Variant::GlennRtt,
+        Variant::GlennEveryPacket,
+        Variant::Ue4,
+        Variant::Dnm,
+        Variant::Rellikt,
+    ];
+
     pub fn label(self) -> String {
         match self {
             Variant::GlennFixed(ms) => format!("glenn {ms:.0} ms"),
             Variant::GlennRtt => "glenn RTTx1.25".into(),
             Variant::GlennEveryPacket => "glenn every pkt".into(),
             Variant::Ue4 => "ue4 nak".into(),
+            Variant::Dnm => "dnm".into(),
+            Variant::Rellikt => "rellikt".into(),
         }
     }
 
@@ -56,6 +72,8 @@ impl Variant {
                 s.glenn.rtt_resend = false;
             }
             Variant::Ue4 => s.strategy = Strategy::Ue4,
+            Variant::Dnm => s.strategy = Strategy::Dnm,
+            Variant::Rellikt => s.strategy = Strategy::Rellikt,
         }
         s
     }

@@ -51,6 +51,9 @@ struct CompareArgs {
     /// Print a JSON array of run objects instead of the table.
     #[arg(long)]
     json: bool,
+    /// Also run the delivery-notification (dnm) and rellikt strategies.
+    #[arg(long)]
+    all: bool,
 }
 
 #[derive(Args, Debug)]
@@ -158,7 +161,7 @@ fn compare_cmd(args: CompareArgs) -> ExitCode {
         args.seconds,
         &args.loss,
         &args.latency,
-        &ackscope::compare::Variant::DEFAULT,
+        if args.all { &ackscope::compare::Variant::ALL[..] } else { &ackscope::compare::Variant::DEFAULT[..] },
     );
     if args.json {
         match serde_json::to_string(&rows) {

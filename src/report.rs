@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use ackscope_protocol::{
-    reliable_metrics, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals, ReliableMetrics, Scenario, SimTime,
-    Simulation, Strategy, Ue4Summary,
+    reliable_metrics, snapshot_summary, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals, ReliableMetrics,
+    Scenario, SimTime, Simulation, SnapshotSummary, Strategy, Ue4Summary,
 };
 use serde::Serialize;
 
@@ -32,6 +32,9 @@ pub struct RunReport {
     /// Reliable-message metrics, for message strategies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reliable: Option<ReliableMetrics>,
+    /// Unreliable state snapshots: sent, received and staleness at the receiver (message strategies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<SnapshotSummary>,
     /// UE4 counters, for `strategy=ue4`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ue4: Option<Ue4Summary>,
@@ -101,6 +104,7 @@ pub fn run_with_changes(scenario: &Scenario, seconds: f64, changes: &[Change]) -
         drain_seconds,
         session_bytes: None,
         reliable,
+        snapshots: scenario.strategy.has_messages().then(|| snapshot_summary(&events[..])),
         ue4: (scenario.strategy == Strategy::Ue4).then(|| Ue4Summary::from_events(&events[..])),
         chunk,
     };
@@ -144,6 +148,7 @@ pub fn from_session(session: &Session) -> RunReport {
         drain_seconds,
         session_bytes: None,
         reliable,
+        snapshots: scenario.strategy.has_messages().then(|| snapshot_summary(&events[..])),
         ue4: (scenario.strategy == Strategy::Ue4).then(|| Ue4Summary::from_events(&events[..])),
         chunk,
     }
@@ -184,6 +189,7 @@ impl RunReport {
             e.true_loss_percent,
             self.events,
             self.reliable.as_ref().map(reliable_text).unwrap_or_default()
+                + &self.snapshots.as_ref().map(snapshot_text).unwrap_or_default()
                 + &self.ue4.as_ref().map(ue4_text).unwrap_or_default()
                 + &self.chunk.as_ref().map(chunk_text).unwrap_or_default()
         )
@@ -239,5 +245,12 @@ fn ue4_text(u: &Ue4Summary) -> String {
         } else {
             String::new()
         }
+    )
+}
+
+fn snapshot_text(s: &SnapshotSummary) -> String {
+    format!(
+        "\nsnapshots: {} sent ({} resent), {} received; staleness ms p50 {:.1}, p99 {:.1}",
+        s.sent, s.resent, s.received, s.staleness_ms.p50, s.staleness_ms.p99
     )
 }

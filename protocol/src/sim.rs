@@ -10,12 +10,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::ack::AckConfig;
 use crate::chunk::{ChunkConfig, ChunkPeer};
+use crate::dnm::{DnmConfig, DnmPeer};
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
 use crate::flow::{FlowConfig, FlowControl};
 use crate::fragments::FragmentPeer;
 use crate::glenn::{GlennConfig, GlennPeer};
 use crate::link::{Link, LinkConfig};
 use crate::peer::{AckPeer, Peer};
+use crate::rellikt::{RelliktConfig, RelliktPeer};
 use crate::script::LinkStep;
 use crate::ue4::{Ue4Config, Ue4Peer};
 use crate::workload::WorkloadConfig;
@@ -36,12 +38,18 @@ pub enum Strategy {
     Glenn,
     /// UE4-style packets, bunches and Nak-driven resend (`ue4.*`).
     Ue4,
+    /// Multiplayer Game Programming's delivery notification manager (ack ranges + timeout)
+    /// carrying the message workload; snapshots per `workload.snapshot_mode`.
+    Dnm,
+    /// rellikt's `[protocol id][sequence][ack][ack bitfield]` header, "unacked after 1 s = lost",
+    /// carrying the message workload; snapshots per `workload.snapshot_mode`.
+    Rellikt,
 }
 
 impl Strategy {
     /// True for strategies that carry the message workload (reliable-message metrics apply).
     pub fn has_messages(self) -> bool {
-        matches!(self, Strategy::Glenn | Strategy::Ue4)
+        matches!(self, Strategy::Glenn | Strategy::Ue4 | Strategy::Dnm | Strategy::Rellikt)
     }
 
     pub fn name(self) -> &'static str {
@@ -51,6 +59,8 @@ impl Strategy {
             Strategy::Fragments => "fragments",
             Strategy::Glenn => "glenn",
             Strategy::Ue4 => "ue4",
+            Strategy::Dnm => "dnm",
+            Strategy::Rellikt => "rellikt",
         }
     }
 }
@@ -104,6 +114,10 @@ pub struct Scenario {
     pub glenn: GlennConfig,
     /// Settings of the `ue4` strategy.
     pub ue4: Ue4Config,
+    /// Delivery notification manager settings (`dnm` strategy).
+    pub dnm: DnmConfig,
+    /// rellikt's header and loss rule (`rellikt` strategy).
+    pub rellikt: RelliktConfig,
 }
 
 impl Default for Scenario {
@@ -122,6 +136,8 @@ impl Default for Scenario {
             script: Vec::new(),
             glenn: GlennConfig::default(),
             ue4: Ue4Config::default(),
+            dnm: DnmConfig::default(),
+            rellikt: RelliktConfig::default(),
         }
     }
 }
@@ -307,6 +323,8 @@ pub fn make_peer(scenario: &Scenario, side: Side) -> Box<dyn Peer> {
         Strategy::Glenn => Box::new(GlennPeer::new(side, scenario)),
         Strategy::Chunks => Box::new(ChunkPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
         Strategy::Fragments => Box::new(FragmentPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
+        Strategy::Dnm => Box::new(DnmPeer::new(side, scenario.dnm, scenario.workload, scenario.seed)),
+        Strategy::Rellikt => Box::new(RelliktPeer::new(side, scenario.rellikt, scenario.workload, scenario.seed)),
     }
 }
 
