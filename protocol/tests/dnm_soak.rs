@@ -81,7 +81,8 @@ fn loss_estimate_matches_true_loss_on_a_fifo_link_with_repeated_acks() {
     assert_truthful("fifo", seed, &a, &sim, LIMIT_MS);
     let e = sim.estimates();
     assert!((e.loss_percent - e.true_loss_percent).abs() < 2.5, "seed {seed}: {e:?}");
-    assert!((e.rtt_ms - e.true_rtt_ms).abs() < 10.0, "seed {seed}: {e:?}");
+    // The estimate includes the ack's wait for the peer's next packet: up to one 60 pps tick.
+    assert!((e.rtt_ms - e.true_rtt_ms).abs() < 1000.0 / 60.0, "seed {seed}: {e:?}");
 }
 
 #[test]
