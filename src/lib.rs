@@ -3,9 +3,11 @@
 //! The binary's modules live here so integration tests can drive them: the headless run and its
 //! report, `--set` overrides, the live runtime threads, the event store and the window.
 
+pub mod compare;
 pub mod overrides;
 pub mod peer_cmd;
 pub mod report;
 pub mod runtime;
+pub mod session;
 pub mod store;
 pub mod ui;

@@ -2,7 +2,9 @@
 
 use std::process::ExitCode;
 
-use ackscope::{overrides, report};
+use std::path::PathBuf;
+
+use ackscope::{overrides, report, session};
 use ackscope_protocol::Scenario;
 use clap::{Args, Parser, Subcommand};
 
@@ -25,10 +27,52 @@ enum Cmd {
     ///
     /// The other end is another `ackscope peer`, or with --raw any reliable.io-format implementation.
     Peer(ackscope::peer_cmd::PeerArgs),
+    /// Print the summary of a recorded session (the same figures `run` prints).
+    Summary(SummaryArgs),
+    /// Run Glenn redundancy (fixed 100 ms, RTT x 1.25, every packet) and UE4 Nak resend on the
+    /// same seed, link trace and workload over loss 1/5/20 % and one-way latency 25/100 ms.
+    Compare(CompareArgs),
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    /// Scenario file to start from (its strategy is replaced by each variant's).
+    scenario: Option<PathBuf>,
+    /// Virtual seconds per run (each run then drains).
+    #[arg(long, default_value_t = 60.0)]
+    seconds: f64,
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Override scenario parameters for every run (as in `run`).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    set: Vec<String>,
+    /// Loss percentages to compare (comma separated).
+    #[arg(long, value_delimiter = ',', default_values_t = [1.0, 5.0, 20.0])]
+    loss: Vec<f64>,
+    /// One-way latencies in ms to compare (comma separated).
+    #[arg(long, value_delimiter = ',', default_values_t = [25.0, 100.0])]
+    latency: Vec<f64>,
+    /// Print a JSON array of run objects instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Also run the delivery-notification (dnm) and rellikt strategies.
+    #[arg(long)]
+    all: bool,
+}
+
+#[derive(Args, Debug)]
+struct SummaryArgs {
+    /// A session file written by `run --out` or saved from the window.
+    session: PathBuf,
+    /// Print one JSON object instead of the human summary.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Args, Debug)]
 struct RunArgs {
+    /// Scenario (or session) file to start from; the built-in default scenario without one.
+    scenario: Option<PathBuf>,
     /// Virtual seconds to simulate.
     #[arg(long, default_value_t = 60.0)]
     seconds: f64,
@@ -42,6 +86,9 @@ struct RunArgs {
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     json: bool,
+    /// Save the recorded session (header, changes, events) to this file.
+    #[arg(long, value_name = "SESSION.ron")]
+    out: Option<PathBuf>,
 }
 
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
@@ -49,26 +96,28 @@ fn fail(msg: impl std::fmt::Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn scenario_from(set: &[String], seed: Option<u64>) -> anyhow::Result<Scenario> {
-    let mut s = Scenario::default();
+fn scenario_from(
+    file: Option<&PathBuf>,
+    set: &[String],
+    seed: Option<u64>,
+) -> anyhow::Result<(Scenario, Vec<session::Change>)> {
+    let (mut s, changes) = match file {
+        Some(p) => {
+            let sess = session::load(p)?;
+            (sess.scenario, sess.changes)
+        }
+        None => (Scenario::default(), Vec::new()),
+    };
     overrides::apply_all(&mut s, set)?;
     if let Some(seed) = seed {
         s.seed = seed;
     }
-    Ok(s)
+    Ok((s, changes))
 }
 
-fn run_cmd(args: RunArgs) -> ExitCode {
-    if !(args.seconds.is_finite() && args.seconds > 0.0) {
-        return fail(format!("--seconds must be a positive number, got {}", args.seconds));
-    }
-    let scenario = match scenario_from(&args.set, args.seed) {
-        Ok(s) => s,
-        Err(e) => return fail(e),
-    };
-    let rep = report::run(&scenario, args.seconds).report;
-    if args.json {
-        match serde_json::to_string(&rep) {
+fn print_report(rep: &report::RunReport, json: bool) -> ExitCode {
+    if json {
+        match serde_json::to_string(rep) {
             Ok(s) => println!("{s}"),
             Err(e) => return fail(e),
         }
@@ -78,9 +127,67 @@ fn run_cmd(args: RunArgs) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn gui(set: &[String]) -> ExitCode {
-    let scenario = match scenario_from(set, None) {
+fn run_cmd(args: RunArgs) -> ExitCode {
+    if !(args.seconds.is_finite() && args.seconds > 0.0) {
+        return fail(format!("--seconds must be a positive number, got {}", args.seconds));
+    }
+    let (scenario, changes) = match scenario_from(args.scenario.as_ref(), &args.set, args.seed) {
         Ok(s) => s,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    let finished = match report::run_with_changes(&scenario, args.seconds, &changes) {
+        Ok(f) => f,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    let mut rep = finished.report;
+    if let Some(out) = &args.out {
+        match session::save(&finished.session, out) {
+            Ok(bytes) => rep.session_bytes = Some(bytes),
+            Err(e) => return fail(format!("{e:#}")),
+        }
+    }
+    print_report(&rep, args.json)
+}
+
+fn compare_cmd(args: CompareArgs) -> ExitCode {
+    if !(args.seconds.is_finite() && args.seconds > 0.0) {
+        return fail(format!("--seconds must be a positive number, got {}", args.seconds));
+    }
+    if let Some(bad) = args.loss.iter().chain(&args.latency).find(|v| !(v.is_finite() && **v >= 0.0)) {
+        return fail(format!("loss and latency values must be non-negative numbers, got {bad}"));
+    }
+    let (scenario, _) = match scenario_from(args.scenario.as_ref(), &args.set, args.seed) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    let rows = ackscope::compare::compare(
+        &scenario,
+        args.seconds,
+        &args.loss,
+        &args.latency,
+        if args.all { &ackscope::compare::Variant::ALL[..] } else { &ackscope::compare::Variant::DEFAULT[..] },
+    );
+    if args.json {
+        match serde_json::to_string(&rows) {
+            Ok(s) => println!("{s}"),
+            Err(e) => return fail(e),
+        }
+    } else {
+        println!("{}", ackscope::compare::to_table(&rows));
+    }
+    ExitCode::SUCCESS
+}
+
+fn summary_cmd(args: SummaryArgs) -> ExitCode {
+    match session::load(&args.session) {
+        Ok(s) => print_report(&report::from_session(&s), args.json),
+        Err(e) => fail(format!("{e:#}")),
+    }
+}
+
+fn gui(set: &[String]) -> ExitCode {
+    let scenario = match scenario_from(None, set, None) {
+        Ok((s, _)) => s,
         Err(e) => return fail(e),
     };
     let options = eframe::NativeOptions {
@@ -116,6 +223,8 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Cmd::Run(args)) => run_cmd(args),
         Some(Cmd::Peer(args)) => ackscope::peer_cmd::run(args),
+        Some(Cmd::Summary(args)) => summary_cmd(args),
+        Some(Cmd::Compare(args)) => compare_cmd(args),
         None => gui(&cli.set),
     }
 }

@@ -135,8 +135,13 @@ pub struct PeerReport {
 fn scenario_from(args: &PeerArgs) -> Result<Scenario> {
     let mut s = Scenario::default();
     overrides::apply_all(&mut s, &args.set)?;
-    if args.raw && s.strategy != Strategy::Acks {
-        bail!("--raw sends opaque payloads (strategy acks); it cannot run strategy {}", s.strategy.name());
+    if args.raw {
+        // Raw mode is the acks strategy whatever the default; only an explicit other choice is refused.
+        let explicit = args.set.iter().any(|a| a.split_once('=').is_some_and(|(k, _)| k.trim() == "strategy"));
+        if explicit && s.strategy != Strategy::Acks {
+            bail!("--raw sends opaque payloads (strategy acks); it cannot run strategy {}", s.strategy.name());
+        }
+        s.strategy = Strategy::Acks;
     }
     Ok(s)
 }

@@ -4,8 +4,13 @@
 
 use std::time::Instant;
 
-use ackscope_protocol::{ChunkSummary, Dir, EstimateSummary, Event, PacketTotals, Scenario, Simulation, Strategy};
+use ackscope_protocol::{
+    reliable_metrics, snapshot_summary, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals, ReliableMetrics,
+    Scenario, SimTime, Simulation, SnapshotSummary, Strategy, Ue4Summary,
+};
 use serde::Serialize;
+
+use crate::session::{self, Change, Session};
 
 /// What `ackscope run --json` prints.
 #[derive(Debug, Clone, Serialize)]
@@ -19,24 +24,69 @@ pub struct RunReport {
     pub estimates: EstimateSummary,
     /// Number of events the run produced.
     pub events: u64,
+    /// Virtual seconds spent after `--seconds` letting reliable messages drain (workload stopped).
+    pub drain_seconds: f64,
+    /// Size of the session file written with `--out`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_bytes: Option<u64>,
+    /// Reliable-message metrics, for message strategies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reliable: Option<ReliableMetrics>,
+    /// Unreliable state snapshots: sent, received and staleness at the receiver (message strategies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<SnapshotSummary>,
+    /// UE4 counters, for `strategy=ue4`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ue4: Option<Ue4Summary>,
     /// `"chunks"` and `"chunk_acks"`, for chunk and fragment transfers.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub chunk: Option<ChunkSummary>,
 }
 
-/// A finished headless run: the report, the simulation in its final state and every event.
+/// Longest the run keeps going after `--seconds` for unacked reliable messages to drain; messages
+/// still unacked then count as lost.
+pub const MAX_DRAIN_SECONDS: f64 = 30.0;
+
+/// A finished headless run: the report, the simulation in its final state, and the recording.
 pub struct FinishedRun {
     pub report: RunReport,
     pub sim: Simulation,
-    pub events: Vec<Event>,
+    /// Header, changes and every event: what `--out` saves.
+    pub session: Session,
 }
 
-/// Runs `scenario` for `seconds` of virtual time as fast as the CPU allows.
-pub fn run(scenario: &Scenario, seconds: f64) -> FinishedRun {
+/// Runs `scenario` for `seconds` of virtual time as fast as the CPU allows, applying `changes`
+/// at their times, then (for message strategies) stops the workload and drains.
+pub fn run_with_changes(scenario: &Scenario, seconds: f64, changes: &[Change]) -> anyhow::Result<FinishedRun> {
     let start = Instant::now();
     let mut sim = Simulation::new(scenario.clone());
-    sim.run_for_secs(seconds);
-    let events: Vec<Event> = sim.drain_events().collect();
+    let mut recorded = Vec::new();
+    let mut events: Vec<Event> = Vec::new();
+    let end = SimTime::from_secs_f64(seconds);
+    for c in changes.iter().filter(|c| SimTime(c.at_us) <= end) {
+        sim.run_until(SimTime(c.at_us));
+        session::apply_and_record(&mut sim, &mut recorded, &c.name, &c.value)?;
+        events.extend(sim.drain_events());
+    }
+    sim.run_until(end);
+    let is_messages = scenario.strategy.has_messages();
+    let mut drain_seconds = 0.0;
+    if is_messages {
+        // Stop the workload (recorded like any change, so a re-run repeats it), then let every
+        // unacked reliable message arrive or give up after MAX_DRAIN_SECONDS.
+        for name in ["workload.snapshot_rate_hz", "workload.reliable_rate_hz"] {
+            session::apply_and_record(&mut sim, &mut recorded, name, "0")?;
+        }
+        let drain_start = sim.now();
+        let limit = drain_start.plus_micros((MAX_DRAIN_SECONDS * 1e6) as u64);
+        while sim.unacked_reliable() > 0 && sim.now() < limit {
+            let next = sim.now().plus_micros(10_000).min(limit);
+            sim.run_until(next);
+        }
+        drain_seconds = sim.now().saturating_since(drain_start).as_secs_f64();
+    }
+    events.extend(sim.drain_events());
+    let reliable = is_messages.then(|| reliable_metrics(&events));
     let chunk = matches!(scenario.strategy, Strategy::Chunks | Strategy::Fragments).then(|| {
         // The ideal adds the link's base round trip, as in the large-blocks seed.
         let l = &scenario.link;
@@ -51,9 +101,62 @@ pub fn run(scenario: &Scenario, seconds: f64) -> FinishedRun {
         packets: sim.totals(),
         estimates: sim.estimates(),
         events: events.len() as u64,
+        drain_seconds,
+        session_bytes: None,
+        reliable,
+        snapshots: scenario.strategy.has_messages().then(|| snapshot_summary(&events[..])),
+        ue4: (scenario.strategy == Strategy::Ue4).then(|| Ue4Summary::from_events(&events[..])),
         chunk,
     };
-    FinishedRun { report, sim, events }
+    let mut session = Session::scenario_only(scenario.clone());
+    session.changes = recorded;
+    session.duration_us = sim.now().0;
+    session.events = events;
+    Ok(FinishedRun { report, sim, session })
+}
+
+/// The report of a recorded session, recomputed from its events (`ackscope summary`).
+pub fn from_session(session: &Session) -> RunReport {
+    let start = Instant::now();
+    let scenario = &session.scenario;
+    let events = &session.events;
+    let (packets, estimates) = ackscope_protocol::summarize(events);
+    let reliable = scenario.strategy.has_messages().then(|| reliable_metrics(events));
+    let chunk = matches!(scenario.strategy, Strategy::Chunks | Strategy::Fragments).then(|| {
+        let l = &scenario.link;
+        ChunkSummary::from_events(
+            events,
+            &scenario.chunk,
+            l.get(Dir::AtoB).bandwidth_kbps,
+            l.a_to_b.latency_ms + l.b_to_a.latency_ms,
+        )
+    });
+    let drain_seconds = session
+        .changes
+        .iter()
+        .rev()
+        .find(|c| c.name == "workload.reliable_rate_hz" && c.value == "0")
+        .map_or(0.0, |c| (session.duration_us.saturating_sub(c.at_us)) as f64 / 1e6);
+    RunReport {
+        seed: scenario.seed,
+        strategy: scenario.strategy.name().to_string(),
+        simulated_seconds: session.duration_us as f64 / 1e6,
+        wall_seconds: start.elapsed().as_secs_f64(),
+        packets,
+        estimates,
+        events: events.len() as u64,
+        drain_seconds,
+        session_bytes: None,
+        reliable,
+        snapshots: scenario.strategy.has_messages().then(|| snapshot_summary(&events[..])),
+        ue4: (scenario.strategy == Strategy::Ue4).then(|| Ue4Summary::from_events(&events[..])),
+        chunk,
+    }
+}
+
+/// [`run_with_changes`] without changes.
+pub fn run(scenario: &Scenario, seconds: f64) -> FinishedRun {
+    run_with_changes(scenario, seconds, &[]).expect("a run without changes cannot fail")
 }
 
 impl RunReport {
@@ -62,7 +165,7 @@ impl RunReport {
         let p = &self.packets;
         let e = &self.estimates;
         format!(
-            "ackscope run: strategy {}, seed {}, {:.1} s simulated in {:.3} s\n\
+            "ackscope: strategy {}, seed {}, {:.1} s simulated in {:.3} s\n\
              packets: {} sent, {} dropped by the link, {} delivered ({} duplicated), {} acked\n\
              ground truth: {} false acks, {} duplicate acks, {} malformed\n\
              RTT: estimated {:.1} ms, true {:.1} ms\n\
@@ -85,7 +188,10 @@ impl RunReport {
             e.loss_percent,
             e.true_loss_percent,
             self.events,
-            self.chunk.as_ref().map(chunk_text).unwrap_or_default()
+            self.reliable.as_ref().map(reliable_text).unwrap_or_default()
+                + &self.snapshots.as_ref().map(snapshot_text).unwrap_or_default()
+                + &self.ue4.as_ref().map(ue4_text).unwrap_or_default()
+                + &self.chunk.as_ref().map(chunk_text).unwrap_or_default()
         )
     }
 }
@@ -104,4 +210,47 @@ fn chunk_text(c: &ChunkSummary) -> String {
         a.packets, a.bytes_out, a.bytes_in
     ));
     out
+}
+
+fn reliable_text(r: &ReliableMetrics) -> String {
+    format!(
+        "\nreliable messages: {} sent, {} delivered, {} lost, {} duplicated, {} out of order, {} corrupted\n\
+         latency ms: p50 {:.1}, p95 {:.1}, p99 {:.1}, max {:.1}\n\
+         {:.1} wire bytes per delivered message, {:.2} sends per message, {} spurious resends",
+        r.sent,
+        r.delivered,
+        r.lost,
+        r.duplicated,
+        r.out_of_order,
+        r.corrupted,
+        r.latency_ms.p50,
+        r.latency_ms.p95,
+        r.latency_ms.p99,
+        r.latency_ms.max,
+        r.wire_bytes_per_delivered,
+        r.sends_per_message,
+        r.spurious_resends
+    )
+}
+
+fn ue4_text(u: &Ue4Summary) -> String {
+    format!(
+        "\nue4: {} naks received, {} bunches resent, InRec depth up to {} (blocked up to {:.0} ms){}",
+        u.naks_received,
+        u.bunches_resent,
+        u.max_inrec_depth,
+        u.max_inrec_blocked_ms,
+        if u.connection_closed {
+            format!(", connection closed: {}", u.close_reason.as_deref().unwrap_or("?"))
+        } else {
+            String::new()
+        }
+    )
+}
+
+fn snapshot_text(s: &SnapshotSummary) -> String {
+    format!(
+        "\nsnapshots: {} sent ({} resent), {} received; staleness ms p50 {:.1}, p99 {:.1}",
+        s.sent, s.resent, s.received, s.staleness_ms.p50, s.staleness_ms.p99
+    )
 }

@@ -16,8 +16,10 @@ fn json(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn run_json_has_the_documented_fields() {
-    let v = json(&["run", "--seconds", "20", "--seed", "7", "--json"]);
+    let v = json(&["run", "--seconds", "20", "--seed", "7", "--json", "--set", "strategy=acks"]);
     assert_eq!(v["seed"], 7);
+    assert_eq!(v["strategy"], "acks");
+    assert!(v.get("reliable").is_none(), "no messages, no reliable section");
     assert_eq!(v["simulated_seconds"].as_f64(), Some(20.0));
     assert!(v["wall_seconds"].as_f64().unwrap() >= 0.0);
     for k in ["sent", "link_dropped", "delivered", "acked", "false_acks", "duplicate_acks"] {
@@ -46,6 +48,8 @@ fn set_overrides_reach_the_link() {
         "link.b_to_a.latency_ms=20",
         "--set",
         "send_rate_pps=100",
+        "--set",
+        "strategy=acks",
         "--set",
         "link.duplicate_percent=0",
         "--set",
@@ -85,4 +89,67 @@ fn bad_input_exits_non_zero_with_one_line() {
         assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("ackscope: "), "{err}");
     }
+}
+
+#[test]
+fn glenn_is_the_default_and_reports_reliable_messages() {
+    let v = json(&["run", "--seconds", "30", "--json", "--set", "link.loss_percent=20"]);
+    assert_eq!(v["strategy"], "glenn");
+    let r = &v["reliable"];
+    for k in ["sent", "delivered", "lost", "duplicated", "out_of_order", "corrupted", "spurious_resends"] {
+        assert!(r[k].is_u64(), "reliable.{k} missing in {r}");
+    }
+    for k in ["p50", "p95", "p99", "max"] {
+        assert!(r["latency_ms"][k].is_f64(), "reliable.latency_ms.{k} missing in {r}");
+    }
+    assert!(r["wire_bytes_per_delivered"].is_f64() && r["sends_per_message"].is_f64());
+    // The run drains: at 20 % loss every reliable message still arrives, exactly once, in order.
+    assert!(r["sent"].as_u64().unwrap() > 200, "{r}");
+    assert_eq!(r["delivered"], r["sent"]);
+    assert_eq!(r["lost"], 0);
+    assert_eq!(r["duplicated"], 0);
+    assert_eq!(r["out_of_order"], 0);
+    assert!(r["sends_per_message"].as_f64().unwrap() > 1.0, "20 % loss forces resends: {r}");
+    let slow = json(&[
+        "run",
+        "--seconds",
+        "30",
+        "--json",
+        "--set",
+        "link.loss_percent=20",
+        "--set",
+        "glenn.resend_delay_ms=400",
+    ]);
+    assert!(
+        slow["reliable"]["latency_ms"]["p99"].as_f64() > r["latency_ms"]["p99"].as_f64(),
+        "a longer resend delay must raise tail latency: {} vs {}",
+        slow["reliable"]["latency_ms"],
+        r["latency_ms"]
+    );
+}
+
+#[test]
+fn compare_runs_every_variant_on_the_same_trace() {
+    let out = ackscope(&["compare", "--seconds", "20", "--loss", "5", "--latency", "50", "--json", "--set", "seed=4"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    let strategies: Vec<&str> = rows.iter().map(|r| r["strategy"].as_str().unwrap()).collect();
+    assert_eq!(strategies, ["glenn", "glenn", "glenn", "ue4"]);
+    for r in rows {
+        assert_eq!(r["seed"], 4);
+        assert_eq!(r["loss_percent"].as_f64(), Some(5.0));
+        assert_eq!(r["reliable"]["lost"], 0, "{r}");
+        assert_eq!(r["packets"]["false_acks"], 0);
+    }
+    // Every variant carried the same workload.
+    let sent: Vec<u64> = rows.iter().map(|r| r["reliable"]["sent"].as_u64().unwrap()).collect();
+    assert!(sent.windows(2).all(|w| w[0] == w[1]), "{sent:?}");
+    // Redundancy on every packet costs sends; UE4 reports its own section.
+    assert!(rows[2]["reliable"]["sends_per_message"].as_f64() > rows[0]["reliable"]["sends_per_message"].as_f64());
+    assert!(rows[3]["ue4"]["naks_received"].as_u64().unwrap() > 0);
+    let table = ackscope(&["compare", "--seconds", "10", "--loss", "1", "--latency", "25"]);
+    let text = String::from_utf8(table.stdout).unwrap();
+    assert!(text.contains("| 25 ms | 1 % | ue4 nak |"), "{text}");
 }

@@ -21,7 +21,7 @@ fn free_port() -> SocketAddr {
 }
 
 fn lossy_scenario(seed: u64, loss_percent: f64) -> Scenario {
-    let mut s = Scenario { seed, ..Scenario::default() };
+    let mut s = Scenario { seed, strategy: ackscope_protocol::Strategy::Acks, ..Scenario::default() };
     for d in Dir::BOTH {
         let l = s.link.get_mut(d);
         l.loss_percent = loss_percent;
@@ -82,29 +82,35 @@ fn udp_run_delivers_and_acks_over_loopback_through_the_lossy_link() {
     eprintln!("{ctx}");
 }
 
-/// Per direction, in the order datagrams entered the link: was each dropped?
-fn drop_trace(events: &[ackscope_protocol::Event]) -> [Vec<bool>; 2] {
-    let mut trace: [Vec<(u64, bool)>; 2] = [Vec::new(), Vec::new()];
+/// Replays every datagram the UDP run's links received, at the same instants, on fresh links
+/// built from the scenario; returns, per direction, the drops and the delivery delays (by uid) of
+/// the run and of the replay.
+type LinkOutcome = (std::collections::BTreeSet<u64>, std::collections::BTreeMap<u64, u32>);
+
+fn link_outcomes(events: &[ackscope_protocol::Event]) -> [LinkOutcome; 2] {
+    let mut out: [LinkOutcome; 2] = Default::default();
     for e in events {
         match e.kind {
-            EventKind::LinkSent { dir, uid, .. } => trace[dir.index()].push((uid, false)),
             EventKind::LinkDropped { dir, uid, .. } => {
-                let last = trace[dir.index()].last_mut().expect("a drop follows its send");
-                assert_eq!(last.0, uid, "a drop follows its send");
-                last.1 = true;
+                out[dir.index()].0.insert(uid);
+            }
+            EventKind::LinkDelivered { dir, uid, delay_us } => {
+                out[dir.index()].1.insert(uid, delay_us);
             }
             _ => {}
         }
     }
-    trace.map(|t| t.into_iter().map(|(_, d)| d).collect())
+    out
 }
 
 #[test]
-fn udp_link_makes_the_same_decisions_as_the_simulation_for_the_same_seed() {
+fn udp_link_decisions_replay_exactly_on_the_scenarios_link() {
     let seed = 21;
     let mut sc = lossy_scenario(seed, 30.0);
-    // Asymmetric, so a direction mix-up shows.
+    sc.strategy = ackscope_protocol::Strategy::Glenn;
+    // Asymmetric, so a direction or configuration mix-up shows.
     sc.link.b_to_a.loss_percent = 10.0;
+    sc.link.a_to_b.jitter_ms = 5.0;
     let mut run = UdpRun::spawn(sc.clone(), any_port(), any_port(), || {}).unwrap();
     let mut events = Vec::new();
     let until = Instant::now() + Duration::from_secs(3);
@@ -114,17 +120,69 @@ fn udp_link_makes_the_same_decisions_as_the_simulation_for_the_same_seed() {
         }
     }
     run.stop();
-    let mut sim = ackscope_protocol::Simulation::new(sc);
-    sim.run_for_secs(3.0);
-    let sim_events: Vec<_> = sim.drain_events().collect();
-    let (udp, virt) = (drop_trace(&events), drop_trace(&sim_events));
-    for d in Dir::BOTH {
-        let (u, v) = (&udp[d.index()], &virt[d.index()]);
-        let n = u.len().min(v.len());
-        assert!(n >= 150, "seed {seed} {d:?}: only {n} datagrams");
-        assert_eq!(u[..n], v[..n], "seed {seed} {d:?}: the k-th datagram meets the same fate over UDP");
-        assert!(u[..n].iter().any(|&x| x), "seed {seed} {d:?}: some drops");
+    let mut tally = EventTally::new();
+    tally.observe(&events);
+    assert_eq!(tally.totals().false_acks, 0, "seed {seed}: {:?}", tally.totals());
+    assert!(tally.acked(Side::A) > 50 && tally.acked(Side::B) > 50, "seed {seed}: {:?}", tally.totals());
+
+    // The replay: the same datagrams (by size), at the same instants, in the same order.
+    let mut links = Dir::BOTH.map(|d| ackscope_protocol::Link::new(d, *sc.link.get(d), seed));
+    let mut replayed = Vec::new();
+    for e in &events {
+        if let EventKind::LinkSent { dir, uid, bytes } = e.kind {
+            links[dir.index()].send(e.time, uid, vec![0; bytes as usize], &mut replayed);
+        }
     }
+    for l in &mut links {
+        while l.pop_due(ackscope_protocol::SimTime(u64::MAX), &mut replayed).is_some() {}
+    }
+    let (udp, replay) = (link_outcomes(&events), link_outcomes(&replayed));
+    for d in Dir::BOTH {
+        let (u, r) = (&udp[d.index()], &replay[d.index()]);
+        assert!(tally.link_sent(d) >= 150, "seed {seed} {d:?}: {} datagrams", tally.link_sent(d));
+        assert!(!u.0.is_empty(), "seed {seed} {d:?}: some drops");
+        assert_eq!(u.0, r.0, "seed {seed} {d:?}: the same datagrams dropped");
+        // Everything delivered during the run was delivered after the same delay in the replay.
+        for (uid, delay) in &u.1 {
+            assert_eq!(r.1.get(uid), Some(delay), "seed {seed} {d:?} uid {uid}");
+        }
+        assert!(u.1.len() + 10 >= r.1.len(), "seed {seed} {d:?}: only the last few still in flight");
+    }
+}
+
+#[test]
+fn scripted_link_steps_apply_on_the_receiving_end() {
+    let seed = 3;
+    let mut sc = lossy_scenario(seed, 0.0);
+    sc.script = vec![ackscope_protocol::LinkStep {
+        at_s: 0.5,
+        dir: ackscope_protocol::StepDirection::AToB,
+        set: ackscope_protocol::LinkPatch { loss_percent: Some(100.0), ..Default::default() },
+    }];
+    let mut run = UdpRun::spawn(sc, any_port(), any_port(), || {}).unwrap();
+    let mut events = Vec::new();
+    let until = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < until {
+        if let Some(b) = run.recv_events_timeout(Duration::from_millis(20)) {
+            events.extend(b);
+        }
+    }
+    run.stop();
+    let at = ackscope_protocol::SimTime(500_000);
+    let changed: Vec<_> = events.iter().filter(|e| matches!(e.kind, EventKind::ParamChanged { .. })).collect();
+    assert_eq!(changed.len(), 1, "seed {seed}: {changed:?}");
+    assert!(
+        matches!(&changed[0].kind, EventKind::ParamChanged { name, value } if name == "link.a_to_b.loss_percent" && value == "100")
+    );
+    let count = |f: &dyn Fn(&EventKind) -> bool, after: bool| {
+        events.iter().filter(|e| (e.time >= at) == after && f(&e.kind)).count()
+    };
+    let sent_ab = |k: &EventKind| matches!(k, EventKind::LinkSent { dir: Dir::AtoB, .. });
+    let dropped_ab = |k: &EventKind| matches!(k, EventKind::LinkDropped { dir: Dir::AtoB, .. });
+    let dropped_ba = |k: &EventKind| matches!(k, EventKind::LinkDropped { dir: Dir::BtoA, .. });
+    assert_eq!(count(&dropped_ab, false), 0, "seed {seed}: no loss before the step");
+    assert!(count(&sent_ab, true) > 40 && count(&dropped_ab, true) == count(&sent_ab, true), "seed {seed}");
+    assert_eq!(count(&dropped_ba, true), 0, "seed {seed}: the other direction is untouched");
 }
 
 #[test]
@@ -297,7 +355,7 @@ fn two_peer_processes_complete_a_short_run() {
     let (ja, jb) = (json_of(&oa), json_of(&ob));
     for (name, j) in [("a", &ja), ("b", &jb)] {
         assert_eq!(j["side"], name);
-        assert_eq!(j["strategy"], "acks");
+        assert_eq!(j["strategy"], Scenario::default().strategy.name(), "the default strategy");
         assert_eq!(j["seed"], 4);
         assert_eq!(j["simulated_seconds"].as_f64(), Some(3.0));
         let p = &j["packets"];

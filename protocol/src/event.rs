@@ -166,6 +166,9 @@ pub enum EventKind {
     Stats { side: Side, stats: StatsSample },
     /// A packet was rejected as malformed, counted and dropped.
     Malformed { side: Side, reason: MalformedReason },
+    /// A scenario parameter changed while running (a live edit or a scripted link step), by its
+    /// dotted `--set` name; reported on side A.
+    ParamChanged { name: String, value: String },
 
     // ----- messages (workload level; `msg` is the sending side's workload id) -----
     /// The application queued message `msg` on `side` for sending.
@@ -178,6 +181,12 @@ pub enum EventKind {
     MessageDelivered { side: Side, msg: u64 },
     /// The sender could not queue `msg` (send queue full, too large...): explicit, never silent.
     MessageRefused { side: Side, msg: u64, reason: RefuseReason },
+    /// The receiving application got message `msg` whose content failed `workload::check_payload`
+    /// (`side` is the receiver; `msg` is read from the damaged payload, so it may be wrong).
+    MessageCorrupted { side: Side, msg: u64 },
+    /// A packet carried message id `message_id` beyond the receive window starting at `expected`;
+    /// the packet was rejected and not acked (`side` is the receiver).
+    MessageDesync { side: Side, message_id: u32, expected: u32 },
 
     // ----- large blocks (chunks/slices, and the fragmentation baseline) -----
     /// The sender put chunk `chunk` (wire id) of `bytes` in `slices` slices on the network.
@@ -206,6 +215,14 @@ pub enum EventKind {
     FlowMode { side: Side, good: bool, penalty_ms: f32 },
     /// The chunk receiver ignored a well-formed slice that does not fit the chunk it is receiving.
     SliceIgnored { side: Side, chunk: u32, slice: u32, reason: SliceIgnoreReason },
+
+    // ----- connection and budget -----
+    /// The endpoint closed its connection (e.g. UE4's "Outgoing reliable buffer overflow").
+    ConnectionClosed { side: Side, reason: String },
+    /// UE4: a channel's queue of reliable bunches waiting behind a missing one changed (`side`
+    /// is the receiver); `blocked_us` is how long the channel has been blocked, or was when
+    /// `depth` returns to 0.
+    Ue4InRec { side: Side, depth: u32, blocked_us: u64 },
 }
 
 /// Why a chunk receiver ignored a slice (each is also counted).
@@ -253,6 +270,7 @@ impl EventKind {
             | EventKind::LinkDropped { dir, .. }
             | EventKind::LinkDuplicated { dir, .. }
             | EventKind::LinkDelivered { dir, .. } => dir.sender(),
+            EventKind::ParamChanged { .. } => Side::A,
             EventKind::PacketSent { side, .. }
             | EventKind::PacketReceived { side, .. }
             | EventKind::PacketAcked { side, .. }
@@ -265,6 +283,8 @@ impl EventKind {
             | EventKind::MessageAcked { side, .. }
             | EventKind::MessageDelivered { side, .. }
             | EventKind::MessageRefused { side, .. }
+            | EventKind::MessageCorrupted { side, .. }
+            | EventKind::MessageDesync { side, .. }
             | EventKind::ChunkStarted { side, .. }
             | EventKind::SliceSent { side, .. }
             | EventKind::SliceAcked { side, .. }
@@ -275,7 +295,9 @@ impl EventKind {
             | EventKind::FragmentBlockSent { side, .. }
             | EventKind::FragmentReassembled { side, .. }
             | EventKind::FlowMode { side, .. }
-            | EventKind::SliceIgnored { side, .. } => *side,
+            | EventKind::SliceIgnored { side, .. }
+            | EventKind::ConnectionClosed { side, .. }
+            | EventKind::Ue4InRec { side, .. } => *side,
         }
     }
 }

@@ -10,31 +10,51 @@
 
 pub mod ack;
 pub mod bits;
+pub mod channel;
 pub mod chunk;
+pub mod dnm;
+pub mod drain;
 pub mod event;
 pub mod flow;
 pub mod fragments;
+pub mod glenn;
 pub mod header;
 pub mod link;
+pub mod message;
+pub mod metrics;
 pub mod peer;
+pub mod rellikt;
+pub mod replication;
+pub mod script;
 pub mod sequence;
 pub mod sim;
 pub mod stats;
+pub mod ue4;
 pub mod workload;
 
 pub use ack::{AckConfig, AckCounters, AckEndpoint, Acked, HeaderVerdict};
 pub use bits::{BitError, BitReader, BitWriter, MeasureStream, Stream};
+pub use channel::{ChannelError, ChannelSizes, ReliableChannel};
 pub use chunk::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender, ChunkSummary};
+pub use dnm::{DnmConfig, DnmPeer};
+pub use drain::{drain, DrainOutcome};
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
     StatsSample,
 };
 pub use flow::{FlowConfig, FlowControl};
 pub use fragments::{FragmentPeer, FragmentReceiver, FragmentSender};
+pub use glenn::{decode_payload, encode_payload, DecodedPayload, GlennConfig, GlennCounters, GlennPeer};
 pub use header::{HeaderError, PacketHeader};
 pub use link::{BurstLoss, JitterDistribution, Link, LinkConfig, IP_UDP_OVERHEAD_BYTES};
+pub use message::{Message, MessageError, MessageFactory, MessageType};
+pub use metrics::{reliable_metrics, LatencyMs, MetricsAccumulator, ReliableMetrics};
 pub use peer::{AckPeer, Peer};
+pub use rellikt::{RelliktConfig, RelliktPeer};
+pub use replication::{snapshot_summary, SnapshotMode, SnapshotSummary};
+pub use script::{LinkPatch, LinkStep, StepDirection};
 pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
-pub use sim::{EstimateSummary, LinkPair, PacketTotals, Scenario, Simulation, Strategy};
+pub use sim::{summarize, EstimateSummary, LinkPair, PacketTotals, Scenario, Simulation, Strategy};
 pub use stats::{RttFilter, StatsConfig};
+pub use ue4::{Ue4Config, Ue4Peer, Ue4Summary};
 pub use workload::{MessageRequest, Workload, WorkloadConfig};

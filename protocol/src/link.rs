@@ -5,16 +5,16 @@
 //! duplication — and is then scheduled by `(deliver_at, send_order)`, so packets due at the same
 //! instant arrive in the order they were sent and every run is reproducible.
 //!
-//! The link draws the same number of random values for every packet whatever happens to it, so two
-//! protocols that send the same number of packets see the identical loss and delay trace — the basis
-//! of A/B comparisons.
+//! The random draws for a packet are a pure function of `(seed, direction, send time, index among
+//! packets sent at that same instant)`, not of how many packets came before. Two protocols run on the
+//! same seed therefore see the identical loss and delay trace: a packet sent at time t by one meets
+//! exactly the fate a packet sent at t by the other meets, even when one sends fewer packets (UE4
+//! flushes only when it has something to say; Glenn sends every tick) — the basis of A/B
+//! comparisons. Only the Gilbert-Elliott state advances per packet sent.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Dir, DropReason, Event, EventKind, SimTime};
@@ -124,7 +124,10 @@ struct InFlight {
 pub struct Link {
     dir: Dir,
     config: LinkConfig,
-    rng: ChaCha8Rng,
+    /// Per-direction key mixed into every packet's draws.
+    key: u64,
+    /// Send time of the previous packet and how many were sent at that instant.
+    last_send: (SimTime, u64),
     in_bad_state: bool,
     /// When the bandwidth-limited transmitter finishes its backlog.
     busy_until: SimTime,
@@ -141,12 +144,12 @@ impl Link {
             Dir::AtoB => 0x00A1_u64,
             Dir::BtoA => 0x00B1_u64,
         };
-        let mut rng = ChaCha8Rng::seed_from_u64(seed);
-        rng.set_stream(stream);
+        let key = splitmix(seed ^ splitmix(stream));
         Self {
             dir,
             config,
-            rng,
+            key,
+            last_send: (SimTime(u64::MAX), 0),
             in_bad_state: false,
             busy_until: SimTime::ZERO,
             last_deliver_at: SimTime::ZERO,
@@ -170,17 +173,31 @@ impl Link {
         self.queue.len()
     }
 
-    fn draw(&mut self) -> Draws {
+    fn draw(&mut self, now: SimTime) -> Draws {
+        let n = if self.last_send.0 == now { self.last_send.1 + 1 } else { 0 };
+        self.last_send = (now, n);
+        let mut state = splitmix(self.key ^ splitmix(now.0 ^ splitmix(n)));
+        let mut uniform = || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            (splitmix(state) >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let normal = |u1: f64, u2: f64| (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+        let (burst_transition, burst_loss, loss) = (uniform() * 100.0, uniform() * 100.0, uniform() * 100.0);
+        let jitter_uniform = uniform() * 2.0 - 1.0;
+        let jitter_normal = normal(uniform(), uniform());
+        let (reorder, duplicate) = (uniform() * 100.0, uniform() * 100.0);
+        let dup_jitter_uniform = uniform() * 2.0 - 1.0;
+        let dup_jitter_normal = normal(uniform(), uniform());
         Draws {
-            burst_transition: self.rng.random::<f64>() * 100.0,
-            burst_loss: self.rng.random::<f64>() * 100.0,
-            loss: self.rng.random::<f64>() * 100.0,
-            jitter_uniform: self.rng.random::<f64>() * 2.0 - 1.0,
-            jitter_normal: StandardNormal.sample(&mut self.rng),
-            reorder: self.rng.random::<f64>() * 100.0,
-            duplicate: self.rng.random::<f64>() * 100.0,
-            dup_jitter_uniform: self.rng.random::<f64>() * 2.0 - 1.0,
-            dup_jitter_normal: StandardNormal.sample(&mut self.rng),
+            burst_transition,
+            burst_loss,
+            loss,
+            jitter_uniform,
+            jitter_normal,
+            reorder,
+            duplicate,
+            dup_jitter_uniform,
+            dup_jitter_normal,
         }
     }
 
@@ -196,7 +213,7 @@ impl Link {
     /// `LinkDuplicated`.
     pub fn send(&mut self, now: SimTime, uid: u64, bytes: Vec<u8>, events: &mut Vec<Event>) {
         let c = self.config;
-        let d = self.draw();
+        let d = self.draw(now);
         let wire_bytes = bytes.len() as u32 + IP_UDP_OVERHEAD_BYTES;
         let dir = self.dir;
         events.push(Event { time: now, kind: EventKind::LinkSent { dir, uid, bytes: bytes.len() as u32 } });
@@ -292,5 +309,81 @@ impl Link {
         let delay_us = at.saturating_since(p.sent_at).0.min(u32::MAX as u64) as u32;
         events.push(Event { time: at, kind: EventKind::LinkDelivered { dir: self.dir, uid: p.uid, delay_us } });
         Some((p.uid, p.bytes))
+    }
+}
+
+/// SplitMix64's finaliser: a well-mixed 64-bit hash of `x`.
+fn splitmix(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fates(link: &mut Link, times_ms: &[u64]) -> Vec<(u64, bool)> {
+        let mut ev = Vec::new();
+        for (i, t) in times_ms.iter().enumerate() {
+            link.send(SimTime(t * 1000), i as u64, vec![0; 50], &mut ev);
+        }
+        let mut out = Vec::new();
+        for e in &ev {
+            if let EventKind::LinkDropped { uid, .. } = e.kind {
+                out.push((times_ms[uid as usize], true));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_packet_sent_at_the_same_time_meets_the_same_fate_whatever_was_sent_before() {
+        let cfg = LinkConfig { loss_percent: 30.0, ..LinkConfig::default() };
+        let every: Vec<u64> = (0..2000).map(|i| i * 16).collect();
+        let some: Vec<u64> = every.iter().copied().filter(|t| t % 48 == 0).collect();
+        let dropped_every: std::collections::BTreeSet<u64> =
+            fates(&mut Link::new(Dir::AtoB, cfg, 7), &every).into_iter().map(|(t, _)| t).collect();
+        let dropped_some: Vec<u64> =
+            fates(&mut Link::new(Dir::AtoB, cfg, 7), &some).into_iter().map(|(t, _)| t).collect();
+        assert!(dropped_every.len() > 400, "{}", dropped_every.len());
+        assert!(!dropped_some.is_empty());
+        for t in &dropped_some {
+            assert!(dropped_every.contains(t), "packet at {t} ms dropped in one run only");
+        }
+        let kept_in_every = some.iter().filter(|t| !dropped_every.contains(t)).count();
+        assert_eq!(kept_in_every, some.len() - dropped_some.len());
+    }
+
+    #[test]
+    fn normal_jitter_has_the_configured_spread() {
+        let cfg = LinkConfig {
+            loss_percent: 0.0,
+            jitter_ms: 10.0,
+            jitter_distribution: JitterDistribution::Normal,
+            latency_ms: 100.0,
+            ..LinkConfig::default()
+        };
+        let mut link = Link::new(Dir::BtoA, cfg, 3);
+        let mut ev = Vec::new();
+        for i in 0..20_000u64 {
+            link.send(SimTime(i * 1000), i, vec![0; 10], &mut ev);
+        }
+        let delays: Vec<f64> = {
+            let mut d = Vec::new();
+            while link.pop_due(SimTime(u64::MAX), &mut ev).is_some() {}
+            for e in &ev {
+                if let EventKind::LinkDelivered { delay_us, .. } = e.kind {
+                    d.push(delay_us as f64 / 1000.0);
+                }
+            }
+            d
+        };
+        let n = delays.len() as f64;
+        let mean = delays.iter().sum::<f64>() / n;
+        let sd = (delays.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / n).sqrt();
+        assert!((mean - 100.0).abs() < 0.5, "{mean}");
+        assert!((sd - 10.0).abs() < 0.5, "{sd}");
     }
 }

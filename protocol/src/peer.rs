@@ -4,6 +4,7 @@
 use crate::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
 use crate::event::{Event, EventKind, MalformedReason, Side, SimTime, StatsSample};
 use crate::header::HeaderError;
+use crate::sim::Scenario;
 
 /// A protocol endpoint driven on virtual time.
 ///
@@ -28,6 +29,18 @@ pub trait Peer: Send {
     /// Changes a bandwidth-budgeted sender's target (chunk and fragment senders) live; other
     /// strategies ignore it.
     fn set_target_bandwidth_kbps(&mut self, _kbps: f64) {}
+    /// Takes the settings that may change while running (workload, the strategy's own section)
+    /// from `scenario`; the rest is ignored. Strategies without live settings keep the default.
+    fn reconfigure(&mut self, _now: SimTime, _scenario: &Scenario) {}
+    /// Queues a workload burst (strategies without a workload ignore it).
+    fn burst(&mut self) {}
+    /// Queues one large block of `bytes` for sending (strategies without chunks ignore it).
+    fn send_chunk(&mut self, _bytes: usize) {}
+    /// Reliable messages queued and not yet acked, including any waiting for queue space (0 for
+    /// strategies without reliable messages); a run has drained when both sides report 0.
+    fn unacked_reliable(&self) -> usize {
+        0
+    }
 }
 
 /// Maps a header decode error to the event reason.

@@ -10,11 +10,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::ack::AckConfig;
 use crate::chunk::{ChunkConfig, ChunkPeer};
+use crate::dnm::{DnmConfig, DnmPeer};
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
 use crate::flow::{FlowConfig, FlowControl};
 use crate::fragments::FragmentPeer;
+use crate::glenn::{GlennConfig, GlennPeer};
 use crate::link::{Link, LinkConfig};
 use crate::peer::{AckPeer, Peer};
+use crate::rellikt::{RelliktConfig, RelliktPeer};
+use crate::script::LinkStep;
+use crate::ue4::{Ue4Config, Ue4Peer};
 use crate::workload::WorkloadConfig;
 
 /// Which protocol the endpoints run.
@@ -22,21 +27,40 @@ use crate::workload::WorkloadConfig;
 #[serde(rename_all = "snake_case")]
 pub enum Strategy {
     /// reliable.io packet acks carrying an opaque payload of `payload_bytes`.
-    #[default]
     Acks,
     /// Glenn's chunk/slice transfer of large blocks (side A sends `workload.chunk_kib` chunks back
     /// to back, side B acks). Later it may be multiplexed beside a message strategy.
     Chunks,
     /// The baseline for chunks: whole blocks as fragmented packets, resent whole on any loss.
     Fragments,
+    /// Glenn Fiedler's reliable-ordered messages over packet acks, with the message workload.
+    #[default]
+    Glenn,
+    /// UE4-style packets, bunches and Nak-driven resend (`ue4.*`).
+    Ue4,
+    /// Multiplayer Game Programming's delivery notification manager (ack ranges + timeout)
+    /// carrying the message workload; snapshots per `workload.snapshot_mode`.
+    Dnm,
+    /// rellikt's `[protocol id][sequence][ack][ack bitfield]` header, "unacked after 1 s = lost",
+    /// carrying the message workload; snapshots per `workload.snapshot_mode`.
+    Rellikt,
 }
 
 impl Strategy {
+    /// True for strategies that carry the message workload (reliable-message metrics apply).
+    pub fn has_messages(self) -> bool {
+        matches!(self, Strategy::Glenn | Strategy::Ue4 | Strategy::Dnm | Strategy::Rellikt)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Acks => "acks",
             Strategy::Chunks => "chunks",
             Strategy::Fragments => "fragments",
+            Strategy::Glenn => "glenn",
+            Strategy::Ue4 => "ue4",
+            Strategy::Dnm => "dnm",
+            Strategy::Rellikt => "rellikt",
         }
     }
 }
@@ -84,13 +108,23 @@ pub struct Scenario {
     pub chunk: ChunkConfig,
     /// rellikt's RTT-driven send-rate switch; when enabled it sets each side's packet rate.
     pub flow: FlowConfig,
+    /// Scripted link changes over time (outages, lag spikes, bandwidth drops).
+    pub script: Vec<LinkStep>,
+    /// Settings of the `glenn` strategy.
+    pub glenn: GlennConfig,
+    /// Settings of the `ue4` strategy.
+    pub ue4: Ue4Config,
+    /// Delivery notification manager settings (`dnm` strategy).
+    pub dnm: DnmConfig,
+    /// rellikt's header and loss rule (`rellikt` strategy).
+    pub rellikt: RelliktConfig,
 }
 
 impl Default for Scenario {
     fn default() -> Self {
         Self {
             seed: 1,
-            strategy: Strategy::Acks,
+            strategy: Strategy::Glenn,
             send_rate_pps: 60.0,
             payload_bytes: 100,
             stats_interval_ms: 100.0,
@@ -99,6 +133,11 @@ impl Default for Scenario {
             workload: WorkloadConfig::default(),
             chunk: ChunkConfig::default(),
             flow: FlowConfig::default(),
+            script: Vec::new(),
+            glenn: GlennConfig::default(),
+            ue4: Ue4Config::default(),
+            dnm: DnmConfig::default(),
+            rellikt: RelliktConfig::default(),
         }
     }
 }
@@ -225,6 +264,35 @@ pub struct EstimateSummary {
     pub true_loss_percent: f64,
 }
 
+/// Ground truth and estimates recomputed from a recorded event log (e.g. a loaded session).
+///
+/// Totals are exactly what the live run counted; `rtt_ms` comes from each side's last `Stats`
+/// event (the live run uses the endpoints' state at the very end, at most one stats interval later).
+pub fn summarize(events: &[Event]) -> (PacketTotals, EstimateSummary) {
+    let mut truth = Truth::new();
+    truth.observe(events);
+    let mut last_rtt = [0.0f64; 2];
+    let (mut loss_sum, mut loss_n) = (0.0, 0u64);
+    for e in events {
+        if let EventKind::Stats { side, stats } = e.kind {
+            last_rtt[side.index()] = stats.rtt_ms as f64;
+            if e.time >= SimTime(2_000_000) {
+                loss_sum += stats.loss_percent as f64;
+                loss_n += 1;
+            }
+        }
+    }
+    let sent = truth.sent_per_dir[0] + truth.sent_per_dir[1];
+    let dropped = truth.dropped_per_dir[0] + truth.dropped_per_dir[1];
+    let est = EstimateSummary {
+        rtt_ms: (last_rtt[0] + last_rtt[1]) / 2.0,
+        true_rtt_ms: truth.mean_delay_ms(Dir::AtoB) + truth.mean_delay_ms(Dir::BtoA),
+        loss_percent: if loss_n == 0 { 0.0 } else { loss_sum / loss_n as f64 },
+        true_loss_percent: if sent == 0 { 0.0 } else { dropped as f64 * 100.0 / sent as f64 },
+    };
+    (truth.totals, est)
+}
+
 /// Sends at `pps` counted from `base`, so rate changes never accumulate rounding drift.
 #[derive(Debug, Clone, Copy)]
 struct Ticker {
@@ -251,8 +319,12 @@ impl Ticker {
 pub fn make_peer(scenario: &Scenario, side: Side) -> Box<dyn Peer> {
     match scenario.strategy {
         Strategy::Acks => Box::new(AckPeer::new(side, scenario.ack, scenario.payload_bytes as usize)),
+        Strategy::Ue4 => Box::new(Ue4Peer::new(side, scenario.ue4, scenario.workload, scenario.seed)),
+        Strategy::Glenn => Box::new(GlennPeer::new(side, scenario)),
         Strategy::Chunks => Box::new(ChunkPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
         Strategy::Fragments => Box::new(FragmentPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
+        Strategy::Dnm => Box::new(DnmPeer::new(side, scenario.dnm, scenario.workload, scenario.seed)),
+        Strategy::Rellikt => Box::new(RelliktPeer::new(side, scenario.rellikt, scenario.workload, scenario.seed)),
     }
 }
 
@@ -279,6 +351,8 @@ pub struct Simulation {
     loss_sum: f64,
     loss_n: u64,
     flows: [FlowControl; 2],
+    /// Index of the next scripted link step (`scenario.script`, sorted by time).
+    next_step: usize,
 }
 
 /// Safety cap on packets one endpoint may send in a single tick.
@@ -291,7 +365,8 @@ impl Simulation {
     }
 
     /// A simulation around endpoints built elsewhere (tests, other strategies).
-    pub fn with_peers(scenario: Scenario, peers: [Box<dyn Peer>; 2]) -> Self {
+    pub fn with_peers(mut scenario: Scenario, peers: [Box<dyn Peer>; 2]) -> Self {
+        scenario.script.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
         let links = [
             Link::new(Dir::AtoB, scenario.link.a_to_b, scenario.seed),
             Link::new(Dir::BtoA, scenario.link.b_to_a, scenario.seed),
@@ -310,6 +385,7 @@ impl Simulation {
             loss_sum: 0.0,
             loss_n: 0,
             flows: [FlowControl::new(scenario.flow), FlowControl::new(scenario.flow)],
+            next_step: 0,
             scenario,
         }
     }
@@ -349,9 +425,78 @@ impl Simulation {
         }
     }
 
+    /// Applies every scripted link step due at or before `t`.
+    fn apply_script(&mut self, t: SimTime) {
+        while let Some(step) = self.scenario.script.get(self.next_step).copied() {
+            if SimTime::from_secs_f64(step.at_s) > t {
+                break;
+            }
+            self.next_step += 1;
+            for dir in Dir::BOTH {
+                if !step.dir.includes(dir) {
+                    continue;
+                }
+                let mut cfg = *self.scenario.link.get(dir);
+                let changed = step.set.apply(&mut cfg);
+                self.set_link(dir, cfg);
+                let d = match dir {
+                    Dir::AtoB => "a_to_b",
+                    Dir::BtoA => "b_to_a",
+                };
+                for (field, v) in changed {
+                    let name = format!("link.{d}.{field}");
+                    self.events.push(Event { time: t, kind: EventKind::ParamChanged { name, value: v.to_string() } });
+                }
+            }
+        }
+    }
+
     /// Each side's flow control state (meaningful when `scenario.flow.enabled`).
     pub fn flow(&self, side: Side) -> &FlowControl {
         &self.flows[side.index()]
+    }
+
+    /// Changes the scenario while running: `change` edits it, then links and send rate are
+    /// updated where they changed and both endpoints take their live settings
+    /// ([`Peer::reconfigure`]: workload, strategy section). Seed and strategy are fixed per run.
+    pub fn reconfigure(&mut self, change: impl FnOnce(&mut Scenario)) {
+        let mut s = self.scenario.clone();
+        change(&mut s);
+        for dir in Dir::BOTH {
+            if s.link.get(dir) != self.scenario.link.get(dir) {
+                self.set_link(dir, *s.link.get(dir));
+            }
+        }
+        if s.send_rate_pps != self.scenario.send_rate_pps {
+            self.set_send_rate(s.send_rate_pps);
+        }
+        s.seed = self.scenario.seed;
+        s.strategy = self.scenario.strategy;
+        self.scenario = s;
+        for p in &mut self.peers {
+            p.reconfigure(self.now, &self.scenario);
+        }
+    }
+
+    /// Records a live parameter change (already applied) as a `ParamChanged` event at `now`.
+    pub fn record_param_change(&mut self, name: &str, value: &str) {
+        let kind = EventKind::ParamChanged { name: name.to_string(), value: value.to_string() };
+        self.events.push(Event { time: self.now, kind });
+    }
+
+    /// Queues one large block of `bytes` on `side` (chunk and fragment strategies).
+    pub fn send_chunk(&mut self, side: Side, bytes: usize) {
+        self.peers[side.index()].send_chunk(bytes);
+    }
+
+    /// Queues a workload burst on `side`.
+    pub fn burst(&mut self, side: Side) {
+        self.peers[side.index()].burst();
+    }
+
+    /// Reliable messages not yet acked, both sides together.
+    pub fn unacked_reliable(&self) -> usize {
+        self.peers.iter().map(|p| p.unacked_reliable()).sum()
     }
 
     /// Events recorded since the last drain.
@@ -386,6 +531,9 @@ impl Simulation {
 
     fn next_event_time(&self) -> SimTime {
         let mut t = self.next_stats.min(self.tickers[0].next()).min(self.tickers[1].next());
+        if let Some(step) = self.scenario.script.get(self.next_step) {
+            t = t.min(SimTime::from_secs_f64(step.at_s));
+        }
         for l in &self.links {
             if let Some(d) = l.next_delivery() {
                 t = t.min(d);
@@ -415,6 +563,7 @@ impl Simulation {
 
     fn step_at(&mut self, t: SimTime) {
         let mark = self.events.len();
+        self.apply_script(t);
         for dir in Dir::BOTH {
             while let Some((_uid, bytes)) = self.links[dir.index()].pop_due(t, &mut self.events) {
                 self.peers[dir.receiver().index()].receive(t, &bytes, &mut self.events);

@@ -13,6 +13,7 @@ use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Side, SimTime};
+use crate::replication::SnapshotMode;
 
 /// Smallest message: the 8-byte id.
 pub const MIN_MESSAGE_BYTES: u32 = 8;
@@ -62,6 +63,9 @@ pub struct WorkloadConfig {
     /// Size in KiB of the chunks side A sends back to back for the `chunks` and `fragments`
     /// strategies (0 = none; capped at the chunk config's maximum).
     pub chunk_kib: u32,
+    /// What the delivery-notification strategies (`dnm`, `rellikt`) do when a packet carrying a
+    /// snapshot is lost: nothing, resend only the newest state, or resend every snapshot.
+    pub snapshot_mode: SnapshotMode,
 }
 
 impl Default for WorkloadConfig {
@@ -76,6 +80,7 @@ impl Default for WorkloadConfig {
             senders: Senders::Both,
             burst_messages: 64,
             chunk_kib: 0,
+            snapshot_mode: SnapshotMode::Unreliable,
         }
     }
 }

@@ -173,3 +173,45 @@ fn same_seed_and_config_give_identical_events() {
     let c = run(Scenario { seed: 31338, ..s });
     assert!(a != c, "a different seed should change the trace");
 }
+
+#[test]
+fn scripted_one_way_outage_applies_at_its_time_and_is_reported() {
+    let mut s = scenario(21, 0.0);
+    s.link.a_to_b.jitter_ms = 0.0;
+    s.link.b_to_a.jitter_ms = 0.0;
+    s.script = vec![
+        LinkStep {
+            at_s: 10.0,
+            dir: StepDirection::AToB,
+            set: LinkPatch { loss_percent: Some(100.0), ..Default::default() },
+        },
+        LinkStep {
+            at_s: 20.0,
+            dir: StepDirection::AToB,
+            set: LinkPatch { loss_percent: Some(0.0), ..Default::default() },
+        },
+    ];
+    let mut sim = Simulation::new(s);
+    sim.run_for_secs(30.0);
+    let mut changes = Vec::new();
+    for e in sim.events() {
+        match &e.kind {
+            EventKind::ParamChanged { name, value } => changes.push((e.time, name.clone(), value.clone())),
+            EventKind::LinkDropped { dir, .. } => {
+                assert_eq!(*dir, Dir::AtoB);
+                assert!((10.0..20.0).contains(&e.time.as_secs_f64()), "drop outside the outage at {:?}", e.time);
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(
+        changes,
+        vec![
+            (SimTime(10_000_000), "link.a_to_b.loss_percent".to_string(), "100".to_string()),
+            (SimTime(20_000_000), "link.a_to_b.loss_percent".to_string(), "0".to_string()),
+        ]
+    );
+    // 10 s at 100 pps dropped, nothing else.
+    assert_eq!(sim.totals().link_dropped, 1000);
+    assert_eq!(sim.totals().false_acks, 0);
+}

@@ -8,8 +8,8 @@
 //! endpoint's `SimTime` is microseconds since the run started, read here from a monotonic clock,
 //! never in the protocol crate.
 //!
-//! The loop follows the same order as the simulation at each instant (deliveries, then send
-//! ticks, then stats), so a strategy behaves the same over UDP as in-process.
+//! The loop follows the same order as the simulation at each instant (scripted link steps,
+//! deliveries, then send ticks, then stats), so a strategy behaves the same over UDP as in-process.
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use ackscope_protocol::script::LinkStep;
 use ackscope_protocol::{Dir, Event, EventKind, FlowControl, Link, Peer, Scenario, Side, SimTime};
 use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender, TryRecvError, TrySendError};
 
@@ -163,6 +164,40 @@ impl Ticker {
     }
 }
 
+/// The scenario's scripted link changes for the direction into one endpoint, in time order.
+struct LinkScript {
+    dir: Dir,
+    steps: Vec<LinkStep>,
+    next: usize,
+}
+
+impl LinkScript {
+    fn new(scenario: &Scenario, dir: Dir) -> Self {
+        let mut steps: Vec<LinkStep> = scenario.script.iter().filter(|s| s.dir.includes(dir)).copied().collect();
+        steps.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        Self { dir, steps, next: 0 }
+    }
+
+    /// Applies every step due at `now` to `link` (and the scenario), as `ParamChanged` events.
+    fn apply_due(&mut self, now: SimTime, scenario: &mut Scenario, link: &mut Link, ev: &mut Vec<Event>) {
+        while let Some(step) = self.steps.get(self.next).filter(|s| SimTime::from_secs_f64(s.at_s) <= now) {
+            self.next += 1;
+            let mut cfg = *scenario.link.get(self.dir);
+            let changed = step.set.apply(&mut cfg);
+            *scenario.link.get_mut(self.dir) = cfg;
+            link.set_config(cfg);
+            let d = match self.dir {
+                Dir::AtoB => "a_to_b",
+                Dir::BtoA => "b_to_a",
+            };
+            for (field, v) in changed {
+                let kind = EventKind::ParamChanged { name: format!("link.{d}.{field}"), value: v.to_string() };
+                ev.push(Event { time: now, kind });
+            }
+        }
+    }
+}
+
 /// Everything one endpoint thread needs.
 pub struct EndpointSpec {
     pub side: Side,
@@ -282,6 +317,7 @@ fn endpoint_loop(
     let mut backlog: VecDeque<Vec<Event>> = VecDeque::new();
     let mut pending: Option<Command> = None;
     let clock = spec.clock.clone();
+    let mut script = LinkScript::new(&spec.scenario, dir_in);
 
     loop {
         loop {
@@ -333,6 +369,8 @@ fn endpoint_loop(
             exit.ran_to_end = true;
             return exit;
         }
+
+        script.apply_due(now, &mut spec.scenario, &mut link, &mut ev);
 
         while let Some((_uid, bytes)) = link.pop_due(now, &mut ev) {
             spec.peer.receive(now, &bytes, &mut ev);
@@ -406,6 +444,7 @@ fn endpoint_loop(
             recv(datagrams) -> d => match d {
                 Ok(bytes) => {
                     let t = clock.now();
+                    script.apply_due(t, &mut spec.scenario, &mut link, &mut ev);
                     let uid = spec.books.as_ref().and_then(|b| b[dir_in.index()].take(&bytes)).unwrap_or_else(|| {
                         incoming += 1;
                         LOCAL_UID_BIT | (incoming - 1)

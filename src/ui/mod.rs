@@ -5,10 +5,20 @@
 mod controls_ui;
 mod plots_ui;
 
-use ackscope_protocol::{Dir, LinkConfig, Scenario};
+use ackscope_protocol::{Dir, LinkConfig, Scenario, SimTime};
 
 use crate::runtime::{Command, LiveRun};
 use crate::store::Store;
+
+/// Something a view asks of the app. Views push commands while drawing; the app applies them at
+/// the end of the frame, so no view changes shared state in the middle of another's drawing.
+#[derive(Debug, Clone, PartialEq)]
+pub enum UiCommand {
+    /// Move the time cursor here (replay; a live run stops following the end).
+    SeekTo(SimTime),
+    /// Let the cursor follow the newest events again.
+    FollowLive,
+}
 
 /// Everything the window shows and controls.
 pub struct AppState {

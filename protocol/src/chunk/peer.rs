@@ -205,6 +205,23 @@ impl Peer for ChunkPeer {
         }
     }
 
+    fn reconfigure(&mut self, _now: SimTime, scenario: &crate::sim::Scenario) {
+        if scenario.chunk.bandwidth_kbps != self.config.bandwidth_kbps {
+            self.set_target_bandwidth_kbps(scenario.chunk.bandwidth_kbps);
+        }
+    }
+
+    fn send_chunk(&mut self, bytes: usize) {
+        let size = bytes.min(self.config.max_chunk_bytes());
+        if size == 0 {
+            return;
+        }
+        let data = make_payload(self.side, self.next_payload_id, size as u32);
+        if self.sender.queue_chunk(data).is_ok() {
+            self.next_payload_id += 1;
+        }
+    }
+
     fn set_target_bandwidth_kbps(&mut self, kbps: f64) {
         self.sender.set_bandwidth_kbps(kbps);
         self.config.bandwidth_kbps = kbps;

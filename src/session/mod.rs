@@ -1,0 +1,221 @@
+//! Session files: a scenario header, every parameter change with its time, and the events (RON).
+//!
+//! One format serves scenarios and recordings: a scenario file is a session header without
+//! events. Files are written with a trailing FNV-1a checksum over the whole text, so a truncated
+//! or corrupted recording is refused with a message naming the file and what is wrong instead of
+//! loading silently altered data; hand-written scenario files may leave the checksum out. Saves
+//! are atomic: the text goes to a temporary file beside the target, is synced, then renamed over
+//! it, so a failed save never damages the previous file.
+//!
+//! Events are stored as `(dt_us, kind)` pairs with the time as a delta from the previous event,
+//! which keeps a recording around 40-50 bytes per event.
+
+mod codec;
+
+use std::path::{Path, PathBuf};
+
+use ackscope_protocol::{Event, Scenario, SimTime, Simulation};
+use anyhow::{anyhow, bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::overrides;
+
+/// Version of the file layout; bumped on incompatible changes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// A parameter change applied while a session ran, by dotted `--set` name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Change {
+    pub at_us: u64,
+    pub name: String,
+    pub value: String,
+}
+
+/// A scenario or a recorded session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Session {
+    pub format_version: u32,
+    pub app_version: String,
+    /// The scenario the run started from (seed, strategy, workload, link, script).
+    pub scenario: Scenario,
+    /// Live parameter changes in time order (scripted link steps are part of the scenario).
+    #[serde(default)]
+    pub changes: Vec<Change>,
+    /// Virtual time the recording covers, in microseconds.
+    #[serde(default)]
+    pub duration_us: u64,
+    #[serde(default, with = "codec")]
+    pub events: Vec<Event>,
+    /// FNV-1a 64 of the file text with these digits zeroed; absent in hand-written scenarios.
+    #[serde(default)]
+    pub checksum: Option<String>,
+}
+
+impl Session {
+    /// A session header for `scenario` with no events (a scenario file).
+    pub fn scenario_only(scenario: Scenario) -> Self {
+        Self {
+            format_version: FORMAT_VERSION,
+            app_version: env!("CARGO_PKG_VERSION").to_string(),
+            scenario,
+            changes: Vec::new(),
+            duration_us: 0,
+            events: Vec::new(),
+            checksum: None,
+        }
+    }
+
+    /// True when the file holds a recording, not only a scenario.
+    pub fn has_events(&self) -> bool {
+        !self.events.is_empty()
+    }
+}
+
+const CHECKSUM_PLACEHOLDER: &str = "0000000000000000";
+const CHECKSUM_KEY: &str = "checksum:Some(\"";
+
+fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for p in parts {
+        for &b in *p {
+            h ^= b as u64;
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Serialises a session to RON text with its checksum filled in.
+pub fn to_text(session: &Session) -> Result<String> {
+    let mut s = session.clone();
+    s.checksum = Some(CHECKSUM_PLACEHOLDER.to_string());
+    s.format_version = FORMAT_VERSION;
+    let config = ron::ser::PrettyConfig::new()
+        .depth_limit(2)
+        .indentor(String::new())
+        .separator(String::new())
+        .struct_names(false)
+        .compact_arrays(false);
+    let mut text = ron::ser::to_string_pretty(&s, config).context("serialising the session")?;
+    let at =
+        text.rfind(CHECKSUM_KEY).ok_or_else(|| anyhow!("checksum field missing from the output"))? + CHECKSUM_KEY.len();
+    let sum = format!("{:016x}", fnv1a(&[text.as_bytes()]));
+    text.replace_range(at..at + 16, &sum);
+    Ok(text)
+}
+
+/// Parses session text; `origin` names the file in errors.
+pub fn from_text(text: &str, origin: &str) -> Result<Session> {
+    check_version(text, origin)?;
+    if let Some(key_at) = text.rfind(CHECKSUM_KEY) {
+        let at = key_at + CHECKSUM_KEY.len();
+        let Some(stored) = text.get(at..at + 16) else { bail!("{origin}: truncated in the checksum") };
+        let b = text.as_bytes();
+        let computed = fnv1a(&[&b[..at], CHECKSUM_PLACEHOLDER.as_bytes(), &b[at + 16..]]);
+        if u64::from_str_radix(stored, 16).ok() != Some(computed) {
+            bail!(
+                "{origin}: checksum mismatch (stored {stored}, computed {computed:016x}): the file is corrupted or was edited"
+            );
+        }
+    }
+    let session: Session = ron::from_str(text)
+        .map_err(|e| anyhow!("{origin}: line {}, column {}: {}", e.span.start.line, e.span.start.col, e.code))?;
+    if session.format_version != FORMAT_VERSION {
+        bail!(
+            "{origin}: format version {} is not supported (this ackscope reads {FORMAT_VERSION})",
+            session.format_version
+        );
+    }
+    Ok(session)
+}
+
+/// Refuses a wrong version before a full parse (whose errors would be less helpful).
+fn check_version(text: &str, origin: &str) -> Result<()> {
+    let head: String = text.chars().take(512).collect();
+    let Some(i) = head.find("format_version") else {
+        bail!("{origin}: not an ackscope session or scenario (no format_version near the start)");
+    };
+    let digits: String = head[i + "format_version".len()..]
+        .trim_start_matches(|c: char| c == ':' || c == '"' || c.is_whitespace())
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    match digits.parse::<u32>() {
+        Ok(FORMAT_VERSION) => Ok(()),
+        Ok(v) => bail!("{origin}: format version {v} is not supported (this ackscope reads {FORMAT_VERSION})"),
+        Err(_) => bail!("{origin}: format_version is not a number"),
+    }
+}
+
+/// Loads a session or scenario file.
+pub fn load(path: &Path) -> Result<Session> {
+    let origin = path.display().to_string();
+    let bytes = std::fs::read(path).with_context(|| format!("{origin}: cannot read"))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| anyhow!("{origin}: not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))?;
+    from_text(&text, &origin)
+}
+
+/// Saves atomically: writes beside `path`, syncs, renames over it.
+pub fn save(session: &Session, path: &Path) -> Result<u64> {
+    let text = to_text(session)?;
+    write_atomic(path, text.as_bytes())?;
+    Ok(text.len() as u64)
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it into place.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let origin = path.display().to_string();
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
+    let tmp: PathBuf = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let result = (|| -> Result<()> {
+        let mut f =
+            std::fs::File::create(&tmp).with_context(|| format!("{origin}: cannot create {}", tmp.display()))?;
+        f.write_all(bytes).with_context(|| format!("{origin}: write failed"))?;
+        f.sync_all().with_context(|| format!("{origin}: sync failed"))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("{origin}: cannot replace the file"))?;
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Applies one recorded change to a running simulation.
+pub fn apply_change(sim: &mut Simulation, name: &str, value: &str) -> Result<()> {
+    let mut s = sim.scenario().clone();
+    overrides::apply(&mut s, &format!("{name}={value}"))?;
+    sim.reconfigure(|cur| *cur = s);
+    Ok(())
+}
+
+/// Applies a change at the simulation's current time and records it, both as a `ParamChanged`
+/// event and in `changes`: the one way every live or drain-time change is made, so a re-run from
+/// the header repeats it exactly.
+pub fn apply_and_record(sim: &mut Simulation, changes: &mut Vec<Change>, name: &str, value: &str) -> Result<()> {
+    apply_change(sim, name, value)?;
+    sim.record_param_change(name, value);
+    changes.push(Change { at_us: sim.now().0, name: name.to_string(), value: value.to_string() });
+    Ok(())
+}
+
+/// Re-runs a session from its header on virtual time: the same scenario, the same changes at the
+/// same instants, for the same duration. For a virtual-time recording the events are identical.
+pub fn rerun(session: &Session) -> Result<Vec<Event>> {
+    let mut sim = Simulation::new(session.scenario.clone());
+    let mut events = Vec::new();
+    let mut changes = Vec::new();
+    for c in &session.changes {
+        sim.run_until(SimTime(c.at_us));
+        apply_and_record(&mut sim, &mut changes, &c.name, &c.value)
+            .with_context(|| format!("change at {} us", c.at_us))?;
+        events.extend(sim.drain_events());
+    }
+    sim.run_until(SimTime(session.duration_us));
+    events.extend(sim.drain_events());
+    Ok(events)
+}
