@@ -127,6 +127,11 @@ pub struct PeerReport {
     pub estimates: PeerEstimates,
     /// Events this endpoint produced.
     pub events: u64,
+    /// Always null: a real-time peer stops at `--seconds` and does not drain (`run` reports the
+    /// virtual time it spent draining reliable messages). The optional per-strategy sections of
+    /// `run` (`reliable`, `snapshots`, `ue4`, chunk figures) are left out: each pairs one side's
+    /// sends with the other side's deliveries, which one process cannot see.
+    pub drain_seconds: Option<f64>,
     /// Datagrams the socket refused to send (typically while the other process was not up).
     pub send_errors: u64,
 }
@@ -194,6 +199,7 @@ pub fn run_peer(args: &PeerArgs) -> Result<PeerReport> {
             incoming_link_loss_percent: tally.link_loss_percent(dir_in),
         },
         events: tally.events(),
+        drain_seconds: None,
         send_errors: exit.send_errors,
     })
 }

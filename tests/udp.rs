@@ -221,6 +221,41 @@ fn udp_run_carries_a_chunk_transfer_end_to_end() {
 }
 
 #[test]
+fn every_strategy_acks_only_delivered_packets_over_udp() {
+    use ackscope_protocol::Strategy;
+    let seed = 13;
+    let strategies = [Strategy::Acks, Strategy::Glenn, Strategy::Ue4, Strategy::Dnm, Strategy::Rellikt];
+    // All at once, so the test takes one run's time.
+    let mut runs: Vec<_> = strategies
+        .iter()
+        .map(|&st| {
+            let sc = Scenario { strategy: st, ..lossy_scenario(seed, 15.0) };
+            (st, UdpRun::spawn(sc, any_port(), any_port(), || {}).unwrap(), EventTally::new())
+        })
+        .collect();
+    let until = Instant::now() + Duration::from_millis(2500);
+    while Instant::now() < until {
+        for (_, run, t) in &mut runs {
+            for b in run.try_events() {
+                t.observe(&b);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for (st, mut run, mut t) in runs {
+        run.stop();
+        for b in run.try_events() {
+            t.observe(&b);
+        }
+        let p = t.totals();
+        let ctx = format!("seed {seed} {}: {p:?}", st.name());
+        assert!(t.acked(Side::A) > 20 && t.acked(Side::B) > 20, "{ctx}");
+        assert!(p.link_dropped > 0, "{ctx}");
+        assert_eq!((p.false_acks, p.duplicate_acks, p.malformed), (0, 0, 0), "{ctx}");
+    }
+}
+
+#[test]
 fn udp_run_link_changes_reach_the_receiving_end() {
     let seed = 8;
     let mut run = UdpRun::spawn(lossy_scenario(seed, 0.0), any_port(), any_port(), || {}).unwrap();
@@ -358,6 +393,7 @@ fn two_peer_processes_complete_a_short_run() {
         assert_eq!(j["strategy"], Scenario::default().strategy.name(), "the default strategy");
         assert_eq!(j["seed"], 4);
         assert_eq!(j["simulated_seconds"].as_f64(), Some(3.0));
+        assert!(j["drain_seconds"].is_null() && j["events"].as_u64().unwrap() > 0, "{name}: {j}");
         let p = &j["packets"];
         let sent = p["sent"].as_u64().unwrap();
         let acked = p["acked"].as_u64().unwrap();
