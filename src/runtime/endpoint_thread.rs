@@ -36,9 +36,21 @@ const MAX_CATCH_UP_TICKS: u32 = 4;
 const FINAL_FLUSH: Duration = Duration::from_secs(2);
 /// Largest UDP payload (IPv4): the receive buffer never truncates a datagram.
 const MAX_DATAGRAM_BYTES: usize = 65_536;
-/// Incoming datagrams the endpoint cannot name by the sender's send id get ids with this bit set,
-/// so they never collide with the ids of its own sends.
-pub const LOCAL_UID_BIT: u64 = 1 << 63;
+/// Send ids are `n * UID_KINDS + kind`: kind 0 and 1 are side A's and side B's sends, 2 and 3
+/// datagrams side A or side B received without a name for them (another process's sends, see
+/// [`UidBook`]). Ids from different sources never collide and stay small, since ground-truth
+/// tallies (the simulation's among them) index tables by id.
+pub const UID_KINDS: u64 = 4;
+
+/// The id of `side`'s `n`-th send.
+pub fn send_uid(side: Side, n: u64) -> u64 {
+    n * UID_KINDS + side.index() as u64
+}
+
+/// The id of the `n`-th datagram `receiver` could not name.
+pub fn unnamed_uid(receiver: Side, n: u64) -> u64 {
+    n * UID_KINDS + 2 + receiver.index() as u64
+}
 
 /// A run's clock, shared by its endpoints so their events share one time axis; pausable.
 #[derive(Debug)]
@@ -391,7 +403,7 @@ fn endpoint_loop(
                 let Some(seq) = spec.peer.poll_send(now, &mut out, &mut ev) else {
                     break;
                 };
-                let uid = (sends << 1) | side.index() as u64;
+                let uid = send_uid(side, sends);
                 sends += 1;
                 ev.push(Event { time: now, kind: EventKind::PacketSent { side, seq, bytes: out.len() as u32, uid } });
                 if let Some(books) = &spec.books {
@@ -447,7 +459,7 @@ fn endpoint_loop(
                     script.apply_due(t, &mut spec.scenario, &mut link, &mut ev);
                     let uid = spec.books.as_ref().and_then(|b| b[dir_in.index()].take(&bytes)).unwrap_or_else(|| {
                         incoming += 1;
-                        LOCAL_UID_BIT | (incoming - 1)
+                        unnamed_uid(side, incoming - 1)
                     });
                     link.send(t, uid, bytes, &mut ev);
                 }
