@@ -5,6 +5,8 @@
 
 pub mod compare;
 pub mod overrides;
+pub mod playback;
+pub mod presets;
 pub mod report;
 pub mod runtime;
 pub mod session;

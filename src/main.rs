@@ -14,6 +14,8 @@ use clap::{Args, Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Option<Cmd>,
+    /// A session to replay or a scenario to run live in the window.
+    path: Option<PathBuf>,
     /// Overrides for the scenario the window starts with (NAME=VALUE, dotted names).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
@@ -181,7 +183,7 @@ fn summary_cmd(args: SummaryArgs) -> ExitCode {
     }
 }
 
-fn gui(set: &[String]) -> ExitCode {
+fn gui(set: &[String], path: Option<PathBuf>) -> ExitCode {
     let scenario = match scenario_from(None, set, None) {
         Ok((s, _)) => s,
         Err(e) => return fail(e),
@@ -193,7 +195,7 @@ fn gui(set: &[String]) -> ExitCode {
     let result = eframe::run_native(
         "ackscope",
         options,
-        Box::new(move |cc| Ok(Box::new(ackscope::ui::AckscopeApp::new(cc, scenario)))),
+        Box::new(move |cc| Ok(Box::new(ackscope::ui::AckscopeApp::new(cc, scenario, path)))),
     );
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -220,6 +222,6 @@ fn main() -> ExitCode {
         Some(Cmd::Run(args)) => run_cmd(args),
         Some(Cmd::Summary(args)) => summary_cmd(args),
         Some(Cmd::Compare(args)) => compare_cmd(args),
-        None => gui(&cli.set),
+        None => gui(&cli.set, cli.path),
     }
 }
