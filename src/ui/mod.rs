@@ -4,6 +4,7 @@
 
 mod controls_ui;
 mod plots_ui;
+pub mod timeline_ui;
 
 use ackscope_protocol::{Dir, LinkConfig, Scenario, SimTime};
 
