@@ -119,6 +119,21 @@ fn glenn_index_matches_the_log() {
 }
 
 #[test]
+fn glenn_redundant_copies_are_their_own_kind() {
+    let mut s = Scenario::default();
+    s.glenn.resend_delay_ms = 0.0;
+    s.link.a_to_b.loss_percent = 20.0;
+    let mut sim = Simulation::new(s);
+    sim.run_for_secs(20.0);
+    let events: Vec<Event> = sim.drain_events().collect();
+    let ix = MessageIndex::from_events(&events);
+    check_index(&events, &ix);
+    let k = kinds(&ix);
+    assert!(k.get(&SendKind::Redundant).copied().unwrap_or(0) > 0, "{k:?}");
+    assert_eq!(k.get(&SendKind::DelayResend), None, "{k:?}");
+}
+
+#[test]
 fn ue4_resends_are_nak_triggered() {
     let events = run(Strategy::Ue4, 20.0, 30.0);
     let ix = MessageIndex::from_events(&events);
@@ -285,5 +300,58 @@ fn two_timelines_coexist_and_the_cursor_hides_the_future() {
         for (k, _) in &layout.rows {
             assert!(ix.get(*k).unwrap().queued_at <= cursor);
         }
+    }
+}
+
+/// Figures: `cargo test --test timeline -- --ignored --nocapture frame_cost`.
+#[test]
+#[ignore = "figures; slow in debug builds"]
+fn frame_cost_with_a_million_events() {
+    let mut s = Scenario::default();
+    for dir in ackscope_protocol::Dir::BOTH {
+        s.link.get_mut(dir).loss_percent = 10.0;
+    }
+    let mut sim = Simulation::new(s);
+    let mut events = Vec::new();
+    while events.len() < 1_000_000 {
+        sim.run_for_secs(10.0);
+        events.extend(sim.drain_events());
+    }
+    let t = std::time::Instant::now();
+    let index = MessageIndex::from_events(&events);
+    let ingest = t.elapsed();
+    let cursor = index.end_time();
+    eprintln!(
+        "{} events over {:.0} s, {} messages: ingest {:.0} ms ({:.0} ns/event)",
+        events.len(),
+        cursor.as_secs_f64(),
+        index.len(),
+        ingest.as_secs_f64() * 1e3,
+        ingest.as_secs_f64() * 1e9 / events.len() as f64
+    );
+    let mut out = Vec::new();
+    for span in [5.0, 60.0, cursor.as_secs_f64()] {
+        let t0 = SimTime::from_secs_f64(cursor.as_secs_f64() - span);
+        let t = std::time::Instant::now();
+        for _ in 0..100 {
+            index.visible(t0, cursor, cursor, &MessageFilter::default(), &mut out);
+        }
+        eprintln!("visible() over {span:.0} s: {} rows, {:.1} us", out.len(), t.elapsed().as_secs_f64() * 1e4);
+    }
+    let state = Panel { index, tl: TimelineState::default(), cursor, commands: Vec::new() };
+    let mut h = egui_kittest::Harness::builder().with_size(egui::vec2(1200.0, 800.0)).build_ui_state(
+        |ui, s: &mut Panel| timeline_ui(ui, "tl", "glenn", &s.index, &mut s.tl, s.cursor, &mut s.commands),
+        state,
+    );
+    h.run();
+    for span in [5.0, 60.0, cursor.as_secs_f64()] {
+        h.state_mut().tl.span_s = span;
+        h.step();
+        let t = std::time::Instant::now();
+        for _ in 0..20 {
+            h.step();
+        }
+        let rows = h.state().tl.last_layout.as_ref().map_or(0, |l| l.rows.len());
+        eprintln!("frame over {span:.0} s: {rows} rows drawn, {:.2} ms", t.elapsed().as_secs_f64() * 1e3 / 20.0);
     }
 }

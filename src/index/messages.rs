@@ -23,6 +23,8 @@ pub type MsgKey = (Side, u64);
 
 /// Messages per block of the coarse time bound.
 const BLOCK: usize = 64;
+/// A send not on the wire after this long is never tied to a packet.
+const STALE_SEND: SimTime = SimTime(10_000_000);
 /// Largest jump in link send ids accepted (guards memory against a corrupt log).
 const MAX_UID_JUMP: u64 = 1 << 20;
 
@@ -341,7 +343,11 @@ impl MessageIndex {
                     list.retain(|&(i, s)| {
                         let send = &mut messages[i].sends[s];
                         if send.time <= t {
-                            send.uid = Some(uid);
+                            // A send whose packet never went out long ago (e.g. the connection
+                            // closed) must not be tied to a later packet of a wrapped sequence.
+                            if t.saturating_since(send.time) <= STALE_SEND {
+                                send.uid = Some(uid);
+                            }
                             false
                         } else {
                             true

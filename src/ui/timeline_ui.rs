@@ -297,20 +297,23 @@ fn selected_ui(
     seek(ui, format!("queued {:.3} s", m.queued_at.as_secs_f64()), m.queued_at);
     ui.separator();
     ui.label("sends (click to seek):");
-    egui::ScrollArea::vertical().max_height(ui.available_height() - 60.0).auto_shrink([false, true]).show(ui, |ui| {
-        for (i, s) in m.sends.iter().enumerate() {
-            if s.time > cursor {
-                ui.weak(format!("#{} later than the cursor", i + 1));
-                continue;
+    egui::ScrollArea::vertical().max_height((ui.available_height() - 60.0).max(60.0)).auto_shrink([false, true]).show(
+        ui,
+        |ui| {
+            for (i, s) in m.sends.iter().enumerate() {
+                if s.time > cursor {
+                    ui.weak(format!("#{} later than the cursor", i + 1));
+                    continue;
+                }
+                seek(ui, send_row_label(i + 1, s), s.time);
+                let fate = match s.uid {
+                    Some(uid) => fate_text(uid, index.packet(uid), s.time, cursor),
+                    None => "packet not on the wire yet".into(),
+                };
+                ui.label(egui::RichText::new(format!("    {fate}")).small());
             }
-            seek(ui, send_row_label(i + 1, s), s.time);
-            let fate = match s.uid {
-                Some(uid) => fate_text(uid, index.packet(uid), s.time, cursor),
-                None => "packet not on the wire yet".into(),
-            };
-            ui.label(egui::RichText::new(format!("    {fate}")).small());
-        }
-    });
+        },
+    );
     ui.separator();
     if let Some(t) = at_or_before(m.acked_at, cursor) {
         seek(ui, format!("acked {:.3} s via seq {}", t.as_secs_f64(), m.acked_seq.unwrap_or(0)), t);
@@ -411,6 +414,7 @@ fn canvas_ui(
 
     // Interaction with the window first, so this frame draws the result.
     let cursor_s = cursor.as_secs_f64();
+    let last_row_h = state.last_layout.as_ref().map_or(MAX_ROW_H, |l| l.row_height);
     if response.hovered() {
         let (z, scroll) = ui.input(|i| (i.zoom_delta(), i.smooth_scroll_delta()));
         if z != 1.0 {
@@ -419,7 +423,7 @@ fn canvas_ui(
                 .map_or(1.0, |p| ((p.x - rows_rect.left()) / rows_rect.width()).clamp(0.0, 1.0) as f64);
             zoom(state, 1.0 / z as f64, if state.follow_live { 1.0 } else { anchor });
         }
-        state.rows_from_bottom += scroll.y / 8.0;
+        state.rows_from_bottom += scroll.y / last_row_h;
     }
     if response.dragged() {
         let d = response.drag_delta();
@@ -430,7 +434,7 @@ fn canvas_ui(
             }
             state.right_s -= d.x as f64 * state.span_s / rows_rect.width().max(1.0) as f64;
         }
-        state.rows_from_bottom += d.y / 8.0;
+        state.rows_from_bottom += d.y / last_row_h;
     }
     let (t0, t1) = if state.follow_live {
         let right = cursor_s.max(state.span_s);
