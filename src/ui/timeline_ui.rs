@@ -22,6 +22,8 @@ use super::plots_ui::{COLOR_A, COLOR_B};
 const MIN_ROW_H: f32 = 3.0;
 const MAX_ROW_H: f32 = 16.0;
 const AXIS_H: f32 = 18.0;
+/// Share of the window left free right of the cursor while following.
+pub const FOLLOW_MARGIN: f64 = 0.03;
 const MIN_SPAN_S: f64 = 0.01;
 const MAX_SPAN_S: f64 = 24.0 * 3600.0;
 
@@ -295,6 +297,9 @@ fn selected_ui(
         }
     };
     seek(ui, format!("queued {:.3} s", m.queued_at.as_secs_f64()), m.queued_at);
+    if m.queued_at > cursor {
+        ui.weak("(not yet queued at the cursor)");
+    }
     ui.separator();
     ui.label("sends (click to seek):");
     egui::ScrollArea::vertical().max_height((ui.available_height() - 60.0).max(60.0)).auto_shrink([false, true]).show(
@@ -437,7 +442,8 @@ fn canvas_ui(
         state.rows_from_bottom += d.y / last_row_h;
     }
     let (t0, t1) = if state.follow_live {
-        let right = cursor_s.max(state.span_s);
+        // A little room right of the cursor so its marks are not cut in half.
+        let right = cursor_s.max(state.span_s) + state.span_s * FOLLOW_MARGIN;
         (right - state.span_s, right)
     } else {
         (state.right_s - state.span_s, state.right_s)
@@ -459,9 +465,20 @@ fn canvas_ui(
     let x = |t: SimTime| x_of(rows_rect, t0, t1, t.as_secs_f64());
     let r = (row_h * 0.38).clamp(1.5, 5.0);
     let mut layout_rows = Vec::with_capacity(shown.len());
+    let hovered_k = response
+        .hover_pos()
+        .filter(|p| rows_rect.contains(*p))
+        .map(|p| ((p.y - rows_rect.top()) / row_h).floor() as usize);
     for (k, &i) in shown.iter().enumerate() {
         let m = &index.messages()[i];
         let y = rows_rect.top() + (k as f32 + 0.5) * row_h;
+        if hovered_k == Some(k) {
+            let band = Rect::from_min_max(
+                Pos2::new(rows_rect.left(), y - row_h / 2.0),
+                Pos2::new(rows_rect.right(), y + row_h / 2.0),
+            );
+            painter.rect_filled(band, 0.0, Color32::from_rgba_unmultiplied(255, 255, 255, 14));
+        }
         layout_rows.push((m.key(), y));
         draw_row(&painter, m, y, row_h, r, state.selected == Some(m.key()), rows_rect, cursor, &x, index);
     }
@@ -477,6 +494,10 @@ fn canvas_ui(
             Stroke::new(1.0, axis_color.gamma_multiply(0.15)),
         );
         let decimals = if step >= 1.0 { 0 } else { (-step.log10()).ceil() as usize };
+        if xx < rows_rect.left() + 16.0 || xx > rows_rect.right() - 16.0 {
+            t += step;
+            continue;
+        }
         painter.text(
             Pos2::new(xx, full.bottom() - 2.0),
             Align2::CENTER_BOTTOM,
