@@ -418,7 +418,8 @@ impl MessageIndex {
                 continue;
             }
             for (i, m) in self.messages[lo..hi.min(lo + BLOCK)].iter().enumerate() {
-                if filter.accepts(m) && m.end_at(cursor) >= t0 {
+                // A row never ends before it starts: only rows begun before t0 need their end.
+                if filter.accepts(m) && (m.queued_at >= t0 || m.end_at(cursor) >= t0) {
                     out.push(lo + i);
                 }
             }
