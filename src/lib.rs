@@ -4,6 +4,7 @@
 //! report, `--set` overrides, the live runtime threads, the event store and the window.
 
 pub mod compare;
+pub mod index;
 pub mod overrides;
 pub mod playback;
 pub mod presets;

@@ -6,6 +6,7 @@ mod controls_ui;
 mod plots_ui;
 mod summary_ui;
 mod topbar_ui;
+pub mod timeline_ui;
 
 use std::path::{Path, PathBuf};
 

@@ -147,6 +147,9 @@ fn preset_menu_ui(state: &mut AppState, ui: &mut egui::Ui) {
     });
 }
 
+/// Picks events for "jump to next event of a kind".
+type EventFilter = fn(&EventKind) -> bool;
+
 fn cursor_ui(state: &mut AppState, ui: &mut egui::Ui) {
     let end = state.end_time();
     let mut t = state.cursor().as_secs_f64();
@@ -179,7 +182,7 @@ fn cursor_ui(state: &mut AppState, ui: &mut egui::Ui) {
         state.playback.seek(SimTime::from_secs_f64(t));
     }
     ui.menu_button("Next event", |ui| {
-        let kinds: [(&str, fn(&EventKind) -> bool); 5] = [
+        let kinds: [(&str, EventFilter); 5] = [
             ("Link drop", |k| matches!(k, EventKind::LinkDropped { .. })),
             ("Nak / loss report", |k| matches!(k, EventKind::PacketNakked { .. })),
             (
