@@ -5,8 +5,8 @@
 mod controls_ui;
 mod plots_ui;
 mod summary_ui;
-mod topbar_ui;
 pub mod timeline_ui;
+mod topbar_ui;
 
 use std::path::{Path, PathBuf};
 
@@ -51,6 +51,29 @@ pub enum Tab {
     Summary,
 }
 
+impl Tab {
+    /// A tab by its lower-case name.
+    pub fn parse(name: &str) -> Option<Tab> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "overview" => Tab::Overview,
+            "messages" => Tab::Messages,
+            "slices" => Tab::Slices,
+            "packets" => Tab::Packets,
+            "summary" => Tab::Summary,
+            _ => return None,
+        })
+    }
+}
+
+/// How the window starts (command-line options).
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    pub path: Option<PathBuf>,
+    pub tab: Option<Tab>,
+    pub ab: Option<Strategy>,
+    pub no_intro: bool,
+}
+
 /// Settings that persist between sessions of the app.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -68,16 +91,31 @@ impl Default for Settings {
     }
 }
 
-/// One strategy's recording: the scenario it started from, its changes and its events.
+/// One strategy's recording: the scenario it started from, its changes, its events and the
+/// indexes the panels read, all fed from the same events.
 pub struct Lane {
     pub scenario: Scenario,
     pub changes: Vec<Change>,
     pub store: Store,
+    pub messages: crate::index::MessageIndex,
+    pub timeline: timeline_ui::TimelineState,
 }
 
 impl Lane {
     fn new(scenario: Scenario) -> Self {
-        Self { scenario, changes: Vec::new(), store: Store::new() }
+        Self {
+            scenario,
+            changes: Vec::new(),
+            store: Store::new(),
+            messages: crate::index::MessageIndex::new(),
+            timeline: timeline_ui::TimelineState::default(),
+        }
+    }
+
+    /// Appends events (in time order) to the store and every index.
+    pub fn ingest(&mut self, events: Vec<ackscope_protocol::Event>) {
+        self.messages.ingest_all(&events);
+        self.store.ingest(events);
     }
 
     /// The lane as a session file.
@@ -188,7 +226,7 @@ impl AppState {
             if let Some(lane) = self.lanes.get_mut(b.lane) {
                 n += b.events.len();
                 lane.changes.extend(b.changes);
-                lane.store.ingest(b.events);
+                lane.ingest(b.events);
             }
             if let Some(e) = b.error {
                 self.error = Some(e);
@@ -276,7 +314,7 @@ impl AppState {
                 if s.has_events() {
                     let mut lane = Lane::new(s.scenario);
                     lane.changes = s.changes;
-                    lane.store.ingest(s.events);
+                    lane.ingest(s.events);
                     self.lanes = vec![lane];
                     self.playback = Playback::default();
                     self.playback.seek(SimTime::ZERO);
@@ -389,7 +427,24 @@ impl AppState {
             match self.settings.tab {
                 Tab::Overview => plots_ui::overview_ui(&self.lanes, cursor, ui, &mut cmds),
                 Tab::Summary => summary_ui::summary_ui(&mut self.lanes, cursor, ui),
-                Tab::Messages | Tab::Slices | Tab::Packets => {
+                Tab::Messages => {
+                    let n = self.lanes.len();
+                    ui.columns(n, |cols| {
+                        for (lane, col) in self.lanes.iter_mut().zip(cols.iter_mut()) {
+                            let name = lane.scenario.strategy.name();
+                            timeline_ui::timeline_ui(
+                                col,
+                                ("timeline", name),
+                                name,
+                                &lane.messages,
+                                &mut lane.timeline,
+                                cursor,
+                                &mut cmds,
+                            );
+                        }
+                    });
+                }
+                Tab::Slices | Tab::Packets => {
                     ui.label("This panel is not available in this build.");
                 }
             }
@@ -456,13 +511,20 @@ pub struct AckscopeApp {
 
 impl AckscopeApp {
     /// Starts on `scenario` live, or opens `path` (a session to replay or a scenario to run).
-    pub fn new(cc: &eframe::CreationContext<'_>, scenario: Scenario, path: Option<PathBuf>) -> Self {
+    pub fn new(cc: &eframe::CreationContext<'_>, scenario: Scenario, launch: Launch) -> Self {
         let ctx = cc.egui_ctx.clone();
         let mut state = AppState::new(scenario, move || ctx.request_repaint());
         if let Some(settings) = cc.storage.and_then(|s| eframe::get_value::<Settings>(s, eframe::APP_KEY)) {
             state.settings = settings;
         }
-        match path {
+        if let Some(t) = launch.tab {
+            state.settings.tab = t;
+        }
+        if launch.no_intro {
+            state.settings.intro_dismissed = true;
+        }
+        state.ab = launch.ab.filter(|b| *b != state.scenario.strategy);
+        match launch.path {
             Some(p) => state.open_path(&p),
             None => state.start(),
         }

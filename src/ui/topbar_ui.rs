@@ -178,7 +178,9 @@ fn cursor_ui(state: &mut AppState, ui: &mut egui::Ui) {
     let r = ui
         .add(egui::Slider::new(&mut t, 0.0..=end.as_secs_f64().max(0.001)).text("time cursor s").fixed_decimals(2))
         .on_hover_text("Scrub: every panel shows the state at the cursor (arrows step, Home/End)");
-    if r.changed() {
+    // Only a user's drag, click or keys move the cursor: the slider also reports a change when it
+    // rounds the value to its decimals, which must not stop a live view from following.
+    if r.changed() && (r.dragged() || r.clicked() || r.has_focus()) {
         state.playback.seek(SimTime::from_secs_f64(t));
     }
     ui.menu_button("Next event", |ui| {
