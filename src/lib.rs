@@ -5,6 +5,7 @@
 
 pub mod compare;
 pub mod overrides;
+pub mod pindex;
 pub mod report;
 pub mod runtime;
 pub mod session;

@@ -3,7 +3,9 @@
 //! drive the same methods without a display.
 
 mod controls_ui;
+pub mod packets_ui;
 mod plots_ui;
+pub mod slices_ui;
 
 use ackscope_protocol::{Dir, LinkConfig, Scenario, SimTime};
 
