@@ -24,28 +24,35 @@ pub struct RowContents {
 }
 
 impl RowContents {
-    /// A one-line summary such as `3 msgs (1 resend)` or `slice 12/256 of chunk 4`.
+    /// A one-line summary such as `3 msgs (1 resend)` or `slice 12/256 of chunk 4` (all lower case).
     pub fn summary(&self) -> String {
         let mut s = String::new();
+        self.write_summary(&mut s);
+        s
+    }
+
+    /// Appends the summary to `s` (reusing its buffer: filtering formats every row).
+    pub fn write_summary(&self, s: &mut String) {
+        use std::fmt::Write;
+        let start = s.len();
         if self.msgs > 0 {
-            s.push_str(&format!("{} msg{}", self.msgs, if self.msgs == 1 { "" } else { "s" }));
+            let _ = write!(s, "{} msg{}", self.msgs, if self.msgs == 1 { "" } else { "s" });
             if self.resends > 0 {
-                s.push_str(&format!(" ({} resend{})", self.resends, if self.resends == 1 { "" } else { "s" }));
+                let _ = write!(s, " ({} resend{})", self.resends, if self.resends == 1 { "" } else { "s" });
             }
         }
         if let Some((chunk, slice, n)) = self.slice {
-            if !s.is_empty() {
+            if s.len() > start {
                 s.push_str(", ");
             }
-            s.push_str(&format!("slice {slice}/{n} of chunk {chunk}"));
+            let _ = write!(s, "slice {slice}/{n} of chunk {chunk}");
             if self.slice_resend {
                 s.push_str(" (resend)");
             }
         }
-        if s.is_empty() {
+        if s.len() == start {
             s.push_str("acks only");
         }
-        s
     }
 }
 
@@ -143,6 +150,11 @@ impl PacketFilter {
     }
 
     pub fn matches(&self, row: &PacketRow) -> bool {
+        self.matches_with(row, &self.text.trim().to_lowercase(), &mut String::new())
+    }
+
+    /// [`Self::matches`] with the lower-case needle computed once and a reused buffer.
+    fn matches_with(&self, row: &PacketRow, needle: &str, buf: &mut String) -> bool {
         if let DirFilter::Only(d) = self.dir {
             if row.dir != d {
                 return false;
@@ -157,8 +169,12 @@ impl PacketFilter {
         if !fate_ok {
             return false;
         }
-        let needle = self.text.trim();
-        needle.is_empty() || row.contents.summary().to_lowercase().contains(&needle.to_lowercase())
+        if needle.is_empty() {
+            return true;
+        }
+        buf.clear();
+        row.contents.write_summary(buf);
+        buf.contains(needle)
     }
 }
 
@@ -397,10 +413,12 @@ impl FilteredRows {
         }
         let all = index.rows();
         let settled = all.partition_point(|r| r.time < index.end_time());
+        let needle = self.filter.text.trim().to_lowercase();
+        let mut buf = String::new();
         if self.checked < settled {
             let passes = self.filter.is_all();
             for (i, r) in all.iter().enumerate().take(settled).skip(self.checked) {
-                if passes || self.filter.matches(r) {
+                if passes || self.filter.matches_with(r, &needle, &mut buf) {
                     self.rows.push(i as u32);
                 }
             }
@@ -408,7 +426,7 @@ impl FilteredRows {
         }
         self.tail.clear();
         for (i, r) in all.iter().enumerate().skip(self.checked) {
-            if self.filter.matches(r) {
+            if self.filter.matches_with(r, &needle, &mut buf) {
                 self.tail.push(i as u32);
             }
         }

@@ -188,6 +188,7 @@ fn grid_ui(c: &ChunkRecord, cursor: SimTime, ui: &mut egui::Ui, commands: &mut V
     egui::ScrollArea::vertical().id_salt("slice_grid").max_height(ui.available_height().max(200.0)).show(ui, |ui| {
         let size = egui::vec2(cols as f32 * step, rows as f32 * step);
         let (rect, resp) = ui.allocate_exact_size(size, Sense::click());
+        resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Image, true, "slice grid"));
         let clip = ui.clip_rect();
         let painter = ui.painter();
         let cell_rect = |i: usize| {
