@@ -286,6 +286,10 @@ fn filtered_rows_grow_incrementally_and_match_a_full_filter() {
     assert_eq!(cache.rebuilds, 2);
     let n2 = index.rows().iter().filter(|r| r.contents.resends > 0).count();
     assert_eq!(cache.len(), n2);
+    // A new run's index replaces the rows, whatever the filter.
+    let fresh = PacketIndex::new();
+    cache.update(&fresh, &f2);
+    assert_eq!((cache.len(), cache.rebuilds), (0, 3));
 }
 
 // ----- panels, headless -----
@@ -322,6 +326,19 @@ fn clicking_a_packet_row_seeks_to_its_send() {
     h.run();
     assert!(h.query_by_label(&hidden).is_none(), "rows after the cursor are hidden");
     let label = row_text(&target, h.state().cursor);
+    // Rows are laid out one per slot at a fixed pitch (what the virtualisation assumes), and line
+    // up with the header.
+    let r4 = h.get_by_label(&label).rect();
+    let r5 = h.get_by_label(&row_text(&h.state().index.rows()[5], h.state().cursor)).rect();
+    let r6 = h.get_by_label(&row_text(&h.state().index.rows()[6], h.state().cursor)).rect();
+    assert!(
+        r5.top() >= r4.bottom() && (r6.top() - r5.top() - (r5.top() - r4.top())).abs() < 0.5,
+        "{r4:?} {r5:?} {r6:?}"
+    );
+    let header = h.get_by_label(ackscope::ui::packets_ui::HEADER).rect();
+    assert!((header.left() - r4.left()).abs() < 0.5, "header {header:?} row {r4:?}");
+    // The header is measured for the row height the virtualisation assumes: rows must be as tall.
+    assert!((header.height() - r4.height()).abs() < 0.01, "header {header:?} row {r4:?}");
     h.get_by_label(&label).click();
     h.run();
     assert_eq!(h.state().cmds, vec![UiCommand::SeekTo(target.time)]);
@@ -335,6 +352,10 @@ fn the_fate_and_text_filters_reduce_the_rows() {
     h.run();
     let all = h.state().view.filtered.count_at(&h.state().index, h.state().cursor);
     assert_eq!(all, h.state().index.len());
+    // The log sticks to the newest row, entirely on screen.
+    let s = h.state();
+    let last = h.get_by_label(&row_text(s.index.rows().last().unwrap(), s.cursor)).rect();
+    assert!(last.bottom() <= 800.0 && last.top() > 100.0, "{last:?}");
     h.get_by_role_and_label(Role::ComboBox, "fate").click();
     h.run();
     h.get_by_label("dropped").click();

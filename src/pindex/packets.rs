@@ -186,9 +186,13 @@ struct Pending {
     contents: RowContents,
 }
 
+/// Gives every index its own identity, so a cached filter notices when the app swaps indexes.
+static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// Every packet send of a run.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct PacketIndex {
+    instance: u64,
     rows: Vec<PacketRow>,
     /// Row of each link uid, offset by `uid_base` (uids are dense and increasing).
     uid_row: Vec<u32>,
@@ -203,6 +207,23 @@ pub struct PacketIndex {
     end: SimTime,
     /// Events that named a packet this index never saw (should stay 0 for a whole run).
     pub unmatched: u64,
+}
+
+impl Default for PacketIndex {
+    fn default() -> Self {
+        Self {
+            instance: NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            rows: Vec::new(),
+            uid_row: Vec::new(),
+            uid_base: None,
+            seq_row: Default::default(),
+            pending: Default::default(),
+            chunk_slices: Default::default(),
+            last_delivery: [None; 2],
+            end: SimTime::ZERO,
+            unmatched: 0,
+        }
+    }
 }
 
 impl PacketIndex {
@@ -392,6 +413,8 @@ impl PacketIndex {
 #[derive(Debug, Clone, Default)]
 pub struct FilteredRows {
     filter: PacketFilter,
+    /// The index the rows were taken from.
+    instance: u64,
     /// Settled matching rows, ascending.
     rows: Vec<u32>,
     /// Rows below this were checked for good.
@@ -405,8 +428,9 @@ pub struct FilteredRows {
 impl FilteredRows {
     /// Brings the cache up to date with `index` and `filter`; cheap when neither changed.
     pub fn update(&mut self, index: &PacketIndex, filter: &PacketFilter) {
-        if *filter != self.filter || self.checked > index.len() {
+        if *filter != self.filter || self.instance != index.instance || self.checked > index.len() {
             self.filter = filter.clone();
+            self.instance = index.instance;
             self.rows.clear();
             self.checked = 0;
             self.rebuilds += 1;

@@ -16,7 +16,7 @@ use crate::pindex::{DirFilter, Fate, FateFilter, PacketFilter, PacketIndex, Pack
 #[derive(Debug, Clone, Default)]
 pub struct PacketsView {
     pub filter: PacketFilter,
-    /// The filtered rows, kept between frames. Reset it (`Default`) when the index is replaced.
+    /// The filtered rows, kept between frames (rebuilt by itself when the filter or the index changes).
     pub filtered: FilteredRows,
     /// The row last clicked (position in [`PacketIndex::rows`]).
     pub selected: Option<u32>,
@@ -85,6 +85,37 @@ pub fn row_text(r: &PacketRow, cursor: SimTime) -> String {
     )
 }
 
+const DROPPED_COLOR: egui::Color32 = egui::Color32::from_rgb(235, 110, 100);
+
+/// The hover text of a row: everything known about the packet at `cursor`, in absolute times.
+pub fn row_details(r: &PacketRow, cursor: SimTime) -> String {
+    let at = |t: Option<SimTime>| {
+        t.filter(|&t| t <= cursor).map_or("-".to_string(), |t| format!("{:.4} s", t.as_secs_f64()))
+    };
+    let mut s = format!(
+        "{} seq {} (link send {}), {} bytes, sent at {:.4} s\ncontents: {}\nlink: {}\ndelivered at {}, accepted by {} at {}",
+        dir_label(r.dir),
+        r.seq,
+        r.uid,
+        r.bytes,
+        r.time.as_secs_f64(),
+        r.contents.summary(),
+        fate_text(r, cursor),
+        at(r.delivered_at),
+        match r.dir.receiver() {
+            ackscope_protocol::Side::A => "A",
+            ackscope_protocol::Side::B => "B",
+        },
+        at(r.received_at),
+    );
+    s.push_str(&format!("\nacked at {}, nakked at {}", at(r.acked_at), at(r.nakked_at)));
+    if r.malformed_at.is_some_and(|t| t <= cursor) {
+        s.push_str("\nrejected as malformed by the receiver");
+    }
+    s.push_str("\nclick: move the time cursor to this send");
+    s
+}
+
 fn filters_ui(view: &mut PacketsView, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         let f = &mut view.filter;
@@ -127,10 +158,11 @@ pub fn packets_ui(
     view.filtered.update(index, &view.filter);
     let count = view.filtered.count_at(index, cursor);
     ui.label(format!("{count} of {} packets sent by the cursor match", index.sent_by(cursor)));
-    // A frameless button gets the same padding as the rows, so the columns line up.
-    ui.add(egui::Button::new(RichText::new(HEADER).monospace().weak()).frame(false).sense(egui::Sense::hover()));
-    let row_h = (ui.text_style_height(&egui::TextStyle::Monospace) + 2.0 * ui.spacing().button_padding.y)
-        .max(ui.spacing().interact_size.y);
+    // A frameless button gets the same padding and height as the rows, so the columns line up
+    // and its height is the row height the virtualisation must assume.
+    let header =
+        ui.add(egui::Button::new(RichText::new(HEADER).monospace().weak()).frame(false).sense(egui::Sense::hover()));
+    let row_h = header.rect.height();
     let rows = index.rows();
     egui::ScrollArea::both().id_salt("packet_log").auto_shrink([false, false]).stick_to_bottom(true).show_rows(
         ui,
@@ -141,8 +173,13 @@ pub fn packets_ui(
             for k in range {
                 let Some(i) = view.filtered.get(k) else { break };
                 let r = &rows[i as usize];
-                let text = RichText::new(row_text(r, cursor)).monospace();
-                let resp = ui.add(egui::Button::selectable(view.selected == Some(i), text));
+                let mut text = RichText::new(row_text(r, cursor)).monospace();
+                if r.dropped.is_some() {
+                    text = text.color(DROPPED_COLOR);
+                }
+                let resp = ui.add(egui::Button::selectable(view.selected == Some(i), text)).on_hover_ui(|ui| {
+                    ui.label(row_details(r, cursor));
+                });
                 if resp.clicked() {
                     view.selected = Some(i);
                     commands.push(UiCommand::SeekTo(r.time));
