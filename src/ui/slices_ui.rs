@@ -184,7 +184,9 @@ fn grid_ui(c: &ChunkRecord, cursor: SimTime, ui: &mut egui::Ui, commands: &mut V
     let n = c.num_slices();
     let cols = if n <= 256 { 16 } else { 64 };
     let rows = n.div_ceil(cols);
-    let step = CELL + GAP;
+    // Squares as large as the width allows, within reason.
+    let cell = (ui.available_width() / cols as f32 - GAP).clamp(8.0, 24.0);
+    let step = cell + GAP;
     egui::ScrollArea::vertical().id_salt("slice_grid").max_height(ui.available_height().max(200.0)).show(ui, |ui| {
         let size = egui::vec2(cols as f32 * step, rows as f32 * step);
         let (rect, resp) = ui.allocate_exact_size(size, Sense::click());
@@ -193,7 +195,7 @@ fn grid_ui(c: &ChunkRecord, cursor: SimTime, ui: &mut egui::Ui, commands: &mut V
         let painter = ui.painter();
         let cell_rect = |i: usize| {
             let min = rect.min + egui::vec2((i % cols) as f32 * step, (i / cols) as f32 * step);
-            egui::Rect::from_min_size(min, egui::vec2(CELL, CELL))
+            egui::Rect::from_min_size(min, egui::vec2(cell, cell))
         };
         for (i, s) in c.slices.iter().enumerate() {
             let r = cell_rect(i);
