@@ -9,4 +9,4 @@ pub mod chunks;
 pub mod packets;
 
 pub use chunks::{ChunkIndex, ChunkRecord, SliceRecord, SliceState};
-pub use packets::{DirFilter, Fate, FateFilter, PacketFilter, PacketIndex, PacketRow, RowContents};
+pub use packets::{DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow, RowContents};
