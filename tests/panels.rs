@@ -494,8 +494,33 @@ fn packet_log_frame_cost_with_a_million_events() {
     println!(
         "packet log, {n} events ({rows} packet rows): ingest {:.1} ns/event; harness build + first frame {first:?} \
          (builds the row list); steady frame {steady:?}; text-filter change frame {refilter:?}; \
-         scrubbing frame {scrub:?}",
-        ingest_s * 1e9 / n as f64
+         scrubbing frame {scrub:?}; {} bytes per row",
+        ingest_s * 1e9 / n as f64,
+        std::mem::size_of::<ackscope::pindex::PacketRow>()
     );
     assert!(!h.state().view.filtered.is_empty());
+}
+
+/// Prints the cost of slice-map frames for a 4096-slice chunk in flight (not a timed assertion).
+#[test]
+fn slice_map_frame_cost_with_a_4096_slice_chunk() {
+    let mut s = chunk_scenario(Strategy::Chunks, 10.0);
+    s.workload.chunk_kib = 4096;
+    s.chunk.max_slices = 4096;
+    s.chunk.bandwidth_kbps = 20_000.0;
+    let events = run(s, 2.0);
+    let mut index = ChunkIndex::new();
+    index.ingest_all(&events);
+    let c = &index.chunks()[0];
+    assert_eq!(c.num_slices(), 4096);
+    let cursor = index.chunks()[0].started_at.plus_micros(1_500_000);
+    let k = c.counts_at(cursor);
+    assert!(k.acked > 0 && k.not_sent + k.in_flight + k.received > 0, "{k:?}");
+    let mut h = slice_harness(SlicePanel { index, view: SlicesView::default(), cursor, cmds: Vec::new() });
+    let frames = 30;
+    let t0 = Instant::now();
+    for _ in 0..frames {
+        h.step();
+    }
+    println!("slice map, 4096 slices, {} events: frame {:?}", events.len(), t0.elapsed() / frames);
 }
