@@ -8,6 +8,7 @@ pub mod index;
 pub mod overrides;
 pub mod playback;
 pub mod presets;
+pub mod pindex;
 pub mod report;
 pub mod runtime;
 pub mod session;

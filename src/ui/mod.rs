@@ -3,10 +3,12 @@
 //! [`UiCommand`]s or calling its methods, so tests drive the same methods without a display.
 
 mod controls_ui;
+pub mod packets_ui;
 mod plots_ui;
 mod summary_ui;
 pub mod timeline_ui;
 mod topbar_ui;
+pub mod slices_ui;
 
 use std::path::{Path, PathBuf};
 
