@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates README's screenshots: runs the release app under Xvfb and grabs the window.
-# Needs: xvfb imagemagick (apt-get install xvfb xauth imagemagick libgl1-mesa-dri libegl-mesa0 libglx-mesa0).
+# Regenerates README's screenshots: runs the release app under Xvfb and grabs the screen.
+# Needs: apt-get install xvfb xauth imagemagick libgl1-mesa-dri libegl-mesa0 libglx-mesa0
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release
@@ -10,10 +10,17 @@ display=:97
 Xvfb $display -screen 0 1280x800x24 -nolisten tcp & xvfb=$!
 trap 'kill $xvfb 2>/dev/null || true' EXIT
 sleep 1
-# The default scenario (60 pps each way, 50 ms one-way latency, 5% loss), live for 20 s.
-DISPLAY=$display ./target/release/ackscope & app=$!
-sleep 20
-DISPLAY=$display /usr/bin/import -window root "$out/live-overview.png"
-kill $app
-wait $app 2>/dev/null || true
-echo "wrote $out/live-overview.png"
+# shot NAME SECONDS ARGS...: run the app with ARGS, wait, grab the screen.
+shot() {
+    local name=$1 wait=$2
+    shift 2
+    XDG_CONFIG_HOME=$(mktemp -d) DISPLAY=$display ./target/release/ackscope --no-intro "$@" & local app=$!
+    sleep "$wait"
+    DISPLAY=$display /usr/bin/import -window root "$out/$name.png"
+    kill $app
+    wait $app 2>/dev/null || true
+    echo "wrote $out/$name.png"
+}
+shot live-overview 20
+shot ab-messages 12 --set strategy=glenn --ab ue4 --tab messages --set link.loss_percent=15
+shot chunk-slices 6 --set strategy=chunks --set workload.chunk_kib=256 --set link.loss_percent=5 --tab slices

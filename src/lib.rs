@@ -4,8 +4,12 @@
 //! report, `--set` overrides, the live runtime threads, the event store and the window.
 
 pub mod compare;
+pub mod index;
 pub mod overrides;
 pub mod peer_cmd;
+pub mod pindex;
+pub mod playback;
+pub mod presets;
 pub mod report;
 pub mod runtime;
 pub mod session;

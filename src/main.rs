@@ -14,6 +14,17 @@ use clap::{Args, Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Option<Cmd>,
+    /// A session to replay or a scenario to run live in the window.
+    path: Option<PathBuf>,
+    /// Window: open on this tab (overview, messages, slices, packets, summary).
+    #[arg(long, value_name = "TAB")]
+    tab: Option<String>,
+    /// Window: run a second strategy beside the first on the same link trace (A/B).
+    #[arg(long, value_name = "STRATEGY")]
+    ab: Option<String>,
+    /// Window: start without the first-run hints.
+    #[arg(long)]
+    no_intro: bool,
     /// Overrides for the scenario the window starts with (NAME=VALUE, dotted names).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
@@ -185,11 +196,26 @@ fn summary_cmd(args: SummaryArgs) -> ExitCode {
     }
 }
 
-fn gui(set: &[String]) -> ExitCode {
-    let scenario = match scenario_from(None, set, None) {
+fn gui(cli: Cli) -> ExitCode {
+    let scenario = match scenario_from(None, &cli.set, None) {
         Ok((s, _)) => s,
         Err(e) => return fail(e),
     };
+    let tab = match cli.tab.as_deref().map(ackscope::ui::Tab::parse) {
+        Some(None) => return fail(format!("unknown tab '{}'", cli.tab.unwrap_or_default())),
+        Some(Some(t)) => Some(t),
+        None => None,
+    };
+    let ab = match &cli.ab {
+        Some(name) => {
+            match serde_json::from_value::<ackscope_protocol::Strategy>(serde_json::Value::String(name.clone())) {
+                Ok(s) => Some(s),
+                Err(_) => return fail(format!("unknown strategy '{name}'")),
+            }
+        }
+        None => None,
+    };
+    let launch = ackscope::ui::Launch { path: cli.path, tab, ab, no_intro: cli.no_intro };
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default().with_inner_size([1280.0, 800.0]).with_title("ackscope"),
         ..Default::default()
@@ -197,7 +223,7 @@ fn gui(set: &[String]) -> ExitCode {
     let result = eframe::run_native(
         "ackscope",
         options,
-        Box::new(move |cc| Ok(Box::new(ackscope::ui::AckscopeApp::new(cc, scenario)))),
+        Box::new(move |cc| Ok(Box::new(ackscope::ui::AckscopeApp::new(cc, scenario, launch)))),
     );
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -225,6 +251,6 @@ fn main() -> ExitCode {
         Some(Cmd::Peer(args)) => ackscope::peer_cmd::run(args),
         Some(Cmd::Summary(args)) => summary_cmd(args),
         Some(Cmd::Compare(args)) => compare_cmd(args),
-        None => gui(&cli.set),
+        None => gui(cli),
     }
 }

@@ -165,8 +165,8 @@ pub fn run_peer(args: &PeerArgs) -> Result<PeerReport> {
         EndpointOptions { side, scenario: scenario.clone(), raw: args.raw, bind, connect, seconds: Some(args.seconds) };
     let mut ep = UdpEndpoint::spawn(opts, || {})?;
     let mut tally = EventTally::new();
-    for batch in ep.events_until_end() {
-        tally.observe(&batch);
+    for batch in ep.batches_until_end() {
+        tally.observe(&batch.events);
     }
     let exit = ep.stop();
     let ran_s = if exit.ran_to_end { args.seconds } else { ep.now().as_secs_f64() };

@@ -28,6 +28,12 @@ pub struct SideSeries {
     pub sent_kbps: Vec<PlotPoint>,
     pub received_kbps: Vec<PlotPoint>,
     pub acked_kbps: Vec<PlotPoint>,
+    /// Send budget per tick (chunk accumulator or UE4 QueuedBits), in kbit/s equivalents of
+    /// bytes available and bytes spent, so it shares the bandwidth plot's axis.
+    pub budget_available: Vec<PlotPoint>,
+    pub budget_spent: Vec<PlotPoint>,
+    /// Flow-control mode: 1 = good, 0 = bad (rellikt), as steps.
+    pub flow_good: Vec<PlotPoint>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -73,6 +79,9 @@ pub struct Store {
     loss_truth: [LossTruth; 2],
     delay_ms: [Option<f64>; 2],
     end: SimTime,
+    /// Parameter changes (live edits and scripted steps): time in seconds and a label.
+    pub changes: Vec<(f64, String)>,
+    last_budget: [Option<SimTime>; 2],
 }
 
 fn pt(t: SimTime, y: f64) -> PlotPoint {
@@ -106,6 +115,25 @@ impl Store {
                     Some(prev) => prev + (d - prev) * TRUE_DELAY_SMOOTHING,
                 });
             }
+            EventKind::Budget { side, available_bytes, spent_bytes } => {
+                // Bytes per tick shown as kbit/s over the tick's length, to sit beside bandwidth.
+                let i = side.index();
+                if let Some(prev) = self.last_budget[i] {
+                    let dt_ms = t.saturating_since(prev).as_millis_f64();
+                    if dt_ms > 0.0 {
+                        let s = &mut self.sides[i];
+                        s.budget_available.push(pt(t, available_bytes.max(0.0) as f64 * 8.0 / dt_ms));
+                        s.budget_spent.push(pt(t, spent_bytes as f64 * 8.0 / dt_ms));
+                    }
+                }
+                self.last_budget[i] = Some(t);
+            }
+            EventKind::FlowMode { side, good, .. } => {
+                self.sides[side.index()].flow_good.push(pt(t, if good { 1.0 } else { 0.0 }));
+            }
+            EventKind::ParamChanged { ref name, ref value } => {
+                self.changes.push((t.as_secs_f64(), format!("{name}={value}")));
+            }
             EventKind::RttSample { side, rtt_ms } => {
                 self.sides[side.index()].rtt_raw_ms.push(pt(t, rtt_ms as f64));
             }
@@ -130,6 +158,18 @@ impl Store {
 
     pub fn events(&self) -> &[Event] {
         &self.events
+    }
+
+    /// Events at or before `t` (events are in time order).
+    pub fn events_until(&self, t: SimTime) -> &[Event] {
+        let n = self.events.partition_point(|e| e.time <= t);
+        &self.events[..n]
+    }
+
+    /// Index of the first event after `t` of a kind matching `pred`, for "jump to next".
+    pub fn next_event_after(&self, t: SimTime, pred: impl Fn(&EventKind) -> bool) -> Option<SimTime> {
+        let start = self.events.partition_point(|e| e.time <= t);
+        self.events[start..].iter().find(|e| pred(&e.kind)).map(|e| e.time)
     }
 
     pub fn len(&self) -> usize {

@@ -37,13 +37,13 @@ fn run_udp_for(scenario: Scenario, secs: f64) -> (EventTally, UdpRun) {
     let mut tally = EventTally::new();
     let until = Instant::now() + Duration::from_secs_f64(secs);
     while Instant::now() < until {
-        if let Some(b) = run.recv_events_timeout(Duration::from_millis(20)) {
+        if let Some(b) = run.recv_batch_timeout(Duration::from_millis(20)).map(|b| b.events) {
             tally.observe(&b);
         }
     }
     run.stop();
-    for b in run.try_events() {
-        tally.observe(&b);
+    for b in run.try_batches() {
+        tally.observe(&b.events);
     }
     (tally, run)
 }
@@ -115,7 +115,7 @@ fn udp_link_decisions_replay_exactly_on_the_scenarios_link() {
     let mut events = Vec::new();
     let until = Instant::now() + Duration::from_secs(3);
     while Instant::now() < until {
-        if let Some(b) = run.recv_events_timeout(Duration::from_millis(20)) {
+        if let Some(b) = run.recv_batch_timeout(Duration::from_millis(20)).map(|b| b.events) {
             events.extend(b);
         }
     }
@@ -163,7 +163,7 @@ fn scripted_link_steps_apply_on_the_receiving_end() {
     let mut events = Vec::new();
     let until = Instant::now() + Duration::from_millis(1500);
     while Instant::now() < until {
-        if let Some(b) = run.recv_events_timeout(Duration::from_millis(20)) {
+        if let Some(b) = run.recv_batch_timeout(Duration::from_millis(20)).map(|b| b.events) {
             events.extend(b);
         }
     }
@@ -196,7 +196,7 @@ fn udp_run_carries_a_chunk_transfer_end_to_end() {
     let mut t = EventTally::new();
     let until = Instant::now() + Duration::from_secs(5);
     while Instant::now() < until && (completed.is_none() || delivered.is_none()) {
-        let Some(b) = run.recv_events_timeout(Duration::from_millis(20)) else { continue };
+        let Some(b) = run.recv_batch_timeout(Duration::from_millis(20)).map(|b| b.events) else { continue };
         t.observe(&b);
         for e in &b {
             match e.kind {
@@ -236,16 +236,16 @@ fn every_strategy_acks_only_delivered_packets_over_udp() {
     let until = Instant::now() + Duration::from_millis(2500);
     while Instant::now() < until {
         for (_, run, t) in &mut runs {
-            for b in run.try_events() {
-                t.observe(&b);
+            for b in run.try_batches() {
+                t.observe(&b.events);
             }
         }
         std::thread::sleep(Duration::from_millis(10));
     }
     for (st, mut run, mut t) in runs {
         run.stop();
-        for b in run.try_events() {
-            t.observe(&b);
+        for b in run.try_batches() {
+            t.observe(&b.events);
         }
         let p = t.totals();
         let ctx = format!("seed {seed} {}: {p:?}", st.name());
@@ -259,18 +259,27 @@ fn every_strategy_acks_only_delivered_packets_over_udp() {
 fn udp_run_link_changes_reach_the_receiving_end() {
     let seed = 8;
     let mut run = UdpRun::spawn(lossy_scenario(seed, 0.0), any_port(), any_port(), || {}).unwrap();
-    let mut cfg = *lossy_scenario(seed, 0.0).link.get(Dir::AtoB);
-    cfg.loss_percent = 100.0;
-    assert!(run.send(RunCommand::SetLink(Dir::AtoB, cfg)));
+    let set = |name: &str, value: &str| RunCommand::Set { name: name.into(), value: value.into() };
+    assert!(run.send(set("link.a_to_b.loss_percent", "100")));
+    assert!(run.send(set("link.nope", "1")));
     let mut t = EventTally::new();
+    let (mut changes, mut errors) = (Vec::new(), Vec::new());
     let until = Instant::now() + Duration::from_secs(1);
     while Instant::now() < until {
-        if let Some(b) = run.recv_events_timeout(Duration::from_millis(20)) {
-            t.observe(&b);
+        if let Some(b) = run.recv_batch_timeout(Duration::from_millis(20)) {
+            assert_eq!(b.lane, 0);
+            t.observe(&b.events);
+            changes.extend(b.changes);
+            errors.extend(b.error);
         }
     }
     run.stop();
     let ctx = format!("seed {seed}: {:?}", t.totals());
+    // Both ends applied the change; it is recorded once, and the bad one refused once.
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!((changes[0].name.as_str(), changes[0].value.as_str()), ("link.a_to_b.loss_percent", "100"));
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(errors[0].contains("link.nope"), "{errors:?}");
     // A->B now drops everything (the very first datagram may have met the old link).
     assert!(t.link_sent(Dir::AtoB) > 30, "{ctx}");
     assert!(t.link_delivered(Dir::AtoB) <= 1, "{ctx}");
@@ -307,8 +316,8 @@ fn both_transports_run_behind_one_handle() {
         let mut t = EventTally::new();
         let until = Instant::now() + Duration::from_secs(2);
         while Instant::now() < until && t.acked(Side::B) < 10 {
-            for b in run.try_events() {
-                t.observe(&b);
+            for b in run.try_batches() {
+                t.observe(&b.events);
             }
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -334,8 +343,8 @@ fn an_endpoint_with_an_end_stops_by_itself_even_if_nobody_reads_its_events() {
     let t0 = Instant::now();
     let mut ep = UdpEndpoint::spawn(opts(0.5), || {}).unwrap();
     let mut t = EventTally::new();
-    for b in ep.events_until_end() {
-        t.observe(&b);
+    for b in ep.batches_until_end() {
+        t.observe(&b.events);
     }
     let exit = ep.stop();
     assert!(exit.ran_to_end, "{exit:?}");
@@ -351,7 +360,7 @@ fn an_endpoint_with_an_end_stops_by_itself_even_if_nobody_reads_its_events() {
     let t1 = Instant::now();
     ep.stop();
     assert!(t1.elapsed() < Duration::from_millis(300), "stop took {:?}", t1.elapsed());
-    assert!(ep.try_events().count() >= 200, "the channel filled up");
+    assert!(ep.try_batches().count() >= 200, "the channel filled up");
     assert!(!ep.is_running());
 }
 
@@ -369,8 +378,8 @@ fn lone_endpoints_name_unknown_datagrams_with_small_distinct_ids() {
     };
     let a = UdpEndpoint::spawn(opts(Side::A, pa, pb), || {}).unwrap();
     let b = UdpEndpoint::spawn(opts(Side::B, pb, pa), || {}).unwrap();
-    let ea: Vec<_> = a.events_until_end().flatten().collect();
-    let eb: Vec<_> = b.events_until_end().flatten().collect();
+    let ea: Vec<_> = a.batches_until_end().flat_map(|b| b.events).collect();
+    let eb: Vec<_> = b.batches_until_end().flat_map(|b| b.events).collect();
     let mut uids = std::collections::BTreeSet::new();
     for e in ea.iter().chain(&eb) {
         if let EventKind::PacketSent { uid, .. } | EventKind::LinkSent { uid, .. } = e.kind {
@@ -581,7 +590,7 @@ fn udp_timing_figures() {
     let mut last_sent = [None, None];
     let until = Instant::now() + Duration::from_secs(10);
     while Instant::now() < until {
-        let Some(b) = run.recv_events_timeout(Duration::from_millis(20)) else { continue };
+        let Some(b) = run.recv_batch_timeout(Duration::from_millis(20)).map(|b| b.events) else { continue };
         let mut due = None;
         for e in &b {
             match e.kind {

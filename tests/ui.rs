@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use ackscope::ui::AppState;
-use ackscope_protocol::{Dir, Scenario, Side};
+use ackscope_protocol::{Dir, EventKind, Scenario, Side, SimTime, Strategy};
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
@@ -31,10 +31,10 @@ fn live_run_fills_the_plots() {
     let mut h = harness(Scenario::default());
     h.state_mut().start();
     assert!(h.state().is_running());
-    let ok = step_until(&mut h, 10.0, |s| s.store.side(Side::A).rtt_smoothed_ms.len() > 5);
+    let ok = step_until(&mut h, 10.0, |s| s.lanes[0].store.side(Side::A).rtt_smoothed_ms.len() > 5);
     assert!(ok, "no stats arrived from the live run");
     // Raw RTT samples arrive too, near the 100 ms default RTT.
-    let raw = &h.state().store.side(Side::A).rtt_raw_ms;
+    let raw = &h.state().lanes[0].store.side(Side::A).rtt_raw_ms;
     assert!(raw.iter().all(|p| (90.0..200.0).contains(&p.y)), "{:?}", &raw[..raw.len().min(5)]);
 }
 
@@ -52,8 +52,8 @@ fn moving_the_loss_slider_changes_the_running_link() {
     assert_eq!(link.a_to_b.loss_percent, 60.0);
     assert_eq!(link.b_to_a.loss_percent, 60.0);
     // The running link follows: true loss over its window climbs towards 60 %.
-    let ok = step_until(&mut h, 15.0, |s| s.store.true_loss_percent(Dir::AtoB) > 35.0);
-    assert!(ok, "true loss stayed at {:.1}%", h.state().store.true_loss_percent(Dir::AtoB));
+    let ok = step_until(&mut h, 15.0, |s| s.lanes[0].store.true_loss_percent(Dir::AtoB) > 35.0);
+    assert!(ok, "true loss stayed at {:.1}%", h.state().lanes[0].store.true_loss_percent(Dir::AtoB));
 }
 
 #[test]
@@ -65,7 +65,7 @@ fn latency_slider_changes_the_measured_rtt() {
     h.get_by_role_and_label(Role::Slider, "latency ms").set_value_accesskit(150.0);
     h.step();
     assert_eq!(h.state().scenario.link.a_to_b.latency_ms, 150.0);
-    let ok = step_until(&mut h, 15.0, |s| s.store.true_rtt_ms.last().is_some_and(|p| p.y > 250.0));
+    let ok = step_until(&mut h, 15.0, |s| s.lanes[0].store.true_rtt_ms.last().is_some_and(|p| p.y > 250.0));
     assert!(ok, "true RTT did not follow the new latency");
 }
 
@@ -73,29 +73,144 @@ fn latency_slider_changes_the_measured_rtt() {
 fn stop_joins_the_run_and_keeps_the_recording() {
     let mut h = harness(Scenario::default());
     h.state_mut().start();
-    assert!(step_until(&mut h, 10.0, |s| s.store.len() > 100));
+    assert!(step_until(&mut h, 10.0, |s| s.lanes[0].store.len() > 100));
     h.get_by_label("Stop").click();
     h.step();
     assert!(!h.state().is_running());
-    let n = h.state().store.len();
+    let n = h.state().lanes[0].store.len();
     h.step();
-    assert_eq!(h.state().store.len(), n, "a stopped run must not produce events");
+    assert_eq!(h.state().lanes[0].store.len(), n, "a stopped run must not produce events");
 }
 
 #[test]
 fn pause_freezes_virtual_time() {
     let mut h = harness(Scenario::default());
     h.state_mut().start();
-    assert!(step_until(&mut h, 10.0, |s| s.store.len() > 100));
+    assert!(step_until(&mut h, 10.0, |s| s.lanes[0].store.len() > 100));
     h.get_by_label("Pause").click();
     h.step();
     assert!(h.state().is_paused());
     std::thread::sleep(Duration::from_millis(100));
     h.step();
-    let t = h.state().store.end_time();
+    let t = h.state().lanes[0].store.end_time();
     std::thread::sleep(Duration::from_millis(300));
     h.step();
-    assert_eq!(h.state().store.end_time(), t, "time moved while paused");
+    assert_eq!(h.state().lanes[0].store.end_time(), t, "time moved while paused");
     h.get_by_label("Resume").click();
-    assert!(step_until(&mut h, 10.0, |s| s.store.end_time() > t));
+    assert!(step_until(&mut h, 10.0, |s| s.lanes[0].store.end_time() > t));
+}
+
+#[test]
+fn switching_strategy_and_ab_runs_both_on_one_trace() {
+    let mut h = harness(Scenario::default());
+    h.state_mut().start();
+    h.state_mut().set_strategy(Strategy::Ue4, Some(Strategy::Glenn));
+    assert_eq!(h.state().lanes.len(), 2);
+    assert!(step_until(&mut h, 20.0, |s| s.lanes.iter().all(|l| l.store.end_time() > SimTime(6_000_000))));
+    h.state_mut().stop();
+    let s = h.state();
+    assert_eq!(s.lanes[0].scenario.strategy, Strategy::Ue4);
+    assert_eq!(s.lanes[1].scenario.strategy, Strategy::Glenn);
+    // Same link trace: every link decision at a send instant both lanes used is the same.
+    let fates = |lane: usize| {
+        let mut m = std::collections::BTreeMap::new();
+        let ev = s.lanes[lane].store.events();
+        let mut sent_at = std::collections::HashMap::new();
+        for e in ev {
+            match e.kind {
+                EventKind::LinkSent { dir, uid, .. } if dir == Dir::AtoB => {
+                    sent_at.insert(uid, e.time);
+                    m.insert(e.time, false);
+                }
+                EventKind::LinkDropped { uid, dir, .. } if dir == Dir::AtoB => {
+                    m.insert(sent_at[&uid], true);
+                }
+                _ => {}
+            }
+        }
+        m
+    };
+    let (f0, f1) = (fates(0), fates(1));
+    let common: Vec<_> = f0.keys().filter(|t| f1.contains_key(t)).collect();
+    assert!(common.len() > 100, "{}", common.len());
+    assert!(common.iter().all(|t| f0[t] == f1[t]), "the lanes saw different link fates");
+    assert!(common.iter().any(|t| f0[t]), "no loss at all at 5 %?");
+}
+
+#[test]
+fn a_shipped_session_opens_by_path_and_the_cursor_drives_the_panels() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/recorded-glenn.ron");
+    let mut h = harness(Scenario::default());
+    h.state_mut().open_path(&path);
+    h.step();
+    let s = h.state();
+    assert!(s.error.is_none(), "{:?}", s.error);
+    assert!(!s.is_running(), "a recording is replayed, not run");
+    assert_eq!(s.cursor(), SimTime::ZERO, "replay starts at the beginning");
+    assert!(s.end_time() > SimTime(14_000_000));
+    // Scrub to 5 s: the estimates shown are the ones at 5 s.
+    h.state_mut().playback.seek(SimTime(5_000_000));
+    h.step();
+    let at5 = h.state().lanes[0].store.events_until(SimTime(5_000_000)).len();
+    assert!(at5 > 100 && at5 < h.state().lanes[0].store.len());
+    // Play at 16x: the cursor moves forward on its own.
+    h.state_mut().playback.speed = 16.0;
+    h.get_by_label("Play").click();
+    let t0 = h.state().cursor();
+    assert!(step_until(&mut h, 5.0, |s| s.cursor() > t0.plus_micros(1_000_000)));
+    // The summary tab reads the same store.
+    h.get_by_label("Summary").click();
+    h.step();
+}
+
+#[test]
+fn a_bad_file_shows_a_dismissible_error_instead_of_crashing() {
+    let dir = std::env::temp_dir().join(format!("ackscope-ui-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("broken.ron");
+    std::fs::write(&bad, "(format_version: 1, app_version: \"x\", scenario: (strategy: nonsense))").unwrap();
+    let mut h = harness(Scenario::default());
+    h.state_mut().open_path(&bad);
+    h.step();
+    let err = h.state().error.clone().expect("an error is shown");
+    assert!(err.contains("broken.ron") && err.contains("nonsense"), "{err}");
+    h.get_by_label("Dismiss").click();
+    h.run();
+    assert!(h.state().error.is_none(), "still shown: {:?}", h.state().error);
+}
+
+#[test]
+fn send_chunk_button_queues_a_chunk_that_arrives() {
+    let s = Scenario { strategy: Strategy::Chunks, ..Scenario::default() };
+    let mut h = harness(s);
+    h.state_mut().start();
+    h.state_mut().chunk_kib = 16;
+    h.step();
+    h.get_by_label("Send chunk").click();
+    let done = step_until(&mut h, 15.0, |s| {
+        s.lanes[0].store.events().iter().any(|e| matches!(e.kind, EventKind::ChunkCompleted { .. }))
+    });
+    assert!(done, "the chunk did not complete");
+}
+
+#[test]
+fn saving_from_the_window_writes_a_session_that_reloads() {
+    let dir = std::env::temp_dir().join(format!("ackscope-ui-save-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("saved.ron");
+    let mut h = harness(Scenario::default());
+    h.state_mut().start();
+    assert!(step_until(&mut h, 10.0, |s| s.lanes[0].store.len() > 500));
+    h.state_mut().set_param("link.loss_percent", 30);
+    assert!(step_until(&mut h, 10.0, |s| !s.lanes[0].changes.is_empty()));
+    h.state_mut().stop();
+    h.state_mut().save_path(&path);
+    assert!(h.state().error.is_none(), "{:?}", h.state().error);
+    let loaded = ackscope::session::load(&path).unwrap();
+    assert_eq!(loaded.events.len(), h.state().lanes[0].store.len());
+    assert_eq!(loaded.changes.len(), 1);
+    // A live recording re-runs identically from its header too.
+    let again = ackscope::session::rerun(&loaded).unwrap();
+    assert!(again == loaded.events, "live recording does not re-run identically");
+    assert_eq!(h.state().settings.recent.first(), Some(&path));
 }

@@ -23,7 +23,9 @@ use ackscope_protocol::script::LinkStep;
 use ackscope_protocol::{Dir, Event, EventKind, FlowControl, Link, Peer, Scenario, Side, SimTime};
 use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender, TryRecvError, TrySendError};
 
-use super::Command;
+use super::{Batch, Command};
+use crate::overrides;
+use crate::session::Change;
 
 /// Longest the endpoint waits for a datagram before looking at its clock and commands again.
 const MAX_WAIT: Duration = Duration::from_millis(5);
@@ -222,6 +224,10 @@ pub struct EndpointSpec {
     pub end: Option<SimTime>,
     /// In-process runs: one book per direction (indexed by `Dir::index`), shared by both ends.
     pub books: Option<Arc<[UidBook; 2]>>,
+    /// This endpoint reports live changes (`ParamChanged` events, `Batch::changes`, refused
+    /// changes): true for a lone endpoint and for side A of an in-process run, so a change both
+    /// ends apply is recorded once.
+    pub records_changes: bool,
 }
 
 /// What an endpoint thread reports when it ends.
@@ -244,7 +250,7 @@ pub struct EndpointExit {
 pub fn run_endpoint(
     spec: EndpointSpec,
     commands: Receiver<Command>,
-    events: Sender<Vec<Event>>,
+    events: Sender<Batch>,
     wake: &(dyn Fn() + Send + Sync),
 ) -> EndpointExit {
     let mut exit = EndpointExit::default();
@@ -312,7 +318,7 @@ fn endpoint_loop(
     mut spec: EndpointSpec,
     commands: Receiver<Command>,
     datagrams: Receiver<Vec<u8>>,
-    events: Sender<Vec<Event>>,
+    events: Sender<Batch>,
     wake: &(dyn Fn() + Send + Sync),
 ) -> EndpointExit {
     let side = spec.side;
@@ -326,7 +332,9 @@ fn endpoint_loop(
     let mut incoming: u64 = 0;
     let mut exit = EndpointExit::default();
     let mut ev: Vec<Event> = Vec::new();
-    let mut backlog: VecDeque<Vec<Event>> = VecDeque::new();
+    let mut backlog: VecDeque<Batch> = VecDeque::new();
+    let mut changes: Vec<Change> = Vec::new();
+    let mut error: Option<String> = None;
     let mut pending: Option<Command> = None;
     let clock = spec.clock.clone();
     let mut script = LinkScript::new(&spec.scenario, dir_in);
@@ -340,22 +348,46 @@ fn endpoint_loop(
             };
             match cmd {
                 Command::Shutdown => return exit,
-                Command::SetLink(dir, cfg) => {
-                    *spec.scenario.link.get_mut(dir) = cfg;
-                    if dir == dir_in {
-                        link.set_config(cfg);
+                Command::Set { name, value } => {
+                    // As `Simulation::reconfigure`: links and send rate where they changed, then
+                    // the peer takes its live settings; seed and strategy are fixed per run.
+                    let now = clock.now();
+                    let mut s = spec.scenario.clone();
+                    match overrides::apply(&mut s, &format!("{name}={value}")) {
+                        Err(e) => {
+                            if spec.records_changes {
+                                error = Some(format!("{e:#}"));
+                            }
+                        }
+                        Ok(()) => {
+                            s.seed = spec.scenario.seed;
+                            s.strategy = spec.scenario.strategy;
+                            if s.link.get(dir_in) != spec.scenario.link.get(dir_in) {
+                                link.set_config(*s.link.get(dir_in));
+                            }
+                            if s.send_rate_pps != spec.scenario.send_rate_pps {
+                                ticker = Ticker { base: now, count: 0, pps: s.send_rate_pps };
+                            }
+                            spec.scenario = s;
+                            spec.peer.reconfigure(now, &spec.scenario);
+                            if spec.records_changes {
+                                let kind = EventKind::ParamChanged { name: name.clone(), value: value.clone() };
+                                ev.push(Event { time: now, kind });
+                                changes.push(Change { at_us: now.0, name, value });
+                            }
+                        }
                     }
                 }
-                Command::SetSendRate(pps) => {
-                    spec.scenario.send_rate_pps = pps;
-                    ticker = Ticker { base: clock.now(), count: 0, pps };
-                }
+                Command::Burst(s) if s == side => spec.peer.burst(),
+                Command::SendChunk(s, bytes) if s == side => spec.peer.send_chunk(bytes),
+                Command::Burst(_) | Command::SendChunk(..) => {}
                 Command::Pause => clock.pause(),
                 Command::Resume => clock.resume(),
             }
         }
         if clock.is_paused() {
             // Datagrams wait in the reader's queue; they meet the link when time runs again.
+            push_batch(&mut backlog, &mut ev, &mut changes, &mut error);
             if !flush(&mut backlog, &events, wake) {
                 return exit;
             }
@@ -364,9 +396,7 @@ fn endpoint_loop(
         }
         let now = clock.now();
         if spec.end.is_some_and(|end| now >= end) {
-            if !ev.is_empty() {
-                backlog.push_back(std::mem::take(&mut ev));
-            }
+            push_batch(&mut backlog, &mut ev, &mut changes, &mut error);
             // A consumer that drains until the channel closes gets every event; one that stopped
             // reading costs at most FINAL_FLUSH, and a `Shutdown` ends the wait at once.
             let deadline = Instant::now() + FINAL_FLUSH;
@@ -433,9 +463,7 @@ fn endpoint_loop(
             next_stats = now.plus_micros(iv_us);
         }
 
-        if !ev.is_empty() {
-            backlog.push_back(std::mem::take(&mut ev));
-        }
+        push_batch(&mut backlog, &mut ev, &mut changes, &mut error);
         if !flush(&mut backlog, &events, wake) {
             return exit;
         }
@@ -478,8 +506,25 @@ fn endpoint_loop(
     }
 }
 
+/// Queues what happened since the last batch (the UDP transport runs one lane).
+fn push_batch(
+    backlog: &mut VecDeque<Batch>,
+    ev: &mut Vec<Event>,
+    changes: &mut Vec<Change>,
+    error: &mut Option<String>,
+) {
+    if !ev.is_empty() || !changes.is_empty() || error.is_some() {
+        backlog.push_back(Batch {
+            lane: 0,
+            events: std::mem::take(ev),
+            changes: std::mem::take(changes),
+            error: error.take(),
+        });
+    }
+}
+
 /// Hands queued batches to the consumer without blocking; false when the consumer is gone.
-fn flush(backlog: &mut VecDeque<Vec<Event>>, events: &Sender<Vec<Event>>, wake: &(dyn Fn() + Send + Sync)) -> bool {
+fn flush(backlog: &mut VecDeque<Batch>, events: &Sender<Batch>, wake: &(dyn Fn() + Send + Sync)) -> bool {
     let mut delivered = false;
     while let Some(batch) = backlog.pop_front() {
         match events.try_send(batch) {

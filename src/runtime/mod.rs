@@ -1,30 +1,54 @@
 //! Background threads that run the protocol endpoints and the link in real time for the app.
 //!
-//! The UI talks to a run only through channels: it sends [`Command`]s and receives batches of
+//! The UI talks to a run only through channels: it sends [`Command`]s and receives [`Batch`]es of
 //! events. Both channels are bounded; the UI never blocks on them (it uses `try_send`/`try_recv`),
 //! and the run thread never drops an event: when the UI falls behind, batches wait in the thread's
 //! own backlog until there is room, and the run thread requests a repaint whenever it delivers.
+//!
+//! A run has one or two *lanes*: in A/B mode the same scenario runs under two strategies on one
+//! thread, stepped to the same virtual time, so both see the identical link trace (the link's
+//! draws are keyed by send time) and every difference on screen comes from the strategy.
+//! Every live change is applied with `session::apply_and_record`, so it is both an event and a
+//! header entry, and a saved session re-runs identically.
 
 pub mod endpoint_thread;
 pub mod udp;
 pub mod udp_truth;
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use ackscope_protocol::{Dir, Event, LinkConfig, Scenario, SimTime, Simulation};
+use ackscope_protocol::{Event, Scenario, Side, SimTime, Simulation};
 use crossbeam_channel::{bounded, Receiver, Sender, TrySendError};
+
+use crate::session::{self, Change};
 
 /// What the UI can ask of a running simulation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
-    /// Replace one direction's link parameters from now on.
-    SetLink(Dir, LinkConfig),
-    /// Change both endpoints' packet rate.
-    SetSendRate(f64),
+    /// Set any scenario parameter by dotted `--set` name, on every lane.
+    Set {
+        name: String,
+        value: String,
+    },
+    /// Queue a burst of reliable messages on a side.
+    Burst(Side),
+    /// Queue one large block of `bytes` on a side (chunk strategies).
+    SendChunk(Side, usize),
     Pause,
     Resume,
     /// Stop the thread (also sent on drop).
     Shutdown,
+}
+
+/// Events (and changes) from one lane since the previous batch.
+#[derive(Debug, Clone, Default)]
+pub struct Batch {
+    pub lane: usize,
+    pub events: Vec<Event>,
+    pub changes: Vec<Change>,
+    /// A change the run refused (bad name or value), to show the user.
+    pub error: Option<String>,
 }
 
 /// How often the run thread advances virtual time and hands events to the UI.
@@ -32,32 +56,32 @@ const TICK: Duration = Duration::from_millis(8);
 /// Batches in flight to the UI before the run thread keeps them in its backlog.
 const EVENT_CHANNEL_BATCHES: usize = 256;
 
-/// A simulation running on a background thread, paced against the wall clock.
+/// Simulations running on a background thread, paced against the wall clock.
 pub struct LiveRun {
     commands: Sender<Command>,
-    events: Receiver<Vec<Event>>,
+    events: Receiver<Batch>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl LiveRun {
-    /// Starts `scenario` at time 0; `wake` is called whenever a batch of events is ready.
-    pub fn spawn(scenario: Scenario, wake: impl Fn() + Send + 'static) -> Self {
+    /// Starts one lane per scenario at time 0; `wake` is called whenever batches are ready.
+    pub fn spawn(lanes: Vec<Scenario>, wake: impl Fn() + Send + 'static) -> Self {
         let (cmd_tx, cmd_rx) = bounded::<Command>(1024);
-        let (ev_tx, ev_rx) = bounded::<Vec<Event>>(EVENT_CHANNEL_BATCHES);
+        let (ev_tx, ev_rx) = bounded::<Batch>(EVENT_CHANNEL_BATCHES);
         let thread = std::thread::Builder::new()
             .name("ackscope-sim".into())
-            .spawn(move || run_thread(scenario, cmd_rx, ev_tx, wake))
+            .spawn(move || run_thread(lanes, cmd_rx, ev_tx, wake))
             .expect("spawn simulation thread");
         Self { commands: cmd_tx, events: ev_rx, thread: Some(thread) }
     }
 
-    /// Queues a command without blocking; false when the run has ended.
+    /// Queues a command without blocking; false when the run has ended or is flooded.
     pub fn send(&self, cmd: Command) -> bool {
         self.commands.try_send(cmd).is_ok()
     }
 
-    /// Every event batch available now.
-    pub fn try_events(&self) -> impl Iterator<Item = Vec<Event>> + '_ {
+    /// Every batch available now.
+    pub fn try_batches(&self) -> impl Iterator<Item = Batch> + '_ {
         self.events.try_iter()
     }
 
@@ -81,48 +105,67 @@ impl Drop for LiveRun {
     }
 }
 
-fn run_thread(scenario: Scenario, commands: Receiver<Command>, events: Sender<Vec<Event>>, wake: impl Fn()) {
-    let mut sim = Simulation::new(scenario);
+struct Lane {
+    sim: Simulation,
+    changes: Vec<Change>,
+    error: Option<String>,
+}
+
+fn apply(lanes: &mut [Lane], cmd: Command) {
+    for lane in lanes {
+        match &cmd {
+            Command::Set { name, value } => {
+                if let Err(e) = session::apply_and_record(&mut lane.sim, &mut lane.changes, name, value) {
+                    lane.error = Some(format!("{e:#}"));
+                }
+            }
+            Command::Burst(side) => lane.sim.burst(*side),
+            Command::SendChunk(side, bytes) => lane.sim.send_chunk(*side, *bytes),
+            _ => {}
+        }
+    }
+}
+
+fn run_thread(scenarios: Vec<Scenario>, commands: Receiver<Command>, events: Sender<Batch>, wake: impl Fn()) {
+    let mut lanes: Vec<Lane> =
+        scenarios.into_iter().map(|s| Lane { sim: Simulation::new(s), changes: Vec::new(), error: None }).collect();
     let mut paused = false;
     // Virtual time = sim_base + (wall now - wall_base) while running.
     let mut wall_base = Instant::now();
     let mut sim_base = SimTime::ZERO;
-    let mut backlog: std::collections::VecDeque<Vec<Event>> = std::collections::VecDeque::new();
+    let mut backlog: VecDeque<Batch> = VecDeque::new();
     loop {
-        match commands.recv_timeout(TICK) {
-            Ok(cmd) => {
-                let mut next = Some(cmd);
-                while let Some(cmd) = next.take() {
-                    match cmd {
-                        Command::Shutdown => return,
-                        Command::SetLink(dir, cfg) => sim.set_link(dir, cfg),
-                        Command::SetSendRate(pps) => sim.set_send_rate(pps),
-                        Command::Pause => {
-                            if !paused {
-                                paused = true;
-                                sim_base = sim.now();
-                            }
-                        }
-                        Command::Resume => {
-                            if paused {
-                                paused = false;
-                                wall_base = Instant::now();
-                                sim_base = sim.now();
-                            }
-                        }
-                    }
-                    next = commands.try_recv().ok();
-                }
-            }
-            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {}
+        let first = match commands.recv_timeout(TICK) {
+            Ok(cmd) => Some(cmd),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+        };
+        // Virtual time first, so a change lands at the instant the user made it.
+        let now = if paused { sim_base } else { sim_base.plus_micros(wall_base.elapsed().as_micros() as u64) };
+        for lane in &mut lanes {
+            lane.sim.run_until(now);
         }
-        if !paused {
-            let target = sim_base.plus_micros(wall_base.elapsed().as_micros() as u64);
-            sim.run_until(target);
-            let batch: Vec<Event> = sim.drain_events().collect();
-            if !batch.is_empty() {
-                backlog.push_back(batch);
+        for cmd in first.into_iter().chain(std::iter::from_fn(|| commands.try_recv().ok())) {
+            match cmd {
+                Command::Shutdown => return,
+                Command::Pause if !paused => {
+                    paused = true;
+                    sim_base = now;
+                }
+                Command::Resume if paused => {
+                    paused = false;
+                    wall_base = Instant::now();
+                    sim_base = now;
+                }
+                other => apply(&mut lanes, other),
+            }
+        }
+        for (i, lane) in lanes.iter_mut().enumerate() {
+            let events: Vec<Event> = lane.sim.drain_events().collect();
+            let changes = std::mem::take(&mut lane.changes);
+            let error = lane.error.take();
+            if !events.is_empty() || !changes.is_empty() || error.is_some() {
+                backlog.push_back(Batch { lane: i, events, changes, error });
             }
         }
         let mut delivered = false;
@@ -147,16 +190,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn live_run_produces_events_and_stops_cleanly() {
-        let mut run = LiveRun::spawn(Scenario::default(), || {});
-        let deadline = Instant::now() + Duration::from_secs(5);
-        let mut n = 0;
-        while n < 20 && Instant::now() < deadline {
-            n += run.try_events().map(|b| b.len()).sum::<usize>();
+    fn live_run_produces_events_records_changes_and_stops_cleanly() {
+        let mut run = LiveRun::spawn(vec![Scenario::default(), Scenario::default()], || {});
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut n = [0usize; 2];
+        let mut changes = Vec::new();
+        assert!(run.send(Command::Set { name: "link.loss_percent".into(), value: "20".into() }));
+        while (n[0] < 200 || n[1] < 200 || changes.is_empty()) && Instant::now() < deadline {
+            for b in run.try_batches() {
+                n[b.lane] += b.events.len();
+                changes.extend(b.changes);
+            }
             std::thread::sleep(Duration::from_millis(10));
         }
-        assert!(n >= 20, "only {n} events in 5 s");
-        assert!(run.send(Command::Pause));
+        assert!(n[0] >= 200 && n[1] >= 200, "{n:?}");
+        assert_eq!(changes.len(), 2, "one recorded change per lane: {changes:?}");
+        assert!(changes.iter().all(|c| c.name == "link.loss_percent" && c.value == "20"));
         run.stop();
         assert!(!run.is_running());
     }

@@ -2,8 +2,9 @@
 //!
 //! [`UdpRun`] runs both endpoints of a scenario in this process over two sockets (the GUI's
 //! "transport: UDP"); [`UdpEndpoint`] runs one, against another process (`ackscope peer`). Both
-//! look like [`LiveRun`](super::LiveRun) to their user: [`Command`]s in, batches of events out over
-//! a bounded channel, and `stop` joins every thread, so no thread outlives its run.
+//! look like [`LiveRun`](super::LiveRun) to their user: [`Command`]s in, [`Batch`]es out over a
+//! bounded channel (always lane 0: A/B lanes need one virtual clock and stay in-process), and `stop`
+//! joins every thread, so no thread outlives its run.
 
 use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
 use std::sync::Arc;
@@ -11,12 +12,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use ackscope_protocol::sim::make_peer;
-use ackscope_protocol::{AckPeer, Event, Peer, Scenario, Side, SimTime};
+use ackscope_protocol::{AckPeer, Peer, Scenario, Side, SimTime};
 use anyhow::{anyhow, Context, Result};
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 use super::endpoint_thread::{run_endpoint, EndpointExit, EndpointSpec, RunClock, UidBook};
-use super::Command;
+use super::{Batch, Command};
 
 /// Batches in flight to the consumer before an endpoint keeps them in its own backlog.
 const EVENT_CHANNEL_BATCHES: usize = 256;
@@ -36,7 +37,7 @@ fn spawn_thread(
     name: String,
     spec: EndpointSpec,
     commands: Receiver<Command>,
-    events: Sender<Vec<Event>>,
+    events: Sender<Batch>,
     wake: Arc<dyn Fn() + Send + Sync>,
 ) -> Result<JoinHandle<EndpointExit>> {
     std::thread::Builder::new()
@@ -71,7 +72,7 @@ pub fn endpoint_peer(scenario: &Scenario, side: Side, raw: bool) -> Box<dyn Peer
 /// One endpoint on its own thread and socket, talking to an endpoint elsewhere.
 pub struct UdpEndpoint {
     commands: Sender<Command>,
-    events: Receiver<Vec<Event>>,
+    events: Receiver<Batch>,
     thread: Option<JoinHandle<EndpointExit>>,
     exit: Option<EndpointExit>,
     clock: Arc<RunClock>,
@@ -98,6 +99,7 @@ impl UdpEndpoint {
             clock: clock.clone(),
             end,
             books: None,
+            records_changes: true,
         };
         let (cmd_tx, cmd_rx) = bounded(1024);
         let (ev_tx, ev_rx) = bounded(EVENT_CHANNEL_BATCHES);
@@ -120,13 +122,13 @@ impl UdpEndpoint {
         self.commands.try_send(cmd).is_ok()
     }
 
-    /// Every event batch available now.
-    pub fn try_events(&self) -> impl Iterator<Item = Vec<Event>> + '_ {
+    /// Every batch available now.
+    pub fn try_batches(&self) -> impl Iterator<Item = Batch> + '_ {
         self.events.try_iter()
     }
 
     /// Every batch until the endpoint ends (blocking): its channel closes when the thread does.
-    pub fn events_until_end(&self) -> impl Iterator<Item = Vec<Event>> + '_ {
+    pub fn batches_until_end(&self) -> impl Iterator<Item = Batch> + '_ {
         self.events.iter()
     }
 
@@ -160,7 +162,7 @@ impl Drop for UdpEndpoint {
 /// and [`super::udp_truth::EventTally`] can check every ack against what the link delivered.
 pub struct UdpRun {
     commands: [Sender<Command>; 2],
-    events: Receiver<Vec<Event>>,
+    events: Receiver<Batch>,
     threads: Vec<JoinHandle<EndpointExit>>,
     exits: Vec<EndpointExit>,
     clock: Arc<RunClock>,
@@ -198,6 +200,7 @@ impl UdpRun {
                 clock: clock.clone(),
                 end: None,
                 books: Some(books.clone()),
+                records_changes: side == Side::A,
             };
             let (cmd_tx, cmd_rx) = bounded(1024);
             commands.push(cmd_tx);
@@ -230,8 +233,9 @@ impl UdpRun {
 
     /// Queues a command without blocking; false when the run has ended.
     ///
-    /// A link change goes to the endpoint that receives on that direction (the link lives there);
-    /// pause and resume freeze and restart the shared clock, so both ends stop at the same instant.
+    /// A parameter change goes to both endpoints (each applies what concerns it: the link into it,
+    /// its send rate, its peer's live settings; side A records it); a burst or a chunk goes to its
+    /// side; pause and resume freeze and restart the shared clock, so both ends stop at one instant.
     pub fn send(&self, cmd: Command) -> bool {
         if !self.is_running() {
             return false;
@@ -239,21 +243,24 @@ impl UdpRun {
         match cmd {
             Command::Pause => self.clock.pause(),
             Command::Resume => self.clock.resume(),
-            Command::SetLink(dir, _) => return self.commands[dir.receiver().index()].try_send(cmd).is_ok(),
-            Command::SetSendRate(_) | Command::Shutdown => {
-                return self.commands.iter().all(|c| c.try_send(cmd.clone()).is_ok());
+            Command::Burst(side) | Command::SendChunk(side, _) => {
+                return self.commands[side.index()].try_send(cmd).is_ok();
+            }
+            Command::Set { .. } | Command::Shutdown => {
+                let sent: Vec<bool> = self.commands.iter().map(|c| c.try_send(cmd.clone()).is_ok()).collect();
+                return sent.iter().all(|&ok| ok);
             }
         }
         true
     }
 
-    /// Every event batch available now (each batch comes from one endpoint, in its time order).
-    pub fn try_events(&self) -> impl Iterator<Item = Vec<Event>> + '_ {
+    /// Every batch available now (each comes from one endpoint, in its time order).
+    pub fn try_batches(&self) -> impl Iterator<Item = Batch> + '_ {
         self.events.try_iter()
     }
 
     /// Waits up to `timeout` for the next batch.
-    pub fn recv_events_timeout(&self, timeout: Duration) -> Option<Vec<Event>> {
+    pub fn recv_batch_timeout(&self, timeout: Duration) -> Option<Batch> {
         self.events.recv_timeout(timeout).ok()
     }
 
@@ -300,8 +307,8 @@ pub enum Transport {
 pub trait RunHandle: Send {
     /// Queues a command without blocking; false when the run has ended.
     fn send(&self, cmd: Command) -> bool;
-    /// Every event batch available now.
-    fn try_events(&self) -> Box<dyn Iterator<Item = Vec<Event>> + '_>;
+    /// Every batch available now.
+    fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_>;
     /// True while the run's threads run.
     fn is_running(&self) -> bool;
     /// Stops the run and joins its threads.
@@ -312,8 +319,8 @@ impl RunHandle for super::LiveRun {
     fn send(&self, cmd: Command) -> bool {
         super::LiveRun::send(self, cmd)
     }
-    fn try_events(&self) -> Box<dyn Iterator<Item = Vec<Event>> + '_> {
-        Box::new(super::LiveRun::try_events(self))
+    fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
+        Box::new(super::LiveRun::try_batches(self))
     }
     fn is_running(&self) -> bool {
         super::LiveRun::is_running(self)
@@ -327,8 +334,8 @@ impl RunHandle for UdpRun {
     fn send(&self, cmd: Command) -> bool {
         UdpRun::send(self, cmd)
     }
-    fn try_events(&self) -> Box<dyn Iterator<Item = Vec<Event>> + '_> {
-        Box::new(UdpRun::try_events(self))
+    fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
+        Box::new(UdpRun::try_batches(self))
     }
     fn is_running(&self) -> bool {
         UdpRun::is_running(self)
@@ -345,7 +352,7 @@ pub fn spawn_run(
     wake: impl Fn() + Send + Sync + 'static,
 ) -> Result<Box<dyn RunHandle>> {
     Ok(match transport {
-        Transport::InProcess => Box::new(super::LiveRun::spawn(scenario, wake)),
+        Transport::InProcess => Box::new(super::LiveRun::spawn(vec![scenario], wake)),
         Transport::Udp => {
             let loopback: SocketAddr = ([127, 0, 0, 1], 0).into();
             Box::new(UdpRun::spawn(scenario, loopback, loopback, wake)?)

@@ -1,56 +1,199 @@
-//! Live plots on one linked time axis: RTT (smoothed, display, raw samples, true) and loss
-//! (estimated beside the link's true loss).
+//! Overview plots on one linked time axis: RTT (smoothed, display, raw samples, true link RTT),
+//! loss (estimated beside the link's true loss) and bandwidth (sent / received / acked with the
+//! send budget and the flow-control mode). In A/B mode each strategy gets a column, all axes
+//! linked, so every difference on screen is caused by the strategy.
+//!
+//! Series are cut at the time cursor (the state at the cursor) and decimated to the plot's pixel
+//! width (min and max per pixel column), so a frame stays cheap with hours of data.
 
-use ackscope_protocol::Side;
+use ackscope_protocol::{Side, SimTime};
 use egui::Color32;
-use egui_plot::{Legend, Line, Plot, PlotPoint, Points};
+use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoint, PlotPoints, Points, VLine};
 
-use crate::store::Store;
+use super::{Lane, UiCommand};
 
 /// Colours used for the same quantity everywhere.
 pub const COLOR_A: Color32 = Color32::from_rgb(90, 170, 255);
 pub const COLOR_B: Color32 = Color32::from_rgb(255, 160, 60);
 pub const COLOR_TRUTH: Color32 = Color32::from_rgb(120, 220, 120);
+pub const COLOR_BUDGET: Color32 = Color32::from_rgb(200, 120, 255);
 
-fn line<'a>(name: &str, pts: &'a [PlotPoint], color: Color32) -> Line<'a> {
-    Line::new(name, pts).color(color)
+/// The part of `pts` (sorted by x) inside `[lo, hi]` and at or before `cursor`, reduced to at
+/// most two points per pixel column.
+pub fn visible(pts: &[PlotPoint], lo: f64, hi: f64, cursor: f64, width_px: f32) -> Vec<PlotPoint> {
+    let end = pts.partition_point(|p| p.x <= cursor.min(hi));
+    let start = pts[..end].partition_point(|p| p.x < lo).saturating_sub(1);
+    let slice = &pts[start..end];
+    let columns = (width_px.max(50.0) as usize).max(1);
+    if slice.len() <= columns * 2 {
+        return slice.to_vec();
+    }
+    let (x0, x1) = (slice[0].x, slice[slice.len() - 1].x);
+    let span = (x1 - x0).max(f64::EPSILON);
+    let mut out = Vec::with_capacity(columns * 2);
+    let mut i = 0;
+    for c in 0..columns {
+        let edge = x0 + span * (c + 1) as f64 / columns as f64;
+        let (mut lo_p, mut hi_p): (Option<PlotPoint>, Option<PlotPoint>) = (None, None);
+        while i < slice.len() && (slice[i].x <= edge || c + 1 == columns) {
+            let p = slice[i];
+            if lo_p.is_none_or(|q| p.y < q.y) {
+                lo_p = Some(p);
+            }
+            if hi_p.is_none_or(|q| p.y > q.y) {
+                hi_p = Some(p);
+            }
+            i += 1;
+        }
+        match (lo_p, hi_p) {
+            (Some(a), Some(b)) if a.x <= b.x => out.extend([a, b]),
+            (Some(a), Some(b)) => out.extend([b, a]),
+            _ => {}
+        }
+    }
+    out.dedup_by(|a, b| a.x == b.x && a.y == b.y);
+    out
 }
 
-pub fn plots_ui(store: &Store, ui: &mut egui::Ui) {
+struct View {
+    lo: f64,
+    hi: f64,
+    cursor: f64,
+    width: f32,
+}
+
+impl View {
+    fn cut(&self, pts: &[PlotPoint]) -> PlotPoints<'static> {
+        PlotPoints::Owned(visible(pts, self.lo, self.hi, self.cursor, self.width))
+    }
+
+    fn cut_vec(&self, pts: &[PlotPoint]) -> Vec<PlotPoint> {
+        visible(pts, self.lo, self.hi, self.cursor, self.width)
+    }
+}
+
+/// One plot with the cursor line, parameter-change markers, x range remembered for decimation,
+/// and click-to-seek.
+fn plot_ui(
+    ui: &mut egui::Ui,
+    id: &str,
+    height: f32,
+    lane: &Lane,
+    cursor: SimTime,
+    cmds: &mut Vec<UiCommand>,
+    draw: impl FnOnce(&mut egui_plot::PlotUi, &View),
+) {
     let link = egui::Id::unique("time_axis");
-    let h = (ui.available_height() / 2.0 - 8.0).max(120.0);
-    let a = store.side(Side::A);
-    let b = store.side(Side::B);
-    ui.label("RTT (ms)");
-    Plot::new("rtt_plot")
-        .height(h)
+    let range_id = ui.scope_id().with(("x_range", id));
+    let (lo, hi): (f64, f64) = ui.data(|d| d.get_temp(range_id)).unwrap_or((f64::MIN, f64::MAX));
+    let view = View { lo, hi, cursor: cursor.as_secs_f64(), width: ui.available_width() };
+    let resp = Plot::new(id)
+        .height(height)
         .legend(Legend::default())
         .link_axis(link, [true, false])
         .link_cursor(link, [true, false])
         .include_y(0.0)
         .x_axis_label("time (s)")
         .show(ui, |p| {
-            p.points(Points::new("A raw samples", &a.rtt_raw_ms[..]).color(COLOR_A.gamma_multiply(0.5)).radius(1.5));
-            p.line(line("A smoothed (0.0025)", &a.rtt_smoothed_ms, COLOR_A).width(2.0));
-            p.line(line("A display (0.1)", &a.rtt_display_ms, COLOR_A.gamma_multiply(0.7)));
-            p.line(line("B smoothed (0.0025)", &b.rtt_smoothed_ms, COLOR_B).width(2.0));
-            p.line(line("true link RTT", &store.true_rtt_ms, COLOR_TRUTH).style(egui_plot::LineStyle::dashed_loose()));
+            draw(p, &view);
+            p.vline(VLine::new("cursor", view.cursor).color(Color32::GRAY).width(1.0));
+            for (t, label) in lane.store.changes.iter().filter(|(t, _)| *t <= view.cursor) {
+                p.vline(
+                    VLine::new(label.as_str(), *t)
+                        .color(Color32::from_rgb(230, 200, 60))
+                        .style(LineStyle::dotted_loose()),
+                );
+            }
         });
-    ui.label("Packet loss (%)");
-    Plot::new("loss_plot")
-        .height(h)
-        .legend(Legend::default())
-        .link_axis(link, [true, false])
-        .link_cursor(link, [true, false])
-        .include_y(0.0)
-        .x_axis_label("time (s)")
-        .show(ui, |p| {
-            p.line(line("A estimate", &a.loss_estimate_percent, COLOR_A).width(2.0));
-            p.line(line("B estimate", &b.loss_estimate_percent, COLOR_B).width(2.0));
-            p.line(line("true A->B", &a.loss_true_percent, COLOR_TRUTH).style(egui_plot::LineStyle::dashed_loose()));
+    let r = resp.transform.bounds().range_x();
+    ui.data_mut(|d| d.insert_temp(range_id, (*r.start(), *r.end())));
+    if resp.response.clicked() {
+        if let Some(pos) = resp.response.interact_pointer_pos() {
+            let v = resp.transform.value_from_position(pos);
+            cmds.push(UiCommand::SeekTo(SimTime::from_secs_f64(v.x)));
+        }
+    }
+}
+
+fn lane_plots_ui(lane: &Lane, cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec<UiCommand>) {
+    let name = lane.scenario.strategy.name();
+    let h = ((ui.available_height() - 70.0) / 3.0).max(110.0);
+    let a = lane.store.side(Side::A);
+    let b = lane.store.side(Side::B);
+    ui.label(format!("{name}: RTT (ms)"));
+    plot_ui(ui, &format!("rtt_{name}"), h, lane, cursor, cmds, |p, v| {
+        p.points(Points::new("A raw samples", v.cut(&a.rtt_raw_ms)).color(COLOR_A.gamma_multiply(0.5)).radius(1.5));
+        p.line(Line::new("A smoothed (0.0025)", v.cut(&a.rtt_smoothed_ms)).color(COLOR_A).width(2.0));
+        p.line(Line::new("A display (0.1)", v.cut(&a.rtt_display_ms)).color(COLOR_A.gamma_multiply(0.7)));
+        p.line(Line::new("B smoothed (0.0025)", v.cut(&b.rtt_smoothed_ms)).color(COLOR_B).width(2.0));
+        p.line(
+            Line::new("true link RTT", v.cut(&lane.store.true_rtt_ms))
+                .color(COLOR_TRUTH)
+                .style(LineStyle::dashed_loose()),
+        );
+    });
+    ui.label(format!("{name}: packet loss (%)"));
+    plot_ui(ui, &format!("loss_{name}"), h, lane, cursor, cmds, |p, v| {
+        p.line(Line::new("A estimate", v.cut(&a.loss_estimate_percent)).color(COLOR_A).width(2.0));
+        p.line(Line::new("B estimate", v.cut(&b.loss_estimate_percent)).color(COLOR_B).width(2.0));
+        p.line(Line::new("true A->B", v.cut(&a.loss_true_percent)).color(COLOR_TRUTH).style(LineStyle::dashed_loose()));
+        p.line(
+            Line::new("true B->A", v.cut(&b.loss_true_percent))
+                .color(COLOR_TRUTH.gamma_multiply(0.6))
+                .style(LineStyle::dotted_dense()),
+        );
+    });
+    ui.label(format!("{name}: bandwidth (kbps), budget and flow mode"));
+    plot_ui(ui, &format!("bw_{name}"), h, lane, cursor, cmds, |p, v| {
+        p.line(Line::new("A sent", v.cut(&a.sent_kbps)).color(COLOR_A).width(2.0));
+        p.line(Line::new("A acked", v.cut(&a.acked_kbps)).color(COLOR_A.gamma_multiply(0.6)));
+        p.line(Line::new("B received", v.cut(&b.received_kbps)).color(COLOR_B));
+        if !a.budget_available.is_empty() {
+            p.line(Line::new("A budget available", v.cut(&a.budget_available)).color(COLOR_BUDGET));
             p.line(
-                line("true B->A", &b.loss_true_percent, COLOR_TRUTH.gamma_multiply(0.6))
-                    .style(egui_plot::LineStyle::dotted_dense()),
+                Line::new("A budget spent", v.cut(&a.budget_spent))
+                    .color(COLOR_BUDGET.gamma_multiply(0.6))
+                    .style(LineStyle::dotted_dense()),
             );
-        });
+        }
+        if !a.flow_good.is_empty() {
+            // Flow mode as a step at the top of the plot: high = good (30 pps), low = bad (10 pps).
+            let top = a.sent_kbps.iter().map(|p| p.y).fold(1.0, f64::max);
+            let steps: Vec<PlotPoint> = v
+                .cut_vec(&a.flow_good)
+                .windows(2)
+                .flat_map(|w| [PlotPoint::new(w[0].x, w[0].y * top), PlotPoint::new(w[1].x, w[0].y * top)])
+                .collect();
+            p.line(Line::new("A flow mode (high = good)", PlotPoints::Owned(steps)).color(Color32::LIGHT_RED));
+        }
+    });
+}
+
+pub fn overview_ui(lanes: &[Lane], cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec<UiCommand>) {
+    if lanes.len() == 1 {
+        lane_plots_ui(&lanes[0], cursor, ui, cmds);
+        return;
+    }
+    ui.columns(lanes.len(), |cols| {
+        for (lane, col) in lanes.iter().zip(cols.iter_mut()) {
+            lane_plots_ui(lane, cursor, col, cmds);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimation_keeps_extremes_and_respects_the_cursor() {
+        let pts: Vec<PlotPoint> = (0..100_000).map(|i| PlotPoint::new(i as f64 / 1000.0, (i % 997) as f64)).collect();
+        let v = visible(&pts, f64::MIN, f64::MAX, 50.0, 500.0);
+        assert!(v.len() <= 1000, "{}", v.len());
+        assert!(v.iter().all(|p| p.x <= 50.0));
+        assert_eq!(v.iter().map(|p| p.y).fold(0.0, f64::max), 996.0, "the maximum survives");
+        assert!(v.windows(2).all(|w| w[0].x <= w[1].x), "x stays sorted");
+        let few = visible(&pts[..10], f64::MIN, f64::MAX, 1.0, 500.0);
+        assert_eq!(few.len(), 10);
+    }
 }

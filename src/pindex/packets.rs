@@ -1,0 +1,486 @@
+//! The packet log's index: one row per packet an endpoint sent, with the link's verdict on it
+//! (dropped and why, duplicated, delivered after how long), the sender's ack or nak, and a short
+//! summary of what it carried, all stored as times so the row can be shown as it was at the cursor.
+//!
+//! Rows are pushed in send order, which is time order. A filtered view ([`FilteredRows`]) caches
+//! the matching row numbers and only extends them as rows arrive, so a frame never re-filters the
+//! whole log; the rows visible at the cursor are then a prefix found by binary search.
+
+use std::collections::HashMap;
+
+use ackscope_protocol::{Dir, DropReason, Event, EventKind, SendKind, Side, SimTime};
+
+/// What a packet carried, gathered from the endpoint's events of the same instant.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowContents {
+    /// Messages included (first sends and resends).
+    pub msgs: u16,
+    /// Of which resends.
+    pub resends: u16,
+    /// A chunk slice (or fragment): (chunk, slice, slices in the chunk).
+    pub slice: Option<(u32, u32, u32)>,
+    /// The slice was sent before.
+    pub slice_resend: bool,
+}
+
+impl RowContents {
+    /// A one-line summary such as `3 msgs (1 resend)` or `slice 12/256 of chunk 4` (all lower case).
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        self.write_summary(&mut s);
+        s
+    }
+
+    /// Appends the summary to `s` (reusing its buffer: filtering formats every row).
+    pub fn write_summary(&self, s: &mut String) {
+        use std::fmt::Write;
+        let start = s.len();
+        if self.msgs > 0 {
+            let _ = write!(s, "{} msg{}", self.msgs, if self.msgs == 1 { "" } else { "s" });
+            if self.resends > 0 {
+                let _ = write!(s, " ({} resend{})", self.resends, if self.resends == 1 { "" } else { "s" });
+            }
+        }
+        if let Some((chunk, slice, n)) = self.slice {
+            if s.len() > start {
+                s.push_str(", ");
+            }
+            let _ = write!(s, "slice {slice}/{n} of chunk {chunk}");
+            if self.slice_resend {
+                s.push_str(" (resend)");
+            }
+        }
+        if s.len() == start {
+            s.push_str("acks only");
+        }
+    }
+}
+
+/// One packet send.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PacketRow {
+    pub time: SimTime,
+    pub dir: Dir,
+    pub seq: u32,
+    pub bytes: u32,
+    pub uid: u64,
+    pub contents: RowContents,
+    /// Ground truth: the link dropped it (at `time`, the link decides on send).
+    pub dropped: Option<DropReason>,
+    /// Ground truth: the link made an extra copy.
+    pub duplicated: bool,
+    /// First copy delivered to the receiving endpoint.
+    pub delivered_at: Option<SimTime>,
+    /// The receiving endpoint accepted it (first time).
+    pub received_at: Option<SimTime>,
+    /// The receiver rejected a delivered copy as malformed.
+    pub malformed_at: Option<SimTime>,
+    pub acked_at: Option<SimTime>,
+    pub nakked_at: Option<SimTime>,
+}
+
+/// The link's verdict on a packet as known at some instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    /// Not dropped and not delivered yet.
+    InFlight,
+    Dropped(DropReason),
+    /// Delivered (`duplicated` when the link made an extra copy), `delay_us` after the send.
+    Delivered {
+        delay_us: u64,
+        duplicated: bool,
+    },
+}
+
+impl PacketRow {
+    pub fn fate_at(&self, t: SimTime) -> Fate {
+        if let Some(r) = self.dropped {
+            // The link drops on send, so a visible row's drop is always known.
+            return Fate::Dropped(r);
+        }
+        match self.delivered_at {
+            Some(d) if d <= t => {
+                Fate::Delivered { delay_us: d.saturating_since(self.time).0, duplicated: self.duplicated }
+            }
+            _ => Fate::InFlight,
+        }
+    }
+
+    pub fn acked_by(&self, t: SimTime) -> Option<SimTime> {
+        self.acked_at.filter(|&a| a <= t)
+    }
+
+    pub fn nakked_by(&self, t: SimTime) -> Option<SimTime> {
+        self.nakked_at.filter(|&a| a <= t)
+    }
+}
+
+/// Which directions the log shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DirFilter {
+    #[default]
+    Both,
+    Only(Dir),
+}
+
+/// Which link fates the log shows (the link decides drop and duplication on send, so a row's
+/// class is known as soon as it exists).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FateFilter {
+    #[default]
+    All,
+    Dropped,
+    /// Not dropped (delivered or still in flight at the cursor).
+    Delivered,
+    Duplicated,
+}
+
+/// The log's filter.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PacketFilter {
+    pub dir: DirFilter,
+    pub fate: FateFilter,
+    /// Case-insensitive substring of the contents summary; empty matches all.
+    pub text: String,
+}
+
+impl PacketFilter {
+    pub fn is_all(&self) -> bool {
+        self.dir == DirFilter::Both && self.fate == FateFilter::All && self.text.trim().is_empty()
+    }
+
+    pub fn matches(&self, row: &PacketRow) -> bool {
+        self.matches_with(row, &self.text.trim().to_lowercase(), &mut String::new())
+    }
+
+    /// [`Self::matches`] with the lower-case needle computed once and a reused buffer.
+    fn matches_with(&self, row: &PacketRow, needle: &str, buf: &mut String) -> bool {
+        if let DirFilter::Only(d) = self.dir {
+            if row.dir != d {
+                return false;
+            }
+        }
+        let fate_ok = match self.fate {
+            FateFilter::All => true,
+            FateFilter::Dropped => row.dropped.is_some(),
+            FateFilter::Delivered => row.dropped.is_none(),
+            FateFilter::Duplicated => row.duplicated,
+        };
+        if !fate_ok {
+            return false;
+        }
+        if needle.is_empty() {
+            return true;
+        }
+        buf.clear();
+        row.contents.write_summary(buf);
+        buf.contains(needle)
+    }
+}
+
+/// What the endpoint said about the packet it is about to send (events before its `PacketSent`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Pending {
+    time: SimTime,
+    seq: Option<u32>,
+    contents: RowContents,
+}
+
+/// Gives every index its own identity, so a cached filter notices when the app swaps indexes.
+static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// Every packet send of a run.
+#[derive(Debug, Clone)]
+pub struct PacketIndex {
+    instance: u64,
+    rows: Vec<PacketRow>,
+    /// Row of each link uid, offset by `uid_base` (uids are dense and increasing).
+    uid_row: Vec<u32>,
+    uid_base: Option<u64>,
+    /// Latest row sent by each side under each sequence (sequences wrap).
+    seq_row: [HashMap<u32, u32>; 2],
+    pending: [Pending; 2],
+    /// Slice count of each side's current chunk, for "slice i/n".
+    chunk_slices: [HashMap<u32, u32>; 2],
+    /// Last delivery per direction: (time, row), to attach a `Malformed` to its packet.
+    last_delivery: [Option<(SimTime, u32)>; 2],
+    end: SimTime,
+    /// Events that named a packet this index never saw (should stay 0 for a whole run).
+    pub unmatched: u64,
+}
+
+impl Default for PacketIndex {
+    fn default() -> Self {
+        Self {
+            instance: NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            rows: Vec::new(),
+            uid_row: Vec::new(),
+            uid_base: None,
+            seq_row: Default::default(),
+            pending: Default::default(),
+            chunk_slices: Default::default(),
+            last_delivery: [None; 2],
+            end: SimTime::ZERO,
+            unmatched: 0,
+        }
+    }
+}
+
+impl PacketIndex {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn ingest_all<'a>(&mut self, events: impl IntoIterator<Item = &'a Event>) {
+        for e in events {
+            self.ingest(e);
+        }
+    }
+
+    /// Adds one event (events must come in time order).
+    pub fn ingest(&mut self, e: &Event) {
+        let t = e.time;
+        self.end = self.end.max(t);
+        match e.kind {
+            EventKind::MessageSent { side, seq, kind, .. } => {
+                let p = self.pending_for(side, t);
+                if p.seq.is_some_and(|s| s != seq) {
+                    p.contents.msgs = 0;
+                    p.contents.resends = 0;
+                }
+                p.seq = Some(seq);
+                p.contents.msgs = p.contents.msgs.saturating_add(1);
+                if kind != SendKind::First {
+                    p.contents.resends = p.contents.resends.saturating_add(1);
+                }
+            }
+            EventKind::ChunkStarted { side, chunk, slices, .. } => {
+                self.chunk_slices[side.index()].insert(chunk, slices);
+            }
+            EventKind::SliceSent { side, chunk, slice, resend } => {
+                let n = self.chunk_slices[side.index()].get(&chunk).copied().unwrap_or(0);
+                let p = self.pending_for(side, t);
+                p.contents.slice = Some((chunk, slice, n));
+                p.contents.slice_resend = resend;
+            }
+            EventKind::PacketSent { side, seq, bytes, uid } => {
+                let p = std::mem::take(&mut self.pending[side.index()]);
+                let mut contents = if p.time == t { p.contents } else { RowContents::default() };
+                if p.seq.is_some_and(|s| s != seq) {
+                    contents.msgs = 0;
+                    contents.resends = 0;
+                }
+                let row = self.rows.len() as u32;
+                self.rows.push(PacketRow {
+                    time: t,
+                    dir: side.outgoing(),
+                    seq,
+                    bytes,
+                    uid,
+                    contents,
+                    dropped: None,
+                    duplicated: false,
+                    delivered_at: None,
+                    received_at: None,
+                    malformed_at: None,
+                    acked_at: None,
+                    nakked_at: None,
+                });
+                let base = *self.uid_base.get_or_insert(uid);
+                if uid >= base {
+                    let k = (uid - base) as usize;
+                    if self.uid_row.len() <= k {
+                        self.uid_row.resize(k + 1, u32::MAX);
+                    }
+                    self.uid_row[k] = row;
+                }
+                self.seq_row[side.index()].insert(seq, row);
+            }
+            EventKind::LinkDropped { uid, reason, .. } => {
+                if let Some(r) = self.row_of_uid(uid) {
+                    r.dropped = Some(reason);
+                }
+            }
+            EventKind::LinkDuplicated { uid, .. } => {
+                if let Some(r) = self.row_of_uid(uid) {
+                    r.duplicated = true;
+                }
+            }
+            EventKind::LinkDelivered { dir, uid, .. } => {
+                let row = self.uid_row_index(uid);
+                if let Some(i) = row {
+                    self.rows[i as usize].delivered_at.get_or_insert(t);
+                    self.last_delivery[dir.index()] = Some((t, i));
+                } else {
+                    self.unmatched += 1;
+                }
+            }
+            EventKind::PacketReceived { side, seq, .. } => {
+                if let Some(r) = self.row_of_seq(side.other(), seq) {
+                    r.received_at.get_or_insert(t);
+                }
+            }
+            EventKind::Malformed { side, .. } => {
+                // The endpoint rejects a packet while the link hands it over, in the same instant.
+                let dir = side.other().outgoing();
+                if let Some((at, i)) = self.last_delivery[dir.index()] {
+                    if at == t {
+                        self.rows[i as usize].malformed_at.get_or_insert(t);
+                    }
+                }
+            }
+            EventKind::PacketAcked { side, seq } => {
+                if let Some(r) = self.row_of_seq(side, seq) {
+                    r.acked_at.get_or_insert(t);
+                }
+            }
+            EventKind::PacketNakked { side, seq } => {
+                if let Some(r) = self.row_of_seq(side, seq) {
+                    r.nakked_at.get_or_insert(t);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn pending_for(&mut self, side: Side, t: SimTime) -> &mut Pending {
+        let p = &mut self.pending[side.index()];
+        if p.time != t {
+            *p = Pending { time: t, ..Pending::default() };
+        }
+        p
+    }
+
+    fn uid_row_index(&self, uid: u64) -> Option<u32> {
+        let k = uid.checked_sub(self.uid_base?)? as usize;
+        self.uid_row.get(k).copied().filter(|&r| r != u32::MAX)
+    }
+
+    fn row_of_uid(&mut self, uid: u64) -> Option<&mut PacketRow> {
+        match self.uid_row_index(uid) {
+            Some(i) => Some(&mut self.rows[i as usize]),
+            None => {
+                self.unmatched += 1;
+                None
+            }
+        }
+    }
+
+    fn row_of_seq(&mut self, side: Side, seq: u32) -> Option<&mut PacketRow> {
+        match self.seq_row[side.index()].get(&seq) {
+            Some(&i) => Some(&mut self.rows[i as usize]),
+            None => {
+                self.unmatched += 1;
+                None
+            }
+        }
+    }
+
+    /// Every row, in send (time) order.
+    pub fn rows(&self) -> &[PacketRow] {
+        &self.rows
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// The row of link send `uid`.
+    pub fn row_by_uid(&self, uid: u64) -> Option<&PacketRow> {
+        self.uid_row_index(uid).map(|i| &self.rows[i as usize])
+    }
+
+    /// Rows sent at or before `t` (a prefix of [`Self::rows`]).
+    pub fn sent_by(&self, t: SimTime) -> usize {
+        self.rows.partition_point(|r| r.time <= t)
+    }
+
+    /// Time of the latest event ingested.
+    pub fn end_time(&self) -> SimTime {
+        self.end
+    }
+}
+
+/// The row numbers matching a filter, cached and extended as rows arrive.
+///
+/// A row's filter class is settled once every event of its send instant is in: rows sent before
+/// the index's latest instant are added for good; rows of the latest instant are checked again
+/// each time (there are only a few).
+#[derive(Debug, Clone, Default)]
+pub struct FilteredRows {
+    filter: PacketFilter,
+    /// The index the rows were taken from.
+    instance: u64,
+    /// Settled matching rows, ascending.
+    rows: Vec<u32>,
+    /// Rows below this were checked for good.
+    checked: usize,
+    /// Matching rows of the latest instant (not settled yet).
+    tail: Vec<u32>,
+    /// How many full rebuilds happened (tests check the cache is kept).
+    pub rebuilds: u64,
+}
+
+impl FilteredRows {
+    /// Brings the cache up to date with `index` and `filter`; cheap when neither changed.
+    pub fn update(&mut self, index: &PacketIndex, filter: &PacketFilter) {
+        if *filter != self.filter || self.instance != index.instance || self.checked > index.len() {
+            self.filter = filter.clone();
+            self.instance = index.instance;
+            self.rows.clear();
+            self.checked = 0;
+            self.rebuilds += 1;
+        }
+        let all = index.rows();
+        let settled = all.partition_point(|r| r.time < index.end_time());
+        let needle = self.filter.text.trim().to_lowercase();
+        let mut buf = String::new();
+        if self.checked < settled {
+            let passes = self.filter.is_all();
+            for (i, r) in all.iter().enumerate().take(settled).skip(self.checked) {
+                if passes || self.filter.matches_with(r, &needle, &mut buf) {
+                    self.rows.push(i as u32);
+                }
+            }
+            self.checked = settled;
+        }
+        self.tail.clear();
+        for (i, r) in all.iter().enumerate().skip(self.checked) {
+            if self.filter.matches_with(r, &needle, &mut buf) {
+                self.tail.push(i as u32);
+            }
+        }
+    }
+
+    /// Matching rows sent at or before `t`.
+    pub fn count_at(&self, index: &PacketIndex, t: SimTime) -> usize {
+        let rows = index.rows();
+        let settled = self.rows.partition_point(|&i| rows[i as usize].time <= t);
+        if settled < self.rows.len() {
+            return settled;
+        }
+        settled + self.tail.iter().filter(|&&i| rows[i as usize].time <= t).count()
+    }
+
+    /// The `k`-th matching row (in time order).
+    pub fn get(&self, k: usize) -> Option<u32> {
+        if k < self.rows.len() {
+            Some(self.rows[k])
+        } else {
+            self.tail.get(k - self.rows.len()).copied()
+        }
+    }
+
+    /// Matching rows in total (whatever the cursor).
+    pub fn len(&self) -> usize {
+        self.rows.len() + self.tail.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}

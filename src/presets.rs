@@ -1,0 +1,75 @@
+//! Network condition presets (../shared/reference/facts.md), applied to both link directions.
+//!
+//! Where a source gives a range (Unreal's NetEmulation profiles) the midpoint is the latency and
+//! half the range the jitter. Where it gives down/up figures, A is the server and B the client:
+//! "down" is A->B.
+
+use ackscope_protocol::LinkConfig;
+use serde::{Deserialize, Serialize};
+
+/// One preset: per-direction one-way delay, jitter, loss and bandwidth (0 = unlimited).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Preset {
+    pub name: String,
+    pub latency_ms: [f64; 2],
+    pub jitter_ms: f64,
+    pub loss_percent: f64,
+    pub bandwidth_kbps: [f64; 2],
+}
+
+impl Preset {
+    fn sym(name: &str, latency: f64, jitter: f64, loss: f64) -> Self {
+        Self {
+            name: name.into(),
+            latency_ms: [latency; 2],
+            jitter_ms: jitter,
+            loss_percent: loss,
+            bandwidth_kbps: [0.0; 2],
+        }
+    }
+
+    /// Applies the preset to the A->B (`index` 0) or B->A (1) link, keeping other settings.
+    pub fn apply(&self, index: usize, c: &mut LinkConfig) {
+        c.latency_ms = self.latency_ms[index];
+        c.jitter_ms = self.jitter_ms;
+        c.loss_percent = self.loss_percent;
+        c.bandwidth_kbps = self.bandwidth_kbps[index];
+        c.burst.p_percent = 0.0;
+    }
+
+    /// A preset holding the current link (for "save as custom preset").
+    pub fn from_links(name: &str, ab: &LinkConfig, ba: &LinkConfig) -> Self {
+        Self {
+            name: name.into(),
+            latency_ms: [ab.latency_ms, ba.latency_ms],
+            jitter_ms: ab.jitter_ms,
+            loss_percent: ab.loss_percent,
+            bandwidth_kbps: [ab.bandwidth_kbps, ba.bandwidth_kbps],
+        }
+    }
+}
+
+/// The built-in presets, in the order of the facts table.
+pub fn builtin() -> Vec<Preset> {
+    vec![
+        Preset::sym("LAN", 1.0, 1.0, 0.0),
+        Preset::sym("Fiber", 10.0, 1.0, 0.0),
+        Preset::sym("Cable", 25.0, 5.0, 0.0),
+        Preset::sym("DSL", 30.0, 10.0, 0.0),
+        Preset::sym("Home broadband", 32.0, 12.0, 2.0),
+        Preset::sym("Congested home", 50.0, 50.0, 1.0),
+        Preset::sym("UE Average", 45.0, 15.0, 1.0),
+        Preset::sym("UE Bad", 150.0, 50.0, 5.0),
+        Preset::sym("4G/LTE", 100.0, 20.0, 4.0),
+        Preset::sym("3G", 360.0, 30.0, 7.0),
+        Preset { bandwidth_kbps: [780.0, 330.0], ..Preset::sym("3G (Apple NLC)", 100.0, 0.0, 0.0) },
+        Preset {
+            latency_ms: [400.0, 440.0],
+            bandwidth_kbps: [240.0, 200.0],
+            ..Preset::sym("Edge (Apple NLC)", 0.0, 0.0, 0.0)
+        },
+        Preset { bandwidth_kbps: [1000.0, 1000.0], ..Preset::sym("Very Bad Network", 500.0, 0.0, 10.0) },
+        Preset::sym("Unplayable", 300.0, 400.0, 30.0),
+        Preset::sym("100% Loss", 50.0, 0.0, 100.0),
+    ]
+}

@@ -1,0 +1,360 @@
+//! The message timeline: its index against real runs' ground truth, and the panel headless.
+
+use std::collections::{HashMap, HashSet};
+
+use ackscope::index::{MessageFilter, MessageIndex, MsgKey};
+use ackscope::ui::timeline_ui::{send_row_label, timeline_ui, TimelineState};
+use ackscope::ui::UiCommand;
+use ackscope_protocol::{Event, EventKind, Scenario, SendKind, Side, SimTime, Simulation, Strategy};
+use egui_kittest::kittest::Queryable;
+
+fn run(strategy: Strategy, loss: f64, secs: f64) -> Vec<Event> {
+    let mut s = Scenario { strategy, ..Default::default() };
+    for dir in ackscope_protocol::Dir::BOTH {
+        s.link.get_mut(dir).loss_percent = loss;
+        s.link.get_mut(dir).duplicate_percent = 2.0;
+    }
+    let mut sim = Simulation::new(s);
+    sim.run_for_secs(secs);
+    sim.drain_events().collect()
+}
+
+/// Spurious flags per (message, send number), computed straight from the log: a send is spurious
+/// when the peer's application already got the message.
+fn spurious_truth(events: &[Event]) -> HashMap<(MsgKey, usize), bool> {
+    let mut delivered: HashSet<MsgKey> = HashSet::new();
+    let mut queued: HashSet<MsgKey> = HashSet::new();
+    let mut n: HashMap<MsgKey, usize> = HashMap::new();
+    let mut out = HashMap::new();
+    for e in events {
+        match e.kind {
+            EventKind::MessageQueued { side, msg, .. } => {
+                queued.insert((side, msg));
+            }
+            EventKind::MessageDelivered { side, msg } => {
+                delivered.insert((side.other(), msg));
+            }
+            EventKind::MessageSent { side, msg, .. } if queued.contains(&(side, msg)) => {
+                let k = n.entry((side, msg)).or_insert(0);
+                out.insert(((side, msg), *k), delivered.contains(&(side, msg)));
+                *k += 1;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Checks the index against the log it was built from.
+fn check_index(events: &[Event], ix: &MessageIndex) {
+    assert!(!ix.is_empty());
+    // Every send is tied to the link send of its own packet.
+    let mut dropped: HashSet<u64> = HashSet::new();
+    let mut delivered: HashSet<u64> = HashSet::new();
+    let mut packet_of: HashMap<u64, (Side, u32)> = HashMap::new();
+    for e in events {
+        match e.kind {
+            EventKind::LinkDropped { uid, .. } => {
+                dropped.insert(uid);
+            }
+            EventKind::LinkDelivered { uid, .. } => {
+                delivered.insert(uid);
+            }
+            EventKind::PacketSent { side, seq, uid, .. } => {
+                packet_of.insert(uid, (side, seq));
+            }
+            _ => {}
+        }
+    }
+    let truth = spurious_truth(events);
+    let mut checked = 0;
+    for m in ix.messages() {
+        if let Some(d) = m.delivered_at {
+            assert!(d >= m.queued_at, "{:?} delivered before queued", m.key());
+            assert!(m.sends.first().is_some_and(|s| s.time <= d), "{:?} delivered before sent", m.key());
+        }
+        if let Some(a) = m.acked_at {
+            assert!(m.sends.first().is_some_and(|s| s.time <= a));
+            let seq = m.acked_seq.unwrap();
+            assert!(m.sends.iter().any(|s| s.seq == seq), "{:?} acked via a seq it never went in", m.key());
+        }
+        for (k, s) in m.sends.iter().enumerate() {
+            assert!(s.time >= m.queued_at);
+            assert_eq!(Some(&s.spurious), truth.get(&(m.key(), k)), "{:?} send {k}", m.key());
+            checked += 1;
+            let uid = s.uid.unwrap_or_else(|| panic!("{:?} send {k} has no link send", m.key()));
+            assert_eq!(packet_of[&uid], (m.side, s.seq));
+            let p = ix.packet(uid).unwrap();
+            assert_eq!(p.dropped.is_some(), dropped.contains(&uid));
+            assert_eq!(p.delivered.is_some(), delivered.contains(&uid));
+            assert!(p.sent_at >= s.time);
+        }
+    }
+    assert_eq!(checked, truth.len(), "every send of a queued message is indexed");
+    let m = ackscope_protocol::reliable_metrics(events);
+    let spurious_reliable =
+        ix.messages().iter().filter(|m| m.reliable).flat_map(|m| &m.sends).filter(|s| s.spurious).count() as u64;
+    assert!(spurious_reliable <= m.spurious_resends);
+}
+
+fn kinds(ix: &MessageIndex) -> HashMap<SendKind, usize> {
+    let mut k = HashMap::new();
+    for s in ix.messages().iter().flat_map(|m| &m.sends) {
+        *k.entry(s.kind).or_insert(0) += 1;
+    }
+    k
+}
+
+#[test]
+fn glenn_index_matches_the_log() {
+    let events = run(Strategy::Glenn, 20.0, 30.0);
+    let ix = MessageIndex::from_events(&events);
+    check_index(&events, &ix);
+    let k = kinds(&ix);
+    eprintln!("{} messages, sends by kind {k:?}", ix.len());
+    assert!(k.get(&SendKind::DelayResend).copied().unwrap_or(0) > 0, "{k:?}");
+    assert_eq!(k.get(&SendKind::NakResend), None, "{k:?}");
+    let spurious = ix.messages().iter().flat_map(|m| &m.sends).filter(|s| s.spurious).count();
+    assert!(spurious > 0, "glenn resends some already-delivered messages at 20% loss");
+}
+
+#[test]
+fn glenn_redundant_copies_are_their_own_kind() {
+    let mut s = Scenario::default();
+    s.glenn.resend_delay_ms = 0.0;
+    s.link.a_to_b.loss_percent = 20.0;
+    let mut sim = Simulation::new(s);
+    sim.run_for_secs(20.0);
+    let events: Vec<Event> = sim.drain_events().collect();
+    let ix = MessageIndex::from_events(&events);
+    check_index(&events, &ix);
+    let k = kinds(&ix);
+    assert!(k.get(&SendKind::Redundant).copied().unwrap_or(0) > 0, "{k:?}");
+    assert_eq!(k.get(&SendKind::DelayResend), None, "{k:?}");
+}
+
+#[test]
+fn ue4_resends_are_nak_triggered() {
+    let events = run(Strategy::Ue4, 20.0, 30.0);
+    let ix = MessageIndex::from_events(&events);
+    check_index(&events, &ix);
+    let k = kinds(&ix);
+    eprintln!("{} messages, sends by kind {k:?}", ix.len());
+    assert!(k.get(&SendKind::NakResend).copied().unwrap_or(0) > 0, "{k:?}");
+    assert_eq!(k.get(&SendKind::DelayResend), None, "{k:?}");
+    // Every Nak resend follows a Nak of a packet that carried the message before.
+    for m in ix.messages() {
+        for (i, s) in m.sends.iter().enumerate().filter(|(_, s)| s.kind == SendKind::NakResend) {
+            let nakked_before =
+                m.sends[..i].iter().filter_map(|p| ix.packet(p.uid?)).any(|p| p.nakked_at.is_some_and(|t| t <= s.time));
+            assert!(nakked_before, "{:?} Nak resend #{i} without a Nak", m.key());
+        }
+    }
+}
+
+#[test]
+fn incremental_ingest_equals_batch_and_visible_rows_match_brute_force() {
+    let events = run(Strategy::Glenn, 10.0, 20.0);
+    let batch = MessageIndex::from_events(&events);
+    let mut inc = MessageIndex::new();
+    for chunk in events.chunks(997) {
+        inc.ingest_all(chunk);
+    }
+    assert_eq!(batch.messages(), inc.messages());
+    let filters = [
+        MessageFilter::default(),
+        MessageFilter { side_a: true, side_b: false, reliable: true, unreliable: true },
+        MessageFilter { side_a: true, side_b: true, reliable: false, unreliable: true },
+    ];
+    let mut out = Vec::new();
+    for cursor_s in [3.0, 10.0, 20.0] {
+        let cursor = SimTime::from_secs_f64(cursor_s);
+        for (a, b) in [(0.0, 1.0), (2.0, 2.5), (5.0, 12.0), (0.0, 30.0), (9.9, 10.0)] {
+            let (t0, t1) = (SimTime::from_secs_f64(a), SimTime::from_secs_f64(b));
+            for f in &filters {
+                batch.visible(t0, t1, cursor, f, &mut out);
+                let brute: Vec<usize> = (0..batch.len())
+                    .filter(|&i| {
+                        let m = &batch.messages()[i];
+                        f.accepts(m) && m.queued_at <= t1.min(cursor) && m.end_at(cursor) >= t0
+                    })
+                    .collect();
+                assert_eq!(out, brute, "cursor {cursor_s} window {a}-{b} {f:?}");
+            }
+        }
+    }
+    // At the cursor, nothing after it is visible and open messages reach the cursor.
+    let cursor = SimTime::from_secs_f64(10.0);
+    batch.visible(SimTime::ZERO, SimTime::from_secs_f64(20.0), cursor, &MessageFilter::default(), &mut out);
+    assert!(!out.is_empty());
+    for &i in &out {
+        let m = &batch.messages()[i];
+        assert!(m.queued_at <= cursor && m.end_at(cursor) <= cursor);
+    }
+}
+
+struct Panel {
+    index: MessageIndex,
+    tl: TimelineState,
+    cursor: SimTime,
+    commands: Vec<UiCommand>,
+}
+
+fn click_at(h: &egui_kittest::Harness<'_, Panel>, pos: egui::Pos2) {
+    h.event(egui::Event::PointerMoved(pos));
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+    }
+}
+
+#[test]
+fn panel_selects_a_message_and_seeks_to_a_send() {
+    let events = run(Strategy::Glenn, 20.0, 12.0);
+    let index = MessageIndex::from_events(&events);
+    let cursor = index.end_time();
+    let state = Panel { index, tl: TimelineState::default(), cursor, commands: Vec::new() };
+    let mut h = egui_kittest::Harness::builder().with_size(egui::vec2(1200.0, 800.0)).build_ui_state(
+        |ui, s: &mut Panel| timeline_ui(ui, "glenn_tl", "glenn", &s.index, &mut s.tl, s.cursor, &mut s.commands),
+        state,
+    );
+    h.run();
+    h.get_by_label("glenn message timeline");
+    let layout = h.state().tl.last_layout.clone().expect("drawn");
+    assert!(!layout.rows.is_empty());
+    assert!(layout.t1_s >= cursor.as_secs_f64() && (layout.t1_s - layout.t0_s - 5.0).abs() < 1e-9);
+    // A resent message in the window, on screen.
+    let key = layout
+        .rows
+        .iter()
+        .map(|(k, _)| *k)
+        .find(|k| h.state().index.get(*k).unwrap().sends.len() > 1)
+        .expect("a resent message in view");
+    let m = h.state().index.get(key).unwrap().clone();
+    let t = SimTime::from_secs_f64((m.queued_at.as_secs_f64()).max(layout.t0_s + 0.01));
+    let pos = layout.pos_of(key, t).unwrap();
+
+    // Hover shows the details.
+    h.hover_at(pos);
+    h.run();
+    h.get_by_label(&format!("message {:?} #{}", key.0, key.1));
+
+    click_at(&h, pos);
+    h.run();
+    assert_eq!(h.state().tl.selected, Some(key));
+
+    // The side list: every send is a row; clicking one seeks there.
+    let second = m.sends[1];
+    h.get_by_label(&send_row_label(2, &second)).click();
+    h.run();
+    assert_eq!(h.state().commands, vec![UiCommand::SeekTo(second.time)]);
+    h.get_by_label(&format!("queued {:.3} s", m.queued_at.as_secs_f64())).click();
+    h.run();
+    assert_eq!(h.state().commands.last(), Some(&UiCommand::SeekTo(m.queued_at)));
+
+    // Dragging pans back in time and stops following.
+    let c = layout.rows_rect.center();
+    h.drag_at(c);
+    h.run();
+    h.hover_at(c + egui::vec2(200.0, 0.0));
+    h.run();
+    h.drop_at(c + egui::vec2(200.0, 0.0));
+    h.run();
+    let tl = &h.state().tl;
+    assert!(!tl.follow_live);
+    assert!(tl.right_s < cursor.as_secs_f64() - 0.5, "{}", tl.right_s);
+
+    // Close clears the selection.
+    h.get_by_label("Close").click();
+    h.run();
+    assert_eq!(h.state().tl.selected, None);
+}
+
+#[test]
+fn two_timelines_coexist_and_the_cursor_hides_the_future() {
+    let glenn = MessageIndex::from_events(&run(Strategy::Glenn, 10.0, 8.0));
+    let ue4 = MessageIndex::from_events(&run(Strategy::Ue4, 10.0, 8.0));
+    let cursor = SimTime::from_secs_f64(4.0);
+    let state = (glenn, ue4, TimelineState::default(), TimelineState::default(), Vec::new());
+    type Ab = (MessageIndex, MessageIndex, TimelineState, TimelineState, Vec<UiCommand>);
+    let mut h = egui_kittest::Harness::builder().with_size(egui::vec2(1600.0, 800.0)).build_ui_state(
+        |ui, s: &mut Ab| {
+            ui.columns(2, |cols| {
+                timeline_ui(&mut cols[0], "a", "glenn", &s.0, &mut s.2, cursor, &mut s.4);
+                timeline_ui(&mut cols[1], "b", "ue4", &s.1, &mut s.3, cursor, &mut s.4);
+            });
+        },
+        state,
+    );
+    h.run();
+    h.get_by_label("glenn message timeline");
+    h.get_by_label("ue4 message timeline");
+    for (ix, tl) in [(&h.state().0, &h.state().2), (&h.state().1, &h.state().3)] {
+        let layout = tl.last_layout.as_ref().unwrap();
+        assert!(!layout.rows.is_empty());
+        assert!(
+            (layout.t1_s - 5.0 * (1.0 + ackscope::ui::timeline_ui::FOLLOW_MARGIN)).abs() < 1e-9,
+            "window starts at 0 until the cursor passes its width"
+        );
+        for (k, _) in &layout.rows {
+            assert!(ix.get(*k).unwrap().queued_at <= cursor);
+        }
+    }
+}
+
+/// Figures: `cargo test --test timeline -- --ignored --nocapture frame_cost`.
+#[test]
+#[ignore = "figures; slow in debug builds"]
+fn frame_cost_with_a_million_events() {
+    let mut s = Scenario::default();
+    for dir in ackscope_protocol::Dir::BOTH {
+        s.link.get_mut(dir).loss_percent = 10.0;
+    }
+    let mut sim = Simulation::new(s);
+    let mut events = Vec::new();
+    while events.len() < 1_000_000 {
+        sim.run_for_secs(10.0);
+        events.extend(sim.drain_events());
+    }
+    let t = std::time::Instant::now();
+    let index = MessageIndex::from_events(&events);
+    let ingest = t.elapsed();
+    let cursor = index.end_time();
+    eprintln!(
+        "{} events over {:.0} s, {} messages: ingest {:.0} ms ({:.0} ns/event)",
+        events.len(),
+        cursor.as_secs_f64(),
+        index.len(),
+        ingest.as_secs_f64() * 1e3,
+        ingest.as_secs_f64() * 1e9 / events.len() as f64
+    );
+    let mut out = Vec::new();
+    for span in [5.0, 60.0, cursor.as_secs_f64()] {
+        let t0 = SimTime::from_secs_f64(cursor.as_secs_f64() - span);
+        let t = std::time::Instant::now();
+        for _ in 0..100 {
+            index.visible(t0, cursor, cursor, &MessageFilter::default(), &mut out);
+        }
+        eprintln!("visible() over {span:.0} s: {} rows, {:.1} us", out.len(), t.elapsed().as_secs_f64() * 1e4);
+    }
+    let state = Panel { index, tl: TimelineState::default(), cursor, commands: Vec::new() };
+    let mut h = egui_kittest::Harness::builder().with_size(egui::vec2(1200.0, 800.0)).build_ui_state(
+        |ui, s: &mut Panel| timeline_ui(ui, "tl", "glenn", &s.index, &mut s.tl, s.cursor, &mut s.commands),
+        state,
+    );
+    h.run();
+    for span in [5.0, 60.0, cursor.as_secs_f64()] {
+        h.state_mut().tl.span_s = span;
+        h.step();
+        let t = std::time::Instant::now();
+        for _ in 0..20 {
+            h.step();
+        }
+        let rows = h.state().tl.last_layout.as_ref().map_or(0, |l| l.rows.len());
+        eprintln!("frame over {span:.0} s: {rows} rows drawn, {:.2} ms", t.elapsed().as_secs_f64() * 1e3 / 20.0);
+    }
+}
