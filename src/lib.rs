@@ -6,9 +6,9 @@
 pub mod compare;
 pub mod index;
 pub mod overrides;
+pub mod pindex;
 pub mod playback;
 pub mod presets;
-pub mod pindex;
 pub mod report;
 pub mod runtime;
 pub mod session;
