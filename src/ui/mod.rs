@@ -321,25 +321,29 @@ impl AppState {
     pub fn open_path(&mut self, path: &Path) {
         match session::load(path) {
             Ok(s) => {
-                self.stop();
                 self.remember(path);
-                self.scenario = s.scenario.clone();
-                self.ab = None;
-                if s.has_events() {
-                    let mut lane = Lane::new(s.scenario);
-                    lane.changes = s.changes;
-                    lane.ingest(s.events);
-                    self.lanes = vec![lane];
-                    self.playback = Playback::default();
-                    self.playback.seek(SimTime::ZERO);
-                    self.file = Some(path.to_path_buf());
-                } else {
-                    self.start();
-                    self.file = Some(path.to_path_buf());
-                }
+                self.show_session(s, Some(path.to_path_buf()));
             }
             Err(e) => self.error = Some(format!("{e:#}")),
         }
+    }
+
+    /// Shows a loaded session: a recording for replay (cursor at the start), or a scenario live.
+    pub fn show_session(&mut self, s: Session, file: Option<PathBuf>) {
+        self.stop();
+        self.scenario = s.scenario.clone();
+        self.ab = None;
+        if s.has_events() {
+            let mut lane = Lane::new(s.scenario);
+            lane.changes = s.changes;
+            lane.ingest(s.events);
+            self.lanes = vec![lane];
+            self.playback = Playback::default();
+            self.playback.seek(SimTime::ZERO);
+        } else {
+            self.start();
+        }
+        self.file = file;
     }
 
     /// Saves the first lane's recording (atomically) to `path`.
