@@ -11,7 +11,9 @@ use ackscope_protocol::Scenario;
 fn main() -> anyhow::Result<()> {
     let mut s = Scenario::default();
     // Busier than the default workload so reliable traffic dominates: 30 events/s each way.
-    s.workload.reliable_rate_hz = 30.0;
+    s.workload.reliable_rate_hz = 100.0;
+    s.link.a_to_b.loss_percent = 10.0;
+    s.link.b_to_a.loss_percent = 10.0;
     let t = Instant::now();
     let run = report::run(&s, 600.0);
     let sim_s = t.elapsed().as_secs_f64();
@@ -25,7 +27,7 @@ fn main() -> anyhow::Result<()> {
     let load_s = t.elapsed().as_secs_f64();
     assert_eq!(back.events.len(), n);
     let _ = std::fs::remove_file(&path);
-    println!("10-minute session, 60 pps each way, glenn, 30 reliable + 20 snapshot messages/s each way");
+    println!("10-minute session, 60 pps each way, glenn, 100 reliable + 20 snapshot messages/s each way, 10 % loss");
     println!("  simulated in {sim_s:.2} s; {n} events");
     println!("  file {bytes} bytes = {:.1} bytes/event", bytes as f64 / n as f64);
     println!("  save {save_s:.2} s, load {load_s:.2} s");

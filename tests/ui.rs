@@ -118,11 +118,11 @@ fn switching_strategy_and_ab_runs_both_on_one_trace() {
         let mut sent_at = std::collections::HashMap::new();
         for e in ev {
             match e.kind {
-                EventKind::LinkSent { dir, uid, .. } if dir == Dir::AtoB => {
+                EventKind::LinkSent { dir: Dir::AtoB, uid, .. } => {
                     sent_at.insert(uid, e.time);
                     m.insert(e.time, false);
                 }
-                EventKind::LinkDropped { uid, dir, .. } if dir == Dir::AtoB => {
+                EventKind::LinkDropped { uid, dir: Dir::AtoB, .. } => {
                     m.insert(sent_at[&uid], true);
                 }
                 _ => {}

@@ -101,6 +101,10 @@ pub struct Lane {
     pub store: Store,
     pub messages: crate::index::MessageIndex,
     pub timeline: timeline_ui::TimelineState,
+    pub chunks: crate::pindex::ChunkIndex,
+    pub slices_view: slices_ui::SlicesView,
+    pub packets: crate::pindex::PacketIndex,
+    pub packets_view: packets_ui::PacketsView,
 }
 
 impl Lane {
@@ -111,12 +115,20 @@ impl Lane {
             store: Store::new(),
             messages: crate::index::MessageIndex::new(),
             timeline: timeline_ui::TimelineState::default(),
+            chunks: crate::pindex::ChunkIndex::new(),
+            slices_view: slices_ui::SlicesView::default(),
+            packets: crate::pindex::PacketIndex::new(),
+            packets_view: packets_ui::PacketsView::default(),
         }
     }
 
     /// Appends events (in time order) to the store and every index.
     pub fn ingest(&mut self, events: Vec<ackscope_protocol::Event>) {
         self.messages.ingest_all(&events);
+        for e in &events {
+            self.chunks.ingest(e);
+            self.packets.ingest(e);
+        }
         self.store.ingest(events);
     }
 
@@ -309,25 +321,29 @@ impl AppState {
     pub fn open_path(&mut self, path: &Path) {
         match session::load(path) {
             Ok(s) => {
-                self.stop();
                 self.remember(path);
-                self.scenario = s.scenario.clone();
-                self.ab = None;
-                if s.has_events() {
-                    let mut lane = Lane::new(s.scenario);
-                    lane.changes = s.changes;
-                    lane.ingest(s.events);
-                    self.lanes = vec![lane];
-                    self.playback = Playback::default();
-                    self.playback.seek(SimTime::ZERO);
-                    self.file = Some(path.to_path_buf());
-                } else {
-                    self.start();
-                    self.file = Some(path.to_path_buf());
-                }
+                self.show_session(s, Some(path.to_path_buf()));
             }
             Err(e) => self.error = Some(format!("{e:#}")),
         }
+    }
+
+    /// Shows a loaded session: a recording for replay (cursor at the start), or a scenario live.
+    pub fn show_session(&mut self, s: Session, file: Option<PathBuf>) {
+        self.stop();
+        self.scenario = s.scenario.clone();
+        self.ab = None;
+        if s.has_events() {
+            let mut lane = Lane::new(s.scenario);
+            lane.changes = s.changes;
+            lane.ingest(s.events);
+            self.lanes = vec![lane];
+            self.playback = Playback::default();
+            self.playback.seek(SimTime::ZERO);
+        } else {
+            self.start();
+        }
+        self.file = file;
     }
 
     /// Saves the first lane's recording (atomically) to `path`.
@@ -446,8 +462,27 @@ impl AppState {
                         }
                     });
                 }
-                Tab::Slices | Tab::Packets => {
-                    ui.label("This panel is not available in this build.");
+                Tab::Slices => {
+                    let n = self.lanes.len();
+                    ui.columns(n, |cols| {
+                        for (lane, col) in self.lanes.iter_mut().zip(cols.iter_mut()) {
+                            col.push_id(lane.scenario.strategy.name(), |ui| {
+                                ui.strong(lane.scenario.strategy.name());
+                                slices_ui::slices_ui(&lane.chunks, &mut lane.slices_view, cursor, ui, &mut cmds);
+                            });
+                        }
+                    });
+                }
+                Tab::Packets => {
+                    let n = self.lanes.len();
+                    ui.columns(n, |cols| {
+                        for (lane, col) in self.lanes.iter_mut().zip(cols.iter_mut()) {
+                            col.push_id(lane.scenario.strategy.name(), |ui| {
+                                ui.strong(lane.scenario.strategy.name());
+                                packets_ui::packets_ui(&lane.packets, &mut lane.packets_view, cursor, ui, &mut cmds);
+                            });
+                        }
+                    });
                 }
             }
         });

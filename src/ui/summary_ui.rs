@@ -5,12 +5,17 @@ use ackscope_protocol::{reliable_metrics, snapshot_summary, summarize, SimTime, 
 
 use super::Lane;
 
-/// Recomputing scans every event; keep the result while nothing changed.
-#[derive(Clone, Default)]
+/// Recomputing scans every event up to the cursor; keep the result while nothing changed, and
+/// while the cursor is being dragged recompute at most every [`REFRESH`] so scrubbing a long
+/// session stays smooth (the table then says which instant it shows).
+#[derive(Clone)]
 struct Cached {
     key: (usize, SimTime),
+    at: std::time::Instant,
     rows: Vec<(String, String)>,
 }
+
+const REFRESH: std::time::Duration = std::time::Duration::from_millis(500);
 
 fn metrics_rows(lane: &Lane, cursor: SimTime) -> Vec<(String, String)> {
     let events = lane.store.events_until(cursor);
@@ -59,7 +64,7 @@ fn metrics_rows(lane: &Lane, cursor: SimTime) -> Vec<(String, String)> {
 }
 
 pub fn summary_ui(lanes: &mut [Lane], cursor: SimTime, ui: &mut egui::Ui) {
-    ui.label(format!("Metrics over the events up to the cursor ({:.2} s).", cursor.as_secs_f64()));
+    let mut shown_at = cursor;
     let computed: Vec<Vec<(String, String)>> = lanes
         .iter()
         .map(|lane| {
@@ -68,14 +73,21 @@ pub fn summary_ui(lanes: &mut [Lane], cursor: SimTime, ui: &mut egui::Ui) {
             let cached: Option<Cached> = ui.data(|d| d.get_temp(id));
             match cached {
                 Some(c) if c.key == key => c.rows,
+                Some(c) if c.at.elapsed() < REFRESH => {
+                    shown_at = c.key.1;
+                    ui.ctx().request_repaint_after(REFRESH);
+                    c.rows
+                }
                 _ => {
                     let rows = metrics_rows(lane, cursor);
-                    ui.data_mut(|d| d.insert_temp(id, Cached { key, rows: rows.clone() }));
+                    let at = std::time::Instant::now();
+                    ui.data_mut(|d| d.insert_temp(id, Cached { key, at, rows: rows.clone() }));
                     rows
                 }
             }
         })
         .collect();
+    ui.label(format!("Metrics over the events up to {:.2} s.", shown_at.as_secs_f64()));
     egui::Grid::new("summary_grid").striped(true).num_columns(lanes.len() + 1).show(ui, |ui| {
         ui.strong("metric");
         for lane in lanes.iter() {

@@ -1,0 +1,71 @@
+//! Frame CPU time of the window with a ~1-million-event session loaded, per tab, measured headless
+//! (egui pass + layout + tessellation input, no GPU) with egui_kittest.
+//!
+//! Run: `cargo run --release --example frame_bench`
+
+use std::time::Instant;
+
+use ackscope::report;
+use ackscope::ui::{AppState, Tab};
+use ackscope_protocol::{Scenario, SimTime};
+use egui_kittest::Harness;
+
+fn main() {
+    let mut s = Scenario::default();
+    s.workload.reliable_rate_hz = 100.0;
+    s.link.a_to_b.loss_percent = 10.0;
+    s.link.b_to_a.loss_percent = 10.0;
+    let t = Instant::now();
+    let run = report::run(&s, 600.0);
+    let n = run.session.events.len();
+    println!("session: {n} events, 600 s simulated in {:.2} s", t.elapsed().as_secs_f64());
+
+    let mut state = AppState::new(Scenario::default(), || {});
+    state.settings.intro_dismissed = true;
+    let t = Instant::now();
+    state.show_session(run.session, None);
+    println!("loading into the window's store and indexes: {:.2} s", t.elapsed().as_secs_f64());
+
+    let mut h =
+        Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(|ui, s: &mut AppState| s.ui(ui), state);
+    let end = h.state().end_time();
+    for (tab, name) in [
+        (Tab::Overview, "overview"),
+        (Tab::Messages, "messages"),
+        (Tab::Slices, "slices"),
+        (Tab::Packets, "packets"),
+        (Tab::Summary, "summary"),
+    ] {
+        h.state_mut().settings.tab = tab;
+        for (label, cursor) in [("cursor at end", end), ("cursor mid-run", SimTime(end.0 / 2))] {
+            h.state_mut().playback.seek(cursor);
+            // Warm caches (first frame after a tab or cursor change builds them), then measure.
+            for _ in 0..3 {
+                h.step();
+            }
+            let frames = 60;
+            let t = Instant::now();
+            let mut worst = 0.0f64;
+            for i in 0..frames {
+                // Scrub a little each frame, as a user dragging the cursor would.
+                h.state_mut().playback.seek(SimTime(cursor.0.saturating_sub(i * 50_000)));
+                let f = Instant::now();
+                h.step();
+                worst = worst.max(f.elapsed().as_secs_f64() * 1000.0);
+            }
+            let ms = t.elapsed().as_secs_f64() * 1000.0 / frames as f64;
+            println!("{name:9} {label:15} {ms:6.2} ms per frame (worst {worst:5.2} ms) while scrubbing");
+        }
+    }
+    // The Summary tab recomputes its metrics over every event up to the cursor when the cursor
+    // has moved and its cache is older than 500 ms: the cost of that one frame.
+    h.state_mut().settings.tab = Tab::Summary;
+    std::thread::sleep(std::time::Duration::from_millis(600));
+    h.state_mut().playback.seek(SimTime(end.0 * 3 / 4));
+    let t = Instant::now();
+    h.step();
+    println!(
+        "summary recompute frame (at most every 500 ms while scrubbing): {:.1} ms",
+        t.elapsed().as_secs_f64() * 1000.0
+    );
+}
