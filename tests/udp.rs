@@ -256,6 +256,36 @@ fn every_strategy_acks_only_delivered_packets_over_udp() {
 }
 
 #[test]
+fn a_chunk_asked_of_one_side_goes_out_from_that_side_only() {
+    let seed = 12;
+    let mut sc = lossy_scenario(seed, 5.0);
+    sc.strategy = ackscope_protocol::Strategy::Chunks;
+    sc.workload.chunk_kib = 0;
+    let mut run = UdpRun::spawn(sc, any_port(), any_port(), || {}).unwrap();
+    assert!(run.send(RunCommand::SendChunk(Side::B, 4096)));
+    let mut events = Vec::new();
+    let until = Instant::now() + Duration::from_secs(4);
+    let delivered = |ev: &[ackscope_protocol::Event]| {
+        ev.iter().any(|e| matches!(e.kind, EventKind::ChunkDelivered { side: Side::A, bytes: 4096, .. }))
+    };
+    while Instant::now() < until && !delivered(&events) {
+        if let Some(b) = run.recv_batch_timeout(Duration::from_millis(20)) {
+            events.extend(b.events);
+        }
+    }
+    run.stop();
+    assert!(delivered(&events), "seed {seed}: A reads the chunk B was asked to send");
+    let started: Vec<Side> = events
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::ChunkStarted { side, .. } => Some(side),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, vec![Side::B], "seed {seed}");
+}
+
+#[test]
 fn udp_run_link_changes_reach_the_receiving_end() {
     let seed = 8;
     let mut run = UdpRun::spawn(lossy_scenario(seed, 0.0), any_port(), any_port(), || {}).unwrap();
