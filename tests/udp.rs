@@ -67,7 +67,7 @@ fn udp_run_delivers_and_acks_over_loopback_through_the_lossy_link() {
         // kernel when the run stops).
         assert!(t.link_sent(dir) <= sent && t.link_sent(dir) + 3 >= sent, "{dir:?} link {}; {ctx}", t.link_sent(dir));
         let loss = t.link_loss_percent(dir).unwrap();
-        assert!((13.0..27.0).contains(&loss), "{dir:?} true loss {loss}; {ctx}");
+        assert!((12.0..28.0).contains(&loss), "{dir:?} true loss {loss}; {ctx}");
         assert!(acked <= t.link_delivered(dir), "{ctx}");
         let delay = t.mean_link_delay_ms(dir).unwrap();
         assert!((delay - 20.0).abs() < 0.01, "{dir:?} link delay {delay}; {ctx}");
@@ -188,6 +188,8 @@ fn scripted_link_steps_apply_on_the_receiving_end() {
 fn udp_run_carries_a_chunk_transfer_end_to_end() {
     let seed = 11;
     let mut sc = lossy_scenario(seed, 10.0);
+    // Heavy enough that some of the ~25 slices are surely dropped (draws are keyed by real time).
+    sc.link.a_to_b.loss_percent = 30.0;
     sc.strategy = ackscope_protocol::Strategy::Chunks;
     sc.workload.chunk_kib = 16;
     let mut run = UdpRun::spawn(sc, any_port(), any_port(), || {}).unwrap();
@@ -399,7 +401,7 @@ fn lone_endpoints_name_unknown_datagrams_with_small_distinct_ids() {
     let (pa, pb) = (free_port(), free_port());
     let opts = |side, bind, connect| EndpointOptions {
         side,
-        scenario: lossy_scenario(6, 10.0),
+        scenario: lossy_scenario(6, 30.0),
         raw: false,
         bind,
         connect,

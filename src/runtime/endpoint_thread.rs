@@ -270,10 +270,21 @@ pub fn run_endpoint(
         exit.recv_errors += 1;
         return exit;
     };
+    // Raised on every way out, a panicking peer included, so the reader never outlives us.
+    let guard = StopOnDrop(stop);
     let mut exit = endpoint_loop(spec, commands, dg_rx, events, wake);
-    stop.store(true, Ordering::Relaxed);
+    drop(guard);
     exit.recv_errors += reader.join().unwrap_or(1);
     exit
+}
+
+/// Sets the reader's stop flag when dropped.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// Datagrams queued between the reader and the endpoint (beyond, they wait in the socket buffer).
