@@ -10,7 +10,39 @@ use ackscope::ui::{AppState, Tab};
 use ackscope_protocol::{Scenario, SimTime};
 use egui_kittest::Harness;
 
+/// A live run at 1,000 packets/s each way: frame cost while events stream in.
+fn live_1000_pps() {
+    let s = Scenario { send_rate_pps: 1000.0, ..Scenario::default() };
+    let mut state = AppState::new(s, || {});
+    state.settings.intro_dismissed = true;
+    let mut h =
+        Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(|ui, s: &mut AppState| s.ui(ui), state);
+    h.state_mut().start();
+    for (tab, name) in [(Tab::Overview, "overview"), (Tab::Messages, "messages"), (Tab::Packets, "packets")] {
+        h.state_mut().settings.tab = tab;
+        let (mut frames, mut total, mut worst) = (0, 0.0f64, 0.0f64);
+        let t = Instant::now();
+        while t.elapsed().as_secs_f64() < 4.0 {
+            let f = Instant::now();
+            h.step();
+            let ms = f.elapsed().as_secs_f64() * 1000.0;
+            total += ms;
+            worst = worst.max(ms);
+            frames += 1;
+            // A 60 Hz display.
+            std::thread::sleep(std::time::Duration::from_millis(16));
+        }
+        println!(
+            "live 1000 pps, {name:9}: {:.2} ms per frame (worst {worst:.2} ms), {:.0} events/s ingested",
+            total / frames as f64,
+            h.state().events_per_second()
+        );
+    }
+    h.state_mut().stop();
+}
+
 fn main() {
+    live_1000_pps();
     let mut s = Scenario::default();
     s.workload.reliable_rate_hz = 100.0;
     s.link.a_to_b.loss_percent = 10.0;

@@ -151,8 +151,17 @@ fn a_shipped_session_opens_by_path_and_the_cursor_drives_the_panels() {
     // Scrub to 5 s: the estimates shown are the ones at 5 s.
     h.state_mut().playback.seek(SimTime(5_000_000));
     h.step();
-    let at5 = h.state().lanes[0].store.events_until(SimTime(5_000_000)).len();
-    assert!(at5 > 100 && at5 < h.state().lanes[0].store.len());
+    let lane = &h.state().lanes[0];
+    let at5 = lane.store.events_until(SimTime(5_000_000)).len();
+    assert!(at5 > 100 && at5 < lane.store.len());
+    // The packet log shows the packets sent by the cursor, not the whole recording.
+    let rows_at5 = lane.packets.sent_by(SimTime(5_000_000));
+    assert!(rows_at5 > 500 && rows_at5 < lane.packets.rows().len(), "{rows_at5} of {}", lane.packets.rows().len());
+    // Every tab draws the recording at the cursor without trouble.
+    for tab in ["Messages", "Slices", "Packets", "Summary", "Overview"] {
+        h.get_by_label(tab).click();
+        h.step();
+    }
     // Play at 16x: the cursor moves forward on its own.
     h.state_mut().playback.speed = 16.0;
     h.get_by_label("Play").click();
@@ -191,6 +200,11 @@ fn send_chunk_button_queues_a_chunk_that_arrives() {
         s.lanes[0].store.events().iter().any(|e| matches!(e.kind, EventKind::ChunkCompleted { .. }))
     });
     assert!(done, "the chunk did not complete");
+    // The slice map's index saw it: every one of its 16 slices acked at the cursor.
+    let lane = &h.state().lanes[0];
+    let chunk = lane.chunks.chunks().first().expect("a chunk in the slice map");
+    assert_eq!(chunk.slices.len(), 16);
+    assert_eq!(chunk.progress_at(h.state().cursor()), 1.0);
 }
 
 #[test]

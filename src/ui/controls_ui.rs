@@ -199,18 +199,6 @@ fn strategy_ui(state: &mut AppState, ui: &mut egui::Ui) {
     slider_ui(state, ui, "net speed B/s", "ue4.net_speed_bytes_per_sec", s.ue4.net_speed_bytes_per_sec, 0.0..=200_000.0, false,
         "UE4 CurrentNetSpeed: the QueuedBits throttle's budget (0 = unthrottled). Saturated, unreliable bunches wait or drop.");
     ui.separator();
-    ui.label("Large blocks");
-    slider_ui(
-        state,
-        ui,
-        "chunk target kbps",
-        "chunk.bandwidth_kbps",
-        s.chunk.bandwidth_kbps,
-        16.0..=10000.0,
-        true,
-        "Glenn's chunk sender: the byte budget accumulated per tick from this bandwidth (headers counted).",
-    );
-    ui.separator();
     ui.label("Delivery notification / rellikt");
     slider_ui(
         state,
@@ -275,6 +263,36 @@ fn workload_ui(state: &mut AppState, ui: &mut egui::Ui) {
         8.0..=1000.0,
         true,
         "Reliable event sizes are drawn between the minimum (8) and this.",
+    );
+    let c = state.scenario.chunk;
+    ui.label("Large blocks (Chunks / Fragments strategies)");
+    slider_ui(
+        state,
+        ui,
+        "chunk target kbps",
+        "chunk.bandwidth_kbps",
+        c.bandwidth_kbps,
+        16.0..=10000.0,
+        true,
+        "Glenn's chunk sender: the byte budget accumulated per tick from this bandwidth (headers counted).",
+    );
+    slider_ui(
+        state,
+        ui,
+        "slice resend ms",
+        "chunk.resend_delay_ms",
+        c.resend_delay_ms,
+        0.0..=1000.0,
+        false,
+        "Glenn's chunk sender: a slice is sent again at most this often until acked.",
+    );
+    checkbox_ui(
+        state,
+        ui,
+        "slice resend = RTT x 1.25",
+        "chunk.rtt_resend",
+        c.rtt_resend,
+        "Derive the per-slice resend delay from the measured RTT (the large-blocks seed's suggestion).",
     );
     ui.horizontal(|ui| {
         if ui

@@ -206,8 +206,17 @@ impl Peer for ChunkPeer {
     }
 
     fn reconfigure(&mut self, _now: SimTime, scenario: &crate::sim::Scenario) {
-        if scenario.chunk.bandwidth_kbps != self.config.bandwidth_kbps {
-            self.set_target_bandwidth_kbps(scenario.chunk.bandwidth_kbps);
+        let c = scenario.chunk;
+        if c.bandwidth_kbps != self.config.bandwidth_kbps {
+            self.set_target_bandwidth_kbps(c.bandwidth_kbps);
+        }
+        if (c.resend_delay_ms, c.rtt_resend, c.initial_burst)
+            != (self.config.resend_delay_ms, self.config.rtt_resend, self.config.initial_burst)
+        {
+            self.sender.set_resend_policy(c.resend_delay_ms, c.rtt_resend, c.initial_burst);
+            self.config.resend_delay_ms = c.resend_delay_ms;
+            self.config.rtt_resend = c.rtt_resend;
+            self.config.initial_burst = c.initial_burst;
         }
     }
 
