@@ -45,18 +45,37 @@ enum Cmd {
     Compare(CompareArgs),
 }
 
+/// What every virtual-time command starts from: a scenario, how long, which seed, overrides.
 #[derive(Args, Debug)]
-struct CompareArgs {
-    /// Scenario file to start from (its strategy is replaced by each variant's).
+struct ScenarioArgs {
+    /// Scenario (or session) file to start from; the built-in default scenario without one.
     scenario: Option<PathBuf>,
-    /// Virtual seconds per run (each run then drains).
+    /// Virtual seconds to simulate per run (message strategies then drain).
     #[arg(long, default_value_t = 60.0)]
     seconds: f64,
+    /// Seed for every random decision (same seed and scenario = same events).
     #[arg(long)]
     seed: Option<u64>,
-    /// Override scenario parameters for every run (as in `run`).
+    /// Override any scenario parameter by dotted name, e.g. link.loss_percent=10 (both directions)
+    /// or link.a_to_b.latency_ms=80 (one); repeatable.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     set: Vec<String>,
+}
+
+impl ScenarioArgs {
+    /// The scenario and its recorded changes, or a one-line reason.
+    fn load(&self) -> Result<(Scenario, Vec<session::Change>), String> {
+        if !(self.seconds.is_finite() && self.seconds > 0.0) {
+            return Err(format!("--seconds must be a positive number, got {}", self.seconds));
+        }
+        scenario_from(self.scenario.as_ref(), &self.set, self.seed).map_err(|e| format!("{e:#}"))
+    }
+}
+
+#[derive(Args, Debug)]
+struct CompareArgs {
+    #[command(flatten)]
+    base: ScenarioArgs,
     /// Loss percentages to compare (comma separated).
     #[arg(long, value_delimiter = ',', default_values_t = [1.0, 5.0, 20.0])]
     loss: Vec<f64>,
@@ -82,18 +101,8 @@ struct SummaryArgs {
 
 #[derive(Args, Debug)]
 struct RunArgs {
-    /// Scenario (or session) file to start from; the built-in default scenario without one.
-    scenario: Option<PathBuf>,
-    /// Virtual seconds to simulate.
-    #[arg(long, default_value_t = 60.0)]
-    seconds: f64,
-    /// Seed for every random decision (same seed and scenario = same events).
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Override any scenario parameter by dotted name, e.g. link.loss_percent=10 (both directions)
-    /// or link.a_to_b.latency_ms=80 (one); repeatable.
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    set: Vec<String>,
+    #[command(flatten)]
+    base: ScenarioArgs,
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     json: bool,
@@ -139,14 +148,11 @@ fn print_report(rep: &report::RunReport, json: bool) -> ExitCode {
 }
 
 fn run_cmd(args: RunArgs) -> ExitCode {
-    if !(args.seconds.is_finite() && args.seconds > 0.0) {
-        return fail(format!("--seconds must be a positive number, got {}", args.seconds));
-    }
-    let (scenario, changes) = match scenario_from(args.scenario.as_ref(), &args.set, args.seed) {
+    let (scenario, changes) = match args.base.load() {
         Ok(s) => s,
-        Err(e) => return fail(format!("{e:#}")),
+        Err(e) => return fail(e),
     };
-    let finished = match report::run_with_changes(&scenario, args.seconds, &changes) {
+    let finished = match report::run_with_changes(&scenario, args.base.seconds, &changes) {
         Ok(f) => f,
         Err(e) => return fail(format!("{e:#}")),
     };
@@ -161,19 +167,16 @@ fn run_cmd(args: RunArgs) -> ExitCode {
 }
 
 fn compare_cmd(args: CompareArgs) -> ExitCode {
-    if !(args.seconds.is_finite() && args.seconds > 0.0) {
-        return fail(format!("--seconds must be a positive number, got {}", args.seconds));
-    }
     if let Some(bad) = args.loss.iter().chain(&args.latency).find(|v| !(v.is_finite() && **v >= 0.0)) {
         return fail(format!("loss and latency values must be non-negative numbers, got {bad}"));
     }
-    let (scenario, _) = match scenario_from(args.scenario.as_ref(), &args.set, args.seed) {
+    let (scenario, _) = match args.base.load() {
         Ok(s) => s,
-        Err(e) => return fail(format!("{e:#}")),
+        Err(e) => return fail(e),
     };
     let rows = ackscope::compare::compare(
         &scenario,
-        args.seconds,
+        args.base.seconds,
         &args.loss,
         &args.latency,
         if args.all { &ackscope::compare::Variant::ALL[..] } else { &ackscope::compare::Variant::DEFAULT[..] },
