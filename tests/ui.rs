@@ -228,3 +228,18 @@ fn saving_from_the_window_writes_a_session_that_reloads() {
     assert!(again == loaded.events, "live recording does not re-run identically");
     assert_eq!(h.state().settings.recent.first(), Some(&path));
 }
+
+#[test]
+fn the_window_can_run_over_real_udp_sockets() {
+    let mut h = harness(Scenario::default());
+    h.state_mut().transport = ackscope::runtime::udp::Transport::Udp;
+    h.state_mut().start();
+    assert!(h.state().error.is_none(), "{:?}", h.state().error);
+    let ok = step_until(&mut h, 15.0, |s| s.lanes[0].store.side(Side::A).rtt_smoothed_ms.len() > 5);
+    assert!(ok, "no stats arrived over UDP");
+    h.state_mut().stop();
+    assert!(!h.state().is_running());
+    let acked =
+        h.state().lanes[0].store.events().iter().filter(|e| matches!(e.kind, EventKind::PacketAcked { .. })).count();
+    assert!(acked > 10, "{acked} acks over UDP");
+}

@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::playback::Playback;
 use crate::presets::Preset;
+use crate::runtime::udp::{RunHandle, Transport};
 use crate::runtime::{Batch, Command, LiveRun};
 use crate::session::{self, Change, Session};
 use crate::store::Store;
@@ -149,7 +150,9 @@ pub struct AppState {
     /// Second strategy in A/B mode (same scenario, same link trace).
     pub ab: Option<Strategy>,
     pub lanes: Vec<Lane>,
-    live: Option<LiveRun>,
+    live: Option<Box<dyn RunHandle>>,
+    /// In-process (deterministic, A/B capable) or real UDP sockets on loopback.
+    pub transport: Transport,
     paused: bool,
     pub playback: Playback,
     /// The session file shown or last saved.
@@ -178,6 +181,7 @@ impl AppState {
             scenario,
             ab: None,
             live: None,
+            transport: Transport::InProcess,
             paused: false,
             playback: Playback::default(),
             file: None,
@@ -205,7 +209,22 @@ impl AppState {
         let scenarios = self.lane_scenarios();
         self.lanes = scenarios.iter().cloned().map(Lane::new).collect();
         let wake = self.wake.clone();
-        self.live = Some(LiveRun::spawn(scenarios, move || wake()));
+        self.live = match self.transport {
+            Transport::Udp if scenarios.len() == 1 => {
+                match crate::runtime::udp::spawn_run(Transport::Udp, scenarios[0].clone(), move || wake()) {
+                    Ok(run) => Some(run),
+                    Err(e) => {
+                        self.error = Some(format!("UDP transport: {e:#}"));
+                        None
+                    }
+                }
+            }
+            Transport::Udp => {
+                self.error = Some("A/B runs both strategies in-process (one trace, one clock); UDP runs one.".into());
+                Some(Box::new(LiveRun::spawn(scenarios, move || wake())))
+            }
+            Transport::InProcess => Some(Box::new(LiveRun::spawn(scenarios, move || wake()))),
+        };
         self.paused = false;
         self.playback = Playback::default();
         self.file = None;
@@ -220,7 +239,7 @@ impl AppState {
     }
 
     pub fn is_running(&self) -> bool {
-        self.live.as_ref().is_some_and(LiveRun::is_running)
+        self.live.as_ref().is_some_and(|r| r.is_running())
     }
 
     pub fn is_paused(&self) -> bool {

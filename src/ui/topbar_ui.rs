@@ -6,6 +6,7 @@ use ackscope_protocol::{EventKind, SimTime, Strategy};
 use super::{AppState, STRATEGIES};
 use crate::playback::SPEEDS;
 use crate::presets;
+use crate::runtime::udp::Transport;
 
 fn strategy_label(s: Strategy) -> &'static str {
     match s {
@@ -76,6 +77,23 @@ pub fn top_bar_ui(state: &mut AppState, ui: &mut egui::Ui) {
         }
         if strategy != state.scenario.strategy || ab != state.ab {
             state.set_strategy(strategy, ab);
+        }
+        let mut transport = state.transport;
+        egui::ComboBox::new("transport", "transport")
+            .selected_text(match transport {
+                Transport::InProcess => "in-process",
+                Transport::Udp => "UDP loopback",
+            })
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut transport, Transport::InProcess, "in-process")
+                    .on_hover_text("Both endpoints and the link in one deterministic simulation (re-runs identically)");
+                ui.selectable_value(&mut transport, Transport::Udp, "UDP loopback").on_hover_text(
+                    "Each endpoint on its own thread and real UDP socket on 127.0.0.1, the link applied on receive",
+                );
+            });
+        if transport != state.transport {
+            state.transport = transport;
+            state.start();
         }
         ui.separator();
         preset_menu_ui(state, ui);
