@@ -29,6 +29,7 @@ pub mod script;
 pub mod sequence;
 pub mod sim;
 pub mod stats;
+pub mod truth;
 pub mod ue4;
 pub mod workload;
 
