@@ -86,28 +86,7 @@ pub fn run_with_changes(scenario: &Scenario, seconds: f64, changes: &[Change]) -
         drain_seconds = sim.now().saturating_since(drain_start).as_secs_f64();
     }
     events.extend(sim.drain_events());
-    let reliable = is_messages.then(|| reliable_metrics(&events));
-    let chunk = matches!(scenario.strategy, Strategy::Chunks | Strategy::Fragments).then(|| {
-        // The ideal adds the link's base round trip, as in the large-blocks seed.
-        let l = &scenario.link;
-        let rtt_ms = l.a_to_b.latency_ms + l.b_to_a.latency_ms;
-        ChunkSummary::from_events(&events, &scenario.chunk, l.get(Dir::AtoB).bandwidth_kbps, rtt_ms)
-    });
-    let report = RunReport {
-        seed: scenario.seed,
-        strategy: scenario.strategy.name().to_string(),
-        simulated_seconds: sim.now().as_secs_f64(),
-        wall_seconds: start.elapsed().as_secs_f64(),
-        packets: sim.totals(),
-        estimates: sim.estimates(),
-        events: events.len() as u64,
-        drain_seconds,
-        session_bytes: None,
-        reliable,
-        snapshots: scenario.strategy.has_messages().then(|| snapshot_summary(&events[..])),
-        ue4: (scenario.strategy == Strategy::Ue4).then(|| Ue4Summary::from_events(&events[..])),
-        chunk,
-    };
+    let report = build(scenario, &events, (sim.totals(), sim.estimates()), sim.now(), drain_seconds, start);
     let mut session = Session::scenario_only(scenario.clone());
     session.changes = recorded;
     session.duration_us = sim.now().0;
@@ -118,38 +97,46 @@ pub fn run_with_changes(scenario: &Scenario, seconds: f64, changes: &[Change]) -
 /// The report of a recorded session, recomputed from its events (`ackscope summary`).
 pub fn from_session(session: &Session) -> RunReport {
     let start = Instant::now();
-    let scenario = &session.scenario;
-    let events = &session.events;
-    let (packets, estimates) = ackscope_protocol::summarize(events);
-    let reliable = scenario.strategy.has_messages().then(|| reliable_metrics(events));
-    let chunk = matches!(scenario.strategy, Strategy::Chunks | Strategy::Fragments).then(|| {
-        let l = &scenario.link;
-        ChunkSummary::from_events(
-            events,
-            &scenario.chunk,
-            l.get(Dir::AtoB).bandwidth_kbps,
-            l.a_to_b.latency_ms + l.b_to_a.latency_ms,
-        )
-    });
     let drain_seconds = session
         .changes
         .iter()
         .rev()
         .find(|c| c.name == "workload.reliable_rate_hz" && c.value == "0")
         .map_or(0.0, |c| (session.duration_us.saturating_sub(c.at_us)) as f64 / 1e6);
+    let truth = ackscope_protocol::summarize(&session.events);
+    build(&session.scenario, &session.events, truth, SimTime(session.duration_us), drain_seconds, start)
+}
+
+/// One report from a run's events, whether it just ran or was loaded: the strategy decides which
+/// sections (reliable, snapshots, ue4, chunks) apply.
+fn build(
+    scenario: &Scenario,
+    events: &[Event],
+    (packets, estimates): (PacketTotals, EstimateSummary),
+    end: SimTime,
+    drain_seconds: f64,
+    start: Instant,
+) -> RunReport {
+    let messages = scenario.strategy.has_messages();
+    let chunk = matches!(scenario.strategy, Strategy::Chunks | Strategy::Fragments).then(|| {
+        // The ideal adds the link's base round trip, as in the large-blocks seed.
+        let l = &scenario.link;
+        let rtt_ms = l.a_to_b.latency_ms + l.b_to_a.latency_ms;
+        ChunkSummary::from_events(events, &scenario.chunk, l.get(Dir::AtoB).bandwidth_kbps, rtt_ms)
+    });
     RunReport {
         seed: scenario.seed,
         strategy: scenario.strategy.name().to_string(),
-        simulated_seconds: session.duration_us as f64 / 1e6,
+        simulated_seconds: end.as_secs_f64(),
         wall_seconds: start.elapsed().as_secs_f64(),
         packets,
         estimates,
         events: events.len() as u64,
         drain_seconds,
         session_bytes: None,
-        reliable,
-        snapshots: scenario.strategy.has_messages().then(|| snapshot_summary(&events[..])),
-        ue4: (scenario.strategy == Strategy::Ue4).then(|| Ue4Summary::from_events(&events[..])),
+        reliable: messages.then(|| reliable_metrics(events)),
+        snapshots: messages.then(|| snapshot_summary(events)),
+        ue4: (scenario.strategy == Strategy::Ue4).then(|| Ue4Summary::from_events(events)),
         chunk,
     }
 }
