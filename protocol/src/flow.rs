@@ -80,6 +80,11 @@ impl FlowControl {
         }
     }
 
+    /// Changes thresholds and rates from now on, keeping the current mode and penalty.
+    pub fn set_config(&mut self, config: FlowConfig) {
+        self.config = config;
+    }
+
     pub fn config(&self) -> &FlowConfig {
         &self.config
     }

@@ -157,6 +157,11 @@ pub struct RelliktEndpoint {
 }
 
 impl RelliktEndpoint {
+    /// Changes the "not acked within this = lost" rule from now on.
+    pub fn set_loss_timeout_ms(&mut self, ms: f64) {
+        self.config.loss_timeout_ms = ms;
+    }
+
     pub fn new(config: RelliktConfig) -> Self {
         Self {
             config,
@@ -319,6 +324,8 @@ impl RelliktPeer {
 impl Peer for RelliktPeer {
     fn reconfigure(&mut self, _now: SimTime, scenario: &crate::sim::Scenario) {
         self.m.workload_mut().set_config(scenario.workload);
+        self.config.loss_timeout_ms = scenario.rellikt.loss_timeout_ms;
+        self.ep.set_loss_timeout_ms(scenario.rellikt.loss_timeout_ms);
     }
 
     fn burst(&mut self) {

@@ -318,8 +318,15 @@ impl Simulation {
                 self.set_link(dir, *s.link.get(dir));
             }
         }
-        if s.send_rate_pps != self.scenario.send_rate_pps {
+        let flow_turned_off = self.scenario.flow.enabled && !s.flow.enabled;
+        if s.send_rate_pps != self.scenario.send_rate_pps || flow_turned_off {
+            // Without flow control the configured rate applies again.
             self.set_send_rate(s.send_rate_pps);
+        }
+        if s.flow != self.scenario.flow {
+            for f in &mut self.flows {
+                f.set_config(s.flow);
+            }
         }
         s.seed = self.scenario.seed;
         s.strategy = self.scenario.strategy;

@@ -170,3 +170,25 @@ fn latency_spikes_in_the_driver_produce_mode_switches_and_recovery() {
         .collect();
     assert!(a_modes.len() >= 2 && !a_modes[0] && *a_modes.last().unwrap(), "{a_modes:?}");
 }
+
+#[test]
+fn flow_control_can_be_turned_on_and_off_while_running() {
+    let mut s = Scenario { send_rate_pps: 60.0, ..Scenario::default() };
+    for l in [&mut s.link.a_to_b, &mut s.link.b_to_a] {
+        l.latency_ms = 200.0; // RTT 400 ms: "bad" for a 250 ms threshold.
+        l.loss_percent = 0.0;
+    }
+    let mut sim = Simulation::new(s);
+    let sent_in = |sim: &mut Simulation, secs: f64| {
+        sim.drain_events().for_each(drop);
+        sim.run_for_secs(secs);
+        sim.events().iter().filter(|e| matches!(e.kind, EventKind::PacketSent { side: Side::A, .. })).count()
+    };
+    assert!((590..=610).contains(&sent_in(&mut sim, 10.0)), "60 pps without flow control");
+    sim.reconfigure(|s| s.flow.enabled = true);
+    sent_in(&mut sim, 2.0);
+    let bad = sent_in(&mut sim, 10.0);
+    assert!((95..=105).contains(&bad), "bad mode sends 10 pps, got {bad} in 10 s");
+    sim.reconfigure(|s| s.flow.enabled = false);
+    assert!((590..=610).contains(&sent_in(&mut sim, 10.0)), "back to 60 pps");
+}

@@ -69,6 +69,11 @@ pub struct DeliveryNotificationManager {
 }
 
 impl DeliveryNotificationManager {
+    /// Changes the delivery timeout from now on (in-flight packets are judged by the new value).
+    pub fn set_timeout_ms(&mut self, ms: f64) {
+        self.config.timeout_ms = ms;
+    }
+
     pub fn new(config: DnmConfig) -> Self {
         Self {
             config,

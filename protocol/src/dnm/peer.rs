@@ -215,6 +215,8 @@ impl DnmPeer {
 impl Peer for DnmPeer {
     fn reconfigure(&mut self, _now: SimTime, scenario: &crate::sim::Scenario) {
         self.m.workload_mut().set_config(scenario.workload);
+        self.config.timeout_ms = scenario.dnm.timeout_ms;
+        self.dnm.set_timeout_ms(scenario.dnm.timeout_ms);
     }
 
     fn burst(&mut self) {
