@@ -94,9 +94,11 @@ fn plot_ui(
         .link_cursor(link, [true, false])
         .include_y(0.0)
         .x_axis_label("time (s)")
+        // A fixed axis width keeps the plots' time axes aligned and leaves room for "1000".
+        .y_axis_min_width(40.0)
         .show(ui, |p| {
             draw(p, &view);
-            p.vline(VLine::new("cursor", view.cursor).color(Color32::GRAY).width(1.0));
+            p.vline(VLine::new("", view.cursor).color(Color32::GRAY).width(1.0));
             for (t, label) in lane.store.changes.iter().filter(|(t, _)| *t <= view.cursor) {
                 p.vline(
                     VLine::new(label.as_str(), *t)
