@@ -5,6 +5,7 @@
 mod controls_ui;
 pub mod packets_ui;
 mod plots_ui;
+mod settings;
 pub mod slices_ui;
 mod summary_ui;
 pub mod timeline_ui;
@@ -13,10 +14,10 @@ mod topbar_ui;
 use std::path::{Path, PathBuf};
 
 use ackscope_protocol::{Scenario, Side, SimTime, Strategy};
-use serde::{Deserialize, Serialize};
+
+pub use settings::{Launch, Settings, Tab};
 
 use crate::playback::Playback;
-use crate::presets::Preset;
 use crate::runtime::udp::{RunHandle, Transport};
 use crate::runtime::{Batch, Command, LiveRun};
 use crate::session::{self, Change, Session};
@@ -42,57 +43,6 @@ pub const STRATEGIES: [Strategy; 7] = [
     Strategy::Chunks,
     Strategy::Fragments,
 ];
-
-/// The central area's tabs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum Tab {
-    #[default]
-    Overview,
-    Messages,
-    Slices,
-    Packets,
-    Summary,
-}
-
-impl Tab {
-    /// A tab by its lower-case name.
-    pub fn parse(name: &str) -> Option<Tab> {
-        Some(match name.to_ascii_lowercase().as_str() {
-            "overview" => Tab::Overview,
-            "messages" => Tab::Messages,
-            "slices" => Tab::Slices,
-            "packets" => Tab::Packets,
-            "summary" => Tab::Summary,
-            _ => return None,
-        })
-    }
-}
-
-/// How the window starts (command-line options).
-#[derive(Debug, Clone, Default)]
-pub struct Launch {
-    pub path: Option<PathBuf>,
-    pub tab: Option<Tab>,
-    pub ab: Option<Strategy>,
-    pub no_intro: bool,
-}
-
-/// Settings that persist between sessions of the app.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Settings {
-    pub dark: bool,
-    pub recent: Vec<PathBuf>,
-    pub custom_presets: Vec<Preset>,
-    pub intro_dismissed: bool,
-    pub tab: Tab,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Self { dark: true, recent: Vec::new(), custom_presets: Vec::new(), intro_dismissed: false, tab: Tab::Overview }
-    }
-}
 
 /// One strategy's recording: the scenario it started from, its changes, its events and the
 /// indexes the panels read, all fed from the same events.

@@ -1,0 +1,59 @@
+//! Window settings that persist between sessions, the tabs, and how the window starts.
+
+use std::path::PathBuf;
+
+use ackscope_protocol::Strategy;
+use serde::{Deserialize, Serialize};
+
+use crate::presets::Preset;
+
+/// The central area's tabs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Tab {
+    #[default]
+    Overview,
+    Messages,
+    Slices,
+    Packets,
+    Summary,
+}
+
+impl Tab {
+    /// A tab by its lower-case name.
+    pub fn parse(name: &str) -> Option<Tab> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "overview" => Tab::Overview,
+            "messages" => Tab::Messages,
+            "slices" => Tab::Slices,
+            "packets" => Tab::Packets,
+            "summary" => Tab::Summary,
+            _ => return None,
+        })
+    }
+}
+
+/// How the window starts (command-line options).
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    pub path: Option<PathBuf>,
+    pub tab: Option<Tab>,
+    pub ab: Option<Strategy>,
+    pub no_intro: bool,
+}
+
+/// Settings that persist between sessions of the app.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub dark: bool,
+    pub recent: Vec<PathBuf>,
+    pub custom_presets: Vec<Preset>,
+    pub intro_dismissed: bool,
+    pub tab: Tab,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self { dark: true, recent: Vec::new(), custom_presets: Vec::new(), intro_dismissed: false, tab: Tab::Overview }
+    }
+}
