@@ -5,6 +5,8 @@
 //! and the run thread never drops an event: when the UI falls behind, batches wait in the thread's
 //! own backlog until there is room, and the run thread requests a repaint whenever it delivers.
 //!
+//! Each endpoint runs on its own thread ([`threaded_peer`]); this thread owns the link and virtual
+//! time between them and sequences every call, so a live run is as deterministic as a headless one.
 //! A run has one or two *lanes*: in A/B mode the same scenario runs under two strategies on one
 //! thread, stepped to the same virtual time, so both see the identical link trace (the link's
 //! draws are keyed by send time) and every difference on screen comes from the strategy.
@@ -12,6 +14,7 @@
 //! header entry, and a saved session re-runs identically.
 
 pub mod endpoint_thread;
+pub mod threaded_peer;
 pub mod udp;
 pub mod udp_truth;
 
@@ -127,8 +130,10 @@ fn apply(lanes: &mut [Lane], cmd: Command) {
 }
 
 fn run_thread(scenarios: Vec<Scenario>, commands: Receiver<Command>, events: Sender<Batch>, wake: impl Fn()) {
-    let mut lanes: Vec<Lane> =
-        scenarios.into_iter().map(|s| Lane { sim: Simulation::new(s), changes: Vec::new(), error: None }).collect();
+    let mut lanes: Vec<Lane> = scenarios
+        .into_iter()
+        .map(|s| Lane { sim: threaded_peer::threaded_simulation(s), changes: Vec::new(), error: None })
+        .collect();
     let mut paused = false;
     // Virtual time = sim_base + (wall now - wall_base) while running.
     let mut wall_base = Instant::now();
