@@ -96,6 +96,8 @@ fn plot_ui(
         .x_axis_label("time (s)")
         // A fixed axis width keeps the plots' time axes aligned and leaves room for "1000".
         .y_axis_min_width(40.0)
+        // Steps of 1, 5, 25... keep a few labelled ticks on short plots (base 10 leaves one).
+        .y_grid_spacer(egui_plot::log_grid_spacer(5))
         .show(ui, |p| {
             draw(p, &view);
             p.vline(VLine::new("", view.cursor).color(Color32::GRAY).width(1.0));
