@@ -346,59 +346,82 @@ pub struct SnapshotSummary {
 
 /// Computes [`SnapshotSummary`] from an event log (live or recorded), in time order.
 pub fn snapshot_summary(events: &[Event]) -> SnapshotSummary {
-    let step_us = STALENESS_SAMPLE_MS * 1000;
-    // Per sending side: queue time of each snapshot id.
-    let mut queued_at: [HashMap<u64, SimTime>; 2] = [HashMap::new(), HashMap::new()];
-    // Per receiving side: ids delivered; newest held (id, queued at) and the next sample time.
-    let mut delivered: [HashSet<u64>; 2] = [HashSet::new(), HashSet::new()];
-    let mut held: [Option<(u64, SimTime)>; 2] = [None, None];
-    let mut next_sample = [0u64; 2];
-    let mut out = SnapshotSummary::default();
-    let mut ages = Vec::new();
-    let sample_until = |t: u64, held: &[Option<(u64, SimTime)>; 2], next: &mut [u64; 2], ages: &mut Vec<f64>| {
-        for r in 0..2 {
-            if let Some((_, q)) = held[r] {
-                while next[r] < t {
-                    ages.push(next[r].saturating_sub(q.0) as f64 / 1000.0);
-                    next[r] += step_us;
-                }
+    let mut a = SnapshotAccumulator::default();
+    for e in events {
+        a.observe(e);
+    }
+    a.finish()
+}
+
+const STEP_US: u64 = STALENESS_SAMPLE_MS * 1000;
+
+/// Feeds events one at a time (a view can extend it as time moves forward); `finish` gives the
+/// summary so far, with staleness sampled up to the last event observed.
+#[derive(Debug, Clone, Default)]
+pub struct SnapshotAccumulator {
+    /// Per sending side: queue time of each snapshot id.
+    queued_at: [HashMap<u64, SimTime>; 2],
+    /// Per receiving side: ids delivered; newest held (id, queued at) and the next sample time.
+    delivered: [HashSet<u64>; 2],
+    held: [Option<(u64, SimTime)>; 2],
+    next_sample: [u64; 2],
+    out: SnapshotSummary,
+    ages: Vec<f64>,
+    last_us: Option<u64>,
+}
+
+/// Staleness samples for each receiver holding a snapshot, from `next` up to (not including) `t`.
+fn sample_until(t: u64, held: &[Option<(u64, SimTime)>; 2], next: &mut [u64; 2], ages: &mut Vec<f64>) {
+    for r in 0..2 {
+        if let Some((_, q)) = held[r] {
+            while next[r] < t {
+                ages.push(next[r].saturating_sub(q.0) as f64 / 1000.0);
+                next[r] += STEP_US;
             }
         }
-    };
-    for e in events {
-        sample_until(e.time.0, &held, &mut next_sample, &mut ages);
+    }
+}
+
+impl SnapshotAccumulator {
+    pub fn observe(&mut self, e: &Event) {
+        sample_until(e.time.0, &self.held, &mut self.next_sample, &mut self.ages);
+        self.last_us = Some(e.time.0);
         match e.kind {
             EventKind::MessageQueued { side, msg, reliable: false, .. } => {
-                queued_at[side.index()].insert(msg, e.time);
-                out.queued += 1;
+                self.queued_at[side.index()].insert(msg, e.time);
+                self.out.queued += 1;
             }
-            EventKind::MessageSent { side, msg, kind, .. } if queued_at[side.index()].contains_key(&msg) => {
-                out.sent += 1;
-                out.resent += (kind != SendKind::First) as u64;
+            EventKind::MessageSent { side, msg, kind, .. } if self.queued_at[side.index()].contains_key(&msg) => {
+                self.out.sent += 1;
+                self.out.resent += (kind != SendKind::First) as u64;
             }
             EventKind::MessageDelivered { side, msg } => {
                 let r = side.index();
-                let Some(&q) = queued_at[side.other().index()].get(&msg) else { continue };
-                if delivered[r].insert(msg) {
-                    out.received += 1;
-                    match held[r] {
+                let Some(&q) = self.queued_at[side.other().index()].get(&msg) else { return };
+                if self.delivered[r].insert(msg) {
+                    self.out.received += 1;
+                    match self.held[r] {
                         Some((id, _)) if id >= msg => {}
                         None => {
-                            held[r] = Some((msg, q));
-                            next_sample[r] = e.time.0.div_ceil(step_us) * step_us;
+                            self.held[r] = Some((msg, q));
+                            self.next_sample[r] = e.time.0.div_ceil(STEP_US) * STEP_US;
                         }
-                        Some(_) => held[r] = Some((msg, q)),
+                        Some(_) => self.held[r] = Some((msg, q)),
                     }
                 }
             }
             _ => {}
         }
     }
-    if let Some(last) = events.last() {
-        sample_until(last.time.0 + 1, &held, &mut next_sample, &mut ages);
+
+    pub fn finish(&self) -> SnapshotSummary {
+        let mut ages = self.ages.clone();
+        if let Some(last) = self.last_us {
+            let mut next = self.next_sample;
+            sample_until(last + 1, &self.held, &mut next, &mut ages);
+        }
+        SnapshotSummary { staleness_ms: Percentiles::of(ages), ..self.out }
     }
-    out.staleness_ms = Percentiles::of(ages);
-    out
 }
 
 #[cfg(test)]

@@ -155,24 +155,47 @@ pub struct EstimateSummary {
 /// Totals are exactly what the live run counted; `rtt_ms` comes from each side's last `Stats`
 /// event (the live run uses the endpoints' state at the very end, at most one stats interval later).
 pub fn summarize(events: &[Event]) -> (PacketTotals, EstimateSummary) {
-    let mut truth = Truth::new();
-    truth.observe(events);
-    let mut last_rtt = [0.0f64; 2];
-    let (mut loss_sum, mut loss_n) = (0.0, 0u64);
-    for e in events {
-        if let EventKind::Stats { side, stats } = e.kind {
-            last_rtt[side.index()] = stats.rtt_ms as f64;
-            if e.time >= SimTime(2_000_000) {
-                loss_sum += stats.loss_percent as f64;
-                loss_n += 1;
+    let mut a = SummaryAccumulator::default();
+    a.observe(events);
+    a.finish()
+}
+
+/// [`summarize`] fed in pieces, for views that extend it as time moves forward.
+#[derive(Debug, Clone)]
+pub struct SummaryAccumulator {
+    truth: Truth,
+    last_rtt: [f64; 2],
+    loss_sum: f64,
+    loss_n: u64,
+}
+
+impl Default for SummaryAccumulator {
+    fn default() -> Self {
+        Self { truth: Truth::new(), last_rtt: [0.0; 2], loss_sum: 0.0, loss_n: 0 }
+    }
+}
+
+impl SummaryAccumulator {
+    pub fn observe(&mut self, events: &[Event]) {
+        self.truth.observe(events);
+        for e in events {
+            if let EventKind::Stats { side, stats } = e.kind {
+                self.last_rtt[side.index()] = stats.rtt_ms as f64;
+                if e.time >= SimTime(2_000_000) {
+                    self.loss_sum += stats.loss_percent as f64;
+                    self.loss_n += 1;
+                }
             }
         }
     }
-    let est = EstimateSummary {
-        rtt_ms: (last_rtt[0] + last_rtt[1]) / 2.0,
-        true_rtt_ms: truth.true_rtt_ms(),
-        loss_percent: if loss_n == 0 { 0.0 } else { loss_sum / loss_n as f64 },
-        true_loss_percent: truth.true_loss_percent(),
-    };
-    (truth.totals, est)
+
+    pub fn finish(&self) -> (PacketTotals, EstimateSummary) {
+        let est = EstimateSummary {
+            rtt_ms: (self.last_rtt[0] + self.last_rtt[1]) / 2.0,
+            true_rtt_ms: self.truth.true_rtt_ms(),
+            loss_percent: if self.loss_n == 0 { 0.0 } else { self.loss_sum / self.loss_n as f64 },
+            true_loss_percent: self.truth.true_loss_percent(),
+        };
+        (self.truth.totals(), est)
+    }
 }

@@ -56,6 +56,8 @@ pub struct Lane {
     pub slices_view: slices_ui::SlicesView,
     pub packets: crate::pindex::PacketIndex,
     pub packets_view: packets_ui::PacketsView,
+    /// The Summary tab's metrics, folded over the events up to the cursor.
+    pub summary: summary_ui::SummaryCache,
 }
 
 impl Lane {
@@ -70,6 +72,7 @@ impl Lane {
             slices_view: slices_ui::SlicesView::default(),
             packets: crate::pindex::PacketIndex::new(),
             packets_view: packets_ui::PacketsView::default(),
+            summary: summary_ui::SummaryCache::default(),
         }
     }
 

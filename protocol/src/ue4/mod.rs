@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 pub use channel::RELIABLE_BUFFER;
 pub use peer::{Ue4Peer, RELIABLE_OVERFLOW_REASON, TIMEOUT_REASON};
 pub use sequence::SeqNum;
-pub use summary::Ue4Summary;
+pub use summary::{Ue4Summary, Ue4SummaryAccumulator};
 
 /// Channel carrying reliable workload messages.
 pub const RELIABLE_CHANNEL: u8 = 1;

@@ -31,36 +31,60 @@ pub struct Ue4Summary {
 
 impl Ue4Summary {
     pub fn from_events(events: &[Event]) -> Self {
-        let mut s = Ue4Summary::default();
-        let mut max_blocked_us = 0;
-        let mut last_received: [Option<SeqNum>; 2] = [None, None];
-        let (mut link_delivered, mut processed) = (0u64, 0u64);
+        let mut a = Ue4SummaryAccumulator::default();
+        a.observe_all(events);
+        a.finish()
+    }
+}
+
+/// Feeds events one at a time (a view can extend it as time moves forward); `finish` gives the
+/// summary so far.
+#[derive(Debug, Clone, Default)]
+pub struct Ue4SummaryAccumulator {
+    s: Ue4Summary,
+    max_blocked_us: u64,
+    last_received: [Option<SeqNum>; 2],
+    link_delivered: u64,
+    processed: u64,
+}
+
+impl Ue4SummaryAccumulator {
+    pub fn observe_all(&mut self, events: &[Event]) {
         for e in events {
-            match &e.kind {
-                EventKind::LinkDelivered { .. } => link_delivered += 1,
-                EventKind::PacketReceived { side, seq, .. } => {
-                    processed += 1;
-                    let seq = SeqNum::new(*seq as u16);
-                    if let Some(prev) = last_received[side.index()] {
-                        s.packets_skipped += (SeqNum::diff(seq, prev) - 1).max(0) as u64;
-                    }
-                    last_received[side.index()] = Some(seq);
-                }
-                EventKind::PacketNakked { .. } => s.naks_received += 1,
-                EventKind::MessageSent { kind: SendKind::NakResend, .. } => s.bunches_resent += 1,
-                EventKind::Ue4InRec { depth, blocked_us, .. } => {
-                    s.max_inrec_depth = s.max_inrec_depth.max(*depth);
-                    max_blocked_us = max_blocked_us.max(*blocked_us);
-                }
-                EventKind::ConnectionClosed { reason, .. } => {
-                    s.connection_closed = true;
-                    s.close_reason.get_or_insert_with(|| reason.clone());
-                }
-                _ => {}
-            }
+            self.observe(e);
         }
-        s.max_inrec_blocked_ms = max_blocked_us as f64 / 1000.0;
-        s.packets_ignored = link_delivered.saturating_sub(processed);
+    }
+
+    pub fn observe(&mut self, e: &Event) {
+        let s = &mut self.s;
+        match &e.kind {
+            EventKind::LinkDelivered { .. } => self.link_delivered += 1,
+            EventKind::PacketReceived { side, seq, .. } => {
+                self.processed += 1;
+                let seq = SeqNum::new(*seq as u16);
+                if let Some(prev) = self.last_received[side.index()] {
+                    s.packets_skipped += (SeqNum::diff(seq, prev) - 1).max(0) as u64;
+                }
+                self.last_received[side.index()] = Some(seq);
+            }
+            EventKind::PacketNakked { .. } => s.naks_received += 1,
+            EventKind::MessageSent { kind: SendKind::NakResend, .. } => s.bunches_resent += 1,
+            EventKind::Ue4InRec { depth, blocked_us, .. } => {
+                s.max_inrec_depth = s.max_inrec_depth.max(*depth);
+                self.max_blocked_us = self.max_blocked_us.max(*blocked_us);
+            }
+            EventKind::ConnectionClosed { reason, .. } => {
+                s.connection_closed = true;
+                s.close_reason.get_or_insert_with(|| reason.clone());
+            }
+            _ => {}
+        }
+    }
+
+    pub fn finish(&self) -> Ue4Summary {
+        let mut s = self.s.clone();
+        s.max_inrec_blocked_ms = self.max_blocked_us as f64 / 1000.0;
+        s.packets_ignored = self.link_delivered.saturating_sub(self.processed);
         s
     }
 }
