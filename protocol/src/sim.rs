@@ -144,16 +144,19 @@ impl Default for Scenario {
     }
 }
 
-/// Sends at `pps` counted from `base`, so rate changes never accumulate rounding drift.
+/// Send ticks at `pps` counted from `base`, so rate changes never accumulate rounding drift.
+/// Shared by the simulation and the real-time UDP endpoints so both tick the same way.
 #[derive(Debug, Clone, Copy)]
-struct Ticker {
-    base: SimTime,
-    count: u64,
-    pps: f64,
+pub struct Ticker {
+    pub base: SimTime,
+    /// Ticks already taken since `base`.
+    pub count: u64,
+    pub pps: f64,
 }
 
 impl Ticker {
-    fn next(&self) -> SimTime {
+    /// When the next tick is due (never, at a rate of zero or below).
+    pub fn next(&self) -> SimTime {
         if self.pps.is_nan() || self.pps <= 0.0 || !self.pps.is_finite() {
             return SimTime(u64::MAX);
         }

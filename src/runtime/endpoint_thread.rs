@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use ackscope_protocol::script::LinkStep;
+use ackscope_protocol::sim::Ticker;
 use ackscope_protocol::{Dir, Event, EventKind, FlowControl, Link, Peer, Scenario, Side, SimTime};
 use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender, TryRecvError, TrySendError};
 
@@ -158,23 +159,6 @@ impl UidBook {
             m.remove(&k);
         }
         uid
-    }
-}
-
-/// Sends at `pps` counted from `base`, so rate changes never accumulate rounding drift.
-#[derive(Debug, Clone, Copy)]
-struct Ticker {
-    base: SimTime,
-    count: u64,
-    pps: f64,
-}
-
-impl Ticker {
-    fn next(&self) -> SimTime {
-        if !(self.pps.is_finite() && self.pps > 0.0) {
-            return SimTime(u64::MAX);
-        }
-        self.base.plus_micros((self.count as f64 * 1e6 / self.pps).round() as u64)
     }
 }
 
