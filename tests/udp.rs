@@ -196,7 +196,10 @@ fn udp_run_carries_a_chunk_transfer_end_to_end() {
     let (mut completed, mut delivered) = (None, None);
     let mut t = EventTally::new();
     let until = Instant::now() + Duration::from_secs(5);
-    while Instant::now() < until && (completed.is_none() || delivered.is_none()) {
+    // Keep reading until the first chunk is done both ways and the lossy link has shown a drop:
+    // chunks go back to back, so later slices meet the link too if the first chunk's happened not
+    // to (and batches from the two endpoint threads may arrive in either order).
+    while Instant::now() < until && (completed.is_none() || delivered.is_none() || t.link_dropped(Dir::AtoB) == 0) {
         let Some(b) = run.recv_batch_timeout(Duration::from_millis(20)).map(|b| b.events) else { continue };
         t.observe(&b);
         for e in &b {
