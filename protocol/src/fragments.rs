@@ -16,6 +16,7 @@ use std::collections::VecDeque;
 
 use thiserror::Error;
 
+use crate::budget::TickBudget;
 use crate::chunk::{ChunkConfig, ChunkError};
 use crate::event::{Event, EventKind, MalformedReason, Side, SimTime, StatsSample};
 use crate::link::IP_UDP_OVERHEAD_BYTES;
@@ -30,7 +31,6 @@ pub const BLOCK_ACK_TAG: u8 = 0xCB;
 pub const FRAGMENT_HEADER_BYTES: usize = 5;
 /// Packets being reassembled at once; older ones are evicted.
 pub const REASSEMBLY_ENTRIES: usize = 16;
-const BUDGET_CARRY_SECONDS: f64 = 0.1;
 
 /// A decoded baseline packet.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,11 +116,7 @@ pub struct FragmentSender {
     current: Option<Block>,
     next_block: u32,
     next_seq: u16,
-    budget_bytes: f64,
-    last_tick: Option<SimTime>,
-    tick_available: f64,
-    tick_spent: f64,
-    tick_active: bool,
+    budget: TickBudget,
     rtt_ms: Option<f64>,
 }
 
@@ -133,11 +129,7 @@ impl FragmentSender {
             current: None,
             next_block: 0,
             next_seq: 0,
-            budget_bytes: 0.0,
-            last_tick: None,
-            tick_available: 0.0,
-            tick_spent: 0.0,
-            tick_active: false,
+            budget: TickBudget::default(),
             rtt_ms: None,
         }
     }
@@ -203,28 +195,14 @@ impl FragmentSender {
 
     /// See [`crate::chunk::ChunkSender::begin_tick`]: the same budget rule.
     pub fn begin_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        let dt = self.last_tick.map_or(0.0, |t| now.saturating_since(t).as_secs_f64());
-        self.last_tick = Some(now);
-        let rate = self.bytes_per_second();
         let one = (self.config.slice_size() + FRAGMENT_HEADER_BYTES) as f64 + IP_UDP_OVERHEAD_BYTES as f64;
-        self.budget_bytes = self.budget_bytes.min((rate * BUDGET_CARRY_SECONDS).max(one)) + rate * dt;
+        self.budget.begin(now, self.bytes_per_second(), one);
         self.start_next(now, events);
-        self.tick_active = self.current.is_some();
-        self.tick_available = self.budget_bytes;
-        self.tick_spent = 0.0;
+        self.budget.set_active(self.current.is_some());
     }
 
     pub fn end_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        if std::mem::take(&mut self.tick_active) {
-            events.push(Event {
-                time: now,
-                kind: EventKind::Budget {
-                    side: self.side,
-                    available_bytes: self.tick_available as f32,
-                    spent_bytes: self.tick_spent as f32,
-                },
-            });
-        }
+        self.budget.end(now, self.side, events);
     }
 
     fn resend_delay_us(&self) -> u64 {
@@ -258,7 +236,7 @@ impl FragmentSender {
         let start = i * size;
         let end = (start + size).min(b.data.len());
         let cost = (FRAGMENT_HEADER_BYTES + end - start) as f64 + IP_UDP_OVERHEAD_BYTES as f64;
-        if cost > self.budget_bytes {
+        if cost > self.budget.available() {
             return None;
         }
         out.push(FRAGMENT_TAG);
@@ -266,8 +244,7 @@ impl FragmentSender {
         out.push(i as u8);
         out.push((b.num_fragments - 1) as u8);
         out.extend_from_slice(&b.data[start..end]);
-        self.budget_bytes -= cost;
-        self.tick_spent += cost;
+        self.budget.spend(cost);
         b.next_fragment += 1;
         events.push(Event {
             time: now,

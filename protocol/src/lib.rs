@@ -10,6 +10,7 @@
 
 pub mod ack;
 pub mod bits;
+pub mod budget;
 pub mod channel;
 pub mod chunk;
 pub mod dnm;

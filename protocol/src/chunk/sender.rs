@@ -16,12 +16,12 @@ use std::collections::VecDeque;
 
 use super::packets::{slice_packet_bytes, write_slice, AckPacket, SlicePacket};
 use super::{ChunkConfig, ChunkError};
+use crate::budget::TickBudget;
 use crate::event::{Event, EventKind, Side, SimTime};
 use crate::link::IP_UDP_OVERHEAD_BYTES;
 
 /// Budget left over from one tick is capped at this much sending time (or one full slice
 /// packet), so an idle sender cannot save up a burst; the initial burst is the explicit option.
-const BUDGET_CARRY_SECONDS: f64 = 0.1;
 /// EWMA factor of the sender's RTT estimate.
 const RTT_SMOOTHING: f64 = 0.1;
 /// The seed's RTT-based resend delay factor.
@@ -65,11 +65,7 @@ pub struct ChunkSender {
     queue: VecDeque<Vec<u8>>,
     current: Option<InFlight>,
     next_chunk_id: u16,
-    budget_bytes: f64,
-    last_tick: Option<SimTime>,
-    tick_available: f64,
-    tick_spent: f64,
-    tick_active: bool,
+    budget: TickBudget,
     rtt_ms: Option<f64>,
     counters: SenderCounters,
 }
@@ -82,11 +78,7 @@ impl ChunkSender {
             queue: VecDeque::new(),
             current: None,
             next_chunk_id: 0,
-            budget_bytes: 0.0,
-            last_tick: None,
-            tick_available: 0.0,
-            tick_spent: 0.0,
-            tick_active: false,
+            budget: TickBudget::default(),
             rtt_ms: None,
             counters: SenderCounters::default(),
         }
@@ -207,36 +199,21 @@ impl ChunkSender {
 
     /// Starts a send tick: accumulates the budget for the time since the last tick.
     pub fn begin_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        let dt = self.last_tick.map_or(0.0, |t| now.saturating_since(t).as_secs_f64());
-        self.last_tick = Some(now);
-        let rate = self.bytes_per_second();
-        let carry = (rate * BUDGET_CARRY_SECONDS).max(self.full_packet_wire_bytes());
-        self.budget_bytes = self.budget_bytes.min(carry) + rate * dt;
+        self.budget.begin(now, self.bytes_per_second(), self.full_packet_wire_bytes());
         self.start_next(now, events);
-        self.tick_active = self.current.is_some();
-        self.tick_available = self.budget_bytes;
-        self.tick_spent = 0.0;
+        self.budget.set_active(self.current.is_some());
     }
 
     /// Ends the tick, reporting the budget when a chunk was in flight.
     pub fn end_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        if std::mem::take(&mut self.tick_active) {
-            events.push(Event {
-                time: now,
-                kind: EventKind::Budget {
-                    side: self.side,
-                    available_bytes: self.tick_available as f32,
-                    spent_bytes: self.tick_spent as f32,
-                },
-            });
-        }
+        self.budget.end(now, self.side, events);
     }
 
     /// Picks the next slice to send at `now` within the budget, advancing the round-robin cursor.
     fn pick(&mut self, now: SimTime) -> Option<usize> {
         let delay_us = (self.resend_delay_ms() * 1000.0).round() as u64;
         let slice_size = self.config.slice_size();
-        let budget = self.budget_bytes;
+        let budget = self.budget.available();
         let cfg = self.config;
         let c = self.current.as_mut()?;
         if c.burst_left > 0 {
@@ -304,8 +281,7 @@ impl ChunkSender {
         c.send_count[i] += 1;
         c.last_sent[i] = Some(now);
         let wire = (out.len() - before) as f64 + IP_UDP_OVERHEAD_BYTES as f64;
-        self.budget_bytes = (self.budget_bytes - wire).max(0.0);
-        self.tick_spent += wire;
+        self.budget.spend(wire);
         self.counters.slices_sent += 1;
         self.counters.slices_resent += resend as u64;
         self.counters.bytes_sent += (out.len() - before) as u64;
