@@ -25,7 +25,7 @@ use thiserror::Error;
 use crate::bits::{BitError, BitReader, BitWriter, Stream};
 use crate::dnm::peer::MessageEndpoint;
 use crate::dnm::Outcome;
-use crate::event::{Event, MalformedReason, SendKind, Side, SimTime, StatsSample};
+use crate::event::{Event, MalformedReason, Side, SimTime, StatsSample};
 use crate::peer::Peer;
 use crate::replication::serialize_messages;
 use crate::sequence::{sequence_difference, SequenceBuffer};
@@ -306,18 +306,10 @@ impl RelliktPeer {
         &self.ep
     }
 
-    /// Queues a burst of reliable messages at the next tick.
-    pub fn burst(&mut self) {
-        self.m.workload_mut().burst();
-    }
-
+    /// rellikt reports only timeouts ("not acked within 1 s = lost"), so its failures resend as
+    /// `TimeoutResend`.
     fn report(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        for o in std::mem::take(&mut self.outcomes) {
-            match o {
-                Outcome::Delivered { sequence, rtt_ms } => self.m.delivered(now, sequence, rtt_ms, events),
-                Outcome::Failed { sequence, .. } => self.m.failed(now, sequence, SendKind::TimeoutResend, events),
-            }
-        }
+        self.m.report(now, &mut self.outcomes, events);
     }
 }
 

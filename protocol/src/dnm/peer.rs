@@ -116,6 +116,20 @@ impl MessageEndpoint {
         self.outbox.on_delivered(now, seq, events);
     }
 
+    /// Reports every delivery outcome in `outcomes` (draining it): successes ack their messages,
+    /// failures resend them (`TimeoutResend` after a timeout, `NakResend` when skipped by an ack).
+    pub fn report(&mut self, now: SimTime, outcomes: &mut Vec<Outcome>, events: &mut Vec<Event>) {
+        for o in outcomes.drain(..) {
+            match o {
+                Outcome::Delivered { sequence, rtt_ms } => self.delivered(now, sequence, rtt_ms, events),
+                Outcome::Failed { sequence, timeout } => {
+                    let why = if timeout { SendKind::TimeoutResend } else { SendKind::NakResend };
+                    self.failed(now, sequence, why, events);
+                }
+            }
+        }
+    }
+
     pub fn failed(&mut self, now: SimTime, seq: u16, why: SendKind, events: &mut Vec<Event>) {
         events.push(Event { time: now, kind: EventKind::PacketNakked { side: self.side, seq: seq as u32 } });
         self.loss.record(true);
@@ -194,21 +208,8 @@ impl DnmPeer {
         &self.m
     }
 
-    /// Queues a burst of reliable messages at the next tick.
-    pub fn burst(&mut self) {
-        self.m.workload_mut().burst();
-    }
-
     fn report(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        for o in std::mem::take(&mut self.outcomes) {
-            match o {
-                Outcome::Delivered { sequence, rtt_ms } => self.m.delivered(now, sequence, rtt_ms, events),
-                Outcome::Failed { sequence, timeout } => {
-                    let why = if timeout { SendKind::TimeoutResend } else { SendKind::NakResend };
-                    self.m.failed(now, sequence, why, events);
-                }
-            }
-        }
+        self.m.report(now, &mut self.outcomes, events);
     }
 }
 
