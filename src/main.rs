@@ -210,12 +210,10 @@ fn gui(cli: Cli) -> ExitCode {
         None => None,
     };
     let ab = match &cli.ab {
-        Some(name) => {
-            match serde_json::from_value::<ackscope_protocol::Strategy>(serde_json::Value::String(name.clone())) {
-                Ok(s) => Some(s),
-                Err(_) => return fail(format!("unknown strategy '{name}'")),
-            }
-        }
+        Some(name) => match ackscope_protocol::Strategy::parse(name) {
+            Ok(s) => Some(s),
+            Err(e) => return fail(e),
+        },
         None => None,
     };
     let launch = ackscope::ui::Launch { path: cli.path, tab, ab, no_intro: cli.no_intro };

@@ -5,8 +5,8 @@
 use std::time::Instant;
 
 use ackscope_protocol::{
-    reliable_metrics, snapshot_summary, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals, ReliableMetrics,
-    Scenario, SimTime, Simulation, SnapshotSummary, Strategy, Ue4Summary,
+    registry, reliable_metrics, snapshot_summary, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals,
+    ReliableMetrics, Scenario, SimTime, Simulation, SnapshotSummary, Strategy, Ue4Summary,
 };
 use serde::Serialize;
 
@@ -69,7 +69,7 @@ pub fn run_with_changes(scenario: &Scenario, seconds: f64, changes: &[Change]) -
         events.extend(sim.drain_events());
     }
     sim.run_until(end);
-    let is_messages = scenario.strategy.has_messages();
+    let is_messages = registry::info(scenario.strategy).has_messages;
     let mut drain_seconds = 0.0;
     if is_messages {
         // Stop the workload (recorded like any change, so a re-run repeats it), then let every
@@ -117,8 +117,9 @@ fn build(
     drain_seconds: f64,
     start: Instant,
 ) -> RunReport {
-    let messages = scenario.strategy.has_messages();
-    let chunk = matches!(scenario.strategy, Strategy::Chunks | Strategy::Fragments).then(|| {
+    let row = registry::info(scenario.strategy);
+    let messages = row.has_messages;
+    let chunk = row.has_chunks.then(|| {
         // The ideal adds the link's base round trip, as in the large-blocks seed.
         let l = &scenario.link;
         let rtt_ms = l.a_to_b.latency_ms + l.b_to_a.latency_ms;

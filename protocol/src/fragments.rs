@@ -20,7 +20,7 @@ use crate::budget::TickBudget;
 use crate::chunk::{ChunkConfig, ChunkError};
 use crate::event::{Event, EventKind, MalformedReason, Side, SimTime, StatsSample};
 use crate::link::IP_UDP_OVERHEAD_BYTES;
-use crate::peer::Peer;
+use crate::peer::{Peer, PeerCommand};
 use crate::workload::{check_payload, make_payload};
 
 /// First byte of a fragment (as reliable.io).
@@ -505,7 +505,21 @@ impl Peer for FragmentPeer {
         StatsSample { rtt_ms: rtt, rtt_display_ms: rtt, ..StatsSample::default() }
     }
 
-    fn set_target_bandwidth_kbps(&mut self, kbps: f64) {
-        self.sender.set_bandwidth_kbps(kbps);
+    /// Only the target bandwidth changes while running (a live `chunk.bandwidth_kbps` edit
+    /// arrives as `Reconfigure`, `set_chunk_bandwidth_kbps` as `TargetKbps`).
+    fn command(&mut self, _now: SimTime, command: PeerCommand) {
+        match command {
+            PeerCommand::TargetKbps(kbps) => self.sender.set_bandwidth_kbps(kbps),
+            PeerCommand::Reconfigure(live) => {
+                if let Some(c) = live.own::<ChunkConfig>() {
+                    self.sender.set_bandwidth_kbps(c.bandwidth_kbps);
+                }
+            }
+            PeerCommand::Burst | PeerCommand::SendChunk { .. } => {}
+        }
+    }
+
+    fn unacked_reliable(&self) -> usize {
+        0
     }
 }

@@ -32,9 +32,8 @@ use crate::bits::{BitError, BitReader, BitWriter, Stream};
 use crate::channel::{AckedMessage, ChannelError, ChannelSizes, Pick, ReliableChannel};
 use crate::event::{Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample};
 use crate::message::{Message, MessageError, MessageFactory, MAX_MESSAGE_BYTES};
-use crate::peer::{header_malformed_reason, Peer};
-use crate::sim::Scenario;
-use crate::workload::{check_payload, MessageRequest, Workload};
+use crate::peer::{header_malformed_reason, Peer, PeerCommand};
+use crate::workload::{check_payload, MessageRequest, Workload, WorkloadConfig};
 
 /// Wire limit on messages of each channel in one packet (the counts are 9-bit fields).
 pub const MAX_MESSAGES_PER_PACKET_LIMIT: u32 = 256;
@@ -230,8 +229,7 @@ pub struct GlennPeer {
 }
 
 impl GlennPeer {
-    pub fn new(side: Side, scenario: &Scenario) -> Self {
-        let g = scenario.glenn;
+    pub fn new(side: Side, ack: AckConfig, g: GlennConfig, workload: WorkloadConfig, seed: u64) -> Self {
         let sizes = ChannelSizes {
             send_queue_size: g.send_queue_size as usize,
             receive_queue_size: g.receive_queue_size as usize,
@@ -242,10 +240,10 @@ impl GlennPeer {
             config: g,
             factory: MessageFactory::default(),
             ack: AckEndpoint::new(AckConfig {
-                sent_packets_buffer_size: scenario.ack.sent_packets_buffer_size.max(sizes.sent_packets_buffer_size),
-                ..scenario.ack
+                sent_packets_buffer_size: ack.sent_packets_buffer_size.max(sizes.sent_packets_buffer_size),
+                ..ack
             }),
-            workload: Workload::new(side, scenario.workload, scenario.seed),
+            workload: Workload::new(side, workload, seed),
             channel: ReliableChannel::new(sizes),
             backlog: VecDeque::new(),
             unreliable: VecDeque::new(),
@@ -524,14 +522,20 @@ impl Peer for GlennPeer {
         self.ack.stats()
     }
 
-    fn reconfigure(&mut self, _now: SimTime, scenario: &Scenario) {
-        self.config = scenario.glenn;
-        self.workload.set_config(scenario.workload);
-    }
-
-    fn burst(&mut self) {
-        self.workload.burst();
-        self.burst_pending += self.workload.config().burst_messages as usize;
+    fn command(&mut self, _now: SimTime, command: PeerCommand) {
+        match command {
+            PeerCommand::Reconfigure(live) => {
+                if let Some(g) = live.own::<GlennConfig>() {
+                    self.config = *g;
+                }
+                self.workload.set_config(live.workload);
+            }
+            PeerCommand::Burst => {
+                self.workload.burst();
+                self.burst_pending += self.workload.config().burst_messages as usize;
+            }
+            PeerCommand::SendChunk { .. } | PeerCommand::TargetKbps(_) => {}
+        }
     }
 
     fn unacked_reliable(&self) -> usize {

@@ -1,10 +1,52 @@
 //! The contract between the simulation driver and a protocol endpoint, and the plain packet-ack
 //! endpoint (reliable.io header + opaque payload) that every Glenn-style strategy builds on.
 
+use std::any::Any;
+
 use crate::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
 use crate::event::{Event, EventKind, MalformedReason, Side, SimTime, StatsSample};
 use crate::header::HeaderError;
-use crate::sim::Scenario;
+use crate::workload::WorkloadConfig;
+
+/// Something the driver asks of an endpoint besides the packet loop (a user action or a live
+/// setting). Strategies act on what applies to them and ignore the rest.
+pub enum PeerCommand {
+    /// Queue a workload burst (message strategies).
+    Burst,
+    /// Queue one large block of `bytes` for sending (chunk strategies).
+    SendChunk { bytes: usize },
+    /// A bandwidth-budgeted sender's new target (chunk and fragment senders).
+    TargetKbps(f64),
+    /// The settings that may change while running; see [`LiveSettings`].
+    Reconfigure(LiveSettings),
+}
+
+impl std::fmt::Debug for PeerCommand {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PeerCommand::Burst => write!(f, "Burst"),
+            PeerCommand::SendChunk { bytes } => write!(f, "SendChunk {{ bytes: {bytes} }}"),
+            PeerCommand::TargetKbps(k) => write!(f, "TargetKbps({k})"),
+            PeerCommand::Reconfigure(l) => write!(f, "Reconfigure({:?}, ..)", l.workload),
+        }
+    }
+}
+
+/// Live settings for one endpoint: the workload every message strategy shares, and the
+/// strategy's own section of the scenario (`GlennConfig`, `Ue4Config`, ...), which the registry
+/// builds and the endpoint downcasts. Endpoints thereby know their own config only, and nothing
+/// here depends on the scenario or on any strategy.
+pub struct LiveSettings {
+    pub workload: WorkloadConfig,
+    pub own: Box<dyn Any + Send>,
+}
+
+impl LiveSettings {
+    /// The strategy's own section, if it is a `T`.
+    pub fn own<T: 'static>(&self) -> Option<&T> {
+        self.own.downcast_ref::<T>()
+    }
+}
 
 /// A protocol endpoint driven on virtual time.
 ///
@@ -26,21 +68,11 @@ pub trait Peer: Send {
     fn update(&mut self, now: SimTime, events: &mut Vec<Event>);
     /// Current estimates.
     fn stats(&self) -> StatsSample;
-    /// Changes a bandwidth-budgeted sender's target (chunk and fragment senders) live; other
-    /// strategies ignore it.
-    fn set_target_bandwidth_kbps(&mut self, _kbps: f64) {}
-    /// Takes the settings that may change while running (workload, the strategy's own section)
-    /// from `scenario`; the rest is ignored. Strategies without live settings keep the default.
-    fn reconfigure(&mut self, _now: SimTime, _scenario: &Scenario) {}
-    /// Queues a workload burst (strategies without a workload ignore it).
-    fn burst(&mut self) {}
-    /// Queues one large block of `bytes` for sending (strategies without chunks ignore it).
-    fn send_chunk(&mut self, _bytes: usize) {}
+    /// A user action or live setting (see [`PeerCommand`]); what does not apply is ignored.
+    fn command(&mut self, now: SimTime, command: PeerCommand);
     /// Reliable messages queued and not yet acked, including any waiting for queue space (0 for
     /// strategies without reliable messages); a run has drained when both sides report 0.
-    fn unacked_reliable(&self) -> usize {
-        0
-    }
+    fn unacked_reliable(&self) -> usize;
 }
 
 /// Maps a header decode error to the event reason.
@@ -143,5 +175,11 @@ impl Peer for AckPeer {
 
     fn stats(&self) -> StatsSample {
         self.ack.stats()
+    }
+
+    fn command(&mut self, _now: SimTime, _command: PeerCommand) {}
+
+    fn unacked_reliable(&self) -> usize {
+        0
     }
 }

@@ -26,7 +26,7 @@ use crate::bits::{BitError, BitReader, BitWriter, Stream};
 use crate::dnm::peer::MessageEndpoint;
 use crate::dnm::Outcome;
 use crate::event::{Event, MalformedReason, Side, SimTime, StatsSample};
-use crate::peer::Peer;
+use crate::peer::{Peer, PeerCommand};
 use crate::replication::serialize_messages;
 use crate::sequence::{sequence_difference, SequenceBuffer};
 use crate::stats::{RttFilter, StatsConfig};
@@ -314,14 +314,18 @@ impl RelliktPeer {
 }
 
 impl Peer for RelliktPeer {
-    fn reconfigure(&mut self, _now: SimTime, scenario: &crate::sim::Scenario) {
-        self.m.workload_mut().set_config(scenario.workload);
-        self.config.loss_timeout_ms = scenario.rellikt.loss_timeout_ms;
-        self.ep.set_loss_timeout_ms(scenario.rellikt.loss_timeout_ms);
-    }
-
-    fn burst(&mut self) {
-        self.m.workload_mut().burst();
+    fn command(&mut self, _now: SimTime, command: PeerCommand) {
+        match command {
+            PeerCommand::Reconfigure(live) => {
+                self.m.workload_mut().set_config(live.workload);
+                if let Some(c) = live.own::<RelliktConfig>() {
+                    self.config.loss_timeout_ms = c.loss_timeout_ms;
+                    self.ep.set_loss_timeout_ms(c.loss_timeout_ms);
+                }
+            }
+            PeerCommand::Burst => self.m.workload_mut().burst(),
+            PeerCommand::SendChunk { .. } | PeerCommand::TargetKbps(_) => {}
+        }
     }
 
     fn unacked_reliable(&self) -> usize {

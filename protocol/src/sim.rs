@@ -6,143 +6,15 @@
 //! ack an endpoint reports is looked up against the link's record of that very send (the link
 //! tags each send with a run-unique id because 16-bit sequences wrap).
 
-use serde::{Deserialize, Serialize};
-
-use crate::ack::AckConfig;
-use crate::chunk::{ChunkConfig, ChunkPeer};
-use crate::dnm::{DnmConfig, DnmPeer};
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
-use crate::flow::{FlowConfig, FlowControl};
-use crate::fragments::FragmentPeer;
-use crate::glenn::{GlennConfig, GlennPeer};
+use crate::flow::FlowControl;
 use crate::link::{Link, LinkConfig};
-use crate::peer::{AckPeer, Peer};
-use crate::rellikt::{RelliktConfig, RelliktPeer};
-use crate::script::LinkStep;
+use crate::peer::{Peer, PeerCommand};
+use crate::registry::live_settings;
+pub use crate::registry::make_peer;
+pub use crate::scenario::{LinkPair, Scenario, Strategy};
 use crate::truth::Truth;
 pub use crate::truth::{summarize, EstimateSummary, PacketTotals};
-use crate::ue4::{Ue4Config, Ue4Peer};
-use crate::workload::WorkloadConfig;
-
-/// Which protocol the endpoints run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Strategy {
-    /// reliable.io packet acks carrying an opaque payload of `payload_bytes`.
-    Acks,
-    /// Glenn's chunk/slice transfer of large blocks (side A sends `workload.chunk_kib` chunks back
-    /// to back, side B acks). Later it may be multiplexed beside a message strategy.
-    Chunks,
-    /// The baseline for chunks: whole blocks as fragmented packets, resent whole on any loss.
-    Fragments,
-    /// Glenn Fiedler's reliable-ordered messages over packet acks, with the message workload.
-    #[default]
-    Glenn,
-    /// UE4-style packets, bunches and Nak-driven resend (`ue4.*`).
-    Ue4,
-    /// Multiplayer Game Programming's delivery notification manager (ack ranges + timeout)
-    /// carrying the message workload; snapshots per `workload.snapshot_mode`.
-    Dnm,
-    /// rellikt's `[protocol id][sequence][ack][ack bitfield]` header, "unacked after 1 s = lost",
-    /// carrying the message workload; snapshots per `workload.snapshot_mode`.
-    Rellikt,
-}
-
-impl Strategy {
-    /// True for strategies that carry the message workload (reliable-message metrics apply).
-    pub fn has_messages(self) -> bool {
-        matches!(self, Strategy::Glenn | Strategy::Ue4 | Strategy::Dnm | Strategy::Rellikt)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Strategy::Acks => "acks",
-            Strategy::Chunks => "chunks",
-            Strategy::Fragments => "fragments",
-            Strategy::Glenn => "glenn",
-            Strategy::Ue4 => "ue4",
-            Strategy::Dnm => "dnm",
-            Strategy::Rellikt => "rellikt",
-        }
-    }
-}
-
-/// Both directions of the link.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LinkPair {
-    pub a_to_b: LinkConfig,
-    pub b_to_a: LinkConfig,
-}
-
-impl LinkPair {
-    pub fn get(&self, dir: Dir) -> &LinkConfig {
-        match dir {
-            Dir::AtoB => &self.a_to_b,
-            Dir::BtoA => &self.b_to_a,
-        }
-    }
-    pub fn get_mut(&mut self, dir: Dir) -> &mut LinkConfig {
-        match dir {
-            Dir::AtoB => &mut self.a_to_b,
-            Dir::BtoA => &mut self.b_to_a,
-        }
-    }
-}
-
-/// Everything a run depends on: with the same scenario, a run produces the same events.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct Scenario {
-    pub seed: u64,
-    pub strategy: Strategy,
-    /// Packets per second each endpoint sends.
-    pub send_rate_pps: f64,
-    /// Opaque payload per packet for the `acks` strategy.
-    pub payload_bytes: u32,
-    /// How often each endpoint emits a `Stats` event.
-    pub stats_interval_ms: f64,
-    pub ack: AckConfig,
-    pub link: LinkPair,
-    /// The message workload for message strategies.
-    pub workload: WorkloadConfig,
-    /// Large-block transfer settings (`chunks` and `fragments` strategies).
-    pub chunk: ChunkConfig,
-    /// rellikt's RTT-driven send-rate switch; when enabled it sets each side's packet rate.
-    pub flow: FlowConfig,
-    /// Scripted link changes over time (outages, lag spikes, bandwidth drops).
-    pub script: Vec<LinkStep>,
-    /// Settings of the `glenn` strategy.
-    pub glenn: GlennConfig,
-    /// Settings of the `ue4` strategy.
-    pub ue4: Ue4Config,
-    /// Delivery notification manager settings (`dnm` strategy).
-    pub dnm: DnmConfig,
-    /// rellikt's header and loss rule (`rellikt` strategy).
-    pub rellikt: RelliktConfig,
-}
-
-impl Default for Scenario {
-    fn default() -> Self {
-        Self {
-            seed: 1,
-            strategy: Strategy::Glenn,
-            send_rate_pps: 60.0,
-            payload_bytes: 100,
-            stats_interval_ms: 100.0,
-            ack: AckConfig::default(),
-            link: LinkPair::default(),
-            workload: WorkloadConfig::default(),
-            chunk: ChunkConfig::default(),
-            flow: FlowConfig::default(),
-            script: Vec::new(),
-            glenn: GlennConfig::default(),
-            ue4: Ue4Config::default(),
-            dnm: DnmConfig::default(),
-            rellikt: RelliktConfig::default(),
-        }
-    }
-}
 
 /// Send ticks at `pps` counted from `base`, so rate changes never accumulate rounding drift.
 /// Shared by the simulation and the real-time UDP endpoints so both tick the same way.
@@ -166,27 +38,6 @@ impl Ticker {
         self.base = now;
         self.count = 0;
         self.pps = pps;
-    }
-}
-
-/// Builds the endpoint for `side` from the scenario.
-pub fn make_peer(scenario: &Scenario, side: Side) -> Box<dyn Peer> {
-    match scenario.strategy {
-        Strategy::Acks => Box::new(AckPeer::new(side, scenario.ack, scenario.payload_bytes as usize)),
-        Strategy::Ue4 => Box::new(Ue4Peer::new(side, scenario.ue4, scenario.workload, scenario.seed)),
-        Strategy::Glenn => Box::new(GlennPeer::new(side, scenario)),
-        Strategy::Chunks => Box::new(ChunkPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
-        Strategy::Fragments => Box::new(FragmentPeer::new(side, scenario.chunk, chunk_source_bytes(scenario, side))),
-        Strategy::Dnm => Box::new(DnmPeer::new(side, scenario.dnm, scenario.workload, scenario.seed)),
-        Strategy::Rellikt => Box::new(RelliktPeer::new(side, scenario.rellikt, scenario.workload, scenario.seed)),
-    }
-}
-
-/// Bytes per chunk side `side` sources: side A sends `workload.chunk_kib`, side B only acks.
-fn chunk_source_bytes(scenario: &Scenario, side: Side) -> usize {
-    match side {
-        Side::A => scenario.workload.chunk_kib as usize * 1024,
-        Side::B => 0,
     }
 }
 
@@ -275,7 +126,7 @@ impl Simulation {
     pub fn set_chunk_bandwidth_kbps(&mut self, kbps: f64) {
         self.scenario.chunk.bandwidth_kbps = kbps;
         for p in &mut self.peers {
-            p.set_target_bandwidth_kbps(kbps);
+            p.command(self.now, PeerCommand::TargetKbps(kbps));
         }
     }
 
@@ -335,7 +186,7 @@ impl Simulation {
         s.strategy = self.scenario.strategy;
         self.scenario = s;
         for p in &mut self.peers {
-            p.reconfigure(self.now, &self.scenario);
+            p.command(self.now, PeerCommand::Reconfigure(live_settings(&self.scenario)));
         }
     }
 
@@ -347,12 +198,12 @@ impl Simulation {
 
     /// Queues one large block of `bytes` on `side` (chunk and fragment strategies).
     pub fn send_chunk(&mut self, side: Side, bytes: usize) {
-        self.peers[side.index()].send_chunk(bytes);
+        self.peers[side.index()].command(self.now, PeerCommand::SendChunk { bytes });
     }
 
     /// Queues a workload burst on `side`.
     pub fn burst(&mut self, side: Side) {
-        self.peers[side.index()].burst();
+        self.peers[side.index()].command(self.now, PeerCommand::Burst);
     }
 
     /// Reliable messages not yet acked, both sides together.

@@ -9,6 +9,11 @@ fn scenario() -> Scenario {
     Scenario { strategy: Strategy::Glenn, ..Scenario::default() }
 }
 
+fn glenn_peer(side: Side) -> GlennPeer {
+    let s = scenario();
+    GlennPeer::new(side, s.ack, s.glenn, s.workload, s.seed)
+}
+
 fn event_msg(side: Side, id: u64, bytes: u32) -> Message {
     MessageFactory::default().wrap(true, make_payload(side, id, bytes)).unwrap()
 }
@@ -34,7 +39,7 @@ fn packet(seq: u16, payload: &[u8]) -> Vec<u8> {
 
 /// Feeds `packets` to a fresh B and returns its events and whether its next packet acks each.
 fn feed_b(packets: &[Vec<u8>]) -> (Vec<Event>, GlennPeer, PacketHeader) {
-    let mut b = GlennPeer::new(Side::B, &scenario());
+    let mut b = glenn_peer(Side::B);
     let mut events = Vec::new();
     for p in packets {
         b.receive(SimTime(1000), p, &mut events);
@@ -156,7 +161,7 @@ proptest! {
     fn arbitrary_payload_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
         let f = MessageFactory::default();
         let decoded = decode_payload(&f, &bytes);
-        let mut b = GlennPeer::new(Side::B, &scenario());
+        let mut b = glenn_peer(Side::B);
         let mut events = Vec::new();
         b.receive(SimTime(0), &packet(0, &bytes), &mut events);
         b.receive(SimTime(0), &bytes, &mut events);
@@ -176,7 +181,7 @@ proptest! {
             let i = i.index(p.len());
             p[i] ^= x;
         }
-        let mut b = GlennPeer::new(Side::B, &scenario());
+        let mut b = glenn_peer(Side::B);
         let mut events = Vec::new();
         b.receive(SimTime(0), &p, &mut events);
         b.on_tick(SimTime(1), &mut events);

@@ -36,6 +36,12 @@ impl Peer for Knob {
     fn stats(&self) -> StatsSample {
         self.peer.stats()
     }
+    fn command(&mut self, now: SimTime, command: PeerCommand) {
+        self.peer.command(now, command)
+    }
+    fn unacked_reliable(&self) -> usize {
+        self.peer.unacked_reliable()
+    }
 }
 
 impl Knob {

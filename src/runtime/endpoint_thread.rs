@@ -19,9 +19,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use ackscope_protocol::registry::live_settings;
 use ackscope_protocol::script::LinkStep;
 use ackscope_protocol::sim::Ticker;
-use ackscope_protocol::{Dir, Event, EventKind, FlowControl, Link, Peer, Scenario, Side, SimTime};
+use ackscope_protocol::{Dir, Event, EventKind, FlowControl, Link, Peer, PeerCommand, Scenario, Side, SimTime};
 use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender, TryRecvError, TrySendError};
 
 use super::{Batch, Command};
@@ -364,7 +365,7 @@ fn endpoint_loop(
                                 ticker = Ticker { base: now, count: 0, pps: s.send_rate_pps };
                             }
                             spec.scenario = s;
-                            spec.peer.reconfigure(now, &spec.scenario);
+                            spec.peer.command(now, PeerCommand::Reconfigure(live_settings(&spec.scenario)));
                             if spec.records_changes {
                                 let kind = EventKind::ParamChanged { name: name.clone(), value: value.clone() };
                                 ev.push(Event { time: now, kind });
@@ -373,8 +374,10 @@ fn endpoint_loop(
                         }
                     }
                 }
-                Command::Burst(s) if s == side => spec.peer.burst(),
-                Command::SendChunk(s, bytes) if s == side => spec.peer.send_chunk(bytes),
+                Command::Burst(s) if s == side => spec.peer.command(clock.now(), PeerCommand::Burst),
+                Command::SendChunk(s, bytes) if s == side => {
+                    spec.peer.command(clock.now(), PeerCommand::SendChunk { bytes })
+                }
                 Command::Burst(_) | Command::SendChunk(..) => {}
                 Command::Pause => clock.pause(),
                 Command::Resume => clock.resume(),

@@ -6,7 +6,7 @@
 //! produces the same events as a single-threaded one (tested), which keeps live recordings
 //! re-runnable from their header. Dropping the handle stops and joins the thread.
 
-use ackscope_protocol::{Event, Peer, Scenario, SimTime, StatsSample};
+use ackscope_protocol::{Event, Peer, PeerCommand, Scenario, SimTime, StatsSample};
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 enum Request {
@@ -15,10 +15,7 @@ enum Request {
     Receive(SimTime, Vec<u8>),
     Update(SimTime),
     Stats,
-    SetBandwidth(f64),
-    Reconfigure(SimTime, Box<Scenario>),
-    Burst,
-    SendChunk(usize),
+    Command(SimTime, PeerCommand),
     UnackedReliable,
 }
 
@@ -49,10 +46,7 @@ fn serve(mut peer: Box<dyn Peer>, requests: Receiver<Request>, replies: Sender<R
             Request::Receive(now, bytes) => peer.receive(now, &bytes, &mut r.events),
             Request::Update(now) => peer.update(now, &mut r.events),
             Request::Stats => r.stats = peer.stats(),
-            Request::SetBandwidth(kbps) => peer.set_target_bandwidth_kbps(kbps),
-            Request::Reconfigure(now, s) => peer.reconfigure(now, &s),
-            Request::Burst => peer.burst(),
-            Request::SendChunk(bytes) => peer.send_chunk(bytes),
+            Request::Command(now, c) => peer.command(now, c),
             Request::UnackedReliable => r.count = peer.unacked_reliable(),
         }
         if replies.send(r).is_err() {
@@ -129,20 +123,8 @@ impl Peer for ThreadedPeer {
         self.call(Request::Stats).stats
     }
 
-    fn set_target_bandwidth_kbps(&mut self, kbps: f64) {
-        self.call(Request::SetBandwidth(kbps));
-    }
-
-    fn reconfigure(&mut self, now: SimTime, scenario: &Scenario) {
-        self.call(Request::Reconfigure(now, Box::new(scenario.clone())));
-    }
-
-    fn burst(&mut self) {
-        self.call(Request::Burst);
-    }
-
-    fn send_chunk(&mut self, bytes: usize) {
-        self.call(Request::SendChunk(bytes));
+    fn command(&mut self, now: SimTime, command: PeerCommand) {
+        self.call(Request::Command(now, command));
     }
 
     fn unacked_reliable(&self) -> usize {
@@ -152,7 +134,7 @@ impl Peer for ThreadedPeer {
 
 /// A simulation whose two endpoints each run on their own thread (names `ackscope-a`/`-b`).
 pub fn threaded_simulation(scenario: Scenario) -> ackscope_protocol::Simulation {
-    use ackscope_protocol::{sim::make_peer, Side};
+    use ackscope_protocol::{make_peer, Side};
     let peers: [Box<dyn Peer>; 2] = [
         Box::new(ThreadedPeer::spawn("ackscope-a", make_peer(&scenario, Side::A))),
         Box::new(ThreadedPeer::spawn("ackscope-b", make_peer(&scenario, Side::B))),
@@ -190,7 +172,7 @@ mod tests {
     fn stop_joins_the_endpoint_thread_and_later_calls_do_not_hang() {
         let mut p = ThreadedPeer::spawn(
             "ackscope-test",
-            ackscope_protocol::sim::make_peer(&Scenario::default(), ackscope_protocol::Side::A),
+            ackscope_protocol::make_peer(&Scenario::default(), ackscope_protocol::Side::A),
         );
         let mut events = Vec::new();
         p.on_tick(SimTime::ZERO, &mut events);

@@ -11,8 +11,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use ackscope_protocol::sim::make_peer;
-use ackscope_protocol::{AckPeer, Peer, Scenario, Side, SimTime};
+use ackscope_protocol::{make_peer, AckPeer, Peer, Scenario, Side, SimTime};
 use anyhow::{anyhow, Context, Result};
 use crossbeam_channel::{bounded, Receiver, Sender};
 

@@ -33,17 +33,6 @@ pub enum UiCommand {
     FollowLive,
 }
 
-/// The strategies the window offers, in menu order.
-pub const STRATEGIES: [Strategy; 7] = [
-    Strategy::Glenn,
-    Strategy::Ue4,
-    Strategy::Dnm,
-    Strategy::Rellikt,
-    Strategy::Acks,
-    Strategy::Chunks,
-    Strategy::Fragments,
-];
-
 /// One strategy's recording: the scenario it started from, its changes, its events and the
 /// indexes the panels read, all fed from the same events.
 pub struct Lane {

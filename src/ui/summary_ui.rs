@@ -8,7 +8,7 @@
 //! which instant it shows.
 
 use ackscope_protocol::{
-    MetricsAccumulator, SimTime, SnapshotAccumulator, Strategy, SummaryAccumulator, Ue4SummaryAccumulator,
+    registry, MetricsAccumulator, SimTime, SnapshotAccumulator, Strategy, SummaryAccumulator, Ue4SummaryAccumulator,
 };
 
 use super::Lane;
@@ -38,7 +38,7 @@ impl SummaryCache {
         }
         let new = &lane.store.events()[self.fed..n];
         self.packets.observe(new);
-        if lane.scenario.strategy.has_messages() {
+        if registry::info(lane.scenario.strategy).has_messages {
             self.reliable.observe_all(new);
             for e in new {
                 self.snapshots.observe(e);
@@ -60,7 +60,7 @@ impl SummaryCache {
             ("RTT est. / true ms".into(), format!("{:.1} / {:.1}", e.rtt_ms, e.true_rtt_ms)),
             ("loss est. / true %".into(), format!("{:.2} / {:.2}", e.loss_percent, e.true_loss_percent)),
         ];
-        if lane.scenario.strategy.has_messages() {
+        if registry::info(lane.scenario.strategy).has_messages {
             let m = self.reliable.finish();
             rows.extend([
                 ("reliable sent / delivered".into(), format!("{} / {}", m.sent, m.delivered)),

@@ -1,23 +1,16 @@
 //! Top bar (run, strategy, A/B, preset, files, replay cursor), status bar, and the banners
 //! (first-run hints, dismissible errors).
 
-use ackscope_protocol::{EventKind, SimTime, Strategy};
+use ackscope_protocol::{registry, EventKind, SimTime, Strategy};
 
-use super::{AppState, STRATEGIES};
+use super::AppState;
 use crate::playback::SPEEDS;
 use crate::presets;
 use crate::runtime::udp::Transport;
 
+/// The label the registry gives `s`.
 fn strategy_label(s: Strategy) -> &'static str {
-    match s {
-        Strategy::Glenn => "Glenn redundancy",
-        Strategy::Ue4 => "UE4 Nak",
-        Strategy::Dnm => "Delivery notification",
-        Strategy::Rellikt => "rellikt",
-        Strategy::Acks => "Packet acks only",
-        Strategy::Chunks => "Chunks (large blocks)",
-        Strategy::Fragments => "Fragments (baseline)",
-    }
+    registry::info(s).label
 }
 
 pub fn top_bar_ui(state: &mut AppState, ui: &mut egui::Ui) {
@@ -50,7 +43,7 @@ pub fn top_bar_ui(state: &mut AppState, ui: &mut egui::Ui) {
         egui::ComboBox::new("strategy", "strategy")
             .selected_text(strategy_label(strategy))
             .show_ui(ui, |ui| {
-                for s in STRATEGIES {
+                for s in Strategy::all() {
                     ui.selectable_value(&mut strategy, s, strategy_label(s));
                 }
             })
@@ -70,7 +63,7 @@ pub fn top_bar_ui(state: &mut AppState, ui: &mut egui::Ui) {
         }
         if let Some(b) = ab.as_mut() {
             egui::ComboBox::new("strategy_b", "vs").selected_text(strategy_label(*b)).show_ui(ui, |ui| {
-                for s in STRATEGIES {
+                for s in Strategy::all() {
                     ui.selectable_value(b, s, strategy_label(s));
                 }
             });

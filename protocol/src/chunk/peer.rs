@@ -10,7 +10,7 @@ use super::packets::{decode_packet, write_ack, ChunkPacket, PacketError};
 use super::{ChunkConfig, ChunkReceiver, ChunkSender};
 use crate::bits::BitError;
 use crate::event::{Event, EventKind, MalformedReason, Side, SimTime, StatsSample};
-use crate::peer::Peer;
+use crate::peer::{Peer, PeerCommand};
 use crate::stats::BandwidthMeter;
 use crate::workload::{check_payload, make_payload};
 
@@ -205,8 +205,26 @@ impl Peer for ChunkPeer {
         }
     }
 
-    fn reconfigure(&mut self, _now: SimTime, scenario: &crate::sim::Scenario) {
-        let c = scenario.chunk;
+    fn command(&mut self, _now: SimTime, command: PeerCommand) {
+        match command {
+            PeerCommand::Reconfigure(live) => {
+                if let Some(c) = live.own::<ChunkConfig>() {
+                    self.reconfigure(c);
+                }
+            }
+            PeerCommand::SendChunk { bytes } => self.send_chunk(bytes),
+            PeerCommand::TargetKbps(kbps) => self.set_target_bandwidth_kbps(kbps),
+            PeerCommand::Burst => {}
+        }
+    }
+
+    fn unacked_reliable(&self) -> usize {
+        0
+    }
+}
+
+impl ChunkPeer {
+    fn reconfigure(&mut self, c: &ChunkConfig) {
         if c.bandwidth_kbps != self.config.bandwidth_kbps {
             self.set_target_bandwidth_kbps(c.bandwidth_kbps);
         }
@@ -231,7 +249,8 @@ impl Peer for ChunkPeer {
         }
     }
 
-    fn set_target_bandwidth_kbps(&mut self, kbps: f64) {
+    /// Changes the sender's target bandwidth from now on.
+    pub fn set_target_bandwidth_kbps(&mut self, kbps: f64) {
         self.sender.set_bandwidth_kbps(kbps);
         self.config.bandwidth_kbps = kbps;
     }

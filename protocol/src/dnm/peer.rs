@@ -11,7 +11,7 @@ use super::manager::{DeliveryNotificationManager, Outcome};
 use super::wire::{header_bytes_max, read_packet, write_packet, DnmPacket, MAX_WIRE_RANGES};
 use super::DnmConfig;
 use crate::event::{Event, EventKind, MalformedReason, SendKind, Side, SimTime, StatsSample};
-use crate::peer::Peer;
+use crate::peer::{Peer, PeerCommand};
 use crate::replication::{Inbox, Outbox, OutboxConfig, MAX_MESSAGE_BYTES, MESSAGE_OVERHEAD_BYTES};
 use crate::stats::{self, BandwidthMeter, LossWindow, RttEstimator, StatsConfig};
 use crate::workload::{MessageRequest, Workload, WorkloadConfig};
@@ -214,14 +214,18 @@ impl DnmPeer {
 }
 
 impl Peer for DnmPeer {
-    fn reconfigure(&mut self, _now: SimTime, scenario: &crate::sim::Scenario) {
-        self.m.workload_mut().set_config(scenario.workload);
-        self.config.timeout_ms = scenario.dnm.timeout_ms;
-        self.dnm.set_timeout_ms(scenario.dnm.timeout_ms);
-    }
-
-    fn burst(&mut self) {
-        self.m.workload_mut().burst();
+    fn command(&mut self, _now: SimTime, command: PeerCommand) {
+        match command {
+            PeerCommand::Reconfigure(live) => {
+                self.m.workload_mut().set_config(live.workload);
+                if let Some(c) = live.own::<DnmConfig>() {
+                    self.config.timeout_ms = c.timeout_ms;
+                    self.dnm.set_timeout_ms(c.timeout_ms);
+                }
+            }
+            PeerCommand::Burst => self.m.workload_mut().burst(),
+            PeerCommand::SendChunk { .. } | PeerCommand::TargetKbps(_) => {}
+        }
     }
 
     fn unacked_reliable(&self) -> usize {

@@ -17,8 +17,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use crate::event::{Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample};
-use crate::peer::Peer;
-use crate::sim::Scenario;
+use crate::peer::{Peer, PeerCommand};
 use crate::stats::{self, BandwidthMeter, LossWindow, RttEstimator, StatsConfig};
 use crate::workload::{check_payload, MessageRequest, Workload, WorkloadConfig};
 
@@ -526,15 +525,19 @@ impl Ue4Peer {
 }
 
 impl Peer for Ue4Peer {
-    fn reconfigure(&mut self, _now: SimTime, scenario: &Scenario) {
-        self.workload.set_config(scenario.workload);
-        if scenario.ue4.net_speed_bytes_per_sec != self.config.net_speed_bytes_per_sec {
-            self.set_net_speed(scenario.ue4.net_speed_bytes_per_sec);
+    fn command(&mut self, _now: SimTime, command: PeerCommand) {
+        match command {
+            PeerCommand::Reconfigure(live) => {
+                self.workload.set_config(live.workload);
+                if let Some(c) = live.own::<Ue4Config>() {
+                    if c.net_speed_bytes_per_sec != self.config.net_speed_bytes_per_sec {
+                        self.set_net_speed(c.net_speed_bytes_per_sec);
+                    }
+                }
+            }
+            PeerCommand::Burst => self.workload.burst(),
+            PeerCommand::SendChunk { .. } | PeerCommand::TargetKbps(_) => {}
         }
-    }
-
-    fn burst(&mut self) {
-        self.workload.burst();
     }
 
     /// Reliable bunches sent and not yet acked; a closed connection has nothing left to drain.

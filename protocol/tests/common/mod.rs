@@ -126,6 +126,12 @@ impl Peer for Filtered {
     fn stats(&self) -> StatsSample {
         self.inner.stats()
     }
+    fn command(&mut self, now: SimTime, command: PeerCommand) {
+        self.inner.command(now, command)
+    }
+    fn unacked_reliable(&self) -> usize {
+        self.inner.unacked_reliable()
+    }
 }
 
 pub fn ue4_scenario(seed: u64) -> Scenario {

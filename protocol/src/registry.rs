@@ -1,0 +1,163 @@
+//! The strategy registry: one row per [`Strategy`], the only place that knows which endpoint type
+//! implements it, how to build it from a [`Scenario`], which part of the scenario it may take while
+//! running, its label and what it carries.
+//!
+//! It sits above `scenario` and the strategy modules (not inside `strategies/`), so that neither
+//! the strategies nor the scenario import it and the crate has no import circle: strategies know
+//! their own config only. [`info`] is an exhaustive match, so a new `Strategy` variant does not
+//! compile until it has a row.
+
+use std::any::Any;
+
+use crate::chunk::ChunkPeer;
+use crate::dnm::DnmPeer;
+use crate::event::Side;
+use crate::fragments::FragmentPeer;
+use crate::glenn::GlennPeer;
+use crate::peer::{AckPeer, LiveSettings, Peer};
+use crate::rellikt::RelliktPeer;
+use crate::scenario::{Scenario, Strategy};
+use crate::ue4::Ue4Peer;
+
+/// One registry row.
+pub struct StrategyInfo {
+    pub strategy: Strategy,
+    /// What the window shows.
+    pub label: &'static str,
+    /// One line for tooltips and `--help`.
+    pub summary: &'static str,
+    /// Carries the message workload (reliable-message metrics, bursts, the Messages tab).
+    pub has_messages: bool,
+    /// Moves large blocks (chunk metrics, *Send chunk*, the Slices tab).
+    pub has_chunks: bool,
+    /// Builds the endpoint of `side`.
+    pub build: fn(&Scenario, Side) -> Box<dyn Peer>,
+    /// The strategy's own section of the scenario, handed to a running endpoint on a live change.
+    pub own: fn(&Scenario) -> Box<dyn Any + Send>,
+}
+
+/// The row of `strategy`.
+pub fn info(strategy: Strategy) -> &'static StrategyInfo {
+    match strategy {
+        Strategy::Glenn => &GLENN,
+        Strategy::Ue4 => &UE4,
+        Strategy::Dnm => &DNM,
+        Strategy::Rellikt => &RELLIKT,
+        Strategy::Acks => &ACKS,
+        Strategy::Chunks => &CHUNKS,
+        Strategy::Fragments => &FRAGMENTS,
+    }
+}
+
+/// Every row, in menu order.
+pub fn all() -> impl Iterator<Item = &'static StrategyInfo> {
+    Strategy::all().map(info)
+}
+
+/// Builds the endpoint for `side` from the scenario.
+pub fn make_peer(scenario: &Scenario, side: Side) -> Box<dyn Peer> {
+    (info(scenario.strategy).build)(scenario, side)
+}
+
+/// The settings a running endpoint of the scenario's strategy takes on a live change.
+pub fn live_settings(scenario: &Scenario) -> LiveSettings {
+    LiveSettings { workload: scenario.workload, own: (info(scenario.strategy).own)(scenario) }
+}
+
+/// Bytes per chunk side `side` sources: side A sends `workload.chunk_kib`, side B only acks.
+fn chunk_source_bytes(scenario: &Scenario, side: Side) -> usize {
+    match side {
+        Side::A => scenario.workload.chunk_kib as usize * 1024,
+        Side::B => 0,
+    }
+}
+
+static GLENN: StrategyInfo = StrategyInfo {
+    strategy: Strategy::Glenn,
+    label: "Glenn redundancy",
+    summary: "reliable-ordered messages over packet acks, resent after a delay (or in every packet)",
+    has_messages: true,
+    has_chunks: false,
+    build: |s, side| Box::new(GlennPeer::new(side, s.ack, s.glenn, s.workload, s.seed)),
+    own: |s| Box::new(s.glenn),
+};
+
+static UE4: StrategyInfo = StrategyInfo {
+    strategy: Strategy::Ue4,
+    label: "UE4 Nak",
+    summary: "UE4 packets and bunches, reliable bunches resent only on Nak",
+    has_messages: true,
+    has_chunks: false,
+    build: |s, side| Box::new(Ue4Peer::new(side, s.ue4, s.workload, s.seed)),
+    own: |s| Box::new(s.ue4),
+};
+
+static DNM: StrategyInfo = StrategyInfo {
+    strategy: Strategy::Dnm,
+    label: "Delivery notification",
+    summary: "Multiplayer Game Programming's delivery notification manager: ack ranges and timeouts",
+    has_messages: true,
+    has_chunks: false,
+    build: |s, side| Box::new(DnmPeer::new(side, s.dnm, s.workload, s.seed)),
+    own: |s| Box::new(s.dnm),
+};
+
+static RELLIKT: StrategyInfo = StrategyInfo {
+    strategy: Strategy::Rellikt,
+    label: "rellikt",
+    summary: "protocol id, sequence, ack and bitfield; unacked after 1 s = lost",
+    has_messages: true,
+    has_chunks: false,
+    build: |s, side| Box::new(RelliktPeer::new(side, s.rellikt, s.workload, s.seed)),
+    own: |s| Box::new(s.rellikt),
+};
+
+static ACKS: StrategyInfo = StrategyInfo {
+    strategy: Strategy::Acks,
+    label: "Packet acks only",
+    summary: "reliable.io packet acks carrying an opaque payload",
+    has_messages: false,
+    has_chunks: false,
+    build: |s, side| Box::new(AckPeer::new(side, s.ack, s.payload_bytes as usize)),
+    own: |_| Box::new(()),
+};
+
+static CHUNKS: StrategyInfo = StrategyInfo {
+    strategy: Strategy::Chunks,
+    label: "Chunks (large blocks)",
+    summary: "Glenn's large blocks: slices, ack bitfields, a budgeted sender",
+    has_messages: false,
+    has_chunks: true,
+    build: |s, side| Box::new(ChunkPeer::new(side, s.chunk, chunk_source_bytes(s, side))),
+    own: |s| Box::new(s.chunk),
+};
+
+static FRAGMENTS: StrategyInfo = StrategyInfo {
+    strategy: Strategy::Fragments,
+    label: "Fragments (baseline)",
+    summary: "whole blocks as fragmented packets, resent whole on any loss",
+    has_messages: false,
+    has_chunks: true,
+    build: |s, side| Box::new(FragmentPeer::new(side, s.chunk, chunk_source_bytes(s, side))),
+    own: |s| Box::new(s.chunk),
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_strategy_has_one_row_naming_itself_with_a_label() {
+        let mut labels = std::collections::HashSet::new();
+        for s in Strategy::all() {
+            let row = info(s);
+            assert_eq!(row.strategy, s, "row of {s:?} names another strategy");
+            assert!(!row.label.is_empty() && !row.summary.is_empty(), "{s:?} lacks a label or summary");
+            assert!(labels.insert(row.label), "label {} used twice", row.label);
+            assert!(!(row.has_messages && row.has_chunks), "{s:?}: one workload kind per strategy");
+            for side in Side::BOTH {
+                let _ = make_peer(&Scenario { strategy: s, ..Scenario::default() }, side);
+            }
+        }
+    }
+}

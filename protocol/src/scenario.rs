@@ -1,0 +1,177 @@
+//! What a run depends on: the [`Scenario`] (seed, strategy, link, workload, every strategy's
+//! settings) and the [`Strategy`] enum, kept apart from the driver that runs them.
+//!
+//! Strategy names, parsing and iteration are derived once from the enum (strum): the window's
+//! menu, `--set strategy=...`, `--ab`, serde and the registry all read the same list, so an eighth
+//! strategy is one variant here plus one row in [`crate::registry`].
+
+use serde::{Deserialize, Serialize};
+use strum::{EnumCount, EnumIter, EnumString, IntoStaticStr};
+
+use crate::ack::AckConfig;
+use crate::chunk::ChunkConfig;
+use crate::dnm::DnmConfig;
+use crate::event::Dir;
+use crate::flow::FlowConfig;
+use crate::glenn::GlennConfig;
+use crate::link::LinkConfig;
+use crate::rellikt::RelliktConfig;
+use crate::script::LinkStep;
+use crate::ue4::Ue4Config;
+use crate::workload::WorkloadConfig;
+
+/// Which protocol the endpoints run, in the order the window lists them.
+///
+/// The name (`glenn`, `ue4`, ...) is the same for serde, `--set`, `--ab` and the JSON report;
+/// labels and capabilities live in the registry ([`crate::registry::info`]).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Default,
+    Serialize,
+    Deserialize,
+    EnumIter,
+    EnumString,
+    IntoStaticStr,
+    EnumCount,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum Strategy {
+    /// Glenn Fiedler's reliable-ordered messages over packet acks, with the message workload.
+    #[default]
+    Glenn,
+    /// UE4-style packets, bunches and Nak-driven resend (`ue4.*`).
+    Ue4,
+    /// Multiplayer Game Programming's delivery notification manager (ack ranges + timeout)
+    /// carrying the message workload; snapshots per `workload.snapshot_mode`.
+    Dnm,
+    /// rellikt's `[protocol id][sequence][ack][ack bitfield]` header, "unacked after 1 s = lost",
+    /// carrying the message workload; snapshots per `workload.snapshot_mode`.
+    Rellikt,
+    /// reliable.io packet acks carrying an opaque payload of `payload_bytes`.
+    Acks,
+    /// Glenn's chunk/slice transfer of large blocks (side A sends `workload.chunk_kib` chunks back
+    /// to back, side B acks).
+    Chunks,
+    /// The baseline for chunks: whole blocks as fragmented packets, resent whole on any loss.
+    Fragments,
+}
+
+impl Strategy {
+    /// The name used in files, `--set`, `--ab` and JSON (`glenn`, `ue4`, ...).
+    pub fn name(self) -> &'static str {
+        self.into()
+    }
+
+    /// Every strategy, in menu order.
+    pub fn all() -> impl Iterator<Item = Strategy> {
+        <Strategy as strum::IntoEnumIterator>::iter()
+    }
+
+    /// A strategy by its name, or the list of valid names.
+    pub fn parse(name: &str) -> Result<Strategy, String> {
+        name.parse().map_err(|_| {
+            let valid: Vec<&str> = Strategy::all().map(Strategy::name).collect();
+            format!("unknown strategy '{name}' (valid: {})", valid.join(", "))
+        })
+    }
+}
+
+/// Both directions of the link.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct LinkPair {
+    pub a_to_b: LinkConfig,
+    pub b_to_a: LinkConfig,
+}
+
+impl LinkPair {
+    pub fn get(&self, dir: Dir) -> &LinkConfig {
+        match dir {
+            Dir::AtoB => &self.a_to_b,
+            Dir::BtoA => &self.b_to_a,
+        }
+    }
+    pub fn get_mut(&mut self, dir: Dir) -> &mut LinkConfig {
+        match dir {
+            Dir::AtoB => &mut self.a_to_b,
+            Dir::BtoA => &mut self.b_to_a,
+        }
+    }
+}
+
+/// Everything a run depends on: with the same scenario, a run produces the same events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Scenario {
+    pub seed: u64,
+    pub strategy: Strategy,
+    /// Packets per second each endpoint sends.
+    pub send_rate_pps: f64,
+    /// Opaque payload per packet for the `acks` strategy.
+    pub payload_bytes: u32,
+    /// How often each endpoint emits a `Stats` event.
+    pub stats_interval_ms: f64,
+    pub ack: AckConfig,
+    pub link: LinkPair,
+    /// The message workload for message strategies.
+    pub workload: WorkloadConfig,
+    /// Large-block transfer settings (`chunks` and `fragments` strategies).
+    pub chunk: ChunkConfig,
+    /// rellikt's RTT-driven send-rate switch; when enabled it sets each side's packet rate.
+    pub flow: FlowConfig,
+    /// Scripted link changes over time (outages, lag spikes, bandwidth drops).
+    pub script: Vec<LinkStep>,
+    /// Settings of the `glenn` strategy.
+    pub glenn: GlennConfig,
+    /// Settings of the `ue4` strategy.
+    pub ue4: Ue4Config,
+    /// Delivery notification manager settings (`dnm` strategy).
+    pub dnm: DnmConfig,
+    /// rellikt's header and loss rule (`rellikt` strategy).
+    pub rellikt: RelliktConfig,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            strategy: Strategy::Glenn,
+            send_rate_pps: 60.0,
+            payload_bytes: 100,
+            stats_interval_ms: 100.0,
+            ack: AckConfig::default(),
+            link: LinkPair::default(),
+            workload: WorkloadConfig::default(),
+            chunk: ChunkConfig::default(),
+            flow: FlowConfig::default(),
+            script: Vec::new(),
+            glenn: GlennConfig::default(),
+            ue4: Ue4Config::default(),
+            dnm: DnmConfig::default(),
+            rellikt: RelliktConfig::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_parse_back_and_match_serde() {
+        for s in Strategy::all() {
+            assert_eq!(Strategy::parse(s.name()), Ok(s));
+            let json = serde_json::to_value(s).unwrap();
+            assert_eq!(json, s.name(), "serde and strum agree on {s:?}");
+        }
+        assert_eq!(Strategy::all().count(), Strategy::COUNT);
+        let e = Strategy::parse("tcp").unwrap_err();
+        assert!(e.contains("valid: glenn, ue4"), "{e}");
+    }
+}
