@@ -2,12 +2,14 @@
 
 use std::process::ExitCode;
 
+use ackscope_protocol::registry;
 use clap::Args;
 
 use super::common::{fail, print, ScenarioArgs};
 use crate::report::compare::{self, Variant};
 
 #[derive(Args, Debug)]
+#[command(after_help = variants_help())]
 pub struct CompareArgs {
     #[command(flatten)]
     pub base: ScenarioArgs,
@@ -37,4 +39,17 @@ pub fn main(args: CompareArgs) -> ExitCode {
     let variants = if args.all { &Variant::ALL[..] } else { &Variant::DEFAULT[..] };
     let rows = compare::compare(&scenario, args.base.seconds, &args.loss, &args.latency, variants);
     print(&rows, args.json, |rows| compare::to_table(rows))
+}
+
+/// The closing section of `compare --help`: each variant (a table row label) and the registry
+/// strategy it runs.
+fn variants_help() -> String {
+    let width = Variant::ALL.iter().map(|v| v.label().len()).max().unwrap_or(0);
+    let mut out = String::from("Variants and the strategy each runs ([--all]: only with --all):");
+    for v in Variant::ALL {
+        let row = registry::info(v.strategy());
+        let all_only = if Variant::DEFAULT.contains(&v) { "" } else { " [--all]" };
+        out.push_str(&format!("\n  {:width$}  {} ({}){all_only}", v.label(), row.strategy.name(), row.label));
+    }
+    out
 }

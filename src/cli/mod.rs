@@ -2,7 +2,9 @@
 //!
 //! `main.rs` parses [`Cli`] and dispatches to a subcommand's `main`. Each subcommand's file holds
 //! its arguments and its body, which calls into [`crate::report`] (or the window) and prints;
-//! [`common`] holds what several share (the scenario arguments, `fail`, printing a report).
+//! [`common`] holds what several share (the scenario arguments, `fail`, printing a report) and
+//! [`values`] the parsers whose valid values come from the protocol's strategy registry, so
+//! `--help` and the error for a bad value list them without a copy of the list here.
 //!
 //! Everything a user scripts against is defined here and must not drift: subcommands, flags,
 //! defaults, exit status 2 with one `ackscope: ...` line on stderr for bad input.
@@ -13,6 +15,7 @@ pub mod gui;
 pub mod peer;
 pub mod run;
 pub mod summary;
+pub mod values;
 
 use clap::{Parser, Subcommand};
 

@@ -7,6 +7,7 @@ use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
 use super::common::{fail, print};
+use super::values::strategies_help;
 use crate::overrides;
 use crate::report::peer::{self, PeerReport};
 use crate::runtime::udp::{resolve, EndpointOptions};
@@ -27,9 +28,10 @@ impl SideArg {
     }
 }
 
-/// Arguments of `ackscope peer`.
-#[derive(Args, Debug)]
-#[command(after_help = "\
+/// The closing section of `peer --help`: how the link and the report work, an example, and the
+/// strategies `--set strategy=NAME` accepts.
+fn peer_help() -> String {
+    const NOTES: &str = "\
 The lossy link is applied where packets arrive: this process runs the scenario's link for the \
 direction INTO it (link.b_to_a for side a, link.a_to_b for side b), so run the other end with the \
 other --side. Time is real (microseconds since this process started its run).
@@ -40,7 +42,13 @@ ground truth that needs the other process (false_acks, true_rtt_ms, true_loss_pe
 
 Example (two terminals):
   ackscope peer --side a --bind 127.0.0.1:4000 --connect 127.0.0.1:4001 --seconds 10 --json
-  ackscope peer --side b --bind 127.0.0.1:4001 --connect 127.0.0.1:4000 --seconds 10 --json")]
+  ackscope peer --side b --bind 127.0.0.1:4001 --connect 127.0.0.1:4000 --seconds 10 --json";
+    format!("{NOTES}\n\n{}", strategies_help())
+}
+
+/// Arguments of `ackscope peer`.
+#[derive(Args, Debug)]
+#[command(after_help = peer_help())]
 pub struct PeerArgs {
     /// Local address to bind, e.g. 127.0.0.1:4000.
     #[arg(long, value_name = "ADDR")]

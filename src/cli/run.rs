@@ -6,10 +6,12 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::common::{fail, print, ScenarioArgs};
+use super::values::strategies_help;
 use crate::report::{self, RunReport};
 use crate::session;
 
 #[derive(Args, Debug)]
+#[command(after_help = strategies_help())]
 pub struct RunArgs {
     #[command(flatten)]
     pub base: ScenarioArgs,
