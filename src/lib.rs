@@ -3,10 +3,9 @@
 //! The binary's modules live here so integration tests can drive them: the headless run and its
 //! report, `--set` overrides, the live runtime threads, the event store and the window.
 
-pub mod compare;
+pub mod cli;
 pub mod index;
 pub mod overrides;
-pub mod peer_cmd;
 pub mod pindex;
 pub mod playback;
 pub mod presets;

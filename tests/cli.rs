@@ -153,3 +153,48 @@ fn compare_runs_every_variant_on_the_same_trace() {
     let text = String::from_utf8(table.stdout).unwrap();
     assert!(text.contains("| 25 ms | 1 % | ue4 nak |"), "{text}");
 }
+
+/// Runs ackscope expecting bad input: exit status 2 and one `ackscope: ` line, returned.
+fn one_line_failure(args: &[&str]) -> String {
+    let out = ackscope(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    assert!(err.starts_with("ackscope: "), "{err}");
+    err
+}
+
+#[test]
+fn unknown_ab_strategy_fails_listing_the_valid_ones() {
+    let err = one_line_failure(&["--ab", "nonsense"]);
+    assert!(err.contains("nonsense"), "{err}");
+    for s in ackscope_protocol::Strategy::all() {
+        assert!(err.contains(s.name()), "error lacks {}: {err}", s.name());
+    }
+}
+
+#[test]
+fn unknown_tab_fails_listing_the_valid_ones() {
+    let err = one_line_failure(&["--tab", "nonsense"]);
+    for tab in ["overview", "messages", "slices", "packets", "summary"] {
+        assert!(err.contains(tab), "error lacks {tab}: {err}");
+    }
+}
+
+#[test]
+fn help_lists_every_strategy_from_the_registry() {
+    for args in [&["--help"][..], &["-h"], &["run", "--help"], &["run", "-h"]] {
+        let out = ackscope(args);
+        assert!(out.status.success(), "{args:?}");
+        let help = String::from_utf8(out.stdout).unwrap();
+        for s in ackscope_protocol::Strategy::all() {
+            assert!(help.contains(s.name()), "{args:?} lacks {}: {help}", s.name());
+        }
+    }
+    // compare names the strategy of each variant it runs, with its registry label.
+    let help = String::from_utf8(ackscope(&["compare", "--help"]).stdout).unwrap();
+    for v in ackscope::report::compare::Variant::ALL {
+        let row = ackscope_protocol::registry::info(v.strategy());
+        assert!(help.contains(&format!("{} ({})", row.strategy.name(), row.label)), "compare lacks {v:?}: {help}");
+    }
+}

@@ -42,6 +42,7 @@ impl Variant {
         Variant::Rellikt,
     ];
 
+    /// The variant's name in the table and in the JSON `variant` field.
     pub fn label(self) -> String {
         match self {
             Variant::GlennFixed(ms) => format!("glenn {ms:.0} ms"),
@@ -53,27 +54,31 @@ impl Variant {
         }
     }
 
+    /// The strategy this variant runs.
+    pub fn strategy(self) -> Strategy {
+        match self {
+            Variant::GlennFixed(_) | Variant::GlennRtt | Variant::GlennEveryPacket => Strategy::Glenn,
+            Variant::Ue4 => Strategy::Ue4,
+            Variant::Dnm => Strategy::Dnm,
+            Variant::Rellikt => Strategy::Rellikt,
+        }
+    }
+
     /// `base` with this variant's strategy settings.
     pub fn apply(self, base: &Scenario) -> Scenario {
         let mut s = base.clone();
+        s.strategy = self.strategy();
         match self {
             Variant::GlennFixed(ms) => {
-                s.strategy = Strategy::Glenn;
                 s.glenn.resend_delay_ms = ms;
                 s.glenn.rtt_resend = false;
             }
-            Variant::GlennRtt => {
-                s.strategy = Strategy::Glenn;
-                s.glenn.rtt_resend = true;
-            }
+            Variant::GlennRtt => s.glenn.rtt_resend = true,
             Variant::GlennEveryPacket => {
-                s.strategy = Strategy::Glenn;
                 s.glenn.resend_delay_ms = 0.0;
                 s.glenn.rtt_resend = false;
             }
-            Variant::Ue4 => s.strategy = Strategy::Ue4,
-            Variant::Dnm => s.strategy = Strategy::Dnm,
-            Variant::Rellikt => s.strategy = Strategy::Rellikt,
+            Variant::Ue4 | Variant::Dnm | Variant::Rellikt => {}
         }
         s
     }

@@ -1,74 +1,14 @@
-//! `ackscope peer`: one endpoint in this process, on real time and a real UDP socket, against an
-//! endpoint in another process (another `ackscope peer`, or any reliable.io-format implementation
-//! with `--raw`).
+//! One endpoint in this process, on real time and a real UDP socket, against an endpoint in
+//! another process (another `ackscope peer`, or any reliable.io-format implementation in raw
+//! mode), summarised as [`PeerReport`].
 
-use std::process::ExitCode;
 use std::time::Instant;
 
-use ackscope_protocol::{Scenario, Side, Strategy};
-use anyhow::{bail, Result};
-use clap::{Args, ValueEnum};
+use anyhow::Result;
 use serde::Serialize;
 
-use crate::overrides;
-use crate::runtime::udp::{resolve, EndpointOptions, UdpEndpoint};
+use crate::runtime::udp::{EndpointOptions, UdpEndpoint};
 use crate::runtime::udp_truth::EventTally;
-
-/// Which endpoint of the scenario this process plays.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum SideArg {
-    A,
-    B,
-}
-
-impl SideArg {
-    pub fn side(self) -> Side {
-        match self {
-            SideArg::A => Side::A,
-            SideArg::B => Side::B,
-        }
-    }
-}
-
-/// Arguments of `ackscope peer`.
-#[derive(Args, Debug)]
-#[command(after_help = "\
-The lossy link is applied where packets arrive: this process runs the scenario's link for the \
-direction INTO it (link.b_to_a for side a, link.a_to_b for side b), so run the other end with the \
-other --side. Time is real (microseconds since this process started its run).
-
-With --json it prints one object shaped like `ackscope run --json`, describing this endpoint only: \
-`sent`/`acked` are its own packets, `link_dropped`/`delivered`/`duplicated` its receiving link; \
-ground truth that needs the other process (false_acks, true_rtt_ms, true_loss_percent) is null.
-
-Example (two terminals):
-  ackscope peer --side a --bind 127.0.0.1:4000 --connect 127.0.0.1:4001 --seconds 10 --json
-  ackscope peer --side b --bind 127.0.0.1:4001 --connect 127.0.0.1:4000 --seconds 10 --json")]
-pub struct PeerArgs {
-    /// Local address to bind, e.g. 127.0.0.1:4000.
-    #[arg(long, value_name = "ADDR")]
-    pub bind: String,
-    /// Address of the other endpoint; datagrams from anywhere else are ignored.
-    #[arg(long, value_name = "ADDR")]
-    pub connect: String,
-    /// Real seconds to run before printing the summary.
-    #[arg(long, default_value_t = 10.0)]
-    pub seconds: f64,
-    /// Override any scenario parameter by dotted name (as `ackscope run`), e.g.
-    /// link.loss_percent=10; repeatable.
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    pub set: Vec<String>,
-    /// Which endpoint of the scenario to play (side a sends the chunk in chunk strategies).
-    #[arg(long, value_enum, default_value_t = SideArg::A)]
-    pub side: SideArg,
-    /// Print one JSON object instead of the human summary.
-    #[arg(long)]
-    pub json: bool,
-    /// Send opaque payloads under the reliable.io header and ack every well-formed packet, to run
-    /// against any other implementation of that header (strategy acks).
-    #[arg(long)]
-    pub raw: bool,
-}
 
 /// Packet counters of one endpoint (`packets` in `ackscope peer --json`).
 ///
@@ -136,40 +76,21 @@ pub struct PeerReport {
     pub send_errors: u64,
 }
 
-/// The scenario from `--set` overrides, checked against `--raw`.
-fn scenario_from(args: &PeerArgs) -> Result<Scenario> {
-    let mut s = Scenario::default();
-    overrides::apply_all(&mut s, &args.set)?;
-    if args.raw {
-        // Raw mode is the acks strategy whatever the default; only an explicit other choice is refused.
-        let explicit = args.set.iter().any(|a| a.split_once('=').is_some_and(|(k, _)| k.trim() == "strategy"));
-        if explicit && s.strategy != Strategy::Acks {
-            bail!("--raw sends opaque payloads (strategy acks); it cannot run strategy {}", s.strategy.name());
-        }
-        s.strategy = Strategy::Acks;
-    }
-    Ok(s)
-}
-
-/// Runs the endpoint for `args.seconds` and returns its report.
-pub fn run_peer(args: &PeerArgs) -> Result<PeerReport> {
-    if !(args.seconds.is_finite() && args.seconds > 0.0) {
-        bail!("--seconds must be a positive number, got {}", args.seconds);
-    }
-    let scenario = scenario_from(args)?;
-    let bind = resolve(&args.bind)?;
-    let connect = resolve(&args.connect)?;
-    let side = args.side.side();
+/// Runs the endpoint `opts` describes until its `seconds` end (or its socket fails) and returns
+/// its report.
+pub fn run(opts: EndpointOptions) -> Result<PeerReport> {
+    let (side, scenario, connect, seconds) = (opts.side, opts.scenario.clone(), opts.connect, opts.seconds);
     let start = Instant::now();
-    let opts =
-        EndpointOptions { side, scenario: scenario.clone(), raw: args.raw, bind, connect, seconds: Some(args.seconds) };
     let mut ep = UdpEndpoint::spawn(opts, || {})?;
     let mut tally = EventTally::new();
     for batch in ep.batches_until_end() {
         tally.observe(&batch.events);
     }
     let exit = ep.stop();
-    let ran_s = if exit.ran_to_end { args.seconds } else { ep.now().as_secs_f64() };
+    let ran_s = match seconds {
+        Some(s) if exit.ran_to_end => s,
+        _ => ep.now().as_secs_f64(),
+    };
     let dir_in = side.other().outgoing();
     Ok(PeerReport {
         seed: scenario.seed,
@@ -238,25 +159,4 @@ impl PeerReport {
             self.send_errors
         )
     }
-}
-
-/// `ackscope peer`: runs, prints, and exits non-zero with a one-line reason on bad input.
-pub fn run(args: PeerArgs) -> ExitCode {
-    let fail = |msg: String| {
-        eprintln!("ackscope: {}", msg.lines().next().unwrap_or("error"));
-        ExitCode::from(2)
-    };
-    let rep = match run_peer(&args) {
-        Ok(r) => r,
-        Err(e) => return fail(format!("{e:#}")),
-    };
-    if args.json {
-        match serde_json::to_string(&rep) {
-            Ok(s) => println!("{s}"),
-            Err(e) => return fail(e.to_string()),
-        }
-    } else {
-        println!("{}", rep.to_text());
-    }
-    ExitCode::SUCCESS
 }

@@ -1,6 +1,14 @@
-//! The headless run: a scenario on virtual time, summarised as one JSON object or as text.
+//! Headless runs and the figures they report: one scenario on virtual time ([`run`], and
+//! [`from_session`] for a recording), a grid of such runs ([`compare`]), and one endpoint on real
+//! UDP against another process ([`peer`]).
 //!
-//! Field names in [`RunReport`] are an interface people script against: keep them.
+//! This is library code, apart from the command line (`crate::cli` parses arguments and prints):
+//! tests, examples and the window can run and summarise the same way `ackscope run` does.
+//! Field names in [`RunReport`], [`compare::CompareRow`] and [`peer::PeerReport`] are an
+//! interface people script against: keep them.
+
+pub mod compare;
+pub mod peer;
 
 use std::time::Instant;
 

@@ -1,0 +1,94 @@
+//! What several subcommands share: the scenario arguments, the one-line failure, printing a report.
+
+use std::fmt::Display;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use ackscope_protocol::Scenario;
+use clap::Args;
+use serde::Serialize;
+
+use crate::{overrides, session};
+
+/// What every virtual-time command starts from: a scenario, how long, which seed, overrides.
+#[derive(Args, Debug)]
+pub struct ScenarioArgs {
+    /// Scenario (or session) file to start from; the built-in default scenario without one.
+    pub scenario: Option<PathBuf>,
+    /// Virtual seconds to simulate per run (message strategies then drain).
+    #[arg(long, default_value_t = 60.0)]
+    pub seconds: f64,
+    /// Seed for every random decision (same seed and scenario = same events).
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Override any scenario parameter by dotted name, e.g. link.loss_percent=10 (both directions)
+    /// or link.a_to_b.latency_ms=80 (one); repeatable.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+}
+
+impl ScenarioArgs {
+    /// The scenario and its recorded changes, or a one-line reason.
+    pub fn load(&self) -> Result<(Scenario, Vec<session::Change>), String> {
+        if !(self.seconds.is_finite() && self.seconds > 0.0) {
+            return Err(format!("--seconds must be a positive number, got {}", self.seconds));
+        }
+        scenario_from(self.scenario.as_ref(), &self.set, self.seed).map_err(|e| format!("{e:#}"))
+    }
+}
+
+/// The scenario in `file` (the default one without a file) with `set` overrides and `seed`
+/// applied, and the changes recorded in the file.
+pub fn scenario_from(
+    file: Option<&PathBuf>,
+    set: &[String],
+    seed: Option<u64>,
+) -> anyhow::Result<(Scenario, Vec<session::Change>)> {
+    let (mut s, changes) = match file {
+        Some(p) => {
+            let sess = session::load(p)?;
+            (sess.scenario, sess.changes)
+        }
+        None => (Scenario::default(), Vec::new()),
+    };
+    overrides::apply_all(&mut s, set)?;
+    if let Some(seed) = seed {
+        s.seed = seed;
+    }
+    Ok((s, changes))
+}
+
+/// Reports bad input: `ackscope: REASON` on one line of stderr, exit status 2.
+///
+/// Scripts rely on both; a reason with several lines is cut to its first.
+pub fn fail(reason: impl Display) -> ExitCode {
+    let text = reason.to_string();
+    eprintln!("ackscope: {}", text.lines().next().unwrap_or("error"));
+    ExitCode::from(2)
+}
+
+/// Prints `value` as one JSON line with `--json`, else its human `text`.
+pub fn print<T: Serialize>(value: &T, json: bool, text: impl FnOnce(&T) -> String) -> ExitCode {
+    if json {
+        match serde_json::to_string(value) {
+            Ok(s) => println!("{s}"),
+            Err(e) => return fail(e),
+        }
+    } else {
+        println!("{}", text(value));
+    }
+    ExitCode::SUCCESS
+}
+
+/// What a clap error becomes: help and version print as clap has them (exit 0); anything else is
+/// bad input, reported by [`fail`] with clap's first line, which carries the reason.
+pub fn parse_failed(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        let _ = e.print();
+        return ExitCode::SUCCESS;
+    }
+    let text = e.to_string();
+    let line = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
+    fail(format!("{line} (see --help)"))
+}

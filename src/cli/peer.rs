@@ -1,0 +1,111 @@
+//! `ackscope peer`: one endpoint on real time over real UDP against another process.
+
+use std::process::ExitCode;
+
+use ackscope_protocol::{Scenario, Side, Strategy};
+use anyhow::{bail, Result};
+use clap::{Args, ValueEnum};
+
+use super::common::{fail, print};
+use super::values::strategies_help;
+use crate::overrides;
+use crate::report::peer::{self, PeerReport};
+use crate::runtime::udp::{resolve, EndpointOptions};
+
+/// Which endpoint of the scenario this process plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SideArg {
+    A,
+    B,
+}
+
+impl SideArg {
+    pub fn side(self) -> Side {
+        match self {
+            SideArg::A => Side::A,
+            SideArg::B => Side::B,
+        }
+    }
+}
+
+/// The closing section of `peer --help`: how the link and the report work, an example, and the
+/// strategies `--set strategy=NAME` accepts.
+fn peer_help() -> String {
+    const NOTES: &str = "\
+The lossy link is applied where packets arrive: this process runs the scenario's link for the \
+direction INTO it (link.b_to_a for side a, link.a_to_b for side b), so run the other end with the \
+other --side. Time is real (microseconds since this process started its run).
+
+With --json it prints one object shaped like `ackscope run --json`, describing this endpoint only: \
+`sent`/`acked` are its own packets, `link_dropped`/`delivered`/`duplicated` its receiving link; \
+ground truth that needs the other process (false_acks, true_rtt_ms, true_loss_percent) is null.
+
+Example (two terminals):
+  ackscope peer --side a --bind 127.0.0.1:4000 --connect 127.0.0.1:4001 --seconds 10 --json
+  ackscope peer --side b --bind 127.0.0.1:4001 --connect 127.0.0.1:4000 --seconds 10 --json";
+    format!("{NOTES}\n\n{}", strategies_help())
+}
+
+/// Arguments of `ackscope peer`.
+#[derive(Args, Debug)]
+#[command(after_help = peer_help())]
+pub struct PeerArgs {
+    /// Local address to bind, e.g. 127.0.0.1:4000.
+    #[arg(long, value_name = "ADDR")]
+    pub bind: String,
+    /// Address of the other endpoint; datagrams from anywhere else are ignored.
+    #[arg(long, value_name = "ADDR")]
+    pub connect: String,
+    /// Real seconds to run before printing the summary.
+    #[arg(long, default_value_t = 10.0)]
+    pub seconds: f64,
+    /// Override any scenario parameter by dotted name (as `ackscope run`), e.g.
+    /// link.loss_percent=10; repeatable.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Which endpoint of the scenario to play (side a sends the chunk in chunk strategies).
+    #[arg(long, value_enum, default_value_t = SideArg::A)]
+    pub side: SideArg,
+    /// Print one JSON object instead of the human summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Send opaque payloads under the reliable.io header and ack every well-formed packet, to run
+    /// against any other implementation of that header (strategy acks).
+    #[arg(long)]
+    pub raw: bool,
+}
+
+/// The scenario from `--set` overrides, checked against `--raw`.
+fn scenario_from(args: &PeerArgs) -> Result<Scenario> {
+    let mut s = Scenario::default();
+    overrides::apply_all(&mut s, &args.set)?;
+    if args.raw {
+        // Raw mode is the acks strategy whatever the default; only an explicit other choice is refused.
+        let explicit = args.set.iter().any(|a| a.split_once('=').is_some_and(|(k, _)| k.trim() == "strategy"));
+        if explicit && s.strategy != Strategy::Acks {
+            bail!("--raw sends opaque payloads (strategy acks); it cannot run strategy {}", s.strategy.name());
+        }
+        s.strategy = Strategy::Acks;
+    }
+    Ok(s)
+}
+
+/// The endpoint the arguments describe, or why they cannot.
+fn options(args: &PeerArgs) -> Result<EndpointOptions> {
+    if !(args.seconds.is_finite() && args.seconds > 0.0) {
+        bail!("--seconds must be a positive number, got {}", args.seconds);
+    }
+    let scenario = scenario_from(args)?;
+    let bind = resolve(&args.bind)?;
+    let connect = resolve(&args.connect)?;
+    Ok(EndpointOptions { side: args.side.side(), scenario, raw: args.raw, bind, connect, seconds: Some(args.seconds) })
+}
+
+/// Runs the endpoint for `--seconds` and prints its report.
+pub fn main(args: PeerArgs) -> ExitCode {
+    let report = match options(&args).and_then(peer::run) {
+        Ok(r) => r,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    print(&report, args.json, PeerReport::to_text)
+}

@@ -1,0 +1,27 @@
+//! `ackscope summary`: the report of a recorded session, recomputed from its events.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+
+use super::common::{fail, print};
+use crate::report::{self, RunReport};
+use crate::session;
+
+#[derive(Args, Debug)]
+pub struct SummaryArgs {
+    /// A session file written by `run --out` or saved from the window.
+    pub session: PathBuf,
+    /// Print one JSON object instead of the human summary.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Loads the session and prints its report (the same figures `run` prints).
+pub fn main(args: SummaryArgs) -> ExitCode {
+    match session::load(&args.session) {
+        Ok(s) => print(&report::from_session(&s), args.json, RunReport::to_text),
+        Err(e) => fail(format!("{e:#}")),
+    }
+}
