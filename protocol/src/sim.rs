@@ -7,14 +7,14 @@
 //! tags each send with a run-unique id because 16-bit sequences wrap).
 
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
-use crate::flow::FlowControl;
 use crate::link::{Link, LinkConfig};
+use crate::measure::Truth;
+pub use crate::measure::{summarize, EstimateSummary, PacketTotals};
 use crate::peer::{Peer, PeerCommand};
 use crate::registry::live_settings;
 pub use crate::registry::make_peer;
+use crate::reliability::flow::FlowControl;
 pub use crate::scenario::{LinkPair, Scenario, Strategy};
-use crate::truth::Truth;
-pub use crate::truth::{summarize, EstimateSummary, PacketTotals};
 
 /// Send ticks at `pps` counted from `base`, so rate changes never accumulate rounding drift.
 /// Shared by the simulation and the real-time UDP endpoints so both tick the same way.

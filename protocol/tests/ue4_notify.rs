@@ -3,7 +3,7 @@
 
 mod common;
 
-use ackscope_protocol::ue4::bunch::decode_packet;
+use ackscope_protocol::strategies::ue4::bunch::decode_packet;
 use ackscope_protocol::*;
 use common::*;
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use ackscope_protocol::ue4::Ue4Peer;
+use ackscope_protocol::strategies::ue4::Ue4Peer;
 use ackscope_protocol::*;
 use common::*;
 

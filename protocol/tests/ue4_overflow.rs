@@ -3,7 +3,7 @@
 
 mod common;
 
-use ackscope_protocol::ue4::{RELIABLE_BUFFER, RELIABLE_OVERFLOW_REASON};
+use ackscope_protocol::strategies::ue4::{RELIABLE_BUFFER, RELIABLE_OVERFLOW_REASON};
 use ackscope_protocol::workload::Senders;
 use ackscope_protocol::*;
 use common::*;

@@ -5,7 +5,7 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use ackscope_protocol::ue4::Ue4Peer;
+use ackscope_protocol::strategies::ue4::Ue4Peer;
 use ackscope_protocol::workload::Senders;
 use ackscope_protocol::*;
 use common::*;

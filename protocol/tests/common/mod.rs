@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use ackscope_protocol::ue4::Ue4Peer;
+use ackscope_protocol::strategies::ue4::Ue4Peer;
 use ackscope_protocol::*;
 
 /// What each side queued and what the other side delivered, built from events.

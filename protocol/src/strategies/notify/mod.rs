@@ -1,0 +1,4 @@
+//! Delivery-notification strategies: `dnm` and `rellikt`.
+
+pub mod dnm;
+pub mod rellikt;
