@@ -41,8 +41,8 @@ pub use link::{
 };
 pub use measure::{
     reliable_metrics, snapshot_summary, summarize, ChunkSummary, EstimateSummary, LatencyMs, MetricsAccumulator,
-    PacketTotals, ReliableMetrics, SnapshotAccumulator, SnapshotSummary, SummaryAccumulator, Ue4Summary,
-    Ue4SummaryAccumulator,
+    PacketFate, PacketLedger, PacketRecord, PacketTotals, Percentiles, ReliableMetrics, SnapshotAccumulator,
+    SnapshotSummary, StalenessMs, SummaryAccumulator, Ue4Summary, Ue4SummaryAccumulator, LOSS_WARMUP,
 };
 pub use peer::{LiveSettings, Peer, PeerCommand};
 pub use registry::{make_peer, StrategyInfo};
