@@ -22,15 +22,13 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::event::{Event, MalformedReason, Side, SimTime, StatsSample};
-use crate::peer::{Peer, PeerCommand};
+use super::peer::NotifyPeer;
+use super::scheme::{NotifyScheme, Outcome};
+use crate::event::{MalformedReason, SimTime};
 use crate::reliability::outbox::serialize_messages;
 use crate::reliability::stats::{RttFilter, StatsConfig};
-use crate::strategies::notify::dnm::peer::MessageEndpoint;
-use crate::strategies::notify::dnm::Outcome;
 use crate::wire::bits::{BitError, BitReader, BitWriter, Stream};
 use crate::wire::sequence::{sequence_difference, SequenceBuffer};
-use crate::workload::WorkloadConfig;
 
 /// Header bytes on the wire.
 pub const RELLIKT_HEADER_BYTES: usize = 12;
@@ -270,109 +268,75 @@ impl RelliktEndpoint {
     }
 }
 
-/// One endpoint of the `rellikt` strategy.
-#[derive(Debug, Clone)]
-pub struct RelliktPeer {
-    config: RelliktConfig,
-    m: MessageEndpoint,
-    ep: RelliktEndpoint,
-    tick_pending: bool,
-    outcomes: Vec<Outcome>,
+impl NotifyScheme for RelliktEndpoint {
+    type Config = RelliktConfig;
+    type Header = RelliktHeader;
+
+    fn new(config: RelliktConfig) -> Self {
+        RelliktEndpoint::new(config)
+    }
+
+    fn message_room_bytes(&self) -> usize {
+        (self.config.max_packet_bytes as usize).saturating_sub(RELLIKT_HEADER_BYTES + 1)
+    }
+
+    fn send_queue_messages(&self) -> u32 {
+        self.config.send_queue_messages
+    }
+
+    fn stats_config(&self) -> StatsConfig {
+        self.config.stats
+    }
+
+    fn reconfigure(&mut self, config: &RelliktConfig) {
+        self.set_loss_timeout_ms(config.loss_timeout_ms);
+    }
+
+    fn process_timeouts(&mut self, now: SimTime, out: &mut Vec<Outcome>) {
+        RelliktEndpoint::process_timeouts(self, now, out);
+    }
+
+    fn next_header(&mut self, now: SimTime, out: &mut Vec<Outcome>) -> RelliktHeader {
+        self.next_packet(now, out)
+    }
+
+    fn sequence(header: &RelliktHeader) -> u16 {
+        header.sequence
+    }
+
+    fn message_budget(&self, _header: &RelliktHeader) -> usize {
+        self.message_room_bytes()
+    }
+
+    fn write(&self, header: &RelliktHeader, messages: &[Vec<u8>], out: &mut Vec<u8>) -> bool {
+        write_packet(header, messages, out).is_ok()
+    }
+
+    /// The same header (its acks are fixed-size), without messages.
+    fn bare(header: &RelliktHeader) -> RelliktHeader {
+        *header
+    }
+
+    fn read(&self, packet: &[u8]) -> Result<(RelliktHeader, Vec<Vec<u8>>), MalformedReason> {
+        read_packet(packet, self.config.protocol_id).map_err(|e| e.reason())
+    }
+
+    /// Every well-formed packet is processed: the bitfield tells which arrived.
+    fn admit(&mut self, _now: SimTime, _header: &RelliktHeader) -> Result<bool, MalformedReason> {
+        Ok(true)
+    }
+
+    fn process_acks(&mut self, now: SimTime, header: &RelliktHeader, out: &mut Vec<Outcome>) {
+        self.receive(now, header, out);
+    }
 }
+
+/// One endpoint of the `rellikt` strategy; its loss rule reports only timeouts ("not acked within
+/// 1 s = lost"), so its failures resend as `TimeoutResend`.
+pub type RelliktPeer = NotifyPeer<RelliktEndpoint>;
 
 impl RelliktPeer {
-    pub fn new(side: Side, config: RelliktConfig, workload: WorkloadConfig, seed: u64) -> Self {
-        Self {
-            config,
-            m: MessageEndpoint::new(
-                side,
-                workload,
-                seed,
-                config.send_queue_messages,
-                (config.max_packet_bytes as usize).saturating_sub(RELLIKT_HEADER_BYTES + 1),
-                config.stats,
-            ),
-            ep: RelliktEndpoint::new(config),
-            tick_pending: false,
-            outcomes: Vec::new(),
-        }
-    }
-
-    pub fn messages(&self) -> &MessageEndpoint {
-        &self.m
-    }
-
     pub fn endpoint(&self) -> &RelliktEndpoint {
-        &self.ep
-    }
-
-    /// rellikt reports only timeouts ("not acked within 1 s = lost"), so its failures resend as
-    /// `TimeoutResend`.
-    fn report(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        self.m.report(now, &mut self.outcomes, events);
-    }
-}
-
-impl Peer for RelliktPeer {
-    fn command(&mut self, _now: SimTime, command: PeerCommand) {
-        match command {
-            PeerCommand::Reconfigure(live) => {
-                self.m.workload_mut().set_config(live.workload);
-                if let Some(c) = live.own::<RelliktConfig>() {
-                    self.config.loss_timeout_ms = c.loss_timeout_ms;
-                    self.ep.set_loss_timeout_ms(c.loss_timeout_ms);
-                }
-            }
-            PeerCommand::Burst => self.m.workload_mut().burst(),
-            PeerCommand::SendChunk { .. } | PeerCommand::TargetKbps(_) => {}
-        }
-    }
-
-    fn unacked_reliable(&self) -> usize {
-        self.m.unacked_reliable()
-    }
-
-    fn on_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        self.tick_pending = true;
-        self.ep.process_timeouts(now, &mut self.outcomes);
-        self.report(now, events);
-        self.m.poll_workload(now, events);
-    }
-
-    fn poll_send(&mut self, now: SimTime, out: &mut Vec<u8>, events: &mut Vec<Event>) -> Option<u32> {
-        if !std::mem::take(&mut self.tick_pending) {
-            return None;
-        }
-        let h = self.ep.next_packet(now, &mut self.outcomes);
-        self.report(now, events);
-        let budget = (self.config.max_packet_bytes as usize).saturating_sub(RELLIKT_HEADER_BYTES + 1);
-        let msgs = self.m.fill(now, h.sequence, budget, events);
-        if write_packet(&h, &msgs, out).is_err() {
-            out.clear();
-            write_packet(&h, &[], out).ok()?;
-        }
-        self.m.packet_sent(h.sequence, out.len());
-        Some(h.sequence as u32)
-    }
-
-    fn receive(&mut self, now: SimTime, packet: &[u8], events: &mut Vec<Event>) {
-        let (h, msgs) = match read_packet(packet, self.config.protocol_id) {
-            Ok(x) => x,
-            Err(e) => return self.m.malformed(now, e.reason(), events),
-        };
-        let Some(ids) = self.m.check_messages(now, &msgs, events) else { return };
-        self.m.accepted(now, h.sequence, packet.len(), &ids, events);
-        self.ep.receive(now, &h, &mut self.outcomes);
-        self.report(now, events);
-    }
-
-    fn update(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        self.ep.process_timeouts(now, &mut self.outcomes);
-        self.report(now, events);
-        self.m.update(now);
-    }
-
-    fn stats(&self) -> StatsSample {
-        self.m.stats()
+        self.scheme()
     }
 }

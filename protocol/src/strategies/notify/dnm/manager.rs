@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 use super::wire::AckRange;
 use super::DnmConfig;
 use crate::event::SimTime;
+use crate::strategies::notify::scheme::Outcome;
 use crate::wire::sequence::{sequence_greater_than, sequence_less_than};
 
 /// A packet still waiting for its delivery status.
@@ -15,20 +16,6 @@ use crate::wire::sequence::{sequence_greater_than, sequence_less_than};
 pub struct InFlight {
     pub sequence: u16,
     pub dispatched: SimTime,
-}
-
-/// What the manager learned about one of its packets (each sequence gets exactly one).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Outcome {
-    Delivered {
-        sequence: u16,
-        rtt_ms: f64,
-    },
-    /// Skipped by an ack range (`timeout == false`) or not acked within `timeout_ms`.
-    Failed {
-        sequence: u16,
-        timeout: bool,
-    },
 }
 
 /// One side's delivery notification state.
@@ -52,6 +39,10 @@ impl DeliveryNotificationManager {
     /// Changes the delivery timeout from now on (in-flight packets are judged by the new value).
     pub fn set_timeout_ms(&mut self, ms: f64) {
         self.config.timeout_ms = ms;
+    }
+
+    pub fn config(&self) -> &DnmConfig {
+        &self.config
     }
 
     pub fn new(config: DnmConfig) -> Self {

@@ -10,18 +10,19 @@
 //!
 //! - [`wire`]: the packet format (bits.rs streams).
 //! - [`manager`]: the algorithm, free of messages and events.
-//! - [`peer`]: the `Peer` that runs it with the shared message layer (`replication.rs`).
+//! - [`scheme`]: the manager as a [`NotifyScheme`](super::NotifyScheme), which [`DnmPeer`] runs
+//!   with the shared message layer.
 
 pub mod manager;
-pub mod peer;
+pub mod scheme;
 pub mod wire;
 
 use serde::{Deserialize, Serialize};
 
+use super::peer::NotifyPeer;
 use crate::reliability::stats::StatsConfig;
 
-pub use manager::{DeliveryNotificationManager, Outcome};
-pub use peer::DnmPeer;
+pub use manager::DeliveryNotificationManager;
 pub use wire::{AckRange, DnmPacket, WireError};
 
 /// Settings of the `dnm` strategy (dotted names `dnm.*`).
@@ -59,5 +60,14 @@ impl Default for DnmConfig {
             send_queue_messages: 1024,
             stats: StatsConfig::default(),
         }
+    }
+}
+
+/// One endpoint of the `dnm` strategy.
+pub type DnmPeer = NotifyPeer<DeliveryNotificationManager>;
+
+impl DnmPeer {
+    pub fn manager(&self) -> &DeliveryNotificationManager {
+        self.scheme()
     }
 }

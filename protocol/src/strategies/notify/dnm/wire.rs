@@ -114,12 +114,18 @@ fn serialize_packet<S: Stream>(s: &mut S, p: &mut DnmPacket) -> Result<(), WireE
 
 /// Appends the encoded packet to `out`. Ranges must count 1..=256 and be at most 16.
 pub fn write_packet(p: &DnmPacket, out: &mut Vec<u8>) -> Result<(), WireError> {
-    debug_assert!(p.acks.len() <= MAX_WIRE_RANGES);
-    debug_assert!(p.acks.iter().all(|r| (1..=MAX_RANGE_COUNT).contains(&r.count)));
+    write_parts(p.sequence, &p.acks, &p.messages, out)
+}
+
+/// [`write_packet`] from a packet's parts.
+pub fn write_parts(sequence: u16, acks: &[AckRange], messages: &[Vec<u8>], out: &mut Vec<u8>) -> Result<(), WireError> {
+    debug_assert!(acks.len() <= MAX_WIRE_RANGES);
+    debug_assert!(acks.iter().all(|r| (1..=MAX_RANGE_COUNT).contains(&r.count)));
     let mut w = BitWriter::with_capacity(65536);
     let mut tag = DNM_TAG;
     w.serialize_u8(&mut tag)?;
-    serialize_packet(&mut w, &mut p.clone())?;
+    let mut p = DnmPacket { sequence, acks: acks.to_vec(), messages: messages.to_vec() };
+    serialize_packet(&mut w, &mut p)?;
     out.extend_from_slice(&w.finish());
     Ok(())
 }

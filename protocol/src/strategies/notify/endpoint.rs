@@ -1,17 +1,13 @@
-//! The `dnm` strategy's endpoint, and the message plumbing it shares with `rellikt`.
+//! The part every delivery-notification endpoint shares: workload, message layer and estimators.
 //!
-//! Both sides run the workload: every send tick one packet goes out carrying pending ack ranges
-//! and whatever queued messages fit. Delivery outcomes drive the message layer
-//! (`replication::Outbox`): a failure found by an ack range resends with `SendKind::NakResend`,
-//! one found by the timeout with `SendKind::TimeoutResend`.
+//! Delivery outcomes drive the message layer (`reliability::outbox`): a success acks the messages
+//! its packet carried; a failure found by an ack range resends them with `SendKind::NakResend`,
+//! one found by a timeout with `SendKind::TimeoutResend`.
 
 use std::collections::HashMap;
 
-use super::manager::{DeliveryNotificationManager, Outcome};
-use super::wire::{header_bytes_max, read_packet, write_packet, DnmPacket, MAX_WIRE_RANGES};
-use super::DnmConfig;
+use super::scheme::Outcome;
 use crate::event::{Event, EventKind, MalformedReason, SendKind, Side, SimTime, StatsSample};
-use crate::peer::{Peer, PeerCommand};
 use crate::reliability::outbox::{Inbox, Outbox, OutboxConfig, MAX_MESSAGE_BYTES, MESSAGE_OVERHEAD_BYTES};
 use crate::reliability::stats::{self, BandwidthMeter, LossWindow, RttEstimator, StatsConfig};
 use crate::workload::{MessageRequest, Workload, WorkloadConfig};
@@ -171,118 +167,5 @@ impl MessageEndpoint {
     /// RTT from delivery successes, loss = failures / outcomes over the recent window.
     pub fn stats(&self) -> StatsSample {
         stats::sample(&self.rtt, &self.loss, [&self.bw_sent, &self.bw_received, &self.bw_acked])
-    }
-}
-
-/// One endpoint of the `dnm` strategy.
-#[derive(Debug, Clone)]
-pub struct DnmPeer {
-    config: DnmConfig,
-    m: MessageEndpoint,
-    dnm: DeliveryNotificationManager,
-    tick_pending: bool,
-    outcomes: Vec<Outcome>,
-}
-
-impl DnmPeer {
-    pub fn new(side: Side, config: DnmConfig, workload: WorkloadConfig, seed: u64) -> Self {
-        let room = (config.max_packet_bytes as usize).saturating_sub(header_bytes_max(Self::max_ranges(&config)));
-        Self {
-            config,
-            m: MessageEndpoint::new(side, workload, seed, config.send_queue_messages, room, config.stats),
-            dnm: DeliveryNotificationManager::new(config),
-            tick_pending: false,
-            outcomes: Vec::new(),
-        }
-    }
-
-    fn max_ranges(config: &DnmConfig) -> usize {
-        (config.max_ack_ranges_per_packet as usize).clamp(1, MAX_WIRE_RANGES)
-    }
-
-    pub fn manager(&self) -> &DeliveryNotificationManager {
-        &self.dnm
-    }
-
-    pub fn messages(&self) -> &MessageEndpoint {
-        &self.m
-    }
-
-    fn report(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        self.m.report(now, &mut self.outcomes, events);
-    }
-}
-
-impl Peer for DnmPeer {
-    fn command(&mut self, _now: SimTime, command: PeerCommand) {
-        match command {
-            PeerCommand::Reconfigure(live) => {
-                self.m.workload_mut().set_config(live.workload);
-                if let Some(c) = live.own::<DnmConfig>() {
-                    self.config.timeout_ms = c.timeout_ms;
-                    self.dnm.set_timeout_ms(c.timeout_ms);
-                }
-            }
-            PeerCommand::Burst => self.m.workload_mut().burst(),
-            PeerCommand::SendChunk { .. } | PeerCommand::TargetKbps(_) => {}
-        }
-    }
-
-    fn unacked_reliable(&self) -> usize {
-        self.m.unacked_reliable()
-    }
-
-    fn on_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        self.tick_pending = true;
-        self.dnm.process_timeouts(now, &mut self.outcomes);
-        self.report(now, events);
-        self.m.poll_workload(now, events);
-    }
-
-    fn poll_send(&mut self, now: SimTime, out: &mut Vec<u8>, events: &mut Vec<Event>) -> Option<u32> {
-        if !std::mem::take(&mut self.tick_pending) {
-            return None;
-        }
-        let seq = self.dnm.next_packet(now, &mut self.outcomes);
-        self.report(now, events);
-        let acks = self.dnm.take_pending_acks(Self::max_ranges(&self.config));
-        let budget = (self.config.max_packet_bytes as usize).saturating_sub(header_bytes_max(acks.len()));
-        let messages = self.m.fill(now, seq, budget, events);
-        let p = DnmPacket { sequence: seq, acks, messages };
-        if write_packet(&p, out).is_err() {
-            // Only an internal bug can get here (sizes are bounded above); send the bare header.
-            out.clear();
-            let bare = DnmPacket { sequence: seq, acks: Vec::new(), messages: Vec::new() };
-            write_packet(&bare, out).ok()?;
-        }
-        self.m.packet_sent(seq, out.len());
-        Some(seq as u32)
-    }
-
-    fn receive(&mut self, now: SimTime, packet: &[u8], events: &mut Vec<Event>) {
-        let p = match read_packet(packet) {
-            Ok(p) => p,
-            Err(e) => return self.m.malformed(now, e.reason(), events),
-        };
-        let Some(ids) = self.m.check_messages(now, &p.messages, events) else { return };
-        if !p.acks.is_empty() && !self.dnm.ranges_plausible(&p.acks) {
-            return self.m.malformed(now, MalformedReason::BadPayload, events);
-        }
-        if !self.dnm.process_sequence(now, p.sequence) {
-            return; // Older than expected: neither processed nor acked (the seed's rule).
-        }
-        self.m.accepted(now, p.sequence, packet.len(), &ids, events);
-        self.dnm.process_acks(now, &p.acks, &mut self.outcomes);
-        self.report(now, events);
-    }
-
-    fn update(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        self.dnm.process_timeouts(now, &mut self.outcomes);
-        self.report(now, events);
-        self.m.update(now);
-    }
-
-    fn stats(&self) -> StatsSample {
-        self.m.stats()
     }
 }
