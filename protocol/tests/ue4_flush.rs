@@ -2,11 +2,11 @@
 //! otherwise only after `KeepAliveTime` of silence; and never with more than half the 14-bit
 //! sequence space unacknowledged.
 
-mod common;
+mod support;
 
 use ackscope_protocol::workload::Senders;
 use ackscope_protocol::*;
-use common::*;
+use support::*;
 
 fn sent_times(events: &[Event], side: Side) -> Vec<SimTime> {
     events
