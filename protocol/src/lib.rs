@@ -13,7 +13,7 @@
 //! channels, message layer, estimators, flow control, budgets), [`workload`] (the traffic every
 //! strategy carries), [`peer`] (the endpoint contract), [`strategies`] (one module per protocol),
 //! [`scenario`] and [`registry`] (what a run is and which endpoint implements which strategy),
-//! the driver ([`sim`], [`drain`]) and [`measure`] (every fold over events: ground truth and the
+//! the driver ([`sim`], [`drain`](mod@drain)) and [`measure`] (every fold over events: ground truth and the
 //! figures a run reports).
 
 pub mod drain;

@@ -2,8 +2,8 @@
 //!
 //! A chunk (up to `max_slices` x `slice_bytes`, 256 KiB by default) is cut into slices that are
 //! sent over and over, round-robin and within a byte budget, until the receiver's ack bitfield
-//! says every one arrived. Unlike packet fragmentation ([`crate::strategies::fragments`]), losing a slice only
-//! costs that slice, so loss is not amplified by the number of pieces.
+//! says every one arrived. Unlike packet fragmentation ([`crate::strategies::fragments`]), losing
+//! a slice only costs that slice, so loss is not amplified by the number of pieces.
 //!
 //! Only one chunk is on the network at a time ([`ChunkSender`] keeps a queue in front of it);
 //! the receiver ([`ChunkReceiver`]) is a receive queue of length one. Acks are rate limited so a

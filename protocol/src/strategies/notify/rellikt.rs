@@ -14,8 +14,8 @@
 //! sends a zero bitfield and restarts its received window with the next packet, so acks kept over
 //! a long one-way outage never acknowledge a wrapped sequence that never arrived.
 //!
-//! Messages ride behind the header exactly as for `dnm` (`replication.rs`); lost packets resend
-//! their reliable messages with `SendKind::TimeoutResend`.
+//! Messages ride behind the header exactly as for `dnm` (`reliability::outbox`, run by the shared
+//! [`NotifyPeer`]); lost packets resend their reliable messages with `SendKind::TimeoutResend`.
 
 use std::collections::VecDeque;
 
