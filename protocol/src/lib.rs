@@ -13,8 +13,8 @@
 //! channels, message layer, estimators, flow control, budgets), [`workload`] (the traffic every
 //! strategy carries), [`peer`] (the endpoint contract), [`strategies`] (one module per protocol),
 //! [`scenario`] and [`registry`] (what a run is and which endpoint implements which strategy),
-//! the driver ([`sim`], [`drain`](mod@drain)) and [`measure`] (every fold over events: ground truth and the
-//! figures a run reports).
+//! the driver ([`sim`], [`drain`](mod@drain)) and [`measure`] (every fold over events: ground
+//! truth and the figures a run reports).
 
 pub mod drain;
 pub mod event;

@@ -1,12 +1,12 @@
 //! The `dnm` packet format, written with the unified bit streams.
 //!
 //! `tag (8) | sequence (16) | has_acks (1) | [range_count - 1 (4) | ranges...] | messages`, where
-//! a range is the seed's `AckRange::Write`: `start (16) | has_count (1) | [count - 1 (8)]`, and the
-//! message block is `reliability::outbox::serialize_messages`. Beyond the seed: a leading tag byte so a
-//! packet of another protocol is recognised as foreign, several ranges per packet (the seed writes
-//! one and keeps the rest for later packets), and long runs split into ranges of at most 256
-//! instead of the seed's silent clamp to 256 (which would drop acks). Decoding is strict: a range
-//! with `has_count` must count at least 2, and no bytes may trail.
+//! a range is the seed's `AckRange::Write`: `start (16) | has_count (1) | [count - 1 (8)]`, and
+//! the message block is `reliability::outbox::serialize_messages`. Beyond the seed: a leading tag
+//! byte so a packet of another protocol is recognised as foreign, several ranges per packet (the
+//! seed writes one and keeps the rest for later packets), and long runs split into ranges of at
+//! most 256 instead of the seed's silent clamp to 256 (which would drop acks). Decoding is strict:
+//! a range with `has_count` must count at least 2, and no bytes may trail.
 
 use thiserror::Error;
 
