@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo run -p ackscope-protocol --release --example chunk_table`
 
-use ackscope_protocol::chunk::ChunkSummary;
+use ackscope_protocol::measure::ChunkSummary;
 use ackscope_protocol::{LinkConfig, Scenario, Simulation, Strategy};
 
 const SEEDS: u64 = 5;

@@ -7,61 +7,60 @@
 //!
 //! The driving contract (see [`Peer`] and [`Simulation`]): at each instant, deliver due packets to
 //! `Peer::receive`, then call `Peer::poll_send` on send ticks, then `Peer::update`; collect events.
+//!
+//! Layout, from the bottom up: [`event`] (the one event language), [`wire`] (bits, sequences,
+//! header codec), [`link`] (the seeded lossy link and its script), [`reliability`] (acks,
+//! channels, message layer, estimators, flow control, budgets), [`workload`] (the traffic every
+//! strategy carries), [`peer`] (the endpoint contract), [`strategies`] (one module per protocol),
+//! [`scenario`] and [`registry`] (what a run is and which endpoint implements which strategy),
+//! the driver ([`sim`], [`drain`](mod@drain)) and [`measure`] (every fold over events: ground
+//! truth and the figures a run reports).
 
-pub mod ack;
-pub mod bits;
-pub mod budget;
-pub mod channel;
-pub mod chunk;
-pub mod dnm;
 pub mod drain;
 pub mod event;
-pub mod flow;
-pub mod fragments;
-pub mod glenn;
-pub mod header;
 pub mod link;
-pub mod message;
-pub mod metrics;
+pub mod measure;
 pub mod peer;
 pub mod registry;
-pub mod rellikt;
-pub mod replication;
+pub mod reliability;
 pub mod scenario;
-pub mod script;
-pub mod sequence;
 pub mod sim;
-pub mod stats;
-pub mod truth;
-pub mod ue4;
+pub mod strategies;
+pub mod wire;
 pub mod workload;
 
-pub use ack::{AckConfig, AckCounters, AckEndpoint, Acked, HeaderVerdict};
-pub use bits::{BitError, BitReader, BitWriter, MeasureStream, Stream};
-pub use channel::{ChannelError, ChannelSizes, ReliableChannel};
-pub use chunk::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender, ChunkSummary};
-pub use dnm::{DnmConfig, DnmPeer};
 pub use drain::{drain, DrainOutcome};
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
     StatsSample,
 };
-pub use flow::{FlowConfig, FlowControl};
-pub use fragments::{FragmentPeer, FragmentReceiver, FragmentSender};
-pub use glenn::{decode_payload, encode_payload, DecodedPayload, GlennConfig, GlennCounters, GlennPeer};
-pub use header::{HeaderError, PacketHeader};
-pub use link::{BurstLoss, JitterDistribution, Link, LinkConfig, IP_UDP_OVERHEAD_BYTES};
-pub use message::{Message, MessageError, MessageFactory, MessageType};
-pub use metrics::{reliable_metrics, LatencyMs, MetricsAccumulator, ReliableMetrics};
-pub use peer::{AckPeer, LiveSettings, Peer, PeerCommand};
+/// Old path of [`link::script`], kept for the app (`ackscope_protocol::script::LinkStep`).
+pub use link::script;
+pub use link::{
+    BurstLoss, JitterDistribution, Link, LinkConfig, LinkPatch, LinkStep, StepDirection, IP_UDP_OVERHEAD_BYTES,
+};
+pub use measure::{
+    reliable_metrics, snapshot_summary, summarize, ChunkSummary, EstimateSummary, LatencyMs, MetricsAccumulator,
+    PacketFate, PacketLedger, PacketRecord, PacketTotals, Percentiles, ReliableMetrics, SnapshotAccumulator,
+    SnapshotSummary, StalenessMs, SummaryAccumulator, Ue4Summary, Ue4SummaryAccumulator, LOSS_WARMUP,
+};
+pub use peer::{LiveSettings, Peer, PeerCommand};
 pub use registry::{make_peer, StrategyInfo};
-pub use rellikt::{RelliktConfig, RelliktPeer};
-pub use replication::{snapshot_summary, SnapshotAccumulator, SnapshotMode, SnapshotSummary};
+pub use reliability::{
+    AckConfig, AckCounters, AckEndpoint, Acked, ChannelError, ChannelSizes, FlowConfig, FlowControl, HeaderVerdict,
+    Message, MessageError, MessageFactory, MessageType, ReliableChannel, RttFilter, StatsConfig,
+};
 pub use scenario::{LinkPair, Scenario, Strategy};
-pub use script::{LinkPatch, LinkStep, StepDirection};
-pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
-pub use sim::{summarize, EstimateSummary, PacketTotals, Simulation};
-pub use stats::{RttFilter, StatsConfig};
-pub use truth::SummaryAccumulator;
-pub use ue4::{Ue4Config, Ue4Peer, Ue4Summary, Ue4SummaryAccumulator};
-pub use workload::{MessageRequest, Workload, WorkloadConfig};
+pub use sim::Simulation;
+pub use strategies::acks::AckPeer;
+pub use strategies::chunks::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};
+pub use strategies::fragments::{FragmentPeer, FragmentReceiver, FragmentSender};
+pub use strategies::glenn::{decode_payload, encode_payload, DecodedPayload, GlennConfig, GlennCounters, GlennPeer};
+pub use strategies::notify::dnm::{DnmConfig, DnmPeer};
+pub use strategies::notify::rellikt::{RelliktConfig, RelliktPeer};
+pub use strategies::ue4::{Ue4Config, Ue4Peer};
+pub use wire::{
+    sequence_difference, sequence_greater_than, sequence_less_than, BitError, BitReader, BitWriter, HeaderError,
+    MeasureStream, PacketHeader, SequenceBuffer, Stream,
+};
+pub use workload::{MessageRequest, SnapshotMode, Workload, WorkloadConfig};

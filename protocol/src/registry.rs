@@ -9,15 +9,16 @@
 
 use std::any::Any;
 
-use crate::chunk::ChunkPeer;
-use crate::dnm::DnmPeer;
 use crate::event::Side;
-use crate::fragments::FragmentPeer;
-use crate::glenn::GlennPeer;
-use crate::peer::{AckPeer, LiveSettings, Peer};
-use crate::rellikt::RelliktPeer;
+use crate::peer::{LiveSettings, Peer};
 use crate::scenario::{Scenario, Strategy};
-use crate::ue4::Ue4Peer;
+use crate::strategies::acks::AckPeer;
+use crate::strategies::chunks::ChunkPeer;
+use crate::strategies::fragments::FragmentPeer;
+use crate::strategies::glenn::GlennPeer;
+use crate::strategies::notify::dnm::DnmPeer;
+use crate::strategies::notify::rellikt::RelliktPeer;
+use crate::strategies::ue4::Ue4Peer;
 
 /// One registry row.
 pub struct StrategyInfo {

@@ -8,16 +8,16 @@
 use serde::{Deserialize, Serialize};
 use strum::{EnumCount, EnumIter, EnumString, IntoStaticStr};
 
-use crate::ack::AckConfig;
-use crate::chunk::ChunkConfig;
-use crate::dnm::DnmConfig;
 use crate::event::Dir;
-use crate::flow::FlowConfig;
-use crate::glenn::GlennConfig;
+use crate::link::script::LinkStep;
 use crate::link::LinkConfig;
-use crate::rellikt::RelliktConfig;
-use crate::script::LinkStep;
-use crate::ue4::Ue4Config;
+use crate::reliability::ack::AckConfig;
+use crate::reliability::flow::FlowConfig;
+use crate::strategies::chunks::ChunkConfig;
+use crate::strategies::glenn::GlennConfig;
+use crate::strategies::notify::dnm::DnmConfig;
+use crate::strategies::notify::rellikt::RelliktConfig;
+use crate::strategies::ue4::Ue4Config;
 use crate::workload::WorkloadConfig;
 
 /// Which protocol the endpoints run, in the order the window lists them.

@@ -7,14 +7,14 @@
 //! tags each send with a run-unique id because 16-bit sequences wrap).
 
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
-use crate::flow::FlowControl;
 use crate::link::{Link, LinkConfig};
+use crate::measure::PacketLedger;
+pub use crate::measure::{summarize, EstimateSummary, PacketTotals};
 use crate::peer::{Peer, PeerCommand};
 use crate::registry::live_settings;
 pub use crate::registry::make_peer;
+use crate::reliability::flow::FlowControl;
 pub use crate::scenario::{LinkPair, Scenario, Strategy};
-use crate::truth::Truth;
-pub use crate::truth::{summarize, EstimateSummary, PacketTotals};
 
 /// Send ticks at `pps` counted from `base`, so rate changes never accumulate rounding drift.
 /// Shared by the simulation and the real-time UDP endpoints so both tick the same way.
@@ -52,7 +52,7 @@ pub struct Simulation {
     next_uid: u64,
     events: Vec<Event>,
     keep_events: bool,
-    truth: Truth,
+    truth: PacketLedger,
     loss_sum: f64,
     loss_n: u64,
     flows: [FlowControl; 2],
@@ -86,7 +86,7 @@ impl Simulation {
             next_uid: 0,
             events: Vec::new(),
             keep_events: true,
-            truth: Truth::new(),
+            truth: PacketLedger::new(),
             loss_sum: 0.0,
             loss_n: 0,
             flows: [FlowControl::new(scenario.flow), FlowControl::new(scenario.flow)],

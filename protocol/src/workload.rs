@@ -13,10 +13,22 @@ use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Side, SimTime};
-use crate::replication::SnapshotMode;
 
 /// Smallest message: the 8-byte id.
 pub const MIN_MESSAGE_BYTES: u32 = 8;
+
+/// How unreliable state snapshots are treated when their packet is reported lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotMode {
+    /// Sent once; losses are simply lost.
+    #[default]
+    Unreliable,
+    /// On loss, resend only the newest version of the state (nothing when a newer one is out).
+    Newest,
+    /// On loss, resend that snapshot, like any reliable message.
+    Reliable,
+}
 
 /// How reliable-event sizes are drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

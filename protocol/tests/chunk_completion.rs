@@ -1,6 +1,6 @@
 //! Completion time of a 256 KiB chunk against the ideal (bytes on the wire / bandwidth + RTT).
 
-use ackscope_protocol::chunk::{chunk_wire_bytes, ChunkSummary};
+use ackscope_protocol::measure::{chunk_wire_bytes, ChunkSummary};
 use ackscope_protocol::{ChunkConfig, LinkConfig, Scenario, Simulation, Strategy};
 
 fn scenario(kbps: f64, loss: f64, seed: u64) -> Scenario {

@@ -1,7 +1,8 @@
 //! The seed's DDoS note: acks are rate limited, never one-for-one, so a flood of small slice
 //! packets cannot be amplified into a larger flood of acks.
 
-use ackscope_protocol::chunk::{ack_packet_bytes, write_slice, ChunkSummary, SlicePacket};
+use ackscope_protocol::measure::ChunkSummary;
+use ackscope_protocol::strategies::chunks::{ack_packet_bytes, write_slice, SlicePacket};
 use ackscope_protocol::{
     ChunkConfig, ChunkPeer, Event, LinkConfig, Peer, Scenario, Side, SimTime, Simulation, Strategy,
 };

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use ackscope_protocol::chunk::ChunkSummary;
+use ackscope_protocol::measure::ChunkSummary;
 use ackscope_protocol::{EventKind, LinkConfig, Scenario, Side, Simulation, Strategy};
 
 fn scenario(seed: u64, strategy: Strategy, kbps: f64) -> Scenario {

@@ -1,8 +1,10 @@
 //! Malformed slice, ack and fragment packets never panic: arbitrary bytes and arbitrary
 //! well-encoded but inconsistent slices are counted and dropped.
 
-use ackscope_protocol::chunk::{decode_packet, write_ack, write_slice, AckPacket, ChunkPacket, SlicePacket};
-use ackscope_protocol::fragments::decode_fragment_packet;
+use ackscope_protocol::strategies::chunks::{
+    decode_packet, write_ack, write_slice, AckPacket, ChunkPacket, SlicePacket,
+};
+use ackscope_protocol::strategies::fragments::decode_fragment_packet;
 use ackscope_protocol::{ChunkConfig, ChunkPeer, Event, EventKind, FragmentPeer, Peer, Side, SimTime};
 use proptest::prelude::*;
 

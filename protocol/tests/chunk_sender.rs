@@ -1,6 +1,6 @@
 //! The sender's budget, resend delay and initial burst, read back from its events.
 
-use ackscope_protocol::chunk::ChunkSummary;
+use ackscope_protocol::measure::ChunkSummary;
 use ackscope_protocol::{ChunkConfig, Event, EventKind, LinkConfig, Scenario, Side, SimTime, Simulation, Strategy};
 
 fn run(config: ChunkConfig, link: LinkConfig, seconds: f64) -> Vec<Event> {

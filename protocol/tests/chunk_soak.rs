@@ -1,7 +1,7 @@
 //! Soak: chunks of mixed sizes over a hostile link arrive intact, in order, and the sender never
 //! hangs (the seed warns that every chunk system it wrote hung at least once before its soak).
 
-use ackscope_protocol::chunk::ChunkSummary;
+use ackscope_protocol::measure::ChunkSummary;
 use ackscope_protocol::{
     ChunkConfig, ChunkPeer, Event, EventKind, LinkConfig, Peer, Scenario, Side, Simulation, Strategy,
 };

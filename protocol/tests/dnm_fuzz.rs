@@ -1,9 +1,9 @@
 //! Malformed `dnm` and `rellikt` packets never panic: arbitrary bytes and bit-flipped real
 //! packets are either accepted as well-formed or counted as malformed, one event each.
 
-use ackscope_protocol::dnm::wire::{read_packet, write_packet, DnmPacket};
-use ackscope_protocol::dnm::AckRange;
-use ackscope_protocol::rellikt::{self, RelliktHeader};
+use ackscope_protocol::strategies::notify::dnm::wire::{read_packet, write_packet, DnmPacket};
+use ackscope_protocol::strategies::notify::dnm::AckRange;
+use ackscope_protocol::strategies::notify::rellikt::{self, RelliktHeader};
 use ackscope_protocol::workload::make_payload;
 use ackscope_protocol::{
     DnmConfig, DnmPeer, Event, EventKind, MalformedReason, PacketHeader, Peer, RelliktConfig, RelliktPeer, Side,

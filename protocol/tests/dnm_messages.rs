@@ -1,10 +1,10 @@
 //! The message layer of `dnm` and `rellikt`: determinism, explicit refusals, no head-of-line
 //! blocking by an oversized message, reliable messages through a long outage.
 
-mod notify_common;
+mod support;
 
 use ackscope_protocol::*;
-use notify_common::*;
+use support::*;
 
 const BOTH: [Strategy; 2] = [Strategy::Dnm, Strategy::Rellikt];
 
@@ -36,8 +36,8 @@ fn messages_too_large_for_a_packet_are_refused_and_block_nothing() {
         s.workload.reliable_max_bytes = 600;
         let mut sim = Simulation::new(s);
         sim.run_for_secs(30.0);
-        let mut a = Audit::default();
-        a.observe(sim.events(), 1017.0);
+        let mut a = Ledger::default();
+        a.observe(sim.events());
         assert_truthful(&format!("{strategy:?} small packets"), seed, &a, &sim, 1017.0);
         let mut refused = std::collections::HashSet::new();
         let mut queued = Vec::new();
@@ -84,8 +84,8 @@ fn reliable_messages_survive_an_outage_and_a_full_queue_is_refused_explicitly() 
         sim.run_for_secs(10.0);
         sim.set_link(Dir::AtoB, s.link.a_to_b);
         sim.run_for_secs(20.0);
-        let mut a = Audit::default();
-        a.observe(sim.events(), 1017.0);
+        let mut a = Ledger::default();
+        a.observe(sim.events());
         assert_truthful(&format!("{strategy:?} outage"), seed, &a, &sim, 1017.0);
         let refused: Vec<u64> = sim
             .events()
@@ -96,11 +96,11 @@ fn reliable_messages_survive_an_outage_and_a_full_queue_is_refused_explicitly() 
             })
             .collect();
         assert!(!refused.is_empty(), "{strategy:?} (seed {seed}): queue never filled during the outage");
-        let lost: Vec<u64> = a.queued_reliable[0]
-            .iter()
+        let lost: Vec<u64> = a
+            .queued_reliable(Side::A)
             .filter(|(id, t)| t.as_secs_f64() < 30.0 && !refused.contains(id))
-            .map(|(id, _)| *id)
-            .filter(|id| !a.delivered_msgs[1].contains_key(id))
+            .map(|(id, _)| id)
+            .filter(|id| !a.was_delivered(Side::B, *id))
             .collect();
         assert!(lost.is_empty(), "{strategy:?} (seed {seed}): accepted reliable messages lost: {lost:?}");
     }

@@ -1,10 +1,10 @@
 //! The delivery notification manager against link ground truth: no false acks, one outcome per
 //! send, outcomes within the timeout, reliable messages delivered once.
 
-mod notify_common;
+mod support;
 
 use ackscope_protocol::*;
-use notify_common::*;
+use support::*;
 
 /// Timeouts are checked at every send tick (60 pps) and stats instant: at most one tick late.
 const LIMIT_MS: f64 = 1000.0 + 17.0;
@@ -26,10 +26,10 @@ fn no_false_acks_and_one_outcome_per_send_under_loss_duplicates_and_reordering()
             let mut s = scenario(Strategy::Dnm, seed, loss);
             s.dnm.ack_repeat = repeat;
             hostile(&mut s);
-            let (a, sim) = run_audited(s, 120.0, LIMIT_MS);
+            let (a, sim) = run_audited(s, 120.0);
             let what = format!("ack_repeat {repeat}, loss {loss}%");
             assert_truthful(&what, seed, &a, &sim, LIMIT_MS);
-            assert!(a.acked > a.sent / 8, "{what} (seed {seed}): too few acks {}", a.brief());
+            assert!(a.acked() > a.sent() / 8, "{what} (seed {seed}): too few acks {}", a.brief());
             assert!(sim.totals().duplicated > 0 && sim.totals().link_dropped > 0);
             for side in Side::BOTH {
                 let n = a.undelivered_reliable(side, SimTime::from_secs_f64(100.0));
@@ -77,7 +77,7 @@ fn loss_estimate_matches_true_loss_on_a_fifo_link_with_repeated_acks() {
     for d in Dir::BOTH {
         s.link.get_mut(d).jitter_reorders = false;
     }
-    let (a, sim) = run_audited(s, 120.0, LIMIT_MS);
+    let (a, sim) = run_audited(s, 120.0);
     assert_truthful("fifo", seed, &a, &sim, LIMIT_MS);
     let e = sim.estimates();
     assert!((e.loss_percent - e.true_loss_percent).abs() < 2.5, "seed {seed}: {e:?}");
@@ -97,11 +97,11 @@ fn acks_resume_after_a_one_way_outage_past_half_the_sequence_space() {
         s.link.get_mut(d).jitter_reorders = false;
     }
     let mut sim = Simulation::new(s.clone());
-    let mut a = Audit::default();
-    let step = |sim: &mut Simulation, secs: f64, a: &mut Audit| {
+    let mut a = Ledger::default();
+    let step = |sim: &mut Simulation, secs: f64, a: &mut Ledger| {
         sim.run_for_secs(secs);
         let ev: Vec<Event> = sim.drain_events().collect();
-        a.observe(&ev, LIMIT_MS);
+        a.observe(&ev);
     };
     step(&mut sim, 2.0, &mut a);
     let mut dead = s.link.a_to_b;
@@ -111,11 +111,11 @@ fn acks_resume_after_a_one_way_outage_past_half_the_sequence_space() {
     // expects, so without `receive_reset_ms` B would take every new packet for an old one.
     step(&mut sim, 12.0, &mut a);
     sim.set_link(Dir::AtoB, s.link.a_to_b);
-    let acked_before = a.acked;
+    let acked_before = a.acked();
     step(&mut sim, 3.0, &mut a);
     assert_truthful("outage", seed, &a, &sim, LIMIT_MS);
     assert!(
-        a.acked > acked_before + 2 * 4000,
+        a.acked() > acked_before + 2 * 4000,
         "seed {seed}: acks did not resume {} (before {acked_before})",
         a.brief()
     );
@@ -136,7 +136,7 @@ fn figures_outcomes_and_loss_estimates_against_truth() {
             for d in Dir::BOTH {
                 s.link.get_mut(d).jitter_reorders = reorders;
             }
-            let (a, sim) = run_audited(s, 120.0, LIMIT_MS);
+            let (a, sim) = run_audited(s, 120.0);
             assert_truthful("figures", seed, &a, &sim, LIMIT_MS);
             let e = sim.estimates();
             println!(

@@ -1,6 +1,6 @@
 //! Malformed Glenn payloads are rejected, counted and never acked; arbitrary bytes never panic.
 
-use ackscope_protocol::bits::BitWriter;
+use ackscope_protocol::wire::bits::BitWriter;
 use ackscope_protocol::workload::make_payload;
 use ackscope_protocol::*;
 use proptest::prelude::{any, prop, prop_assert, prop_assert_eq, proptest, ProptestConfig};

@@ -1,13 +1,13 @@
 //! Glenn reliable-ordered messages: redundancy rules (resend delay, every-packet mode, RTT-derived
 //! delay), the receive-window rule, back-pressure and delivery under extreme loss.
 
-mod glenn_support;
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use ackscope_protocol::workload::Senders;
 use ackscope_protocol::*;
-use glenn_support::{glenn_scenario, run};
+use support::{glenn_scenario, run_drained};
 
 fn lossy(s: &mut Scenario, loss: f64) {
     for d in Dir::BOTH {
@@ -69,7 +69,7 @@ fn no_message_is_included_twice_within_the_resend_delay() {
     for (i, delay_ms) in [30.0, 100.0, 250.0].into_iter().enumerate() {
         let seed = 300 + i as u64;
         let mut events = Vec::new();
-        let r = run(resend_scenario(seed, delay_ms), 30.0, 20.0, |e| events.push(e.clone()));
+        let r = run_drained(resend_scenario(seed, delay_ms), 30.0, 20.0, |e| events.push(e.clone()));
         r.assert_exactly_once_in_order("resend delay");
         let mut resends = 0;
         for (msg, sends) in sends_by_message(&events) {
@@ -90,7 +90,7 @@ fn no_message_is_included_twice_within_the_resend_delay() {
 fn resend_delay_zero_includes_every_unacked_message_in_every_packet() {
     let seed = 400;
     let mut events = Vec::new();
-    let r = run(resend_scenario(seed, 0.0), 20.0, 20.0, |e| events.push(e.clone()));
+    let r = run_drained(resend_scenario(seed, 0.0), 20.0, 20.0, |e| events.push(e.clone()));
     r.assert_exactly_once_in_order("delay 0");
     let mut packets: Vec<SimTime> = Vec::new();
     let mut acked_at: HashMap<u64, SimTime> = HashMap::new();
@@ -121,7 +121,7 @@ fn rtt_derived_resend_delay_waits_at_least_factor_times_measured_rtt() {
     s.glenn.rtt_resend = true;
     s.glenn.rtt_resend_factor = 1.25;
     let mut events = Vec::new();
-    let r = run(s, 30.0, 20.0, |e| events.push(e.clone()));
+    let r = run_drained(s, 30.0, 20.0, |e| events.push(e.clone()));
     r.assert_exactly_once_in_order("rtt resend");
     // The delay in force is 1.25 x a smoothed RTT, never below 1.25 x the smallest sample so far.
     let mut min_rtt: Option<f64> = None;
@@ -148,7 +148,7 @@ fn rtt_derived_resend_delay_waits_at_least_factor_times_measured_rtt() {
     }
     eprintln!("rtt resend (seed {seed}): {:?}", r.metrics);
     assert!(checked > 0, "seed {seed}: no resend to check");
-    let fixed = run(resend_scenario(seed, 30.0), 30.0, 20.0, |_| {});
+    let fixed = run_drained(resend_scenario(seed, 30.0), 30.0, 20.0, |_| {});
     assert!(
         r.metrics.sends_per_message < fixed.metrics.sends_per_message,
         "seed {seed}: RTT-derived delay {} sends/msg, fixed 30 ms {}",
@@ -189,7 +189,7 @@ fn sender_never_runs_past_the_receive_window_under_a_burst_larger_than_it() {
         }
         _ => {}
     };
-    let r = glenn_support::run_sim(&mut sim, seed, 60.0, 30.0, &mut check);
+    let r = support::run_sim_drained(&mut sim, seed, 60.0, 30.0, &mut check);
     r.assert_exactly_once_in_order("receive window");
     assert_eq!(r.metrics.sent, 3000, "seed {seed}");
     assert_eq!(widest, 255, "seed {seed}: the window was never filled");
@@ -213,7 +213,7 @@ fn a_full_send_queue_pushes_back_but_keeps_every_message() {
             assert!(refused.insert(msg), "seed {seed}: msg {msg} refused twice");
         }
     };
-    let r = glenn_support::run_sim(&mut sim, seed, 20.0, 60.0, &mut check);
+    let r = support::run_sim_drained(&mut sim, seed, 20.0, 60.0, &mut check);
     r.assert_exactly_once_in_order("back-pressure");
     assert_eq!(refused.len(), 3000 - 1024, "seed {seed}");
     assert_eq!(r.metrics.refused_queue_full, 3000 - 1024, "seed {seed}");
@@ -230,7 +230,7 @@ fn messages_larger_than_the_packet_budget_are_refused_explicitly() {
     s.workload.reliable_max_bytes = 200;
     s.glenn.packet_budget_bytes = 100;
     let mut too_large = BTreeSet::new();
-    let r = run(s, 10.0, 10.0, |e| {
+    let r = run_drained(s, 10.0, 10.0, |e| {
         if let EventKind::MessageRefused { side: Side::A, msg, reason: RefuseReason::TooLarge } = e.kind {
             too_large.insert(msg);
         }
@@ -249,7 +249,7 @@ fn resend_delay_and_budget_change_live() {
     let mut sim = Simulation::new(resend_scenario(seed, 250.0));
     let mut before = Vec::new();
     let mut check = |e: &Event| before.push(e.clone());
-    glenn_support::run_sim(&mut sim, seed, 10.0, 0.0, &mut check);
+    support::run_sim_drained(&mut sim, seed, 10.0, 0.0, &mut check);
     assert!(!before.iter().any(|e| matches!(e.kind, EventKind::MessageSent { kind: SendKind::Redundant, .. })));
     let switch = sim.now();
     sim.reconfigure(|s| {
@@ -259,7 +259,7 @@ fn resend_delay_and_budget_change_live() {
     });
     let mut after = Vec::new();
     let mut check = |e: &Event| after.push(e.clone());
-    let r = glenn_support::run_sim(&mut sim, seed, 10.0, 20.0, &mut check);
+    let r = support::run_sim_drained(&mut sim, seed, 10.0, 20.0, &mut check);
     let redundant = after.iter().filter(|e| matches!(e.kind, EventKind::MessageSent { kind: SendKind::Redundant, .. }));
     assert!(redundant.count() > 100, "seed {seed}: delay 0 did not take effect after {switch:?}");
     let m = reliable_metrics(&after);

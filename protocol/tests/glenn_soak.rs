@@ -1,10 +1,10 @@
 //! Soak tests of Glenn reliable-ordered messages on virtual time, checked against ground truth:
 //! every reliable message delivered exactly once, in order, intact, under terrible networks.
 
-mod glenn_support;
+mod support;
 
 use ackscope_protocol::*;
-use glenn_support::{glenn_scenario, run};
+use support::{glenn_scenario, run_drained};
 
 /// 30% loss in bursts, 100 ms jitter, 5% duplicates and reordering, both ways.
 ///
@@ -38,7 +38,7 @@ fn two_hundred_thousand_messages_arrive_exactly_once_in_order_under_burst_loss()
     s.workload.snapshot_rate_hz = 30.0;
     s.workload.snapshot_bytes = 100;
     terrible_link(&mut s);
-    let r = run(s, 102.0, 60.0, |_| {});
+    let r = run_drained(s, 102.0, 60.0, |_| {});
     let m = r.metrics;
     eprintln!("soak (seed {seed}): {m:?}\n{:?}", r.totals);
     assert!(m.sent >= 200_000, "seed {seed}: only {} reliable messages sent", m.sent);
@@ -69,7 +69,7 @@ fn message_ids_wrap_several_times_without_loss_or_reordering() {
         l.loss_percent = 10.0;
         l.duplicate_percent = 2.0;
     }
-    let r = run(s, 80.0, 30.0, |_| {});
+    let r = run_drained(s, 80.0, 30.0, |_| {});
     eprintln!("wrap (seed {seed}): {:?}", r.metrics);
     assert!(r.metrics.sent > 3 * 65536, "seed {seed}: {} messages do not wrap 16-bit ids 3 times", r.metrics.sent);
     r.assert_exactly_once_in_order("wrap");
@@ -133,7 +133,7 @@ fn exactly_once_in_order_when_jitter_reorders_nearly_every_packet() {
     for d in Dir::BOTH {
         s.link.get_mut(d).jitter_reorders = true;
     }
-    let r = run(s, 30.0, 60.0, |_| {});
+    let r = run_drained(s, 30.0, 60.0, |_| {});
     eprintln!("reordering jitter (seed {seed}): {:?}\n{:?}", r.metrics, r.totals);
     assert!(r.metrics.sent > 10_000, "seed {seed}");
     r.assert_exactly_once_in_order("reordering jitter");

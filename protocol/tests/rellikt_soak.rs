@@ -1,10 +1,10 @@
 //! rellikt's scheme against link ground truth: no false acks, "not acked within 1 s = lost"
 //! exactly once per send, foreign packets refused, and the seed's RTT low-pass filter.
 
-mod notify_common;
+mod support;
 
 use ackscope_protocol::*;
-use notify_common::*;
+use support::*;
 
 const LIMIT_MS: f64 = 1000.0 + 17.0;
 
@@ -19,11 +19,11 @@ fn no_false_acks_and_one_outcome_per_send_under_loss_duplicates_and_reordering()
             l.duplicate_percent = 5.0;
             l.reorder_percent = 5.0;
         }
-        let (a, sim) = run_audited(s, 120.0, LIMIT_MS);
+        let (a, sim) = run_audited(s, 120.0);
         let what = format!("loss {loss}%");
         assert_truthful(&what, seed, &a, &sim, LIMIT_MS);
         if loss < 50.0 {
-            assert!(a.acked > a.sent / 3, "{what} (seed {seed}): {}", a.brief());
+            assert!(a.acked() > a.sent() / 3, "{what} (seed {seed}): {}", a.brief());
             for side in Side::BOTH {
                 let n = a.undelivered_reliable(side, SimTime::from_secs_f64(100.0));
                 assert_eq!(n, 0, "{what} (seed {seed}): {side:?} reliable messages never delivered");
@@ -134,7 +134,7 @@ fn with_flow_control_the_seeds_whole_scheme_drops_to_the_bad_rate_when_rtt_rises
     assert!(switched, "seed {seed}: no FlowMode event");
     // At the bad rate send ticks are sparse; timeouts are then caught at the 100 ms stats instants.
     let limit_ms = 1000.0 + 100.0;
-    let mut a = Audit::default();
-    a.observe(sim.events(), limit_ms);
+    let mut a = Ledger::default();
+    a.observe(sim.events());
     assert_truthful("flow", seed, &a, &sim, limit_ms);
 }

@@ -3,10 +3,10 @@
 //!
 //! Figures: `cargo test -p ackscope-protocol --release --test snapshots_staleness -- --nocapture`.
 
-mod notify_common;
+mod support;
 
 use ackscope_protocol::*;
-use notify_common::*;
+use support::*;
 
 fn run(strategy: Strategy, seed: u64, hz: f64, mode: SnapshotMode) -> (SnapshotSummary, Vec<Event>) {
     let mut s = scenario(strategy, seed, 20.0);

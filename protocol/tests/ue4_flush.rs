@@ -2,11 +2,11 @@
 //! otherwise only after `KeepAliveTime` of silence; and never with more than half the 14-bit
 //! sequence space unacknowledged.
 
-mod common;
+mod support;
 
 use ackscope_protocol::workload::Senders;
 use ackscope_protocol::*;
-use common::*;
+use support::*;
 
 fn sent_times(events: &[Event], side: Side) -> Vec<SimTime> {
     events
@@ -76,7 +76,7 @@ fn a_silent_return_path_stalls_at_half_the_sequence_space_until_the_timeout() {
         })
         .collect();
     assert_eq!(closed.len(), 1, "seed {seed}: {closed:?}");
-    assert_eq!((closed[0].1, closed[0].2.as_str()), (Side::A, ue4::TIMEOUT_REASON), "seed {seed}");
+    assert_eq!((closed[0].1, closed[0].2.as_str()), (Side::A, strategies::ue4::TIMEOUT_REASON), "seed {seed}");
     // A heard nothing from the start: it gives up just after 60 s.
     assert!((60.0..60.1).contains(&closed[0].0.as_secs_f64()), "seed {seed}: {closed:?}");
 }

@@ -2,11 +2,11 @@
 //! that arrives after the tick flushed the cache (or with the cache off) is dropped and counted,
 //! and its sequence is reported lost to the sender.
 
-mod common;
+mod support;
 
-use ackscope_protocol::ue4::Ue4Peer;
+use ackscope_protocol::strategies::ue4::Ue4Peer;
 use ackscope_protocol::*;
-use common::*;
+use support::*;
 
 /// Ten packets from A, each carrying a snapshot.
 fn packets(s: &Scenario) -> Vec<Vec<u8>> {

@@ -1,10 +1,10 @@
 //! Soak: every reliable message arrives exactly once, in order and intact under loss, burst
 //! loss, duplicates, reordering and jitter, across the 14-bit packet sequence wrap.
 
-mod common;
+mod support;
 
 use ackscope_protocol::*;
-use common::*;
+use support::*;
 
 /// Impairments for `secs`, then a clean link long enough for Nak-driven resends to finish.
 /// Returns the ledger, totals and the instant the impairments ended (everything queued before
@@ -29,7 +29,7 @@ fn soak(seed: u64, mut scenario: Scenario, link: LinkConfig, secs: f64) -> (Ledg
     let totals = sim.totals();
     assert_eq!(totals.false_acks, 0, "seed {seed}: false acks {totals:?}");
     assert_eq!(totals.duplicate_acks, 0, "seed {seed}: duplicate acks {totals:?}");
-    assert_eq!(ledger.malformed, 0, "seed {seed}: malformed or corrupt payloads");
+    assert_eq!(ledger.malformed(), 0, "seed {seed}: malformed or corrupt payloads");
     assert!(ledger.closed.is_empty(), "seed {seed}: closed {:?}", ledger.closed);
     (ledger, totals, cutoff)
 }

@@ -1,14 +1,14 @@
 //! The bandwidth throttle: unreliable traffic waits or is dropped while `QueuedBits` is in debt,
 //! reliable traffic is never held back, and `CurrentNetSpeed` can change live.
 
-mod common;
+mod support;
 
 use std::sync::{Arc, Mutex};
 
-use ackscope_protocol::ue4::Ue4Peer;
+use ackscope_protocol::strategies::ue4::Ue4Peer;
 use ackscope_protocol::workload::Senders;
 use ackscope_protocol::*;
-use common::*;
+use support::*;
 
 /// A UE4 peer whose net speed a test can turn while it runs.
 struct Knob {

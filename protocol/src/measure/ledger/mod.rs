@@ -1,0 +1,365 @@
+//! Ground truth per packet: what the link really did with every send, beside what the sender
+//! reported about it.
+//!
+//! The link tags every send with a run-unique id (`uid`; 16-bit sequences wrap), and the driver's
+//! `PacketSent` ties that id to the sender's sequence. The [`PacketLedger`] folds events into one
+//! record per send: its side and sequence, what the link did (dropped and why, duplicated,
+//! delivered when and after what delay), whether the receiver accepted or rejected it, and when the
+//! sender reported it acked or nakked. An ack or nak names a sequence; it is charged to the latest
+//! send of that sequence by that side, as the sender itself can only mean that one.
+//!
+//! Batches may be folded out of order (the UDP runtime folds the two endpoint threads' batches as
+//! they come, so an ack can be folded before the batch holding the delivery it acknowledges).
+//! Whether an ack is false is therefore settled by the delivery, not by the fold order: an ack is
+//! true when its send was delivered before it — at an earlier time, or at the same instant and
+//! folded first (the simulation's order within one instant). A nak is false by the same rule
+//! when its send was delivered before it. Folded in time order, as the simulation does, the
+//! counts are exactly those of the moment each ack was reported.
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{Dir, DropReason, Event, EventKind, Side, SimTime};
+
+mod queries;
+
+/// Ground-truth counters, totals over both directions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct PacketTotals {
+    /// Packets the endpoints sent.
+    pub sent: u64,
+    /// Packets the link dropped.
+    pub link_dropped: u64,
+    /// Copies the link delivered (duplicates count twice).
+    pub delivered: u64,
+    /// Extra copies the link made.
+    pub duplicated: u64,
+    /// Distinct sends the endpoints reported acked.
+    pub acked: u64,
+    /// Acks reported for sends the link had not delivered.
+    pub false_acks: u64,
+    /// Acks reported more than once for the same send.
+    pub duplicate_acks: u64,
+    /// Packets the endpoints rejected as malformed.
+    pub malformed: u64,
+}
+
+/// What the link had done with a send at some instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PacketFate {
+    /// No event names this send (or it was sent after the instant asked about).
+    Unknown,
+    /// Sent, neither dropped nor delivered yet.
+    InFlight,
+    /// The link dropped it (it decides on send).
+    Dropped(DropReason),
+    /// The first copy reached the receiver at `at`, `delay_us` after entering the link.
+    Delivered { at: SimTime, delay_us: u32, duplicated: bool },
+}
+
+/// One send as the ledger knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketRecord {
+    pub uid: u64,
+    /// The direction it travels (from `PacketSent` or any link event).
+    pub dir: Option<Dir>,
+    /// The sender's 16-bit sequence (from `PacketSent`).
+    pub seq: Option<u16>,
+    pub bytes: u32,
+    /// When the endpoint sent it (`PacketSent`), or else when it entered the link.
+    pub sent_at: Option<SimTime>,
+    pub dropped: Option<DropReason>,
+    /// Extra copies the link made.
+    pub duplicates: u32,
+    /// First copy delivered, and its link delay.
+    pub delivered_at: Option<SimTime>,
+    pub delay_us: u32,
+    /// Copies delivered (first and duplicates).
+    pub copies_delivered: u32,
+    /// The receiver accepted it (first time), or rejected a delivered copy as malformed.
+    pub received_at: Option<SimTime>,
+    pub malformed_at: Option<SimTime>,
+    /// The sender's first ack and nak of it, and how many of each it reported.
+    pub acked_at: Option<SimTime>,
+    pub nakked_at: Option<SimTime>,
+    pub acks: u32,
+    pub naks: u32,
+}
+
+/// A time that may not have happened yet, in 8 bytes (records are kept for every send of a run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct At(u64);
+
+impl At {
+    const NEVER: At = At(u64::MAX);
+    fn get(self) -> Option<SimTime> {
+        (self != At::NEVER).then_some(SimTime(self.0))
+    }
+    fn set_once(&mut self, t: SimTime) {
+        if *self == At::NEVER {
+            *self = At(t.0);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    sent_at: At,
+    link_sent_at: At,
+    delivered_at: At,
+    received_at: At,
+    malformed_at: At,
+    acked_at: At,
+    nakked_at: At,
+    bytes: u32,
+    delay_us: u32,
+    copies: u32,
+    duplicates: u32,
+    acks: u32,
+    naks: u32,
+    /// Acks folded before any delivery: false unless a delivery earlier than the first settles them.
+    unsettled_acks: u32,
+    seq: Option<u16>,
+    dir: Option<Dir>,
+    dropped: Option<DropReason>,
+}
+
+impl Default for Record {
+    fn default() -> Self {
+        Self {
+            sent_at: At::NEVER,
+            link_sent_at: At::NEVER,
+            delivered_at: At::NEVER,
+            received_at: At::NEVER,
+            malformed_at: At::NEVER,
+            acked_at: At::NEVER,
+            nakked_at: At::NEVER,
+            bytes: 0,
+            delay_us: 0,
+            copies: 0,
+            duplicates: 0,
+            acks: 0,
+            naks: 0,
+            unsettled_acks: 0,
+            seq: None,
+            dir: None,
+            dropped: None,
+        }
+    }
+}
+
+/// Ids further than this beyond the highest seen get no record (a corrupt log must not make the
+/// ledger allocate gigabytes); their events still count in the totals.
+const MAX_UID_JUMP: u64 = 1 << 24;
+const NO_UID: u64 = u64::MAX;
+
+/// Every send of a run with its ground truth, folded from events; see the module doc.
+#[derive(Debug, Clone, Default)]
+pub struct PacketLedger {
+    /// Indexed by uid (ids are small and dense: the simulation counts from 0).
+    records: Vec<Record>,
+    /// Per direction: the send that last carried each 16-bit sequence (allocated on first use).
+    last_uid: [Vec<u64>; 2],
+    /// Per direction: (time entering the link, uid), in time order.
+    link_sends: [Vec<(SimTime, u64)>; 2],
+    /// Per direction: the last delivery, to charge a `Malformed` of the same instant to it.
+    last_delivery: [Option<(SimTime, u64)>; 2],
+    sent: [u64; 2],
+    received: [u64; 2],
+    acked: [u64; 2],
+    link_sent: [u64; 2],
+    link_dropped: [u64; 2],
+    link_delivered: [u64; 2],
+    duplicated: [u64; 2],
+    delay_sum_us: [f64; 2],
+    ack_events: u64,
+    nak_events: u64,
+    duplicate_acks: u64,
+    false_acks: u64,
+    false_naks: u64,
+    /// Acks and naks of a sequence the side never sent.
+    unnamed_acks: u64,
+    unnamed_naks: u64,
+    /// Outcomes beyond the first for one send (an ack and a nak, or either twice).
+    repeated_outcomes: u64,
+    malformed: u64,
+}
+
+impl PacketLedger {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Folds a batch of events (batches may come in any order; see the module doc).
+    pub fn observe(&mut self, events: &[Event]) {
+        for e in events {
+            self.observe_event(e);
+        }
+    }
+
+    /// Folds one event.
+    pub fn observe_event(&mut self, e: &Event) {
+        let t = e.time;
+        match e.kind {
+            EventKind::PacketSent { side, seq, bytes, uid } => {
+                self.sent[side.index()] += 1;
+                let dir = side.outgoing();
+                let table = &mut self.last_uid[dir.index()];
+                if table.is_empty() {
+                    table.resize(1 << 16, NO_UID);
+                }
+                table[seq as u16 as usize] = uid;
+                if let Some(r) = self.record_mut(uid) {
+                    r.dir = Some(dir);
+                    r.seq = Some(seq as u16);
+                    r.bytes = bytes;
+                    r.sent_at.set_once(t);
+                }
+            }
+            EventKind::LinkSent { dir, uid, bytes } => {
+                self.link_sent[dir.index()] += 1;
+                let sends = &mut self.link_sends[dir.index()];
+                // One direction's sends come in time order; a late batch is put in its place.
+                let at = sends.partition_point(|&(s, _)| s <= t);
+                sends.insert(at, (t, uid));
+                if let Some(r) = self.record_mut(uid) {
+                    r.dir = Some(dir);
+                    r.link_sent_at.set_once(t);
+                    if r.bytes == 0 {
+                        r.bytes = bytes;
+                    }
+                }
+            }
+            EventKind::LinkDropped { dir, uid, reason } => {
+                self.link_dropped[dir.index()] += 1;
+                if let Some(r) = self.record_mut(uid) {
+                    r.dir = Some(dir);
+                    r.dropped = Some(reason);
+                }
+            }
+            EventKind::LinkDuplicated { dir, uid } => {
+                self.duplicated[dir.index()] += 1;
+                if let Some(r) = self.record_mut(uid) {
+                    r.dir = Some(dir);
+                    r.duplicates += 1;
+                }
+            }
+            EventKind::LinkDelivered { dir, uid, delay_us } => self.on_delivered(t, dir, uid, delay_us),
+            EventKind::PacketReceived { side, seq, .. } => {
+                self.received[side.index()] += 1;
+                if let Some(r) = self.latest_mut(side.other(), seq) {
+                    r.received_at.set_once(t);
+                }
+            }
+            EventKind::PacketAcked { side, seq } => self.on_acked(t, side, seq),
+            EventKind::PacketNakked { side, seq } => self.on_nakked(t, side, seq),
+            EventKind::Malformed { side, .. } => {
+                self.malformed += 1;
+                let dir = side.other().outgoing();
+                if let Some((at, uid)) = self.last_delivery[dir.index()] {
+                    if at == t {
+                        if let Some(r) = self.record_mut(uid) {
+                            r.malformed_at.set_once(t);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn record_mut(&mut self, uid: u64) -> Option<&mut Record> {
+        let len = self.records.len() as u64;
+        if uid >= len {
+            if uid - len > MAX_UID_JUMP {
+                return None;
+            }
+            self.records.resize(uid as usize + 1, Record::default());
+        }
+        self.records.get_mut(uid as usize)
+    }
+
+    fn latest_mut(&mut self, sender: Side, seq: u32) -> Option<&mut Record> {
+        let uid = self.uid_of(sender, seq as u16)?;
+        self.records.get_mut(uid as usize)
+    }
+
+    fn on_delivered(&mut self, t: SimTime, dir: Dir, uid: u64, delay_us: u32) {
+        let d = dir.index();
+        self.link_delivered[d] += 1;
+        self.delay_sum_us[d] += delay_us as f64;
+        self.last_delivery[d] = Some((t, uid));
+        let Some(r) = self.record_mut(uid) else { return };
+        r.dir = Some(dir);
+        r.copies += 1;
+        if r.delivered_at != At::NEVER {
+            return;
+        }
+        r.delivered_at = At(t.0);
+        r.delay_us = delay_us;
+        // Acks and naks folded before this first delivery are settled now.
+        let (acked_at, nakked_at, unsettled, naks) = (r.acked_at, r.nakked_at, r.unsettled_acks, r.naks);
+        r.unsettled_acks = 0;
+        if unsettled > 0 && t.0 < acked_at.0 {
+            self.false_acks -= unsettled as u64;
+        }
+        if naks > 0 && t.0 < nakked_at.0 {
+            self.false_naks += naks as u64;
+        }
+    }
+
+    fn on_acked(&mut self, t: SimTime, side: Side, seq: u32) {
+        let Some(r) = self.latest_mut(side, seq) else {
+            // A sequence this side never sent: an ack of nothing is false.
+            self.unnamed_acks += 1;
+            self.acked[side.index()] += 1;
+            self.false_acks += 1;
+            return;
+        };
+        r.acks += 1;
+        let (first, repeated) = (r.acks == 1, r.acks + r.naks > 1);
+        r.acked_at.set_once(t);
+        let true_ack = r.delivered_at != At::NEVER;
+        if !true_ack {
+            r.unsettled_acks += 1;
+        }
+        self.ack_events += 1;
+        if first {
+            self.acked[side.index()] += 1;
+        } else {
+            self.duplicate_acks += 1;
+        }
+        self.repeated_outcomes += repeated as u64;
+        self.false_acks += !true_ack as u64;
+    }
+
+    fn on_nakked(&mut self, t: SimTime, side: Side, seq: u32) {
+        let Some(r) = self.latest_mut(side, seq) else {
+            self.unnamed_naks += 1;
+            return;
+        };
+        r.naks += 1;
+        let repeated = r.acks + r.naks > 1;
+        r.nakked_at.set_once(t);
+        let false_nak = r.delivered_at != At::NEVER;
+        self.nak_events += 1;
+        self.repeated_outcomes += repeated as u64;
+        self.false_naks += false_nak as u64;
+    }
+
+    /// Totals over both directions.
+    pub fn totals(&self) -> PacketTotals {
+        PacketTotals {
+            sent: self.sent.iter().sum(),
+            link_dropped: self.link_dropped.iter().sum(),
+            delivered: self.link_delivered.iter().sum(),
+            duplicated: self.duplicated.iter().sum(),
+            acked: self.acked.iter().sum(),
+            false_acks: self.false_acks,
+            duplicate_acks: self.duplicate_acks,
+            malformed: self.malformed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

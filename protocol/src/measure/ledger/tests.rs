@@ -1,0 +1,118 @@
+use super::*;
+
+fn ev(t: u64, kind: EventKind) -> Event {
+    Event { time: SimTime(t), kind }
+}
+
+fn sent(t: u64, side: Side, seq: u32, uid: u64) -> [Event; 2] {
+    [
+        ev(t, EventKind::PacketSent { side, seq, bytes: 10, uid }),
+        ev(t, EventKind::LinkSent { dir: side.outgoing(), uid, bytes: 10 }),
+    ]
+}
+
+#[test]
+fn an_ack_is_false_only_if_its_send_was_not_delivered_before_it_whatever_the_batch_order() {
+    let mut l = PacketLedger::new();
+    l.observe(&sent(0, Side::A, 0, 0));
+    l.observe(&sent(1, Side::A, 1, 1));
+    l.observe(&[
+        ev(9, EventKind::PacketAcked { side: Side::A, seq: 0 }),
+        ev(9, EventKind::PacketAcked { side: Side::A, seq: 1 }),
+        ev(9, EventKind::PacketAcked { side: Side::A, seq: 1 }),
+    ]);
+    assert_eq!(l.false_acks(), 3, "nothing delivered yet");
+    // The receiver's batch is folded after the acks: uid 0 arrived before its ack, uid 1 never.
+    l.observe(&[ev(5, EventKind::LinkDelivered { dir: Dir::AtoB, uid: 0, delay_us: 5 })]);
+    let t = l.totals();
+    assert_eq!((t.sent, t.acked, t.false_acks, t.duplicate_acks), (2, 2, 2, 1));
+    assert_eq!(l.mean_delay_ms(Dir::AtoB), Some(0.005));
+    assert_eq!(l.repeated_outcomes(), 1);
+    // Delivered after the ack claimed it: the ack stays false.
+    l.observe(&[ev(20, EventKind::LinkDelivered { dir: Dir::AtoB, uid: 1, delay_us: 19 })]);
+    assert_eq!(l.false_acks(), 2);
+}
+
+#[test]
+fn same_instant_delivery_counts_only_when_folded_before_the_ack() {
+    let mut l = PacketLedger::new();
+    l.observe(&sent(0, Side::B, 7, 0));
+    l.observe(&[
+        ev(3, EventKind::PacketAcked { side: Side::B, seq: 7 }),
+        ev(3, EventKind::LinkDelivered { dir: Dir::BtoA, uid: 0, delay_us: 3 }),
+    ]);
+    assert_eq!(l.false_acks(), 1);
+    let mut l = PacketLedger::new();
+    l.observe(&sent(0, Side::B, 7, 0));
+    l.observe(&[
+        ev(3, EventKind::LinkDelivered { dir: Dir::BtoA, uid: 0, delay_us: 3 }),
+        ev(3, EventKind::PacketAcked { side: Side::B, seq: 7 }),
+    ]);
+    assert_eq!(l.false_acks(), 0);
+}
+
+#[test]
+fn acks_name_the_latest_send_of_a_sequence_and_unknown_sequences_are_false() {
+    let mut l = PacketLedger::new();
+    l.observe(&sent(0, Side::A, 5, 0));
+    l.observe(&[ev(1, EventKind::LinkDelivered { dir: Dir::AtoB, uid: 0, delay_us: 1 })]);
+    // The sequence wraps: the same number now names uid 1, which is still in flight.
+    l.observe(&sent(2, Side::A, 5 + 65536, 1));
+    l.observe(&[ev(3, EventKind::PacketAcked { side: Side::A, seq: 5 })]);
+    assert_eq!((l.uid_of(Side::A, 5), l.false_acks()), (Some(1), 1));
+    l.observe(&[ev(4, EventKind::PacketAcked { side: Side::B, seq: 9 })]);
+    assert_eq!((l.unnamed_acks(), l.false_acks(), l.totals().acked), (1, 2, 2));
+    assert_eq!(l.acked_at(1), Some(SimTime(3)));
+    assert_eq!(l.acked_at(0), None);
+}
+
+#[test]
+fn naks_of_delivered_sends_are_false_and_fates_follow_the_clock() {
+    let mut l = PacketLedger::new();
+    l.observe(&sent(0, Side::A, 0, 0));
+    l.observe(&sent(0, Side::A, 1, 1));
+    l.observe(&[ev(0, EventKind::LinkDropped { dir: Dir::AtoB, uid: 1, reason: DropReason::Random })]);
+    l.observe(&[ev(9, EventKind::PacketNakked { side: Side::A, seq: 0 })]);
+    assert_eq!(l.false_naks(), 0, "not delivered as far as the ledger knows");
+    l.observe(&[ev(4, EventKind::LinkDelivered { dir: Dir::AtoB, uid: 0, delay_us: 4 })]);
+    l.observe(&[ev(9, EventKind::PacketNakked { side: Side::A, seq: 1 })]);
+    assert_eq!((l.false_naks(), l.naks_reported()), (1, 2));
+    assert_eq!(l.fate_at(0, SimTime(3)), PacketFate::InFlight);
+    assert_eq!(l.fate_at(0, SimTime(4)), PacketFate::Delivered { at: SimTime(4), delay_us: 4, duplicated: false });
+    assert_eq!(l.fate_at(1, SimTime(0)), PacketFate::Dropped(DropReason::Random));
+    assert_eq!(l.fate_at(2, SimTime(0)), PacketFate::Unknown);
+    assert_eq!(l.nakked_at(0), Some(SimTime(9)));
+    assert_eq!(l.delivered_at(0), Some(SimTime(4)));
+}
+
+#[test]
+fn windowed_true_loss_counts_the_sends_in_the_window() {
+    let mut l = PacketLedger::new();
+    for uid in 0..10u64 {
+        l.observe(&sent(uid * 10, Side::A, uid as u32, uid));
+        if uid % 5 == 0 {
+            let drop = EventKind::LinkDropped { dir: Dir::AtoB, uid, reason: DropReason::QueueFull };
+            l.observe(&[ev(uid * 10, drop)]);
+        }
+    }
+    assert_eq!(l.loss_percent_between(Dir::AtoB, SimTime(0), SimTime(50)), Some(20.0));
+    assert_eq!(l.loss_percent_between(Dir::AtoB, SimTime(10), SimTime(50)), Some(0.0));
+    assert_eq!(l.loss_percent_between(Dir::BtoA, SimTime(0), SimTime(100)), None);
+    assert_eq!(l.recent_loss_percent(Dir::AtoB, 5), Some(20.0));
+    assert_eq!(l.recent_loss_percent(Dir::AtoB, 100), Some(20.0));
+    assert_eq!(l.true_loss_percent(), 20.0);
+}
+
+#[test]
+fn a_malformed_copy_is_charged_to_the_delivery_of_the_same_instant() {
+    let mut l = PacketLedger::new();
+    l.observe(&sent(0, Side::A, 0, 0));
+    l.observe(&[
+        ev(2, EventKind::LinkDelivered { dir: Dir::AtoB, uid: 0, delay_us: 2 }),
+        ev(2, EventKind::Malformed { side: Side::B, reason: crate::event::MalformedReason::BadPayload }),
+    ]);
+    let p = l.packet(0).unwrap();
+    assert_eq!((p.malformed_at, p.received_at, l.malformed()), (Some(SimTime(2)), None, 1));
+    l.observe(&[ev(5, EventKind::Malformed { side: Side::B, reason: crate::event::MalformedReason::Foreign })]);
+    assert_eq!(l.packet(0).unwrap().malformed_at, Some(SimTime(2)));
+}

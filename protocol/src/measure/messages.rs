@@ -1,0 +1,249 @@
+//! Message-level run metrics computed from events alone, so every message strategy (Glenn, UE4,
+//! ...) is measured by the same code: the CLI's `"reliable"` JSON section, the app's summary and
+//! the tests' ground-truth assertions.
+//!
+//! Inputs are the message events (`MessageQueued`, `MessageSent`, `MessageAcked`,
+//! `MessageDelivered`, `MessageRefused`, `MessageCorrupted`) and `PacketSent` for wire bytes. Ground
+//! truth comes from pairing the sender's events with the receiver's (`MessageDelivered` names the
+//! sender's workload id), so a resend is known to be spurious when the peer had already delivered a
+//! copy — something the sender itself cannot know.
+//!
+//! Use [`reliable_metrics`] on a slice, or [`MetricsAccumulator`] to feed events as they are drained
+//! (long runs that must not keep every event).
+
+use serde::{Deserialize, Serialize};
+
+use super::percentile::{LatencyMs, Percentiles};
+use crate::event::{Event, EventKind, RefuseReason, Side, SimTime};
+
+/// Per-run reliable-message figures; field names are the CLI JSON's `"reliable"` section.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReliableMetrics {
+    /// Reliable messages the application queued (both sides).
+    pub sent: u64,
+    /// Distinct reliable messages the receiving application got.
+    pub delivered: u64,
+    /// `sent - delivered`: never delivered by the end of the run (including refused as too large).
+    pub lost: u64,
+    /// Extra deliveries of a reliable message already delivered.
+    pub duplicated: u64,
+    /// Reliable messages delivered after a later one from the same sender.
+    pub out_of_order: u64,
+    /// Deliveries whose content failed `workload::check_payload` (any message kind).
+    pub corrupted: u64,
+    pub latency_ms: LatencyMs,
+    /// Packet bytes sent by both endpoints / messages delivered (reliable and unreliable).
+    pub wire_bytes_per_delivered: f64,
+    /// Mean packet inclusions per reliable message that was sent at least once (redundancy).
+    pub sends_per_message: f64,
+    /// Inclusions of a message in a packet after the peer had already delivered it.
+    pub spurious_resends: u64,
+    /// Most inclusions of any one reliable message.
+    pub max_sends_per_message: u32,
+    /// Most reliable messages one side had queued and not yet acked (including any waiting for
+    /// send-queue space).
+    pub max_send_queue_depth: u64,
+    /// Largest packet either endpoint sent (header + payload): the spike under burst loss.
+    pub max_packet_bytes: u32,
+    /// Packet bytes sent by both endpoints.
+    pub wire_bytes: u64,
+    /// Refusals because a send queue was full: a reliable message is kept and retried (Glenn's
+    /// backlog), an unreliable one is dropped.
+    pub refused_queue_full: u64,
+    /// Messages refused as larger than the packet budget (dropped).
+    pub refused_too_large: u64,
+    /// Unreliable messages queued and delivered (first copies).
+    pub unreliable_sent: u64,
+    pub unreliable_delivered: u64,
+    /// Extra deliveries of an unreliable message.
+    pub unreliable_duplicated: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct MsgState {
+    known: bool,
+    reliable: bool,
+    acked: bool,
+    too_large: bool,
+    queued_at: SimTime,
+    sends: u32,
+    deliveries: u32,
+}
+
+/// Ids further than this beyond the highest queued are ignored (a corrupted id must not make the
+/// accumulator allocate gigabytes).
+const MAX_ID_JUMP: u64 = 1 << 24;
+
+/// Feeds events one at a time; [`MetricsAccumulator::finish`] computes the figures so far.
+#[derive(Debug, Clone, Default)]
+pub struct MetricsAccumulator {
+    msgs: [Vec<MsgState>; 2],
+    depth: [u64; 2],
+    highest_delivered: [Option<u64>; 2],
+    latencies_ms: Vec<f64>,
+    m: ReliableMetrics,
+}
+
+impl MetricsAccumulator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn slot(&mut self, side: Side, msg: u64, create: bool) -> Option<&mut MsgState> {
+        let v = &mut self.msgs[side.index()];
+        if msg >= v.len() as u64 {
+            if !create || msg - v.len() as u64 > MAX_ID_JUMP {
+                return None;
+            }
+            v.resize(msg as usize + 1, MsgState::default());
+        }
+        let s = &mut v[msg as usize];
+        (create || s.known).then_some(s)
+    }
+
+    /// Takes one event into account (events must come in emission order).
+    pub fn observe(&mut self, e: &Event) {
+        match e.kind {
+            EventKind::PacketSent { bytes, .. } => {
+                self.m.wire_bytes += bytes as u64;
+                self.m.max_packet_bytes = self.m.max_packet_bytes.max(bytes);
+            }
+            EventKind::MessageQueued { side, msg, reliable, .. } => {
+                let Some(s) = self.slot(side, msg, true) else { return };
+                *s = MsgState { known: true, reliable, queued_at: e.time, ..MsgState::default() };
+                if reliable {
+                    self.m.sent += 1;
+                    let d = &mut self.depth[side.index()];
+                    *d += 1;
+                    self.m.max_send_queue_depth = self.m.max_send_queue_depth.max(*d);
+                } else {
+                    self.m.unreliable_sent += 1;
+                }
+            }
+            EventKind::MessageRefused { side, msg, reason } => match reason {
+                RefuseReason::SendQueueFull => self.m.refused_queue_full += 1,
+                RefuseReason::TooLarge | RefuseReason::Closed => {
+                    if reason == RefuseReason::TooLarge {
+                        self.m.refused_too_large += 1;
+                    }
+                    let Some(s) = self.slot(side, msg, false) else { return };
+                    let pending = s.reliable && !s.acked && !s.too_large;
+                    s.too_large = true;
+                    if pending {
+                        self.depth[side.index()] = self.depth[side.index()].saturating_sub(1);
+                    }
+                }
+            },
+            EventKind::MessageSent { side, msg, .. } => {
+                let Some(s) = self.slot(side, msg, false) else { return };
+                s.sends = s.sends.saturating_add(1);
+                if s.deliveries > 0 {
+                    self.m.spurious_resends += 1;
+                }
+            }
+            EventKind::MessageAcked { side, msg, .. } => {
+                let Some(s) = self.slot(side, msg, false) else { return };
+                if !s.acked {
+                    s.acked = true;
+                    if s.reliable && !s.too_large {
+                        self.depth[side.index()] = self.depth[side.index()].saturating_sub(1);
+                    }
+                }
+            }
+            EventKind::MessageDelivered { side, msg } => {
+                let sender = side.other();
+                let Some(s) = self.slot(sender, msg, false) else { return };
+                s.deliveries = s.deliveries.saturating_add(1);
+                let (first, reliable, queued_at) = (s.deliveries == 1, s.reliable, s.queued_at);
+                match (reliable, first) {
+                    (true, true) => {
+                        self.m.delivered += 1;
+                        self.latencies_ms.push(e.time.saturating_since(queued_at).as_millis_f64());
+                        let h = &mut self.highest_delivered[sender.index()];
+                        if h.is_some_and(|h| msg < h) {
+                            self.m.out_of_order += 1;
+                        }
+                        *h = Some(h.map_or(msg, |h| h.max(msg)));
+                    }
+                    (true, false) => self.m.duplicated += 1,
+                    (false, true) => self.m.unreliable_delivered += 1,
+                    (false, false) => self.m.unreliable_duplicated += 1,
+                }
+            }
+            EventKind::MessageCorrupted { .. } => self.m.corrupted += 1,
+            _ => {}
+        }
+    }
+
+    /// Takes a slice of events into account.
+    pub fn observe_all(&mut self, events: &[Event]) {
+        for e in events {
+            self.observe(e);
+        }
+    }
+
+    /// The figures for everything observed so far.
+    pub fn finish(&self) -> ReliableMetrics {
+        let mut m = self.m;
+        m.lost = m.sent.saturating_sub(m.delivered);
+        m.latency_ms = LatencyMs::from(&Percentiles::of(self.latencies_ms.clone()));
+        let delivered_all = m.delivered + m.unreliable_delivered;
+        m.wire_bytes_per_delivered = if delivered_all == 0 { 0.0 } else { m.wire_bytes as f64 / delivered_all as f64 };
+        let (mut sends, mut n, mut max) = (0u64, 0u64, 0u32);
+        for s in self.msgs.iter().flatten().filter(|s| s.known && s.reliable && s.sends > 0) {
+            sends += s.sends as u64;
+            n += 1;
+            max = max.max(s.sends);
+        }
+        m.sends_per_message = if n == 0 { 0.0 } else { sends as f64 / n as f64 };
+        m.max_sends_per_message = max;
+        m
+    }
+}
+
+/// The reliable-message figures of a run's events (in emission order).
+pub fn reliable_metrics(events: &[Event]) -> ReliableMetrics {
+    let mut acc = MetricsAccumulator::new();
+    acc.observe_all(events);
+    acc.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::SendKind;
+
+    fn ev(ms: u64, kind: EventKind) -> Event {
+        Event { time: SimTime(ms * 1000), kind }
+    }
+
+    #[test]
+    fn resend_after_peer_delivery_is_spurious_and_duplicates_are_counted() {
+        use EventKind::*;
+        let a = Side::A;
+        let events = vec![
+            ev(0, MessageQueued { side: a, msg: 0, bytes: 10, reliable: true }),
+            ev(0, MessageQueued { side: a, msg: 1, bytes: 10, reliable: true }),
+            ev(1, PacketSent { side: a, seq: 0, bytes: 40, uid: 0 }),
+            ev(1, MessageSent { side: a, msg: 0, seq: 0, kind: SendKind::First }),
+            ev(1, MessageSent { side: a, msg: 1, seq: 0, kind: SendKind::First }),
+            ev(50, MessageDelivered { side: Side::B, msg: 1 }),
+            ev(50, MessageDelivered { side: Side::B, msg: 0 }),
+            ev(101, MessageSent { side: a, msg: 0, seq: 1, kind: SendKind::DelayResend }),
+            ev(101, PacketSent { side: a, seq: 1, bytes: 30, uid: 1 }),
+            ev(150, MessageDelivered { side: Side::B, msg: 0 }),
+            ev(160, MessageAcked { side: a, msg: 0, seq: 1 }),
+        ];
+        let m = reliable_metrics(&events);
+        assert_eq!((m.sent, m.delivered, m.lost), (2, 2, 0));
+        assert_eq!(m.spurious_resends, 1);
+        assert_eq!(m.duplicated, 1);
+        assert_eq!(m.out_of_order, 1);
+        assert_eq!(m.max_sends_per_message, 2);
+        assert!((m.sends_per_message - 1.5).abs() < 1e-9);
+        assert_eq!(m.max_send_queue_depth, 2);
+        assert_eq!(m.max_packet_bytes, 40);
+        assert_eq!(m.latency_ms.max, 50.0);
+        assert!((m.wire_bytes_per_delivered - 35.0).abs() < 1e-9);
+    }
+}

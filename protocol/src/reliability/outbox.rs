@@ -1,0 +1,359 @@
+//! Messages over delivery notification, and newest-state replication of snapshots (MGP 7.6).
+//!
+//! The delivery-notification strategies (`dnm`, `rellikt`) tell the layer above, for every packet,
+//! "delivered" or "failed"; they never resend anything themselves (MGP 7.5: the notification
+//! module "does not implement resending; modules above decide"). This file is that layer above,
+//! shared by both strategies:
+//!
+//! - [`Outbox`] remembers which workload messages rode in which packet. On delivery it reports
+//!   `MessageAcked`; on failure it decides what to send again. Reliable workload messages are
+//!   resent, whole, until a packet carrying them is delivered (reliable but *unordered*: the
+//!   receiver hands each to the application when it first arrives). Snapshots follow
+//!   [`SnapshotMode`]: `unreliable` never resends, `reliable` resends every lost snapshot like a
+//!   reliable message, and `newest` resends only the newest state: the workload's snapshots are
+//!   successive full states of one object, so when the packet with snapshot `k` is lost and a
+//!   newer snapshot has since been sent or queued, that newer one already carries the state and
+//!   nothing is resent; only when `k` is still the newest state is it sent again.
+//! - [`Inbox`] delivers each message id once (resends and link duplicates arrive more than once).
+//! - The message block codec: `count`, then per message its length and the aligned bytes. Payloads
+//!   self-identify (`workload::check_payload`), so a corrupt one makes the packet malformed.
+//!
+//! Staleness and other snapshot figures are measured from events in [`crate::measure::snapshots`].
+//! Snapshots are the messages whose `MessageQueued` has `reliable: false` in every mode, also
+//! `reliable` mode where they are in fact resent: `reliable` in that event is the workload's
+//! class of the message, so generic reliable-message metrics compare like with like.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use crate::event::{Event, EventKind, RefuseReason, SendKind, Side, SimTime};
+use crate::wire::bits::{BitError, Stream};
+use crate::workload::{check_payload, MessageRequest, SnapshotMode, MIN_MESSAGE_BYTES};
+
+/// Largest message the block codec carries.
+pub const MAX_MESSAGE_BYTES: u32 = 1024;
+/// Most messages in one packet.
+pub const MAX_MESSAGES_PER_PACKET: u32 = 64;
+/// Bytes a message costs in a packet beyond its payload, at most (length field + alignment).
+pub const MESSAGE_OVERHEAD_BYTES: usize = 3;
+
+/// Outbox settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutboxConfig {
+    pub snapshot_mode: SnapshotMode,
+    /// Most messages waiting for delivery (reliable ones until acked); beyond it new messages are
+    /// refused with `SendQueueFull`.
+    pub send_queue_messages: usize,
+    /// Largest message accepted.
+    pub max_message_bytes: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Queued {
+    id: u64,
+    kind: SendKind,
+}
+
+#[derive(Debug, Clone)]
+struct Stored {
+    payload: Vec<u8>,
+    snapshot: bool,
+    /// Kept until acked (reliable messages; snapshots in `reliable` mode).
+    reliable: bool,
+}
+
+/// The sending half of the message layer.
+#[derive(Debug, Clone)]
+pub struct Outbox {
+    side: Side,
+    config: OutboxConfig,
+    queue: VecDeque<Queued>,
+    store: HashMap<u64, Stored>,
+    /// Messages each in-flight packet carried, by packet sequence (no iteration over it).
+    in_packets: HashMap<u16, Vec<u64>>,
+    /// Newest snapshot id queued so far.
+    newest_snapshot: Option<u64>,
+    /// Newest snapshot id put in a packet so far.
+    newest_snapshot_sent: Option<u64>,
+    /// Entries of `store` that are kept until acked.
+    reliable_waiting: usize,
+}
+
+impl Outbox {
+    pub fn new(side: Side, config: OutboxConfig) -> Self {
+        Self {
+            side,
+            config,
+            queue: VecDeque::new(),
+            store: HashMap::new(),
+            in_packets: HashMap::new(),
+            newest_snapshot: None,
+            newest_snapshot_sent: None,
+            reliable_waiting: 0,
+        }
+    }
+
+    pub fn config(&self) -> &OutboxConfig {
+        &self.config
+    }
+
+    /// Messages waiting to be sent (first sends and resends).
+    pub fn queued(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Messages held until acked.
+    pub fn unacked_reliable(&self) -> usize {
+        self.reliable_waiting
+    }
+
+    /// Accepts a workload message (or refuses it, with an event).
+    pub fn push(&mut self, now: SimTime, m: MessageRequest, events: &mut Vec<Event>) {
+        let side = self.side;
+        let bytes = m.payload.len() as u32;
+        events
+            .push(Event { time: now, kind: EventKind::MessageQueued { side, msg: m.id, bytes, reliable: m.reliable } });
+        let snapshot = !m.reliable;
+        let keep = m.reliable || self.config.snapshot_mode == SnapshotMode::Reliable;
+        let refuse = if bytes > self.config.max_message_bytes.min(MAX_MESSAGE_BYTES) {
+            Some(RefuseReason::TooLarge)
+        } else if self.store.len() >= self.config.send_queue_messages {
+            Some(RefuseReason::SendQueueFull)
+        } else {
+            None
+        };
+        if let Some(reason) = refuse {
+            events.push(Event { time: now, kind: EventKind::MessageRefused { side, msg: m.id, reason } });
+            return;
+        }
+        if snapshot {
+            self.newest_snapshot = Some(m.id);
+        }
+        self.reliable_waiting += keep as usize;
+        self.store.insert(m.id, Stored { payload: m.payload, snapshot, reliable: keep });
+        self.queue.push_back(Queued { id: m.id, kind: SendKind::First });
+    }
+
+    /// Moves queued messages into packet `seq` while they fit in `budget_bytes`, in queue order
+    /// (resends were put first). Returns the payloads to write.
+    pub fn fill(&mut self, now: SimTime, seq: u16, budget_bytes: usize, events: &mut Vec<Event>) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut ids = Vec::new();
+        let mut left = budget_bytes;
+        while let Some(q) = self.queue.front().copied() {
+            let Some(stored) = self.store.get(&q.id) else {
+                self.queue.pop_front();
+                continue;
+            };
+            let superseded = self.config.snapshot_mode == SnapshotMode::Newest
+                && stored.snapshot
+                && q.kind != SendKind::First
+                && Some(q.id) != self.newest_snapshot;
+            if superseded {
+                // A newer state was queued after this resend was decided: it carries everything.
+                self.queue.pop_front();
+                continue;
+            }
+            let cost = stored.payload.len() + MESSAGE_OVERHEAD_BYTES;
+            if cost > left || out.len() >= MAX_MESSAGES_PER_PACKET as usize {
+                break;
+            }
+            left -= cost;
+            self.queue.pop_front();
+            out.push(stored.payload.clone());
+            ids.push(q.id);
+            if stored.snapshot {
+                self.newest_snapshot_sent = self.newest_snapshot_sent.max(Some(q.id));
+            }
+            let keep = stored.reliable
+                || (self.config.snapshot_mode == SnapshotMode::Newest && Some(q.id) == self.newest_snapshot);
+            if !keep {
+                self.store.remove(&q.id);
+            }
+            let kind = EventKind::MessageSent { side: self.side, msg: q.id, seq: seq as u32, kind: q.kind };
+            events.push(Event { time: now, kind });
+        }
+        // In newest mode only the newest snapshot's state is worth keeping for a resend.
+        if self.config.snapshot_mode == SnapshotMode::Newest {
+            let newest = self.newest_snapshot;
+            self.store.retain(|id, s| !s.snapshot || Some(*id) == newest || s.reliable);
+        }
+        if ids.is_empty() {
+            self.in_packets.remove(&seq);
+        } else {
+            // A previous packet with this sequence that was never reported is 65536 sends old:
+            // its messages are abandoned as if the packet failed silently.
+            self.in_packets.insert(seq, ids);
+        }
+        out
+    }
+
+    /// Packet `seq` was delivered: its messages are acked.
+    pub fn on_delivered(&mut self, now: SimTime, seq: u16, events: &mut Vec<Event>) {
+        let Some(ids) = self.in_packets.remove(&seq) else { return };
+        for id in ids {
+            if let Some(s) = self.store.get(&id) {
+                if s.reliable {
+                    self.store.remove(&id);
+                    self.reliable_waiting -= 1;
+                }
+            }
+            events
+                .push(Event { time: now, kind: EventKind::MessageAcked { side: self.side, msg: id, seq: seq as u32 } });
+        }
+    }
+
+    /// Packet `seq` failed (`why` is the send kind its resends get): resend what must be.
+    pub fn on_failed(&mut self, seq: u16, why: SendKind) {
+        let Some(ids) = self.in_packets.remove(&seq) else { return };
+        // Resends go first, keeping their original order among themselves.
+        for id in ids.into_iter().rev() {
+            let Some(s) = self.store.get(&id) else { continue };
+            let resend = if s.reliable {
+                true
+            } else if s.snapshot && self.config.snapshot_mode == SnapshotMode::Newest {
+                // Newer state already out (or queued) carries everything this one did.
+                Some(id) == self.newest_snapshot && self.newest_snapshot_sent <= Some(id)
+            } else {
+                false
+            };
+            if resend && !self.queue.iter().any(|q| q.id == id) {
+                self.queue.push_front(Queued { id, kind: why });
+            }
+        }
+    }
+}
+
+/// The receiving half: hands each message id to the application once.
+#[derive(Debug, Clone)]
+pub struct Inbox {
+    side: Side,
+    seen: HashSet<u64>,
+    newest: u64,
+}
+
+/// Ids this far behind the newest one received are forgotten by the duplicate filter.
+const DEDUP_WINDOW: u64 = 1 << 16;
+
+impl Inbox {
+    pub fn new(side: Side) -> Self {
+        Self { side, seen: HashSet::new(), newest: 0 }
+    }
+
+    /// Checks every payload of a packet from the peer; `None` when one is not an intact workload
+    /// message (the whole packet is then malformed and must not be acked).
+    pub fn check(&self, payloads: &[Vec<u8>]) -> Option<Vec<u64>> {
+        payloads.iter().map(|p| check_payload(self.side.other(), p)).collect()
+    }
+
+    /// Delivers the checked ids not delivered before.
+    pub fn deliver(&mut self, now: SimTime, ids: &[u64], events: &mut Vec<Event>) {
+        for &id in ids {
+            if id + DEDUP_WINDOW < self.newest || !self.seen.insert(id) {
+                continue;
+            }
+            self.newest = self.newest.max(id);
+            events.push(Event { time: now, kind: EventKind::MessageDelivered { side: self.side, msg: id } });
+        }
+        if self.seen.len() > 2 * DEDUP_WINDOW as usize {
+            let floor = self.newest.saturating_sub(DEDUP_WINDOW);
+            self.seen.retain(|&id| id >= floor);
+        }
+    }
+}
+
+/// Serializes a message block: count, then per message its length and aligned bytes.
+pub fn serialize_messages<S: Stream>(s: &mut S, msgs: &mut Vec<Vec<u8>>) -> Result<(), BitError> {
+    let mut n = msgs.len() as u32;
+    s.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET)?;
+    if S::IS_READING {
+        msgs.clear();
+    }
+    for i in 0..n as usize {
+        let mut len = if S::IS_READING { 0 } else { msgs[i].len() as u32 };
+        s.serialize_u32(&mut len, MIN_MESSAGE_BYTES, MAX_MESSAGE_BYTES)?;
+        s.align()?;
+        if S::IS_READING {
+            let mut buf = vec![0u8; len as usize];
+            s.serialize_bytes(&mut buf)?;
+            msgs.push(buf);
+        } else {
+            s.serialize_bytes(&mut msgs[i])?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::bits::{BitReader, BitWriter};
+    use crate::workload::make_payload;
+
+    fn outbox(mode: SnapshotMode) -> Outbox {
+        Outbox::new(
+            Side::A,
+            OutboxConfig { snapshot_mode: mode, send_queue_messages: 64, max_message_bytes: MAX_MESSAGE_BYTES },
+        )
+    }
+
+    fn snap(id: u64) -> MessageRequest {
+        MessageRequest { id, reliable: false, payload: make_payload(Side::A, id, 16) }
+    }
+
+    fn sent_ids(events: &[Event]) -> Vec<(u64, SendKind)> {
+        events
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::MessageSent { msg, kind, .. } => Some((msg, kind)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn newest_mode_resends_a_lost_snapshot_only_while_it_is_the_newest_state() {
+        let mut o = outbox(SnapshotMode::Newest);
+        let mut ev = Vec::new();
+        let t = SimTime::ZERO;
+        o.push(t, snap(0), &mut ev);
+        o.fill(t, 0, 1000, &mut ev);
+        o.on_failed(0, SendKind::TimeoutResend);
+        o.fill(t, 1, 1000, &mut ev);
+        o.push(t, snap(1), &mut ev);
+        o.fill(t, 2, 1000, &mut ev);
+        // Packet 1 (snapshot 0 again) is lost, but snapshot 1 is already out: nothing to resend.
+        o.on_failed(1, SendKind::TimeoutResend);
+        assert!(o.fill(t, 3, 1000, &mut ev).is_empty());
+        assert_eq!(sent_ids(&ev), vec![(0, SendKind::First), (0, SendKind::TimeoutResend), (1, SendKind::First)]);
+    }
+
+    #[test]
+    fn unreliable_mode_never_resends_and_reliable_mode_resends_every_snapshot() {
+        for (mode, expect) in [(SnapshotMode::Unreliable, 2), (SnapshotMode::Reliable, 4)] {
+            let mut o = outbox(mode);
+            let mut ev = Vec::new();
+            let t = SimTime::ZERO;
+            o.push(t, snap(0), &mut ev);
+            o.push(t, snap(1), &mut ev);
+            o.fill(t, 0, 1000, &mut ev);
+            o.on_failed(0, SendKind::NakResend);
+            o.fill(t, 1, 1000, &mut ev);
+            o.on_delivered(t, 1, &mut ev);
+            o.fill(t, 2, 1000, &mut ev);
+            assert_eq!(sent_ids(&ev).len(), expect, "{mode:?}");
+            assert_eq!(o.unacked_reliable(), 0);
+        }
+    }
+
+    #[test]
+    fn message_block_round_trips_and_rejects_truncation() {
+        let mut msgs = vec![make_payload(Side::B, 5, 9), make_payload(Side::B, 6, 40)];
+        let mut w = BitWriter::with_capacity(200);
+        serialize_messages(&mut w, &mut msgs).unwrap();
+        let bytes = w.finish();
+        let mut back = Vec::new();
+        serialize_messages(&mut BitReader::new(&bytes), &mut back).unwrap();
+        assert_eq!(back, msgs);
+        assert!(serialize_messages(&mut BitReader::new(&bytes[..bytes.len() - 1]), &mut back).is_err());
+    }
+}

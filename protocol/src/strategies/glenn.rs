@@ -1,0 +1,544 @@
+//! The Glenn-style endpoint: reliable.io packet acks carrying bit-packed message objects, with a
+//! reliable-ordered channel ([`ReliableChannel`]) for events and an unreliable one for snapshots.
+//!
+//! Every send tick produces exactly one packet, messages or not, so acks keep flowing. Its payload
+//! after the ack header is bit-packed:
+//!
+//! ```text
+//! reliable count   [0, 256]   9 bits
+//!   per message:   id (16 bits first; then 1 bit "previous + 1", else 16 bits), message object
+//! unreliable count [0, 256]   9 bits
+//!   per message:   message object
+//! zero padding to the byte
+//! ```
+//!
+//! Reliable messages are picked first (oldest unacked first, resend delay, budget, count); the
+//! budget left over goes to snapshots. A packet whose payload does not decode, or whose message
+//! ids fall outside the receive window (desync), is rejected before any state changes and is never
+//! acked, so its messages are resent instead of being lost.
+//!
+//! Back-pressure: a reliable message refused because the send queue is full is reported once
+//! (`MessageRefused { SendQueueFull }`) and **kept** in a backlog that is retried, in order, on every
+//! tick; it is never dropped. A message larger than the packet budget is reported
+//! (`MessageRefused { TooLarge }`) and dropped: it can never be sent. Snapshots that find the
+//! unreliable queue full are reported and dropped (they are unreliable by nature).
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample};
+use crate::peer::{Peer, PeerCommand};
+use crate::reliability::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
+use crate::reliability::channel::{AckedMessage, ChannelError, ChannelSizes, Pick, ReliableChannel};
+use crate::reliability::message::{Message, MessageError, MessageFactory, MAX_MESSAGE_BYTES};
+use crate::wire::bits::{BitError, BitReader, BitWriter, Stream};
+use crate::workload::{check_payload, MessageRequest, Workload, WorkloadConfig};
+
+/// Wire limit on messages of each channel in one packet (the counts are 9-bit fields).
+pub const MAX_MESSAGES_PER_PACKET_LIMIT: u32 = 256;
+/// Fixed payload bits besides the messages: two counts and the final padding.
+const PAYLOAD_OVERHEAD_BITS: usize = 9 + 9 + 7;
+
+/// Settings of the Glenn strategy (dotted names `glenn.*`; defaults from yojimbo).
+///
+/// `resend_delay_ms`, `rtt_resend`, `rtt_resend_factor`, `packet_budget_bytes` and
+/// `max_messages_per_packet` may change while running; the queue sizes are fixed when the endpoint
+/// is created.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GlennConfig {
+    /// An unacked message is included again once this long has passed since its last send;
+    /// 0 = in every packet until acked (maximum redundancy).
+    pub resend_delay_ms: f64,
+    /// Use `rtt_resend_factor` x the measured RTT as the resend delay (the fixed delay until the
+    /// first RTT sample).
+    pub rtt_resend: bool,
+    pub rtt_resend_factor: f64,
+    /// Bytes of message data one packet may carry after its ack header.
+    pub packet_budget_bytes: u32,
+    /// Messages per packet (reliable + unreliable), at most 256.
+    pub max_messages_per_packet: u32,
+    /// Unacked reliable messages the sender holds.
+    pub send_queue_size: u32,
+    /// Out-of-order reliable messages the receiver holds; the sender never runs further ahead.
+    pub receive_queue_size: u32,
+    /// Packets whose message ids are remembered to map packet acks to messages. The endpoint's
+    /// ack layer holds at least as many sent packets (`ack.sent_packets_buffer_size` is raised to
+    /// this), as in yojimbo: at high packet rates reliable.io's 256 would forget a packet before
+    /// its ack could arrive, and every message in it would be resent for nothing.
+    pub sent_packets_buffer_size: u32,
+    /// Snapshots waiting for room in a packet.
+    pub unreliable_queue_size: u32,
+}
+
+impl Default for GlennConfig {
+    fn default() -> Self {
+        Self {
+            resend_delay_ms: 100.0,
+            rtt_resend: false,
+            rtt_resend_factor: 1.25,
+            packet_budget_bytes: 1200,
+            max_messages_per_packet: 256,
+            send_queue_size: 1024,
+            receive_queue_size: 1024,
+            sent_packets_buffer_size: 1024,
+            unreliable_queue_size: 256,
+        }
+    }
+}
+
+impl GlennConfig {
+    fn budget_bits(&self) -> usize {
+        (self.packet_budget_bytes as usize * 8).saturating_sub(PAYLOAD_OVERHEAD_BITS)
+    }
+    fn max_messages(&self) -> usize {
+        self.max_messages_per_packet.clamp(1, MAX_MESSAGES_PER_PACKET_LIMIT) as usize
+    }
+}
+
+/// A decoded packet payload.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DecodedPayload {
+    pub reliable: Vec<(u16, Message)>,
+    pub unreliable: Vec<Message>,
+}
+
+/// Decodes a payload; any malformation (bad type id, truncation, out-of-range field, non-zero
+/// padding, trailing bytes, a non-canonical id) is an error, so every accepted payload re-encodes
+/// to the same bytes.
+pub fn decode_payload(factory: &MessageFactory, bytes: &[u8]) -> Result<DecodedPayload, MessageError> {
+    let mut r = BitReader::new(bytes);
+    let mut out = DecodedPayload::default();
+    let mut n = 0u32;
+    r.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    let mut prev: Option<u16> = None;
+    for _ in 0..n {
+        let mut id = 0u16;
+        let consecutive = match prev {
+            Some(_) => {
+                let mut c = false;
+                r.serialize_bool(&mut c)?;
+                c
+            }
+            None => false,
+        };
+        match (consecutive, prev) {
+            (true, Some(p)) => id = p.wrapping_add(1),
+            _ => {
+                r.serialize_u16(&mut id)?;
+                // Canonical form only: "previous + 1" must use the 1-bit form.
+                if prev.is_some_and(|p| id == p.wrapping_add(1)) {
+                    return Err(MessageError::NonCanonicalId);
+                }
+            }
+        }
+        prev = Some(id);
+        out.reliable.push((id, factory.read(&mut r)?));
+    }
+    r.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    for _ in 0..n {
+        out.unreliable.push(factory.read(&mut r)?);
+    }
+    r.align()?;
+    if r.bits_remaining() != 0 {
+        return Err(MessageError::Trailing { bytes: r.bits_remaining() / 8 });
+    }
+    Ok(out)
+}
+
+/// Writes a reliable message id: 16 bits for the first, then 1 bit "previous + 1" or 16 bits.
+fn write_message_id(w: &mut BitWriter, prev: Option<u16>, id: u16) -> Result<(), BitError> {
+    if let Some(p) = prev {
+        let mut consecutive = id == p.wrapping_add(1);
+        w.serialize_bool(&mut consecutive)?;
+        if consecutive {
+            return Ok(());
+        }
+    }
+    w.serialize_u16(&mut id.clone())
+}
+
+/// Encodes a payload (the inverse of [`decode_payload`]; the endpoint writes straight from its
+/// queues with the same layout). Counts above 256 or unencodable messages are an error.
+pub fn encode_payload(factory: &MessageFactory, payload: &mut DecodedPayload) -> Result<Vec<u8>, BitError> {
+    let room: usize = payload.reliable.iter().map(|(_, m)| m.payload.len() + 8).sum::<usize>()
+        + payload.unreliable.iter().map(|m| m.payload.len() + 8).sum::<usize>()
+        + 8;
+    let mut w = BitWriter::with_capacity(room);
+    let mut n = payload.reliable.len() as u32;
+    w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    let mut prev = None;
+    for (id, m) in &mut payload.reliable {
+        write_message_id(&mut w, prev, *id)?;
+        prev = Some(*id);
+        factory.write(&mut w, m)?;
+    }
+    let mut n = payload.unreliable.len() as u32;
+    w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    for m in &mut payload.unreliable {
+        factory.write(&mut w, m)?;
+    }
+    Ok(w.finish())
+}
+
+/// Counters since creation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GlennCounters {
+    /// Packets rejected because their payload did not decode.
+    pub malformed_payloads: u64,
+    /// Packets rejected because a message id was beyond the receive window.
+    pub desyncs: u64,
+    /// Reliable messages that waited in the backlog for a full send queue.
+    pub refused_queue_full: u64,
+    /// Messages dropped because they can never fit the packet budget.
+    pub refused_too_large: u64,
+    /// Snapshots dropped because the unreliable queue was full.
+    pub unreliable_dropped: u64,
+    /// Longest backlog seen.
+    pub max_backlog: u64,
+}
+
+#[derive(Debug, Clone)]
+struct Queued {
+    workload_id: u64,
+    message: Message,
+    bits: usize,
+}
+
+/// One Glenn-style endpoint driven by the seeded workload.
+#[derive(Debug, Clone)]
+pub struct GlennPeer {
+    side: Side,
+    config: GlennConfig,
+    factory: MessageFactory,
+    ack: AckEndpoint,
+    workload: Workload,
+    channel: ReliableChannel,
+    backlog: VecDeque<Queued>,
+    unreliable: VecDeque<Queued>,
+    counters: GlennCounters,
+    tick_pending: bool,
+    /// Reliable messages of bursts requested but not yet generated (counted as unacked so a drain
+    /// right after a burst waits for it).
+    burst_pending: usize,
+    requests: Vec<MessageRequest>,
+    picks: Vec<Pick>,
+    acked: Vec<Acked>,
+    acked_messages: Vec<AckedMessage>,
+}
+
+impl GlennPeer {
+    pub fn new(side: Side, ack: AckConfig, g: GlennConfig, workload: WorkloadConfig, seed: u64) -> Self {
+        let sizes = ChannelSizes {
+            send_queue_size: g.send_queue_size as usize,
+            receive_queue_size: g.receive_queue_size as usize,
+            sent_packets_buffer_size: g.sent_packets_buffer_size as usize,
+        };
+        Self {
+            side,
+            config: g,
+            factory: MessageFactory::default(),
+            ack: AckEndpoint::new(AckConfig {
+                sent_packets_buffer_size: ack.sent_packets_buffer_size.max(sizes.sent_packets_buffer_size),
+                ..ack
+            }),
+            workload: Workload::new(side, workload, seed),
+            channel: ReliableChannel::new(sizes),
+            backlog: VecDeque::new(),
+            unreliable: VecDeque::new(),
+            counters: GlennCounters::default(),
+            tick_pending: false,
+            burst_pending: 0,
+            requests: Vec::new(),
+            picks: Vec::new(),
+            acked: Vec::new(),
+            acked_messages: Vec::new(),
+        }
+    }
+
+    pub fn config(&self) -> &GlennConfig {
+        &self.config
+    }
+
+    /// Changes the live settings (queue sizes stay as created).
+    pub fn set_config(&mut self, config: GlennConfig) {
+        self.config = config;
+    }
+
+    pub fn counters(&self) -> GlennCounters {
+        self.counters
+    }
+
+    pub fn channel(&self) -> &ReliableChannel {
+        &self.channel
+    }
+
+    pub fn endpoint(&self) -> &AckEndpoint {
+        &self.ack
+    }
+
+    pub fn workload_mut(&mut self) -> &mut Workload {
+        &mut self.workload
+    }
+
+    /// Reliable messages waiting for room in the send queue.
+    pub fn backlog_len(&self) -> usize {
+        self.backlog.len()
+    }
+
+    /// The resend delay in force: fixed, or RTT x factor once an RTT sample exists.
+    pub fn resend_delay_ms(&self) -> f64 {
+        let c = &self.config;
+        let ms = if c.rtt_resend && self.ack.rtt().has_sample() {
+            self.ack.rtt().display_ms() * c.rtt_resend_factor
+        } else {
+            c.resend_delay_ms
+        };
+        if ms.is_finite() {
+            ms.max(0.0)
+        } else {
+            0.0
+        }
+    }
+
+    fn refuse(&self, now: SimTime, msg: u64, reason: RefuseReason, events: &mut Vec<Event>) {
+        events.push(Event { time: now, kind: EventKind::MessageRefused { side: self.side, msg, reason } });
+    }
+
+    /// Moves backlogged messages into the send queue while it has room, oldest first.
+    fn flush_backlog(&mut self) {
+        while self.channel.can_send() {
+            let Some(q) = self.backlog.pop_front() else { break };
+            let sent = self.channel.send(q.message, q.workload_id, q.bits);
+            debug_assert!(sent.is_ok(), "send failed after can_send: {sent:?}");
+        }
+    }
+
+    fn queue(&mut self, now: SimTime, req: MessageRequest, events: &mut Vec<Event>) {
+        let side = self.side;
+        let bytes = req.payload.len() as u32;
+        events.push(Event {
+            time: now,
+            kind: EventKind::MessageQueued { side, msg: req.id, bytes, reliable: req.reliable },
+        });
+        let Ok(mut message) = self.factory.wrap(req.reliable, req.payload) else {
+            self.counters.refused_too_large += 1;
+            return self.refuse(now, req.id, RefuseReason::TooLarge, events);
+        };
+        let bits = message.measure_bits(&self.factory);
+        if ReliableChannel::packet_bits(bits) > self.config.budget_bits() {
+            self.counters.refused_too_large += 1;
+            return self.refuse(now, req.id, RefuseReason::TooLarge, events);
+        }
+        let q = Queued { workload_id: req.id, message, bits };
+        if !req.reliable {
+            if self.unreliable.len() >= self.config.unreliable_queue_size as usize {
+                self.counters.unreliable_dropped += 1;
+                return self.refuse(now, req.id, RefuseReason::SendQueueFull, events);
+            }
+            self.unreliable.push_back(q);
+        } else if !self.backlog.is_empty() || !self.channel.can_send() {
+            self.counters.refused_queue_full += 1;
+            self.refuse(now, req.id, RefuseReason::SendQueueFull, events);
+            self.backlog.push_back(q);
+            self.counters.max_backlog = self.counters.max_backlog.max(self.backlog.len() as u64);
+        } else {
+            let sent = self.channel.send(q.message, q.workload_id, q.bits);
+            debug_assert!(sent.is_ok(), "send failed after can_send: {sent:?}");
+        }
+    }
+
+    /// Writes the payload for the picked reliable messages and `unreliable_n` snapshots.
+    fn write_payload(&mut self, unreliable_n: usize, out: &mut Vec<u8>) -> Result<(), BitError> {
+        // Room for the budget plus one oversized message (see `ReliableChannel::select`).
+        let room = self.config.packet_budget_bytes as usize + MAX_MESSAGE_BYTES as usize + 64;
+        let mut w = BitWriter::with_capacity(room);
+        let mut n = self.picks.len() as u32;
+        w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+        let mut prev: Option<u16> = None;
+        for p in &self.picks {
+            write_message_id(&mut w, prev, p.id)?;
+            prev = Some(p.id);
+            if let Some(m) = self.channel.message_mut(p.id) {
+                self.factory.write(&mut w, m)?;
+            }
+        }
+        let mut n = unreliable_n as u32;
+        w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+        for q in self.unreliable.iter_mut().take(unreliable_n) {
+            self.factory.write(&mut w, &mut q.message)?;
+        }
+        out.extend_from_slice(&w.finish());
+        Ok(())
+    }
+
+    fn deliver(&self, now: SimTime, message: &Message, events: &mut Vec<Event>) {
+        let side = self.side;
+        let msg = match check_payload(side.other(), &message.payload) {
+            Some(id) => id,
+            None => {
+                let mut id = [0u8; 8];
+                let n = message.payload.len().min(8);
+                id[..n].copy_from_slice(&message.payload[..n]);
+                let msg = u64::from_le_bytes(id);
+                events.push(Event { time: now, kind: EventKind::MessageCorrupted { side, msg } });
+                msg
+            }
+        };
+        events.push(Event { time: now, kind: EventKind::MessageDelivered { side, msg } });
+    }
+}
+
+impl Peer for GlennPeer {
+    fn on_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
+        self.tick_pending = true;
+        self.burst_pending = 0;
+        self.flush_backlog();
+        let mut reqs = std::mem::take(&mut self.requests);
+        self.workload.poll(now, &mut reqs);
+        for r in reqs.drain(..) {
+            self.queue(now, r, events);
+        }
+        self.requests = reqs;
+    }
+
+    fn poll_send(&mut self, now: SimTime, out: &mut Vec<u8>, events: &mut Vec<Event>) -> Option<u32> {
+        if !std::mem::take(&mut self.tick_pending) {
+            return None;
+        }
+        let side = self.side;
+        let h = self.ack.begin_packet(now, out);
+        let header_len = out.len();
+        let mut budget = self.config.budget_bits();
+        let max = self.config.max_messages();
+        let delay_us = (self.resend_delay_ms() * 1000.0).round() as u64;
+        self.picks.clear();
+        self.channel.select(now, delay_us, &mut budget, max, &mut self.picks);
+        // Snapshots queued under a larger budget that can no longer fit are dropped, explicitly.
+        let full = self.config.budget_bits();
+        while let Some(q) = self.unreliable.front() {
+            if ReliableChannel::packet_bits(q.bits) <= full {
+                break;
+            }
+            let msg = q.workload_id;
+            self.unreliable.pop_front();
+            self.counters.refused_too_large += 1;
+            self.refuse(now, msg, RefuseReason::TooLarge, events);
+        }
+        let mut unreliable_n = 0;
+        for q in &self.unreliable {
+            let need = ReliableChannel::packet_bits(q.bits);
+            if self.picks.len() + unreliable_n >= max || need > budget {
+                break;
+            }
+            budget -= need;
+            unreliable_n += 1;
+        }
+        if self.write_payload(unreliable_n, out).is_err() {
+            // The budget reserves worst-case bits, so this is a broken invariant; send no messages
+            // rather than a corrupt packet (the picked ones are resent after the delay).
+            debug_assert!(false, "payload exceeded its reserved budget");
+            out.truncate(header_len);
+            out.extend_from_slice(&[0, 0, 0]);
+            self.picks.clear();
+            unreliable_n = 0;
+        }
+        let seq = h.sequence as u32;
+        self.channel.on_packet_sent(now, h.sequence, &self.picks);
+        for p in &self.picks {
+            events.push(Event {
+                time: now,
+                kind: EventKind::MessageSent { side, msg: p.workload_id, seq, kind: p.kind },
+            });
+        }
+        for q in self.unreliable.drain(..unreliable_n) {
+            let msg = q.workload_id;
+            events.push(Event { time: now, kind: EventKind::MessageSent { side, msg, seq, kind: SendKind::First } });
+        }
+        self.ack.finish_packet(h.sequence, out.len());
+        Some(seq)
+    }
+
+    fn receive(&mut self, now: SimTime, packet: &[u8], events: &mut Vec<Event>) {
+        let side = self.side;
+        let (h, n, verdict) = match self.ack.read_header(now, packet) {
+            Err(e) => {
+                let reason = e.reason();
+                return events.push(Event { time: now, kind: EventKind::Malformed { side, reason } });
+            }
+            Ok((_, _, HeaderVerdict::Stale)) => return self.ack.drop_stale(),
+            Ok(x) => x,
+        };
+        let decoded = match decode_payload(&self.factory, &packet[n..]) {
+            Ok(d) => d,
+            Err(_) => {
+                self.ack.reject_packet();
+                self.counters.malformed_payloads += 1;
+                let reason = MalformedReason::BadPayload;
+                return events.push(Event { time: now, kind: EventKind::Malformed { side, reason } });
+            }
+        };
+        for (id, _) in &decoded.reliable {
+            if let Err(ChannelError::Desync { message_id, expected, .. }) = self.channel.check_receive(*id) {
+                self.ack.reject_packet();
+                self.counters.desyncs += 1;
+                let (message_id, expected) = (message_id as u32, expected as u32);
+                return events.push(Event { time: now, kind: EventKind::MessageDesync { side, message_id, expected } });
+            }
+        }
+        let bytes = packet.len() as u32;
+        events.push(Event { time: now, kind: EventKind::PacketReceived { side, seq: h.sequence as u32, bytes } });
+        self.ack.accept_packet(now, &h, packet.len(), &mut self.acked);
+        for a in self.acked.drain(..) {
+            let seq = a.sequence as u32;
+            events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq } });
+            events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: a.rtt_ms as f32 } });
+            self.channel.on_packet_acked(a.sequence, &mut self.acked_messages);
+            for m in self.acked_messages.drain(..) {
+                let msg = m.workload_id;
+                events.push(Event { time: now, kind: EventKind::MessageAcked { side, msg, seq } });
+            }
+        }
+        for (id, m) in decoded.reliable {
+            self.channel.insert_received(id, m);
+        }
+        while let Some(m) = self.channel.receive() {
+            self.deliver(now, &m, events);
+        }
+        if verdict == HeaderVerdict::Fresh {
+            for m in &decoded.unreliable {
+                self.deliver(now, m, events);
+            }
+        }
+        self.ack.update(now);
+    }
+
+    fn update(&mut self, now: SimTime, _events: &mut Vec<Event>) {
+        self.ack.update(now);
+    }
+
+    fn stats(&self) -> StatsSample {
+        self.ack.stats()
+    }
+
+    fn command(&mut self, _now: SimTime, command: PeerCommand) {
+        match command {
+            PeerCommand::Reconfigure(live) => {
+                if let Some(g) = live.own::<GlennConfig>() {
+                    self.config = *g;
+                }
+                self.workload.set_config(live.workload);
+            }
+            PeerCommand::Burst => {
+                self.workload.burst();
+                self.burst_pending += self.workload.config().burst_messages as usize;
+            }
+            PeerCommand::SendChunk { .. } | PeerCommand::TargetKbps(_) => {}
+        }
+    }
+
+    fn unacked_reliable(&self) -> usize {
+        self.channel.unacked() + self.backlog.len() + self.burst_pending
+    }
+}

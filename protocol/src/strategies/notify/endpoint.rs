@@ -1,0 +1,171 @@
+//! The part every delivery-notification endpoint shares: workload, message layer and estimators.
+//!
+//! Delivery outcomes drive the message layer (`reliability::outbox`): a success acks the messages
+//! its packet carried; a failure found by an ack range resends them with `SendKind::NakResend`,
+//! one found by a timeout with `SendKind::TimeoutResend`.
+
+use std::collections::HashMap;
+
+use super::scheme::Outcome;
+use crate::event::{Event, EventKind, MalformedReason, SendKind, Side, SimTime, StatsSample};
+use crate::reliability::outbox::{Inbox, Outbox, OutboxConfig, MAX_MESSAGE_BYTES, MESSAGE_OVERHEAD_BYTES};
+use crate::reliability::stats::{self, BandwidthMeter, LossWindow, RttEstimator, StatsConfig};
+use crate::workload::{MessageRequest, Workload, WorkloadConfig};
+
+/// Workload, message layer and estimators of a delivery-notification endpoint.
+#[derive(Debug, Clone)]
+pub struct MessageEndpoint {
+    side: Side,
+    workload: Workload,
+    outbox: Outbox,
+    inbox: Inbox,
+    stats_config: StatsConfig,
+    rtt: RttEstimator,
+    loss: LossWindow,
+    bw_sent: BandwidthMeter,
+    bw_received: BandwidthMeter,
+    bw_acked: BandwidthMeter,
+    /// Size of each packet awaiting its outcome, for the acked bandwidth.
+    sizes: HashMap<u16, u32>,
+    requests: Vec<MessageRequest>,
+    malformed: u64,
+}
+
+impl MessageEndpoint {
+    /// `packet_room_bytes` is what a packet leaves for messages after its largest header: a
+    /// larger message could never be sent, so it is refused (`TooLarge`) rather than queued.
+    pub fn new(
+        side: Side,
+        workload: WorkloadConfig,
+        seed: u64,
+        send_queue_messages: u32,
+        packet_room_bytes: usize,
+        stats: StatsConfig,
+    ) -> Self {
+        let room = packet_room_bytes.saturating_sub(MESSAGE_OVERHEAD_BYTES).min(MAX_MESSAGE_BYTES as usize);
+        let oc = OutboxConfig {
+            snapshot_mode: workload.snapshot_mode,
+            send_queue_messages: send_queue_messages as usize,
+            max_message_bytes: room as u32,
+        };
+        Self {
+            side,
+            workload: Workload::new(side, workload, seed),
+            outbox: Outbox::new(side, oc),
+            inbox: Inbox::new(side),
+            stats_config: stats,
+            rtt: RttEstimator::new(stats),
+            loss: LossWindow::new(stats.loss_window),
+            bw_sent: BandwidthMeter::default(),
+            bw_received: BandwidthMeter::default(),
+            bw_acked: BandwidthMeter::default(),
+            sizes: HashMap::new(),
+            requests: Vec::new(),
+            malformed: 0,
+        }
+    }
+
+    pub fn side(&self) -> Side {
+        self.side
+    }
+    pub fn outbox(&self) -> &Outbox {
+        &self.outbox
+    }
+    pub fn workload_mut(&mut self) -> &mut Workload {
+        &mut self.workload
+    }
+    /// Reliable messages not yet acked.
+    pub fn unacked_reliable(&self) -> usize {
+        self.outbox.unacked_reliable()
+    }
+    pub fn malformed_count(&self) -> u64 {
+        self.malformed
+    }
+
+    /// Queues the workload's messages due at `now`.
+    pub fn poll_workload(&mut self, now: SimTime, events: &mut Vec<Event>) {
+        self.workload.poll(now, &mut self.requests);
+        for m in self.requests.drain(..) {
+            self.outbox.push(now, m, events);
+        }
+    }
+
+    /// Messages for packet `seq`, within `budget_bytes`.
+    pub fn fill(&mut self, now: SimTime, seq: u16, budget_bytes: usize, events: &mut Vec<Event>) -> Vec<Vec<u8>> {
+        self.outbox.fill(now, seq, budget_bytes, events)
+    }
+
+    pub fn packet_sent(&mut self, seq: u16, bytes: usize) {
+        self.sizes.insert(seq, bytes as u32);
+        self.bw_sent.add_packet(bytes);
+    }
+
+    pub fn delivered(&mut self, now: SimTime, seq: u16, rtt_ms: f64, events: &mut Vec<Event>) {
+        let side = self.side;
+        events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq: seq as u32 } });
+        events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: rtt_ms as f32 } });
+        self.rtt.add_sample(rtt_ms);
+        self.loss.record(false);
+        if let Some(b) = self.sizes.remove(&seq) {
+            self.bw_acked.add_packet(b as usize);
+        }
+        self.outbox.on_delivered(now, seq, events);
+    }
+
+    /// Reports every delivery outcome in `outcomes` (draining it): successes ack their messages,
+    /// failures resend them (`TimeoutResend` after a timeout, `NakResend` when skipped by an ack).
+    pub fn report(&mut self, now: SimTime, outcomes: &mut Vec<Outcome>, events: &mut Vec<Event>) {
+        for o in outcomes.drain(..) {
+            match o {
+                Outcome::Delivered { sequence, rtt_ms } => self.delivered(now, sequence, rtt_ms, events),
+                Outcome::Failed { sequence, timeout } => {
+                    let why = if timeout { SendKind::TimeoutResend } else { SendKind::NakResend };
+                    self.failed(now, sequence, why, events);
+                }
+            }
+        }
+    }
+
+    pub fn failed(&mut self, now: SimTime, seq: u16, why: SendKind, events: &mut Vec<Event>) {
+        events.push(Event { time: now, kind: EventKind::PacketNakked { side: self.side, seq: seq as u32 } });
+        self.loss.record(true);
+        self.sizes.remove(&seq);
+        self.outbox.on_failed(seq, why);
+    }
+
+    /// Checks a packet's message payloads; `None` (and a malformed event) when one is corrupt.
+    pub fn check_messages(&mut self, now: SimTime, payloads: &[Vec<u8>], events: &mut Vec<Event>) -> Option<Vec<u64>> {
+        match self.inbox.check(payloads) {
+            Some(ids) => Some(ids),
+            None => {
+                self.malformed(now, MalformedReason::BadPayload, events);
+                None
+            }
+        }
+    }
+
+    /// A packet accepted for processing: report it and deliver its messages.
+    pub fn accepted(&mut self, now: SimTime, seq: u16, bytes: usize, ids: &[u64], events: &mut Vec<Event>) {
+        let kind = EventKind::PacketReceived { side: self.side, seq: seq as u32, bytes: bytes as u32 };
+        events.push(Event { time: now, kind });
+        self.bw_received.add_packet(bytes);
+        self.inbox.deliver(now, ids, events);
+    }
+
+    pub fn malformed(&mut self, now: SimTime, reason: MalformedReason, events: &mut Vec<Event>) {
+        self.malformed += 1;
+        events.push(Event { time: now, kind: EventKind::Malformed { side: self.side, reason } });
+    }
+
+    pub fn update(&mut self, now: SimTime) {
+        let (iv, sm) = (self.stats_config.bandwidth_interval_ms, self.stats_config.bandwidth_smoothing);
+        self.bw_sent.update(now, iv, sm);
+        self.bw_received.update(now, iv, sm);
+        self.bw_acked.update(now, iv, sm);
+    }
+
+    /// RTT from delivery successes, loss = failures / outcomes over the recent window.
+    pub fn stats(&self) -> StatsSample {
+        stats::sample(&self.rtt, &self.loss, [&self.bw_sent, &self.bw_received, &self.bw_acked])
+    }
+}

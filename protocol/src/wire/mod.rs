@@ -1,0 +1,14 @@
+//! Bytes on the wire: bit-packed streams, 16-bit sequence arithmetic and the reliable.io packet
+//! header codec.
+//!
+//! Everything here is a pure codec or arithmetic over bytes and numbers: no events, no time, no
+//! endpoint state beyond the rolling [`SequenceBuffer`]. Strategies build their packet formats on
+//! these pieces.
+
+pub mod bits;
+pub mod header;
+pub mod sequence;
+
+pub use bits::{bits_required, BitError, BitReader, BitWriter, MeasureStream, Stream};
+pub use header::{HeaderError, PacketHeader};
+pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
