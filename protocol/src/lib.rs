@@ -5,8 +5,9 @@
 //! that happens is reported as timestamped [`Event`]s. The same seed and scenario therefore give
 //! byte-identical event logs, which is what makes A/B comparisons and recorded sessions honest.
 //!
-//! The driving contract (see [`Peer`] and [`Simulation`]): at each instant, deliver due packets to
-//! `Peer::receive`, then call `Peer::poll_send` on send ticks, then `Peer::update`; collect events.
+//! The driving contract (see [`Peer`], [`EndpointDriver`] and [`Simulation`]): at each instant,
+//! deliver due packets to `Peer::receive`, then call `Peer::poll_send` on send ticks, then
+//! `Peer::update`; collect events.
 
 pub mod ack;
 pub mod bits;
@@ -14,7 +15,7 @@ pub mod budget;
 pub mod channel;
 pub mod chunk;
 pub mod dnm;
-pub mod drain;
+pub mod driver;
 pub mod event;
 pub mod flow;
 pub mod fragments;
@@ -30,7 +31,6 @@ pub mod replication;
 pub mod scenario;
 pub mod script;
 pub mod sequence;
-pub mod sim;
 pub mod stats;
 pub mod truth;
 pub mod ue4;
@@ -41,7 +41,9 @@ pub use bits::{BitError, BitReader, BitWriter, MeasureStream, Stream};
 pub use channel::{ChannelError, ChannelSizes, ReliableChannel};
 pub use chunk::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender, ChunkSummary};
 pub use dnm::{DnmConfig, DnmPeer};
-pub use drain::{drain, DrainOutcome};
+pub use driver::{
+    drain, DrainOutcome, EndpointDriver, Inbound, Outbound, SendIds, Simulation, Ticker, Transmit, MAX_PACKETS_PER_TICK,
+};
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
     StatsSample,
@@ -60,8 +62,7 @@ pub use replication::{snapshot_summary, SnapshotAccumulator, SnapshotMode, Snaps
 pub use scenario::{LinkPair, Scenario, Strategy};
 pub use script::{LinkPatch, LinkStep, StepDirection};
 pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
-pub use sim::{summarize, EstimateSummary, PacketTotals, Simulation};
 pub use stats::{RttFilter, StatsConfig};
-pub use truth::SummaryAccumulator;
+pub use truth::{summarize, EstimateSummary, PacketTotals, SummaryAccumulator};
 pub use ue4::{Ue4Config, Ue4Peer, Ue4Summary, Ue4SummaryAccumulator};
 pub use workload::{MessageRequest, Workload, WorkloadConfig};

@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use ackscope_protocol::registry::live_settings;
 use ackscope_protocol::script::LinkStep;
-use ackscope_protocol::sim::Ticker;
+use ackscope_protocol::Ticker;
 use ackscope_protocol::{Dir, Event, EventKind, FlowControl, Link, Peer, PeerCommand, Scenario, Side, SimTime};
 use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender, TryRecvError, TrySendError};
 
@@ -426,7 +426,7 @@ fn endpoint_loop(
             ticks += 1;
             ticker.count += 1;
             spec.peer.on_tick(now, &mut ev);
-            for _ in 0..ackscope_protocol::sim::MAX_PACKETS_PER_TICK {
+            for _ in 0..ackscope_protocol::MAX_PACKETS_PER_TICK {
                 let mut out = Vec::with_capacity(256);
                 let Some(seq) = spec.peer.poll_send(now, &mut out, &mut ev) else {
                     break;
