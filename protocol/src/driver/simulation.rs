@@ -20,7 +20,7 @@ use crate::link::{Link, LinkConfig};
 use crate::peer::Peer;
 use crate::registry::make_peer;
 use crate::scenario::Scenario;
-use crate::truth::{EstimateSummary, PacketTotals, Truth};
+use crate::truth::{EstimateSummary, PacketTotals, SummaryAccumulator};
 
 use super::endpoint::{EndpointDriver, SendIds};
 
@@ -32,9 +32,9 @@ pub struct Simulation {
     drivers: [EndpointDriver; 2],
     events: Vec<Event>,
     keep_events: bool,
-    truth: Truth,
-    loss_sum: f64,
-    loss_n: u64,
+    /// The fold `summarize` makes over a recording, fed every event as it passes, so a run's
+    /// figures and the summary of its recording are the same numbers.
+    summary: SummaryAccumulator,
 }
 
 impl Simulation {
@@ -67,9 +67,7 @@ impl Simulation {
             drivers,
             events: Vec::new(),
             keep_events: true,
-            truth: Truth::new(),
-            loss_sum: 0.0,
-            loss_n: 0,
+            summary: SummaryAccumulator::default(),
             scenario,
         }
     }
@@ -168,22 +166,18 @@ impl Simulation {
     }
 
     pub fn totals(&self) -> PacketTotals {
-        self.truth.totals()
+        self.summary.finish().0
     }
 
     pub fn peer(&self, side: Side) -> &dyn Peer {
         self.drivers[side.index()].peer()
     }
 
-    /// The run's estimates beside ground truth.
+    /// The run's estimates beside ground truth, from its events: the RTT each side last
+    /// reported in a `Stats` event, the mean loss estimate after the warm-up. Exactly what
+    /// [`summarize`](crate::summarize) computes from the recording.
     pub fn estimates(&self) -> EstimateSummary {
-        let s = [self.drivers[0].peer().stats(), self.drivers[1].peer().stats()];
-        EstimateSummary {
-            rtt_ms: (s[0].rtt_ms as f64 + s[1].rtt_ms as f64) / 2.0,
-            true_rtt_ms: self.truth.true_rtt_ms(),
-            loss_percent: if self.loss_n == 0 { 0.0 } else { self.loss_sum / self.loss_n as f64 },
-            true_loss_percent: self.truth.true_loss_percent(),
-        }
+        self.summary.finish().1
     }
 
     fn next_event_time(&self) -> SimTime {
@@ -245,21 +239,14 @@ impl Simulation {
         }
         let mut samples = [None; 2];
         for side in Side::BOTH {
-            let i = side.index();
-            samples[i] = self.drivers[i].sample_stats(t, &mut self.events);
-            if let Some(stats) = samples[i].filter(|_| t >= SimTime(2_000_000)) {
-                self.loss_sum += stats.loss_percent as f64 / 2.0;
-            }
-        }
-        if samples[0].is_some() && t >= SimTime(2_000_000) {
-            self.loss_n += 1;
+            samples[side.index()] = self.drivers[side.index()].sample_stats(t, &mut self.events);
         }
         for side in Side::BOTH {
             if let Some(stats) = &samples[side.index()] {
                 self.drivers[side.index()].apply_flow(t, stats, &mut self.events);
             }
         }
-        self.truth.observe(&self.events[mark..]);
+        self.summary.observe(&self.events[mark..]);
         if !self.keep_events {
             self.events.truncate(mark);
         }
