@@ -198,3 +198,30 @@ fn help_lists_every_strategy_from_the_registry() {
         assert!(help.contains(&format!("{} ({})", row.strategy.name(), row.label)), "compare lacks {v:?}: {help}");
     }
 }
+
+/// The `"estimates":{...}` object of a `--json` line, as printed.
+fn estimates_text(out: &std::process::Output) -> String {
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let start = text.find("\"estimates\":").expect("an estimates object");
+    let end = start + text[start..].find('}').expect("its end");
+    text[start..=end].to_string()
+}
+
+#[test]
+fn the_summary_of_a_recorded_run_prints_the_runs_estimates_bit_for_bit() {
+    let dir = std::env::temp_dir().join(format!("ackscope-cli-summary-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("run.ron");
+    let file = path.to_str().unwrap();
+    for (strategy, extra) in
+        [("glenn", "link.jitter_ms=10"), ("ue4", "flow.enabled=true"), ("acks", "link.burst.p_percent=2")]
+    {
+        let strategy = format!("strategy={strategy}");
+        let run_args = ["run", "--seconds", "20", "--seed", "1", "--json", "--set", &strategy, "--set", extra];
+        let run = ackscope(&[&run_args[..], &["--set", "link.loss_percent=10", "--out", file]].concat());
+        let summary = ackscope(&["summary", file, "--json"]);
+        assert_eq!(estimates_text(&run), estimates_text(&summary), "{strategy} {extra}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -428,7 +428,7 @@ fn lone_endpoints_name_unknown_datagrams_with_small_distinct_ids() {
     assert_eq!(uids.len(), sent(&ea) + sent(&eb) + arrived(&ea) + arrived(&eb));
     assert!(*uids.last().unwrap() < 4 * 200, "ids stay small: {:?}", uids.last());
     // So the simulation's own tally can fold a lone endpoint's log (it indexes tables by id).
-    let (totals, _) = ackscope_protocol::sim::summarize(&ea);
+    let (totals, _) = ackscope_protocol::summarize(&ea);
     assert_eq!(totals.sent as usize, sent(&ea));
     assert!(totals.delivered > 0 && totals.link_dropped > 0, "{totals:?}");
 }

@@ -5,18 +5,19 @@
 //! that happens is reported as timestamped [`Event`]s. The same seed and scenario therefore give
 //! byte-identical event logs, which is what makes A/B comparisons and recorded sessions honest.
 //!
-//! The driving contract (see [`Peer`] and [`Simulation`]): at each instant, deliver due packets to
-//! `Peer::receive`, then call `Peer::poll_send` on send ticks, then `Peer::update`; collect events.
+//! The driving contract (see [`Peer`], [`EndpointDriver`] and [`Simulation`]): at each instant,
+//! deliver due packets to `Peer::receive`, then call `Peer::poll_send` on send ticks, then
+//! `Peer::update`; collect events.
 //!
 //! Layout, from the bottom up: [`event`] (the one event language), [`wire`] (bits, sequences,
 //! header codec), [`link`] (the seeded lossy link and its script), [`reliability`] (acks,
 //! channels, message layer, estimators, flow control, budgets), [`workload`] (the traffic every
 //! strategy carries), [`peer`] (the endpoint contract), [`strategies`] (one module per protocol),
 //! [`scenario`] and [`registry`] (what a run is and which endpoint implements which strategy),
-//! the driver ([`sim`], [`drain`](mod@drain)) and [`measure`] (every fold over events: ground
+//! the [`driver`] (one endpoint's loop, the two-endpoint simulation, the drain) and [`measure`] (every fold over events: ground
 //! truth and the figures a run reports).
 
-pub mod drain;
+pub mod driver;
 pub mod event;
 pub mod link;
 pub mod measure;
@@ -24,18 +25,17 @@ pub mod peer;
 pub mod registry;
 pub mod reliability;
 pub mod scenario;
-pub mod sim;
 pub mod strategies;
 pub mod wire;
 pub mod workload;
 
-pub use drain::{drain, DrainOutcome};
+pub use driver::{
+    drain, DrainOutcome, EndpointDriver, Inbound, Outbound, SendIds, Simulation, Ticker, Transmit, MAX_PACKETS_PER_TICK,
+};
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
     StatsSample,
 };
-/// Old path of [`link::script`], kept for the app (`ackscope_protocol::script::LinkStep`).
-pub use link::script;
 pub use link::{
     BurstLoss, JitterDistribution, Link, LinkConfig, LinkPatch, LinkStep, StepDirection, IP_UDP_OVERHEAD_BYTES,
 };
@@ -51,7 +51,6 @@ pub use reliability::{
     Message, MessageError, MessageFactory, MessageType, ReliableChannel, RttFilter, StatsConfig,
 };
 pub use scenario::{LinkPair, Scenario, Strategy};
-pub use sim::Simulation;
 pub use strategies::acks::AckPeer;
 pub use strategies::chunks::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};
 pub use strategies::fragments::{FragmentPeer, FragmentReceiver, FragmentSender};

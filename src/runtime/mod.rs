@@ -12,11 +12,16 @@
 //! draws are keyed by send time) and every difference on screen comes from the strategy.
 //! Every live change is applied with `session::apply_and_record`, so it is both an event and a
 //! header entry, and a saved session re-runs identically.
+//!
+//! Every transport here runs the protocol crate's `EndpointDriver` (the in-process one through
+//! `Simulation`, UDP one driver per endpoint thread) and owns only sockets, clocks and channels.
 
+pub mod clock;
 pub mod endpoint_thread;
 pub mod threaded_peer;
 pub mod udp;
 pub mod udp_truth;
+pub mod uid_book;
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};

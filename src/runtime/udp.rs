@@ -232,8 +232,9 @@ impl UdpRun {
 
     /// Queues a command without blocking; false when the run has ended.
     ///
-    /// A parameter change goes to both endpoints (each applies what concerns it: the link into it,
-    /// its send rate, its peer's live settings; side A records it); a burst or a chunk goes to its
+    /// A parameter change goes to both endpoints (each applies what concerns it through its
+    /// driver's `reconfigure`: the link into it, its send rate, its flow control, its peer's live
+    /// settings; side A records it); a burst or a chunk goes to its
     /// side; pause and resume freeze and restart the shared clock, so both ends stop at one instant.
     pub fn send(&self, cmd: Command) -> bool {
         if !self.is_running() {

@@ -7,8 +7,8 @@
 //! both endpoints report no unacked reliable message ([`crate::Peer::unacked_reliable`]) or the
 //! time limit passes. Strategy-independent: any endpoint that reports its unacked count drains.
 
+use super::simulation::Simulation;
 use crate::event::SimTime;
-use crate::sim::Simulation;
 
 /// How a drain ended.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,0 +1,443 @@
+//! One endpoint's loop on time it is given: scripted link steps, deliveries, send ticks, stats,
+//! flow control, and live changes.
+//!
+//! The simulation composes two of these with two links; the real-time transports (UDP, ...) run
+//! one per endpoint thread around a socket and a clock. Both therefore apply the same order at an
+//! instant, the same send ticks, the same flow control and the same live reconfiguration.
+
+use crate::event::{Dir, Event, EventKind, Side, SimTime, StatsSample};
+use crate::link::LinkStep;
+use crate::link::{Link, LinkConfig};
+use crate::peer::{Peer, PeerCommand};
+use crate::registry::live_settings;
+use crate::reliability::flow::FlowControl;
+use crate::scenario::Scenario;
+
+use super::ticker::Ticker;
+
+/// Safety cap on packets one endpoint may send in a single tick.
+pub const MAX_PACKETS_PER_TICK: usize = 4096;
+
+/// Where an endpoint's send ids come from: called once per datagram, in send order.
+///
+/// Ground truth matches acks to link events by these ids, so they must be unique within a run.
+/// The simulation shares one counter between both endpoints (ids in send order over both sides);
+/// the UDP runtime numbers each side's sends apart (`send_uid(side, n)`), since its endpoints run
+/// on different threads.
+pub type SendIds = Box<dyn FnMut() -> u64 + Send>;
+
+/// One datagram an endpoint sends.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Transmit {
+    /// The send id (`PacketSent::uid`).
+    pub uid: u64,
+    /// The instant the driver sent it: the tick's own time, which is what the link keys its
+    /// random draws by.
+    pub sent_at: SimTime,
+    pub bytes: Vec<u8>,
+}
+
+/// Datagrams due at an endpoint, taken one at a time so a link can note each delivery just before
+/// the endpoint handles it.
+pub trait Inbound {
+    /// The next datagram due at or before `now`, if any.
+    fn next_datagram(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<Vec<u8>>;
+}
+
+/// Where an endpoint's datagrams go, one at a time as they are sent.
+pub trait Outbound {
+    fn transmit(&mut self, tx: Transmit, events: &mut Vec<Event>);
+}
+
+impl Inbound for Link {
+    fn next_datagram(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<Vec<u8>> {
+        self.pop_due(now, events).map(|(_, bytes)| bytes)
+    }
+}
+
+impl Outbound for Link {
+    fn transmit(&mut self, tx: Transmit, events: &mut Vec<Event>) {
+        self.send(tx.sent_at, tx.uid, tx.bytes, events);
+    }
+}
+
+/// Datagrams already known to be due (all of them, whatever `now`).
+impl Inbound for std::collections::VecDeque<Vec<u8>> {
+    fn next_datagram(&mut self, _now: SimTime, _events: &mut Vec<Event>) -> Option<Vec<u8>> {
+        self.pop_front()
+    }
+}
+
+/// Collects the datagrams for the caller to send.
+impl Outbound for Vec<Transmit> {
+    fn transmit(&mut self, tx: Transmit, _events: &mut Vec<Event>) {
+        self.push(tx);
+    }
+}
+
+/// One endpoint's driver: its peer, send ticks, stats schedule, flow control, its share of the
+/// link script and its live settings.
+///
+/// Each endpoint owns the direction of the link *into* it ([`EndpointDriver::link_dir`]): its
+/// scripted steps and live link edits, because in the real-time transports that link sits where
+/// datagrams arrive. The caller holds the [`Link`] itself and sets its configuration from
+/// [`EndpointDriver::link_config`] whenever a call reports that it changed.
+///
+/// Call order at one instant `now` ([`EndpointDriver::step`] makes these calls in this order;
+/// the simulation makes them itself so that its two endpoints interleave as documented there):
+/// 1. [`apply_script_step`](Self::apply_script_step) while
+///    [`next_script_step`](Self::next_script_step) has one due;
+/// 2. [`receive`](Self::receive): every datagram due;
+/// 3. [`tick`](Self::tick): at a send tick, `on_tick` then `poll_send` until the peer is done;
+/// 4. [`sample_stats`](Self::sample_stats) at a stats instant, then with its sample
+///    [`apply_flow`](Self::apply_flow).
+///
+/// [`EndpointDriver::next_due`] says when the next tick, stats sample or script step is due;
+/// deliveries are the caller's to schedule (they sit on its link).
+pub struct EndpointDriver {
+    side: Side,
+    scenario: Scenario,
+    peer: Box<dyn Peer>,
+    ticker: Ticker,
+    next_stats: SimTime,
+    flow: FlowControl,
+    /// This endpoint's link steps: (position in the time-sorted script, step), in time order.
+    script: Vec<(usize, LinkStep)>,
+    next_step: usize,
+    ids: SendIds,
+    now: SimTime,
+}
+
+impl EndpointDriver {
+    /// The driver of `side` at time 0, running `peer` under `scenario`.
+    pub fn new(side: Side, scenario: Scenario, peer: Box<dyn Peer>, ids: SendIds) -> Self {
+        let dir = side.other().outgoing();
+        let mut sorted = scenario.script.clone();
+        sorted.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        let script = sorted.into_iter().enumerate().filter(|(_, s)| s.dir.includes(dir)).collect();
+        let mut d = Self {
+            side,
+            flow: FlowControl::new(scenario.flow),
+            ticker: Ticker { base: SimTime::ZERO, count: 0, pps: 0.0 },
+            scenario,
+            peer,
+            next_stats: SimTime::ZERO,
+            script,
+            next_step: 0,
+            ids,
+            now: SimTime::ZERO,
+        };
+        d.restart_ticks(SimTime::ZERO, d.scenario.send_rate_pps, false);
+        d
+    }
+
+    /// Sets when send ticks fall: from `base` at `pps`, the first at `base` itself or, with
+    /// `skip_first`, one interval later. Every change of tick timing comes here, so a per-endpoint
+    /// phase offset has one place to go.
+    fn restart_ticks(&mut self, base: SimTime, pps: f64, skip_first: bool) {
+        self.ticker = Ticker { base, count: u64::from(skip_first), pps };
+    }
+
+    pub fn side(&self) -> Side {
+        self.side
+    }
+
+    /// The direction of the link into this endpoint, whose steps and settings it owns.
+    pub fn link_dir(&self) -> Dir {
+        self.side.other().outgoing()
+    }
+
+    /// The current settings of the link into this endpoint.
+    pub fn link_config(&self) -> &LinkConfig {
+        self.scenario.link.get(self.link_dir())
+    }
+
+    /// The scenario as this endpoint runs it (its own link direction is authoritative; the other
+    /// direction's is whatever the last reconfiguration said).
+    pub fn scenario(&self) -> &Scenario {
+        &self.scenario
+    }
+
+    pub fn peer(&self) -> &dyn Peer {
+        self.peer.as_ref()
+    }
+
+    /// Flow control state (meaningful when `scenario.flow.enabled`).
+    pub fn flow(&self) -> &FlowControl {
+        &self.flow
+    }
+
+    pub fn ticker(&self) -> &Ticker {
+        &self.ticker
+    }
+
+    /// The latest instant this driver was called at.
+    pub fn now(&self) -> SimTime {
+        self.now
+    }
+
+    /// When the next send tick is due.
+    pub fn next_tick(&self) -> SimTime {
+        self.ticker.next()
+    }
+
+    /// When this driver next has something to do by itself: a send tick, a stats sample or a
+    /// scripted link step.
+    pub fn next_due(&self) -> SimTime {
+        let mut t = self.next_stats.min(self.ticker.next());
+        if let Some((_, step)) = self.script.get(self.next_step) {
+            t = t.min(SimTime::from_secs_f64(step.at_s));
+        }
+        t
+    }
+
+    /// Runs the instant `now`: script steps, every datagram `inbound` has due, the send tick,
+    /// stats and flow control, in that order. Datagrams sent go to `outbound` as they are made.
+    /// Returns true when the link into this endpoint changed (see [`Self::link_config`]).
+    #[must_use = "a changed link configuration must reach the caller's link"]
+    pub fn step(
+        &mut self,
+        now: SimTime,
+        inbound: &mut dyn Inbound,
+        outbound: &mut dyn Outbound,
+        events: &mut Vec<Event>,
+    ) -> bool {
+        let mut link_changed = false;
+        while self.next_script_step(now).is_some() {
+            self.apply_script_step(now, events);
+            link_changed = true;
+        }
+        self.receive(now, inbound, events);
+        self.tick(now, outbound, events);
+        if let Some(stats) = self.sample_stats(now, events) {
+            self.apply_flow(now, &stats, events);
+        }
+        link_changed
+    }
+
+    /// The position in the (time-sorted) scenario script of this endpoint's next step, if it is
+    /// due at or before `now`.
+    pub fn next_script_step(&self, now: SimTime) -> Option<usize> {
+        let (i, step) = self.script.get(self.next_step)?;
+        (SimTime::from_secs_f64(step.at_s) <= now).then_some(*i)
+    }
+
+    /// Applies the next scripted step to this endpoint's link settings, reporting each parameter
+    /// it sets as a `ParamChanged` event at `now`; the link changed (see [`Self::link_config`]).
+    pub fn apply_script_step(&mut self, now: SimTime, events: &mut Vec<Event>) {
+        let Some((_, step)) = self.script.get(self.next_step).copied() else {
+            return;
+        };
+        self.touch(now);
+        self.next_step += 1;
+        let dir = self.link_dir();
+        let d = match dir {
+            Dir::AtoB => "a_to_b",
+            Dir::BtoA => "b_to_a",
+        };
+        for (field, v) in step.set.apply(self.scenario.link.get_mut(dir)) {
+            let name = format!("link.{d}.{field}");
+            events.push(Event { time: now, kind: EventKind::ParamChanged { name, value: v.to_string() } });
+        }
+    }
+
+    /// Hands every datagram `inbound` has due at `now` to the peer.
+    pub fn receive(&mut self, now: SimTime, inbound: &mut dyn Inbound, events: &mut Vec<Event>) {
+        self.touch(now);
+        while let Some(bytes) = inbound.next_datagram(now, events) {
+            self.peer.receive(now, &bytes, events);
+        }
+    }
+
+    /// At a send tick due by `now`: the peer's tick, then every packet it sends (each with a
+    /// `PacketSent` and a fresh send id) to `outbound`. Returns whether a tick was due.
+    pub fn tick(&mut self, now: SimTime, outbound: &mut dyn Outbound, events: &mut Vec<Event>) -> bool {
+        self.touch(now);
+        if self.ticker.next() > now {
+            return false;
+        }
+        self.ticker.count += 1;
+        self.peer.on_tick(now, events);
+        let side = self.side;
+        for _ in 0..MAX_PACKETS_PER_TICK {
+            let mut out = Vec::with_capacity(256);
+            let Some(seq) = self.peer.poll_send(now, &mut out, events) else {
+                break;
+            };
+            let uid = (self.ids)();
+            events.push(Event { time: now, kind: EventKind::PacketSent { side, seq, bytes: out.len() as u32, uid } });
+            outbound.transmit(Transmit { uid, sent_at: now, bytes: out }, events);
+        }
+        true
+    }
+
+    /// Skips the send ticks due before `now`, keeping the tick grid: the next tick is the first
+    /// one at or after `now`. For real-time callers that fell behind (a stalled thread), which
+    /// would otherwise burst every missed tick at once.
+    pub fn skip_ticks_to(&mut self, now: SimTime) {
+        let t = &mut self.ticker;
+        if t.next() >= now {
+            return;
+        }
+        let behind_s = now.saturating_since(t.base).as_secs_f64();
+        t.count = t.count.max((behind_s * t.pps).floor() as u64);
+        while t.next() < now {
+            t.count += 1;
+        }
+    }
+
+    /// At a stats instant due by `now`: the peer's update and a `Stats` event. Returns the sample.
+    pub fn sample_stats(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<StatsSample> {
+        self.touch(now);
+        if self.next_stats > now {
+            return None;
+        }
+        self.peer.update(now, events);
+        let stats = self.peer.stats();
+        events.push(Event { time: now, kind: EventKind::Stats { side: self.side, stats } });
+        let iv = (self.scenario.stats_interval_ms.max(1.0) * 1000.0) as u64;
+        self.next_stats = now.plus_micros(iv);
+        Some(stats)
+    }
+
+    /// With flow control on: sets the packet rate from the RTT in `stats`, reporting a mode switch
+    /// as `FlowMode`. A new rate's first tick comes one new interval from now, not immediately.
+    pub fn apply_flow(&mut self, now: SimTime, stats: &StatsSample, events: &mut Vec<Event>) {
+        if !self.scenario.flow.enabled {
+            return;
+        }
+        let rate = self.flow.update(now, stats.rtt_ms as f64);
+        if self.flow.changed() {
+            let (good, penalty_ms) = (self.flow.is_good(), self.flow.penalty_ms() as f32);
+            events.push(Event { time: now, kind: EventKind::FlowMode { side: self.side, good, penalty_ms } });
+        }
+        if rate != self.ticker.pps {
+            self.restart_ticks(now, rate, true);
+        }
+    }
+
+    /// Takes `scenario` as the new settings from `now`: the link into this endpoint where it
+    /// changed, the send rate where it changed or when flow control was switched off (the
+    /// configured rate applies again), flow control's settings, then the peer's live settings
+    /// ([`Peer::command`] with `Reconfigure`). Seed and strategy are fixed per run, and scripted
+    /// steps stay those the driver started with. Returns true when the link into this endpoint
+    /// changed.
+    #[must_use = "a changed link configuration must reach the caller's link"]
+    pub fn reconfigure(&mut self, now: SimTime, mut scenario: Scenario) -> bool {
+        self.touch(now);
+        let dir = self.link_dir();
+        let link_changed = scenario.link.get(dir) != self.scenario.link.get(dir);
+        let flow_turned_off = self.scenario.flow.enabled && !scenario.flow.enabled;
+        if scenario.send_rate_pps != self.scenario.send_rate_pps || flow_turned_off {
+            self.restart_ticks(now, scenario.send_rate_pps, false);
+        }
+        if scenario.flow != self.scenario.flow {
+            self.flow.set_config(scenario.flow);
+        }
+        scenario.seed = self.scenario.seed;
+        scenario.strategy = self.scenario.strategy;
+        self.scenario = scenario;
+        self.peer.command(now, PeerCommand::Reconfigure(live_settings(&self.scenario)));
+        link_changed
+    }
+
+    /// Sets the link into this endpoint (the caller sets its `Link` too).
+    pub fn set_link(&mut self, config: LinkConfig) {
+        *self.scenario.link.get_mut(self.link_dir()) = config;
+    }
+
+    /// Changes the send rate from `now` (the first tick at `now`).
+    pub fn set_send_rate(&mut self, now: SimTime, pps: f64) {
+        self.touch(now);
+        self.scenario.send_rate_pps = pps;
+        self.restart_ticks(now, pps, false);
+    }
+
+    /// Changes the chunk/fragment sender's target bandwidth from `now`.
+    pub fn set_chunk_bandwidth_kbps(&mut self, now: SimTime, kbps: f64) {
+        self.touch(now);
+        self.scenario.chunk.bandwidth_kbps = kbps;
+        self.peer.command(now, PeerCommand::TargetKbps(kbps));
+    }
+
+    /// Queues a workload burst.
+    pub fn burst(&mut self, now: SimTime) {
+        self.touch(now);
+        self.peer.command(now, PeerCommand::Burst);
+    }
+
+    /// Queues one large block of `bytes` (chunk and fragment strategies).
+    pub fn send_chunk(&mut self, now: SimTime, bytes: usize) {
+        self.touch(now);
+        self.peer.command(now, PeerCommand::SendChunk { bytes });
+    }
+
+    fn touch(&mut self, now: SimTime) {
+        self.now = self.now.max(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::make_peer;
+
+    fn driver(scenario: Scenario) -> EndpointDriver {
+        let peer = make_peer(&scenario, Side::A);
+        let mut n = 0;
+        EndpointDriver::new(
+            Side::A,
+            scenario,
+            peer,
+            Box::new(move || {
+                n += 1;
+                n - 1
+            }),
+        )
+    }
+
+    /// Runs the driver alone (nothing inbound) until `until`; returns what it sent.
+    fn run(d: &mut EndpointDriver, until: SimTime, events: &mut Vec<Event>) -> Vec<Transmit> {
+        let mut sent = Vec::new();
+        while d.next_due() <= until {
+            let t = d.next_due();
+            let _ = d.step(t, &mut std::collections::VecDeque::new(), &mut sent, events);
+        }
+        sent
+    }
+
+    #[test]
+    fn turning_flow_control_off_restores_the_configured_send_rate() {
+        let mut s = Scenario { send_rate_pps: 60.0, ..Scenario::default() };
+        s.flow.enabled = true;
+        let mut d = driver(s.clone());
+        let mut events = Vec::new();
+        run(&mut d, SimTime::from_secs_f64(1.0), &mut events);
+        assert_eq!(d.ticker().pps, 30.0, "flow control's good rate, not the configured one");
+        s.flow.enabled = false;
+        let now = d.now();
+        let _ = d.reconfigure(now, s);
+        assert_eq!((d.ticker().pps, d.next_tick()), (60.0, now));
+    }
+
+    #[test]
+    fn sends_carry_fresh_ids_and_the_instant_of_their_tick() {
+        let mut d = driver(Scenario { send_rate_pps: 50.0, ..Scenario::default() });
+        let mut events = Vec::new();
+        let sent = run(&mut d, SimTime::from_millis_f64(100.0), &mut events);
+        let got: Vec<(u64, u64)> = sent.iter().map(|t| (t.uid, t.sent_at.0)).collect();
+        assert_eq!(got, [(0, 0), (1, 20_000), (2, 40_000), (3, 60_000), (4, 80_000), (5, 100_000)]);
+        let sent_events = events.iter().filter(|e| matches!(e.kind, EventKind::PacketSent { .. })).count();
+        assert_eq!(sent_events, sent.len());
+    }
+
+    #[test]
+    fn skipping_ticks_after_a_stall_keeps_the_tick_grid() {
+        let mut d = driver(Scenario { send_rate_pps: 60.0, ..Scenario::default() });
+        d.skip_ticks_to(SimTime(1_005_000));
+        // Ticks fall at round(k * 1e6 / 60) us: 1_000_000 (k = 60), then 1_016_667.
+        assert_eq!(d.next_tick(), SimTime(1_016_667));
+        d.skip_ticks_to(SimTime(1_016_667));
+        assert_eq!(d.next_tick(), SimTime(1_016_667), "a tick due now is not skipped");
+    }
+}
