@@ -48,6 +48,18 @@ proptest! {
         prop_assert_eq!(b.wrapping_add(d as u16), a);
     }
 
+    /// Half the range apart, both orders: the case random draws rarely hit.
+    #[test]
+    fn sequence_difference_agrees_at_exactly_half_the_range(a in any::<u16>()) {
+        let b = a.wrapping_add(32768);
+        for (x, y) in [(a, b), (b, a)] {
+            let d = sequence_difference(x, y);
+            prop_assert_eq!(d > 0, sequence_greater_than(x, y));
+            prop_assert_eq!(d < 0, sequence_less_than(x, y));
+            prop_assert_eq!(y.wrapping_add(d as u16), x);
+        }
+    }
+
     /// The sequence buffer behaves like a map restricted to the window (newest - size, newest].
     #[test]
     fn sequence_buffer_matches_a_windowed_map(start in any::<u16>(), steps in proptest::collection::vec((0u16..600, any::<bool>()), 1..400)) {

@@ -17,11 +17,16 @@ pub fn sequence_less_than(s1: u16, s2: u16) -> bool {
     sequence_greater_than(s2, s1)
 }
 
-/// Signed distance from `s2` to `s1` in `[-32767, 32768]`: positive when `s1` is more recent.
+/// Signed distance from `s2` to `s1` in `[-32768, 32768]`: positive exactly when
+/// [`sequence_greater_than`]`(s1, s2)`.
+///
+/// At exactly half the range the two sequences are equally far apart both ways; Glenn's
+/// comparison then calls the numerically larger one more recent, and the sign here follows it
+/// (a property test found the mismatch at a distance of 32768).
 #[inline]
 pub fn sequence_difference(s1: u16, s2: u16) -> i32 {
     let d = s1.wrapping_sub(s2) as i32;
-    if d > 32768 {
+    if d > 32768 || (d == 32768 && s1 < s2) {
         d - 65536
     } else {
         d
