@@ -35,7 +35,7 @@ pub struct PacketTotals {
     pub duplicated: u64,
     /// Distinct sends the endpoints reported acked.
     pub acked: u64,
-    /// Acks reported for sends the link had not delivered.
+    /// Sends reported acked before the link had delivered them (judged on each send's first ack).
     pub false_acks: u64,
     /// Acks reported more than once for the same send.
     pub duplicate_acks: u64,
@@ -116,7 +116,8 @@ struct Record {
     duplicates: u32,
     acks: u32,
     naks: u32,
-    /// Acks folded before any delivery: false unless a delivery earlier than the first settles them.
+    /// 1 while the first ack, folded before any delivery, counts as false: a delivery earlier than
+    /// that ack settles it.
     unsettled_acks: u32,
     seq: Option<u16>,
     dir: Option<Dir>,
@@ -318,9 +319,11 @@ impl PacketLedger {
         r.acks += 1;
         let (first, repeated) = (r.acks == 1, r.acks + r.naks > 1);
         r.acked_at.set_once(t);
-        let true_ack = r.delivered_at != At::NEVER;
-        if !true_ack {
-            r.unsettled_acks += 1;
+        // A false ack is a send reported acked before the link delivered it: judged on the
+        // send's first ack (a repeat is counted as a duplicate ack, not as a second false one).
+        let false_ack = first && r.delivered_at == At::NEVER;
+        if false_ack {
+            r.unsettled_acks = 1;
         }
         self.ack_events += 1;
         if first {
@@ -329,7 +332,7 @@ impl PacketLedger {
             self.duplicate_acks += 1;
         }
         self.repeated_outcomes += repeated as u64;
-        self.false_acks += !true_ack as u64;
+        self.false_acks += false_ack as u64;
     }
 
     fn on_nakked(&mut self, t: SimTime, side: Side, seq: u32) {
