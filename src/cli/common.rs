@@ -67,10 +67,40 @@ pub fn fail(reason: impl Display) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// Prints `value` as one JSON line with `--json`, else its human `text`.
+/// Significant digits kept in JSON figures: a 100 ms RTT prints as `100.892`, not
+/// `100.89190292358398` (the estimators work in f32; the tail digits were noise).
+const JSON_SIGNIFICANT_DIGITS: usize = 6;
+
+/// `value` as one JSON line, every float rounded to [`JSON_SIGNIFICANT_DIGITS`].
+pub fn json_line<T: Serialize>(value: &T) -> serde_json::Result<String> {
+    let mut tree = serde_json::to_value(value)?;
+    round_floats(&mut tree);
+    serde_json::to_string(&tree)
+}
+
+fn round_floats(v: &mut serde_json::Value) {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) if n.is_f64() => {
+            let x = n.as_f64().unwrap_or(0.0);
+            // Through scientific notation: rounding to significant digits, then the shortest
+            // decimal that reads back as that value.
+            let rounded: f64 = format!("{x:.*e}", JSON_SIGNIFICANT_DIGITS - 1).parse().unwrap_or(x);
+            if let Some(r) = serde_json::Number::from_f64(rounded) {
+                *n = r;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(round_floats),
+        Value::Object(fields) => fields.values_mut().for_each(round_floats),
+        _ => {}
+    }
+}
+
+/// Prints `value` as one JSON line with `--json` (floats rounded, see [`json_line`]), else its
+/// human `text`.
 pub fn print<T: Serialize>(value: &T, json: bool, text: impl FnOnce(&T) -> String) -> ExitCode {
     if json {
-        match serde_json::to_string(value) {
+        match json_line(value) {
             Ok(s) => println!("{s}"),
             Err(e) => return fail(e),
         }
@@ -91,4 +121,19 @@ pub fn parse_failed(e: clap::Error) -> ExitCode {
     let text = e.to_string();
     let line = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
     fail(format!("{line} (see --help)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_floats_keep_six_significant_digits_and_integers_stay_exact() {
+        let v = serde_json::json!({"rtt_ms": 100.89190292358398, "tiny": 0.0057123456, "n": 18446744073709551615u64,
+            "list": [4.815059645801571, 30.1, 0.0]});
+        assert_eq!(
+            json_line(&v).unwrap(),
+            r#"{"list":[4.81506,30.1,0.0],"n":18446744073709551615,"rtt_ms":100.892,"tiny":0.00571235}"#
+        );
+    }
 }
