@@ -290,7 +290,7 @@ impl MessageIndex {
                         let i = self.messages.len();
                         self.messages.push(rec);
                         self.by_key.insert((side, msg), i);
-                        if i % BLOCK == 0 {
+                        if i.is_multiple_of(BLOCK) {
                             self.block_end.push(0);
                         }
                         i
