@@ -2,15 +2,26 @@
 
 use std::time::{Duration, Instant};
 
-use ackscope::ui::AppState;
+use ackscope::app::{frame_ui, AppState};
+use ackscope::ui::WindowView;
 use ackscope_protocol::{Dir, EventKind, Scenario, Side, SimTime, Strategy};
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
+/// The whole window around `scenario`; the views' own state lives in the frame closure, so tests
+/// inspect the app state.
 fn harness(scenario: Scenario) -> Harness<'static, AppState> {
     let state = AppState::new(scenario, || {});
-    Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(|ui, s: &mut AppState| s.ui(ui), state)
+    let mut view = WindowView::default();
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+}
+
+/// Steps frames until every file job (open, save) has finished.
+fn finish_file_jobs(h: &mut Harness<'static, AppState>) {
+    assert!(step_until(h, 30.0, |s| s.file_jobs().is_empty()), "a file job did not finish");
 }
 
 /// Steps frames until `cond` holds or `secs` of wall time pass.
@@ -142,6 +153,7 @@ fn a_shipped_session_opens_by_path_and_the_cursor_drives_the_panels() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/recorded-glenn.ron");
     let mut h = harness(Scenario::default());
     h.state_mut().open_path(&path);
+    finish_file_jobs(&mut h);
     h.step();
     let s = h.state();
     assert!(s.error.is_none(), "{:?}", s.error);
@@ -180,6 +192,7 @@ fn a_bad_file_shows_a_dismissible_error_instead_of_crashing() {
     std::fs::write(&bad, "(format_version: 1, app_version: \"x\", scenario: (strategy: nonsense))").unwrap();
     let mut h = harness(Scenario::default());
     h.state_mut().open_path(&bad);
+    finish_file_jobs(&mut h);
     h.step();
     let err = h.state().error.clone().expect("an error is shown");
     assert!(err.contains("broken.ron") && err.contains("nonsense"), "{err}");
@@ -219,6 +232,7 @@ fn saving_from_the_window_writes_a_session_that_reloads() {
     assert!(step_until(&mut h, 10.0, |s| !s.lanes[0].changes.is_empty()));
     h.state_mut().stop();
     h.state_mut().save_path(&path);
+    finish_file_jobs(&mut h);
     assert!(h.state().error.is_none(), "{:?}", h.state().error);
     let loaded = ackscope::session::load(&path).unwrap();
     assert_eq!(loaded.events.len(), h.state().lanes[0].store.len());

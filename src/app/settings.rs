@@ -1,36 +1,12 @@
-//! Window settings that persist between sessions, the tabs, and how the window starts.
+//! Window settings that persist between sessions, and how the window starts.
 
 use std::path::PathBuf;
 
 use ackscope_protocol::Strategy;
 use serde::{Deserialize, Serialize};
 
-use crate::presets::Preset;
-
-/// The central area's tabs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum Tab {
-    #[default]
-    Overview,
-    Messages,
-    Slices,
-    Packets,
-    Summary,
-}
-
-impl Tab {
-    /// A tab by its lower-case name.
-    pub fn parse(name: &str) -> Option<Tab> {
-        Some(match name.to_ascii_lowercase().as_str() {
-            "overview" => Tab::Overview,
-            "messages" => Tab::Messages,
-            "slices" => Tab::Slices,
-            "packets" => Tab::Packets,
-            "summary" => Tab::Summary,
-            _ => return None,
-        })
-    }
-}
+use crate::params::presets::Preset;
+use crate::ui::Tab;
 
 /// How the window starts (command-line options).
 #[derive(Debug, Clone, Default)]
