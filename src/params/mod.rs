@@ -9,6 +9,8 @@
 pub mod overrides;
 pub mod presets;
 pub mod table;
+#[cfg(test)]
+mod tests;
 
 pub use table::PARAMS;
 
@@ -54,9 +56,11 @@ impl Param {
 
     /// Refuses a value for `name` (this parameter, maybe under a per-direction or per-strategy
     /// name) that is not a finite number in range; other values are left to the deserializer.
-    pub fn check(&self, name: &str, raw: &str) -> anyhow::Result<()> {
-        let Kind::Number { min, max, integer, .. } = self.kind else { return Ok(()) };
-        let Ok(v) = raw.trim().parse::<f64>() else { return Ok(()) };
+    /// A whole number written as a float (`1e6`, `1500.0`) comes back as plain digits, which the
+    /// scenario's integer fields accept.
+    pub fn check(&self, name: &str, raw: &str) -> anyhow::Result<Option<String>> {
+        let Kind::Number { min, max, integer, .. } = self.kind else { return Ok(None) };
+        let Ok(v) = raw.trim().parse::<f64>() else { return Ok(None) };
         let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
         if !v.is_finite() {
             anyhow::bail!("'{name}' must be a finite number from {min} to {max}{unit}, got {raw}");
@@ -67,7 +71,7 @@ impl Param {
         if integer && v.fract() != 0.0 {
             anyhow::bail!("'{name}' takes whole numbers from {min} to {max}{unit}, got {raw}");
         }
-        Ok(())
+        Ok(integer.then(|| format!("{v:.0}")))
     }
 
     /// The values it takes, as README shows them.

@@ -64,10 +64,11 @@ pub fn apply(scenario: &mut Scenario, assignment: &str) -> Result<()> {
     if name.is_empty() {
         bail!("--set expects NAME=VALUE, got '{assignment}'");
     }
-    if let Some(p) = super::find(name) {
-        p.check(name, raw)?;
-    }
-    let value = parse_value(raw.trim());
+    let checked = match super::find(name) {
+        Some(p) => p.check(name, raw)?,
+        None => None,
+    };
+    let value = parse_value(checked.as_deref().unwrap_or(raw).trim());
     let mut tree = serde_json::to_value(&*scenario).context("scenario to JSON")?;
     let parts: Vec<&str> = name.split('.').collect();
     if parts.len() >= 2 && parts[0] == "link" && !matches!(parts[1], "a_to_b" | "b_to_a") {

@@ -136,7 +136,7 @@ pub static PARAMS: &[Param] = &[
     num("glenn.rtt_resend_factor", "RTT resend factor", "", 0.0, 10.0, "Glenn: the RTT-based resend delay is this x the measured RTT."),
     int("glenn.packet_budget_bytes", "packet budget bytes", "bytes", 64.0, 8192.0, "Glenn: bytes of messages one packet may carry; oldest unacked messages are packed first.").log(),
     int("glenn.max_messages_per_packet", "max messages / packet", "messages", 1.0, 256.0, "Glenn: most messages one packet carries.").log(),
-    int("glenn.send_queue_size", "send queue", "messages", 1.0, 32768.0, "Glenn: unacked reliable messages the sender holds."),
+    int("glenn.send_queue_size", "send queue", "messages", 1.0, 16384.0, "Glenn: unacked reliable messages the sender holds."),
     int("glenn.receive_queue_size", "receive queue", "messages", 1.0, 32768.0, "Glenn: out-of-order reliable messages the receiver holds; the sender never runs further ahead."),
     int("glenn.sent_packets_buffer_size", "sent packets buffer", "packets", 1.0, 32768.0, "Glenn: packets whose message ids are remembered to map acks to messages."),
     int("glenn.unreliable_queue_size", "unreliable queue", "messages", 0.0, 32768.0, "Glenn: snapshots waiting for room in a packet."),
