@@ -273,7 +273,7 @@ fn large_session(events: usize) -> std::path::PathBuf {
     session.events = log;
     let dir = std::env::temp_dir().join(format!("ackscope-ui-large-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("large.ron");
+    let path = dir.join(format!("large-{events}.ron"));
     ackscope::session::save(&session, &path).unwrap();
     path
 }
@@ -288,7 +288,7 @@ fn a_large_session_opens_on_a_worker_while_the_window_draws_its_progress() {
     while !h.state().file_jobs().is_empty() && Instant::now() < deadline {
         h.step();
         frames += 1;
-        if let Some(bar) = h.query_by_label_contains("Opening large.ron") {
+        if let Some(bar) = h.query_by_label_contains("Opening large-300000.ron") {
             shown.push(bar.accesskit_node().numeric_value().unwrap_or(-1.0));
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -312,4 +312,20 @@ fn a_whole_number_slider_sets_whole_numbers() {
     h.step();
     assert!(h.state().error.is_none(), "{:?}", h.state().error);
     assert_eq!(h.state().scenario.link.a_to_b.queue_bytes, 70000);
+}
+
+#[test]
+fn closing_the_window_right_after_save_still_writes_the_file() {
+    let path = large_session(100_000);
+    let copy = path.with_file_name("copy-100000.ron");
+    let _ = std::fs::remove_file(&copy);
+    let mut state = AppState::new(Scenario::default(), || {});
+    state.show_session(ackscope::session::load(&path).unwrap(), None);
+    state.save_path(&copy);
+    assert_eq!(state.file_jobs().len(), 1, "the save runs on its own thread");
+    drop(state);
+    assert_eq!(
+        ackscope::session::load(&copy).unwrap().events.len(),
+        ackscope::session::load(&path).unwrap().events.len()
+    );
 }

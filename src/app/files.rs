@@ -103,6 +103,11 @@ impl FileJob {
         }
     }
 
+    /// Blocks until the job ends or `timeout` passes; true when it ended.
+    pub fn wait(&self, timeout: std::time::Duration) -> bool {
+        !matches!(self.result.recv_timeout(timeout), Err(crossbeam_channel::RecvTimeoutError::Timeout))
+    }
+
     /// The share of the job done, 0 to 1.
     pub fn fraction(&self) -> f32 {
         self.progress.fraction()

@@ -33,3 +33,18 @@ impl Default for Settings {
         Self { dark: true, recent: Vec::new(), custom_presets: Vec::new(), intro_dismissed: false, tab: Tab::Overview }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_saved_by_earlier_versions_still_load() {
+        let old = "(dark:false,recent:[\"/tmp/a.ron\"],custom_presets:[],intro_dismissed:true,tab:Messages)";
+        let s: Settings = ron::from_str(old).unwrap();
+        assert_eq!((s.tab, s.dark, s.recent.len()), (Tab::Messages, false, 1));
+        let text = ron::to_string(&Settings { tab: Tab::Summary, ..Settings::default() }).unwrap();
+        assert!(text.contains("tab:Summary"), "{text}");
+        assert_eq!(ron::from_str::<Settings>(&text).unwrap().tab, Tab::Summary);
+    }
+}

@@ -331,10 +331,15 @@ impl AppState {
 }
 
 impl Drop for AppState {
+    /// Stops the run, gives up opens, and lets saves finish: closing the window right after
+    /// *Save* must not lose the file (nor leave its temporary file behind).
     fn drop(&mut self) {
         self.stop();
         for j in &self.jobs {
-            j.cancel();
+            match j.kind {
+                JobKind::Open => j.cancel(),
+                JobKind::Save => drop(j.wait(Duration::from_secs(60))),
+            }
         }
     }
 }

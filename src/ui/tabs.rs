@@ -50,17 +50,52 @@ impl Tab {
     }
 }
 
-/// Settings store a tab by its name (the same text earlier versions stored).
+/// The tab names in order, as serde wants them.
+const TAB_NAMES: [&str; TABS.len()] = {
+    let mut names = [""; TABS.len()];
+    let mut i = 0;
+    while i < TABS.len() {
+        names[i] = TABS[i].1;
+        i += 1;
+    }
+    names
+};
+
+/// Settings store a tab by its name, as a unit variant (the form earlier versions' derive wrote).
 impl Serialize for Tab {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.name())
+        let i = TABS.iter().position(|(t, _)| t == self).unwrap_or(0);
+        s.serialize_unit_variant("Tab", i as u32, TAB_NAMES[i])
     }
 }
 
 impl<'de> Deserialize<'de> for Tab {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(d)?;
-        Tab::parse(&name).ok_or_else(|| serde::de::Error::custom(format!("unknown tab '{name}'")))
+        struct Named;
+        impl<'de> serde::de::Visitor<'de> for Named {
+            type Value = Tab;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                write!(f, "a tab: {}", TAB_NAMES.join(", "))
+            }
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Tab, E> {
+                Tab::parse(name).ok_or_else(|| E::unknown_variant(name, &TAB_NAMES))
+            }
+            fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<Tab, A::Error> {
+                use serde::de::VariantAccess;
+                let (tab, variant) = data.variant_seed(NamedSeed)?;
+                variant.unit_variant()?;
+                Ok(tab)
+            }
+        }
+        /// Reads a variant's name as an identifier (what formats such as RON write for it).
+        struct NamedSeed;
+        impl<'de> serde::de::DeserializeSeed<'de> for NamedSeed {
+            type Value = Tab;
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Tab, D::Error> {
+                d.deserialize_identifier(Named)
+            }
+        }
+        d.deserialize_enum("Tab", &TAB_NAMES, Named)
     }
 }
 
