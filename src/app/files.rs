@@ -1,8 +1,8 @@
 //! File work off the UI thread: opening and saving sessions as jobs with progress, and the native
 //! file dialogs.
 //!
-//! Opening a 1-million-event session takes about a second (read, check, parse, index) and saving
-//! one about as long, so each runs on its own thread and reports through a shared [`Progress`]
+//! Opening a 1-million-event session takes about two seconds (read, check, parse, index) and
+//! saving one about one, so each runs on its own thread and reports through a shared [`Progress`]
 //! that the status bar draws while the window keeps running; the result comes back over a channel
 //! and is picked up by the frame loop. A native dialog may block its thread until closed (zenity),
 //! so dialogs also get their own thread and send back only the chosen path.

@@ -228,12 +228,10 @@ impl AppState {
     /// Starts opening a session or scenario file on a worker thread: once read, a recording is
     /// shown for replay and a scenario is run live. An open still running is given up for this one.
     pub fn open_path(&mut self, path: &Path) {
-        self.jobs.retain(|j| {
-            if j.kind == JobKind::Open {
-                j.cancel();
-            }
-            j.kind != JobKind::Open
-        });
+        for j in self.jobs.iter().filter(|j| j.kind == JobKind::Open) {
+            j.cancel();
+        }
+        self.jobs.retain(|j| j.kind != JobKind::Open);
         self.jobs.push(FileJob::open(path, self.wake.clone()));
     }
 
