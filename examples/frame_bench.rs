@@ -1,24 +1,57 @@
 //! Frame CPU time of the window with a ~1-million-event session loaded, per tab, measured headless
-//! (egui pass + layout + tessellation input, no GPU) with egui_kittest.
+//! (egui pass + layout + tessellation input, no GPU) with egui_kittest; and the frames the window
+//! keeps drawing while that session is opened from disk on the file thread.
 //!
 //! Run: `cargo run --release --example frame_bench`
 
 use std::time::Instant;
 
+use ackscope::app::{frame_ui, AppState};
 use ackscope::report;
-use ackscope::ui::{AppState, Tab};
+use ackscope::ui::{Tab, WindowView};
 use ackscope_protocol::{Scenario, SimTime};
 use egui_kittest::Harness;
+
+/// The whole window around `state`, headless at 1280x800.
+fn window(state: AppState) -> Harness<'static, AppState> {
+    let mut view = WindowView::default();
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+}
+
+/// Opens `path` in a fresh window and steps frames until it is shown: how long that took, how many
+/// frames were drawn meanwhile, and the slowest of them.
+fn open_while_drawing(path: &std::path::Path) {
+    let mut state = AppState::new(Scenario::default(), || {});
+    state.settings.intro_dismissed = true;
+    let mut h = window(state);
+    let t = Instant::now();
+    h.state_mut().open_path(path);
+    let (mut frames, mut worst) = (0, 0.0f64);
+    while !h.state().file_jobs().is_empty() {
+        let f = Instant::now();
+        h.step();
+        worst = worst.max(f.elapsed().as_secs_f64() * 1000.0);
+        frames += 1;
+        std::thread::sleep(std::time::Duration::from_millis(16));
+    }
+    println!(
+        "opening it from disk on the file thread: shown after {:.2} s; {frames} frames drawn meanwhile (slowest {worst:.2} ms)",
+        t.elapsed().as_secs_f64()
+    );
+    assert!(h.state().error.is_none(), "{:?}", h.state().error);
+}
 
 /// A live run at 1,000 packets/s each way: frame cost while events stream in.
 fn live_1000_pps() {
     let s = Scenario { send_rate_pps: 1000.0, ..Scenario::default() };
     let mut state = AppState::new(s, || {});
     state.settings.intro_dismissed = true;
-    let mut h =
-        Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(|ui, s: &mut AppState| s.ui(ui), state);
+    let mut h = window(state);
     h.state_mut().start();
-    for (tab, name) in [(Tab::Overview, "overview"), (Tab::Messages, "messages"), (Tab::Packets, "packets")] {
+    for tab in [Tab::Overview, Tab::Messages, Tab::Packets] {
+        let name = tab.name().to_lowercase();
         h.state_mut().settings.tab = tab;
         let (mut frames, mut total, mut worst) = (0, 0.0f64, 0.0f64);
         let t = Instant::now();
@@ -52,22 +85,21 @@ fn main() {
     let n = run.session.events.len();
     println!("session: {n} events, 600 s simulated in {:.2} s", t.elapsed().as_secs_f64());
 
+    let path = std::env::temp_dir().join(format!("ackscope-frame-bench-{}.ron", std::process::id()));
+    ackscope::session::save(&run.session, &path).expect("save the session");
+    open_while_drawing(&path);
+    let _ = std::fs::remove_file(&path);
+
     let mut state = AppState::new(Scenario::default(), || {});
     state.settings.intro_dismissed = true;
     let t = Instant::now();
     state.show_session(run.session, None);
     println!("loading into the window's store and indexes: {:.2} s", t.elapsed().as_secs_f64());
 
-    let mut h =
-        Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(|ui, s: &mut AppState| s.ui(ui), state);
+    let mut h = window(state);
     let end = h.state().end_time();
-    for (tab, name) in [
-        (Tab::Overview, "overview"),
-        (Tab::Messages, "messages"),
-        (Tab::Slices, "slices"),
-        (Tab::Packets, "packets"),
-        (Tab::Summary, "summary"),
-    ] {
+    for tab in Tab::all() {
+        let name = tab.name().to_lowercase();
         h.state_mut().settings.tab = tab;
         let mid = SimTime(end.0 / 2);
         for (label, forward) in [("scrubbing back", false), ("playing forward", true)] {

@@ -1,15 +1,15 @@
 //! Shows two message timelines (glenn beside ue4, 15% loss) in a window, for screenshots:
 //! `cargo run --example timeline_shot` (env TL_SPAN = window seconds, TL_CURSOR = cursor seconds) (under Xvfb: `xvfb-run -s "-screen 0 1400x850x24"`).
 
-use ackscope::index::MessageIndex;
+use ackscope::app::AppCommand;
+use ackscope::model::index::MessageIndex;
 use ackscope::ui::timeline_ui::{timeline_ui, TimelineState};
-use ackscope::ui::UiCommand;
 use ackscope_protocol::{Dir, Scenario, SimTime, Simulation, Strategy};
 
 struct Shot {
     runs: Vec<(String, MessageIndex, TimelineState)>,
     cursor: SimTime,
-    commands: Vec<UiCommand>,
+    commands: Vec<AppCommand>,
 }
 
 fn index(strategy: Strategy) -> MessageIndex {
@@ -34,7 +34,7 @@ impl eframe::App for Shot {
                 }
             });
             for c in self.commands.drain(..) {
-                if let UiCommand::SeekTo(t) = c {
+                if let AppCommand::SeekTo(t) = c {
                     self.cursor = t;
                 }
             }

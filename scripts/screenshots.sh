@@ -14,7 +14,7 @@ sleep 1
 shot() {
     local name=$1 wait=$2
     shift 2
-    XDG_CONFIG_HOME=$(mktemp -d) DISPLAY=$display ./target/release/ackscope --no-intro "$@" & local app=$!
+    XDG_CONFIG_HOME=$(mktemp -d) XDG_DATA_HOME=$(mktemp -d) DISPLAY=$display ./target/release/ackscope --no-intro "$@" & local app=$!
     sleep "$wait"
     DISPLAY=$display /usr/bin/import -window root "$out/$name.png"
     kill $app

@@ -1,16 +1,17 @@
 //! ackscope: a desktop network inspector and protocol testbed for real-time game networking.
 //!
 //! The binary's modules live here so integration tests can drive them: the headless run and its
-//! report, `--set` overrides, the live runtime threads, the event store and the window.
+//! report, the parameter table and `--set` overrides, the live runtime threads, sessions, the
+//! model the window shows, the application state and its frame loop, and the views.
 
+pub mod app;
 pub mod cli;
-pub mod index;
-pub mod overrides;
-pub mod pindex;
-pub mod playback;
-pub mod presets;
+pub mod model;
+pub mod params;
 pub mod report;
 pub mod runtime;
 pub mod session;
-pub mod store;
 pub mod ui;
+
+/// `--set` overrides at their former path (`crate::overrides`), used by the runtime and the CLI.
+pub use params::overrides;

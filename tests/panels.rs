@@ -5,11 +5,12 @@
 use std::collections::HashMap;
 use std::time::Instant;
 
-use ackscope::pindex::packets::FilteredRows;
-use ackscope::pindex::{ChunkIndex, DirFilter, Fate, FateFilter, PacketFilter, PacketIndex, SliceState};
+use ackscope::app::AppCommand as UiCommand;
+use ackscope::model::index::{
+    ChunkIndex, DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, SliceState,
+};
 use ackscope::ui::packets_ui::{packets_ui, row_text, PacketsView};
 use ackscope::ui::slices_ui::{chunk_label, slice_tooltip, slices_ui, SlicesView};
-use ackscope::ui::UiCommand;
 use ackscope_protocol::{Dir, Event, EventKind, Scenario, SendKind, Side, SimTime, Simulation, Strategy};
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
@@ -496,7 +497,7 @@ fn packet_log_frame_cost_with_a_million_events() {
          (builds the row list); steady frame {steady:?}; text-filter change frame {refilter:?}; \
          scrubbing frame {scrub:?}; {} bytes per row",
         ingest_s * 1e9 / n as f64,
-        std::mem::size_of::<ackscope::pindex::PacketRow>()
+        std::mem::size_of::<ackscope::model::index::PacketRow>()
     );
     assert!(!h.state().view.filtered.is_empty());
 }

@@ -2,9 +2,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ackscope::index::{MessageFilter, MessageIndex, MsgKey};
+use ackscope::app::AppCommand as UiCommand;
+use ackscope::model::index::{MessageFilter, MessageIndex, MsgKey};
 use ackscope::ui::timeline_ui::{send_row_label, timeline_ui, TimelineState};
-use ackscope::ui::UiCommand;
 use ackscope_protocol::{Event, EventKind, Scenario, SendKind, Side, SimTime, Simulation, Strategy};
 use egui_kittest::kittest::Queryable;
 

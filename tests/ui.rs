@@ -2,15 +2,26 @@
 
 use std::time::{Duration, Instant};
 
-use ackscope::ui::AppState;
+use ackscope::app::{frame_ui, AppState};
+use ackscope::ui::WindowView;
 use ackscope_protocol::{Dir, EventKind, Scenario, Side, SimTime, Strategy};
 use egui::accesskit::Role;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 
+/// The whole window around `scenario`; the views' own state lives in the frame closure, so tests
+/// inspect the app state.
 fn harness(scenario: Scenario) -> Harness<'static, AppState> {
     let state = AppState::new(scenario, || {});
-    Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(|ui, s: &mut AppState| s.ui(ui), state)
+    let mut view = WindowView::default();
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+}
+
+/// Steps frames until every file job (open, save) has finished.
+fn finish_file_jobs(h: &mut Harness<'static, AppState>) {
+    assert!(step_until(h, 30.0, |s| s.file_jobs().is_empty()), "a file job did not finish");
 }
 
 /// Steps frames until `cond` holds or `secs` of wall time pass.
@@ -142,6 +153,7 @@ fn a_shipped_session_opens_by_path_and_the_cursor_drives_the_panels() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/recorded-glenn.ron");
     let mut h = harness(Scenario::default());
     h.state_mut().open_path(&path);
+    finish_file_jobs(&mut h);
     h.step();
     let s = h.state();
     assert!(s.error.is_none(), "{:?}", s.error);
@@ -180,6 +192,7 @@ fn a_bad_file_shows_a_dismissible_error_instead_of_crashing() {
     std::fs::write(&bad, "(format_version: 1, app_version: \"x\", scenario: (strategy: nonsense))").unwrap();
     let mut h = harness(Scenario::default());
     h.state_mut().open_path(&bad);
+    finish_file_jobs(&mut h);
     h.step();
     let err = h.state().error.clone().expect("an error is shown");
     assert!(err.contains("broken.ron") && err.contains("nonsense"), "{err}");
@@ -219,6 +232,7 @@ fn saving_from_the_window_writes_a_session_that_reloads() {
     assert!(step_until(&mut h, 10.0, |s| !s.lanes[0].changes.is_empty()));
     h.state_mut().stop();
     h.state_mut().save_path(&path);
+    finish_file_jobs(&mut h);
     assert!(h.state().error.is_none(), "{:?}", h.state().error);
     let loaded = ackscope::session::load(&path).unwrap();
     assert_eq!(loaded.events.len(), h.state().lanes[0].store.len());
@@ -242,4 +256,76 @@ fn the_window_can_run_over_real_udp_sockets() {
     let acked =
         h.state().lanes[0].store.events().iter().filter(|e| matches!(e.kind, EventKind::PacketAcked { .. })).count();
     assert!(acked > 10, "{acked} acks over UDP");
+}
+
+/// A recording of about `events` events (glenn, busy workload), saved to a temporary file.
+fn large_session(events: usize) -> std::path::PathBuf {
+    let mut s = Scenario { send_rate_pps: 200.0, ..Scenario::default() };
+    s.workload.reliable_rate_hz = 100.0;
+    let mut sim = ackscope_protocol::Simulation::new(s.clone());
+    let mut log = Vec::new();
+    while log.len() < events {
+        sim.run_for_secs(5.0);
+        log.extend(sim.drain_events());
+    }
+    let mut session = ackscope::session::Session::scenario_only(s);
+    session.duration_us = log.last().map_or(0, |e| e.time.0);
+    session.events = log;
+    let dir = std::env::temp_dir().join(format!("ackscope-ui-large-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("large-{events}.ron"));
+    ackscope::session::save(&session, &path).unwrap();
+    path
+}
+
+#[test]
+fn a_large_session_opens_on_a_worker_while_the_window_draws_its_progress() {
+    let path = large_session(300_000);
+    let mut h = harness(Scenario::default());
+    h.state_mut().open_path(&path);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let (mut frames, mut shown) = (0, Vec::new());
+    while !h.state().file_jobs().is_empty() && Instant::now() < deadline {
+        h.step();
+        frames += 1;
+        if let Some(bar) = h.query_by_label_contains("Opening large-300000.ron") {
+            shown.push(bar.accesskit_node().numeric_value().unwrap_or(-1.0));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert!(h.state().file_jobs().is_empty(), "still opening after 60 s");
+    assert!(frames >= 3, "only {frames} frames drawn while the session opened");
+    assert!(shown.iter().any(|v| *v > 0.0 && *v < 100.0), "no progress between 0 and 100 % shown: {shown:?}");
+    assert!(shown.windows(2).all(|w| w[0] <= w[1]), "progress went backwards: {shown:?}");
+    h.step();
+    let s = h.state();
+    assert!(s.error.is_none(), "{:?}", s.error);
+    assert!(s.lanes[0].store.len() >= 300_000 && !s.is_running());
+    assert_eq!(s.file.as_deref(), Some(path.as_path()));
+}
+
+#[test]
+fn a_whole_number_slider_sets_whole_numbers() {
+    let mut h = harness(Scenario::default());
+    h.step();
+    h.get_by_role_and_label(Role::Slider, "queue bytes").set_value_accesskit(70000.4);
+    h.step();
+    assert!(h.state().error.is_none(), "{:?}", h.state().error);
+    assert_eq!(h.state().scenario.link.a_to_b.queue_bytes, 70000);
+}
+
+#[test]
+fn closing_the_window_right_after_save_still_writes_the_file() {
+    let path = large_session(100_000);
+    let copy = path.with_file_name("copy-100000.ron");
+    let _ = std::fs::remove_file(&copy);
+    let mut state = AppState::new(Scenario::default(), || {});
+    state.show_session(ackscope::session::load(&path).unwrap(), None);
+    state.save_path(&copy);
+    assert_eq!(state.file_jobs().len(), 1, "the save runs on its own thread");
+    drop(state);
+    assert_eq!(
+        ackscope::session::load(&copy).unwrap().events.len(),
+        ackscope::session::load(&path).unwrap().events.len()
+    );
 }

@@ -11,14 +11,18 @@
 //! which keeps a recording around 40-50 bytes per event.
 
 mod codec;
+mod progress;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use ackscope_protocol::{Event, Scenario, SimTime, Simulation};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::overrides;
+pub use progress::{Phase, Progress};
+
+use crate::params::overrides;
 
 /// Version of the file layout; bumped on incompatible changes.
 pub const FORMAT_VERSION: u32 = 1;
@@ -72,55 +76,114 @@ impl Session {
     }
 }
 
+/// The same layout as [`Session`], borrowing, so a save writes the events where they are.
+#[derive(Serialize)]
+struct SessionOut<'a> {
+    format_version: u32,
+    app_version: &'a str,
+    scenario: &'a Scenario,
+    changes: &'a [Change],
+    duration_us: u64,
+    #[serde(serialize_with = "codec::serialize")]
+    events: &'a [Event],
+    checksum: Option<&'a str>,
+}
+
 const CHECKSUM_PLACEHOLDER: &str = "0000000000000000";
 const CHECKSUM_KEY: &str = "checksum:Some(\"";
+/// Bytes between two progress reports while reading, checking or writing.
+const PROGRESS_STEP: usize = 1 << 20;
 
-fn fnv1a(parts: &[&[u8]]) -> u64 {
+/// FNV-1a 64 over `parts` in order, reporting the bytes hashed to `progress`.
+fn fnv1a(parts: &[&[u8]], progress: Option<&Progress>) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut done = 0;
     for p in parts {
-        for &b in *p {
-            h ^= b as u64;
-            h = h.wrapping_mul(0x0100_0000_01b3);
+        for block in p.chunks(PROGRESS_STEP) {
+            for &b in block {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+            done += block.len();
+            if let Some(progress) = progress {
+                progress.advance_to(done as u64);
+            }
         }
     }
     h
 }
 
-/// Serialises a session to RON text with its checksum filled in.
-pub fn to_text(session: &Session) -> Result<String> {
-    let mut s = session.clone();
-    s.checksum = Some(CHECKSUM_PLACEHOLDER.to_string());
-    s.format_version = FORMAT_VERSION;
-    let config = ron::ser::PrettyConfig::new()
+/// The text layout of session files: one event per line.
+fn pretty() -> ron::ser::PrettyConfig {
+    ron::ser::PrettyConfig::new()
         .depth_limit(2)
         .indentor(String::new())
         .separator(String::new())
         .struct_names(false)
-        .compact_arrays(false);
-    let mut text = ron::ser::to_string_pretty(&s, config).context("serialising the session")?;
+        .compact_arrays(false)
+}
+
+/// Serialises a session to RON text with its checksum filled in.
+pub fn to_text(session: &Session) -> Result<String> {
+    encode(session, &session.events, None)
+}
+
+/// `header` with `events` in place of its own, as RON text with the checksum filled in.
+fn encode(header: &Session, events: &[Event], progress: Option<&Arc<Progress>>) -> Result<String> {
+    if let Some(p) = progress {
+        p.start(Phase::Encoding, events.len() as u64);
+    }
+    let out = SessionOut {
+        format_version: FORMAT_VERSION,
+        app_version: &header.app_version,
+        scenario: &header.scenario,
+        changes: &header.changes,
+        duration_us: header.duration_us,
+        events,
+        checksum: Some(CHECKSUM_PLACEHOLDER),
+    };
+    let mut text = codec::with_progress(progress.cloned(), || ron::ser::to_string_pretty(&out, pretty()))
+        .context("serialising the session")?;
     let at =
         text.rfind(CHECKSUM_KEY).ok_or_else(|| anyhow!("checksum field missing from the output"))? + CHECKSUM_KEY.len();
-    let sum = format!("{:016x}", fnv1a(&[text.as_bytes()]));
+    let sum = format!("{:016x}", fnv1a(&[text.as_bytes()], None));
     text.replace_range(at..at + 16, &sum);
     Ok(text)
 }
 
 /// Parses session text; `origin` names the file in errors.
 pub fn from_text(text: &str, origin: &str) -> Result<Session> {
+    from_text_with(text, origin, None)
+}
+
+/// [`from_text`], reporting the checking and parsing phases to `progress`.
+fn from_text_with(text: &str, origin: &str, progress: Option<&Arc<Progress>>) -> Result<Session> {
     check_version(text, origin)?;
     if let Some(key_at) = text.rfind(CHECKSUM_KEY) {
         let at = key_at + CHECKSUM_KEY.len();
         let Some(stored) = text.get(at..at + 16) else { bail!("{origin}: truncated in the checksum") };
         let b = text.as_bytes();
-        let computed = fnv1a(&[&b[..at], CHECKSUM_PLACEHOLDER.as_bytes(), &b[at + 16..]]);
+        if let Some(p) = progress {
+            p.start(Phase::Checking, b.len() as u64);
+        }
+        let computed = fnv1a(&[&b[..at], CHECKSUM_PLACEHOLDER.as_bytes(), &b[at + 16..]], progress.map(|p| &**p));
         if u64::from_str_radix(stored, 16).ok() != Some(computed) {
             bail!(
                 "{origin}: checksum mismatch (stored {stored}, computed {computed:016x}): the file is corrupted or was edited"
             );
         }
     }
-    let session: Session = ron::from_str(text)
-        .map_err(|e| anyhow!("{origin}: line {}, column {}: {}", e.span.start.line, e.span.start.col, e.code))?;
+    if let Some(p) = progress {
+        // One event per line: the line count bounds the events to parse.
+        p.start(Phase::Parsing, text.bytes().filter(|&b| b == b'\n').count() as u64);
+    }
+    let session: Session = codec::with_progress(progress.cloned(), || ron::from_str(text)).map_err(|e| {
+        if progress.is_some_and(|p| p.is_cancelled()) {
+            anyhow!("{origin}: cancelled")
+        } else {
+            anyhow!("{origin}: line {}, column {}: {}", e.span.start.line, e.span.start.col, e.code)
+        }
+    })?;
     if session.format_version != FORMAT_VERSION {
         bail!(
             "{origin}: format version {} is not supported (this ackscope reads {FORMAT_VERSION})",
@@ -150,31 +213,79 @@ fn check_version(text: &str, origin: &str) -> Result<()> {
 
 /// Loads a session or scenario file.
 pub fn load(path: &Path) -> Result<Session> {
+    load_with(path, None)
+}
+
+/// [`load`] on a worker thread: reports each phase to `progress` and stops with an error when
+/// it is cancelled.
+pub fn load_with_progress(path: &Path, progress: &Arc<Progress>) -> Result<Session> {
+    load_with(path, Some(progress))
+}
+
+fn load_with(path: &Path, progress: Option<&Arc<Progress>>) -> Result<Session> {
+    use std::io::Read;
     let origin = path.display().to_string();
-    let bytes = std::fs::read(path).with_context(|| format!("{origin}: cannot read"))?;
+    let mut file = std::fs::File::open(path).with_context(|| format!("{origin}: cannot read"))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if let Some(p) = progress {
+        p.start(Phase::Reading, len);
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    let mut block = vec![0u8; PROGRESS_STEP];
+    loop {
+        let n = file.read(&mut block).with_context(|| format!("{origin}: cannot read"))?;
+        if n == 0 {
+            break;
+        }
+        bytes.extend_from_slice(&block[..n]);
+        if let Some(p) = progress {
+            p.advance_to(bytes.len() as u64);
+            if p.is_cancelled() {
+                bail!("{origin}: cancelled");
+            }
+        }
+    }
     let text = String::from_utf8(bytes)
         .map_err(|e| anyhow!("{origin}: not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))?;
-    from_text(&text, &origin)
+    from_text_with(&text, &origin, progress)
 }
 
 /// Saves atomically: writes beside `path`, syncs, renames over it.
 pub fn save(session: &Session, path: &Path) -> Result<u64> {
     let text = to_text(session)?;
-    write_atomic(path, text.as_bytes())?;
+    write_atomic(path, text.as_bytes(), None)?;
+    Ok(text.len() as u64)
+}
+
+/// [`save`] of `header` with `events` in place of its own, on a worker thread: the events are
+/// borrowed, not copied, and each phase is reported to `progress`.
+pub fn save_with_progress(header: &Session, events: &[Event], path: &Path, progress: &Arc<Progress>) -> Result<u64> {
+    let text = encode(header, events, Some(progress))?;
+    write_atomic(path, text.as_bytes(), Some(progress))?;
     Ok(text.len() as u64)
 }
 
 /// Writes `bytes` to a temporary file beside `path` and renames it into place.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn write_atomic(path: &Path, bytes: &[u8], progress: Option<&Progress>) -> Result<()> {
     use std::io::Write;
     let origin = path.display().to_string();
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
     let tmp: PathBuf = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    if let Some(p) = progress {
+        p.start(Phase::Writing, bytes.len() as u64);
+    }
     let result = (|| -> Result<()> {
         let mut f =
             std::fs::File::create(&tmp).with_context(|| format!("{origin}: cannot create {}", tmp.display()))?;
-        f.write_all(bytes).with_context(|| format!("{origin}: write failed"))?;
+        let mut done = 0;
+        for block in bytes.chunks(PROGRESS_STEP) {
+            f.write_all(block).with_context(|| format!("{origin}: write failed"))?;
+            done += block.len();
+            if let Some(p) = progress {
+                p.advance_to(done as u64);
+            }
+        }
         f.sync_all().with_context(|| format!("{origin}: sync failed"))?;
         std::fs::rename(&tmp, path).with_context(|| format!("{origin}: cannot replace the file"))?;
         Ok(())
@@ -218,4 +329,20 @@ pub fn rerun(session: &Session) -> Result<Vec<Event>> {
     sim.run_until(SimTime(session.duration_us));
     events.extend(sim.drain_events());
     Ok(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_borrowing_encoder_writes_what_the_session_type_would() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/recorded-ue4.ron");
+        let s = load(&path).unwrap();
+        let text = to_text(&s).unwrap();
+        let at = text.rfind(CHECKSUM_KEY).unwrap() + CHECKSUM_KEY.len();
+        let unsummed = format!("{}{CHECKSUM_PLACEHOLDER}{}", &text[..at], &text[at + 16..]);
+        let owned = Session { checksum: Some(CHECKSUM_PLACEHOLDER.into()), ..s };
+        assert!(ron::ser::to_string_pretty(&owned, pretty()).unwrap() == unsummed, "SessionOut differs from Session");
+    }
 }

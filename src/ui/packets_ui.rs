@@ -8,9 +8,8 @@
 use ackscope_protocol::{Dir, DropReason, SimTime};
 use egui::RichText;
 
-use super::UiCommand;
-use crate::pindex::packets::FilteredRows;
-use crate::pindex::{DirFilter, Fate, FateFilter, PacketFilter, PacketIndex, PacketRow};
+use crate::app::AppCommand;
+use crate::model::index::{DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow};
 
 /// What the packet log shows.
 #[derive(Debug, Clone, Default)]
@@ -146,13 +145,13 @@ fn filters_ui(view: &mut PacketsView, ui: &mut egui::Ui) {
     });
 }
 
-/// Draws the log as it was at `cursor`; a click on a row pushes [`UiCommand::SeekTo`] its send time.
+/// Draws the log as it was at `cursor`; a click on a row pushes [`AppCommand::SeekTo`] its send time.
 pub fn packets_ui(
     index: &PacketIndex,
     view: &mut PacketsView,
     cursor: SimTime,
     ui: &mut egui::Ui,
-    commands: &mut Vec<UiCommand>,
+    commands: &mut Vec<AppCommand>,
 ) {
     filters_ui(view, ui);
     view.filtered.update(index, &view.filter);
@@ -182,7 +181,7 @@ pub fn packets_ui(
                 });
                 if resp.clicked() {
                     view.selected = Some(i);
-                    commands.push(UiCommand::SeekTo(r.time));
+                    commands.push(AppCommand::SeekTo(r.time));
                 }
             }
         },

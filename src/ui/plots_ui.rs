@@ -4,13 +4,24 @@
 //! linked, so every difference on screen is caused by the strategy.
 //!
 //! Series are cut at the time cursor (the state at the cursor) and decimated to the plot's pixel
-//! width (min and max per pixel column), so a frame stays cheap with hours of data.
+//! width (min and max per pixel column), so a frame stays cheap with hours of data: only the
+//! points drawn are turned into plot points.
+
+use std::collections::HashMap;
 
 use ackscope_protocol::{Side, SimTime};
 use egui::Color32;
 use egui_plot::{Legend, Line, LineStyle, Plot, PlotPoint, PlotPoints, Points, VLine};
 
-use super::{Lane, UiCommand};
+use crate::app::AppCommand;
+use crate::model::{Recording, Sample};
+
+/// The Overview tab's view state: each plot's visible time range in the last frame, which the
+/// next frame's decimation cuts to.
+#[derive(Debug, Default)]
+pub struct OverviewView {
+    x_ranges: HashMap<String, (f64, f64)>,
+}
 
 /// Colours used for the same quantity everywhere.
 pub const COLOR_A: Color32 = Color32::from_rgb(90, 170, 255);
@@ -18,24 +29,25 @@ pub const COLOR_B: Color32 = Color32::from_rgb(255, 160, 60);
 pub const COLOR_TRUTH: Color32 = Color32::from_rgb(120, 220, 120);
 pub const COLOR_BUDGET: Color32 = Color32::from_rgb(200, 120, 255);
 
-/// The part of `pts` (sorted by x) inside `[lo, hi]` and at or before `cursor`, reduced to at
+/// The part of `pts` (sorted by time) inside `[lo, hi]` and at or before `cursor`, reduced to at
 /// most two points per pixel column.
-pub fn visible(pts: &[PlotPoint], lo: f64, hi: f64, cursor: f64, width_px: f32) -> Vec<PlotPoint> {
-    let end = pts.partition_point(|p| p.x <= cursor.min(hi));
-    let start = pts[..end].partition_point(|p| p.x < lo).saturating_sub(1);
+pub fn visible(pts: &[Sample], lo: f64, hi: f64, cursor: f64, width_px: f32) -> Vec<PlotPoint> {
+    let end = pts.partition_point(|p| p.t_s <= cursor.min(hi));
+    let start = pts[..end].partition_point(|p| p.t_s < lo).saturating_sub(1);
     let slice = &pts[start..end];
+    let point = |p: Sample| PlotPoint::new(p.t_s, p.y);
     let columns = (width_px.max(50.0) as usize).max(1);
     if slice.len() <= columns * 2 {
-        return slice.to_vec();
+        return slice.iter().copied().map(point).collect();
     }
-    let (x0, x1) = (slice[0].x, slice[slice.len() - 1].x);
+    let (x0, x1) = (slice[0].t_s, slice[slice.len() - 1].t_s);
     let span = (x1 - x0).max(f64::EPSILON);
     let mut out = Vec::with_capacity(columns * 2);
     let mut i = 0;
     for c in 0..columns {
         let edge = x0 + span * (c + 1) as f64 / columns as f64;
-        let (mut lo_p, mut hi_p): (Option<PlotPoint>, Option<PlotPoint>) = (None, None);
-        while i < slice.len() && (slice[i].x <= edge || c + 1 == columns) {
+        let (mut lo_p, mut hi_p): (Option<Sample>, Option<Sample>) = (None, None);
+        while i < slice.len() && (slice[i].t_s <= edge || c + 1 == columns) {
             let p = slice[i];
             if lo_p.is_none_or(|q| p.y < q.y) {
                 lo_p = Some(p);
@@ -46,8 +58,8 @@ pub fn visible(pts: &[PlotPoint], lo: f64, hi: f64, cursor: f64, width_px: f32) 
             i += 1;
         }
         match (lo_p, hi_p) {
-            (Some(a), Some(b)) if a.x <= b.x => out.extend([a, b]),
-            (Some(a), Some(b)) => out.extend([b, a]),
+            (Some(a), Some(b)) if a.t_s <= b.t_s => out.extend([point(a), point(b)]),
+            (Some(a), Some(b)) => out.extend([point(b), point(a)]),
             _ => {}
         }
     }
@@ -63,30 +75,31 @@ struct View {
 }
 
 impl View {
-    fn cut(&self, pts: &[PlotPoint]) -> PlotPoints<'static> {
+    fn cut(&self, pts: &[Sample]) -> PlotPoints<'static> {
         PlotPoints::Owned(visible(pts, self.lo, self.hi, self.cursor, self.width))
     }
 
-    fn cut_vec(&self, pts: &[PlotPoint]) -> Vec<PlotPoint> {
+    fn cut_vec(&self, pts: &[Sample]) -> Vec<PlotPoint> {
         visible(pts, self.lo, self.hi, self.cursor, self.width)
     }
 }
 
 /// One plot with the cursor line, parameter-change markers, x range remembered for decimation,
 /// and click-to-seek.
+#[allow(clippy::too_many_arguments)]
 fn plot_ui(
     ui: &mut egui::Ui,
     id: &str,
     height: f32,
-    lane: &Lane,
+    lane: &Recording,
+    view: &mut OverviewView,
     cursor: SimTime,
-    cmds: &mut Vec<UiCommand>,
+    cmds: &mut Vec<AppCommand>,
     draw: impl FnOnce(&mut egui_plot::PlotUi, &View),
 ) {
     let link = egui::Id::unique("time_axis");
-    let range_id = ui.scope_id().with(("x_range", id));
-    let (lo, hi): (f64, f64) = ui.data(|d| d.get_temp(range_id)).unwrap_or((f64::MIN, f64::MAX));
-    let view = View { lo, hi, cursor: cursor.as_secs_f64(), width: ui.available_width() };
+    let (lo, hi) = view.x_ranges.get(id).copied().unwrap_or((f64::MIN, f64::MAX));
+    let cut = View { lo, hi, cursor: cursor.as_secs_f64(), width: ui.available_width() };
     let resp = Plot::new(id)
         .height(height)
         .legend(Legend::default())
@@ -99,9 +112,9 @@ fn plot_ui(
         // Steps of 1, 5, 25... keep a few labelled ticks on short plots (base 10 leaves one).
         .y_grid_spacer(egui_plot::log_grid_spacer(5))
         .show(ui, |p| {
-            draw(p, &view);
-            p.vline(VLine::new("", view.cursor).color(Color32::GRAY).width(1.0));
-            for (t, label) in lane.store.changes.iter().filter(|(t, _)| *t <= view.cursor) {
+            draw(p, &cut);
+            p.vline(VLine::new("", cut.cursor).color(Color32::GRAY).width(1.0));
+            for (t, label) in lane.store.changes.iter().filter(|(t, _)| *t <= cut.cursor) {
                 p.vline(
                     VLine::new(label.as_str(), *t)
                         .color(Color32::from_rgb(230, 200, 60))
@@ -110,22 +123,28 @@ fn plot_ui(
             }
         });
     let r = resp.transform.bounds().range_x();
-    ui.data_mut(|d| d.insert_temp(range_id, (*r.start(), *r.end())));
+    view.x_ranges.insert(id.to_string(), (*r.start(), *r.end()));
     if resp.response.clicked() {
         if let Some(pos) = resp.response.interact_pointer_pos() {
             let v = resp.transform.value_from_position(pos);
-            cmds.push(UiCommand::SeekTo(SimTime::from_secs_f64(v.x)));
+            cmds.push(AppCommand::SeekTo(SimTime::from_secs_f64(v.x)));
         }
     }
 }
 
-fn lane_plots_ui(lane: &Lane, cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec<UiCommand>) {
+fn lane_plots_ui(
+    lane: &Recording,
+    view: &mut OverviewView,
+    cursor: SimTime,
+    ui: &mut egui::Ui,
+    cmds: &mut Vec<AppCommand>,
+) {
     let name = lane.scenario.strategy.name();
     let h = ((ui.available_height() - 70.0) / 3.0).max(110.0);
     let a = lane.store.side(Side::A);
     let b = lane.store.side(Side::B);
     ui.label(format!("{name}: RTT (ms)"));
-    plot_ui(ui, &format!("rtt_{name}"), h, lane, cursor, cmds, |p, v| {
+    plot_ui(ui, &format!("rtt_{name}"), h, lane, view, cursor, cmds, |p, v| {
         p.points(Points::new("A raw samples", v.cut(&a.rtt_raw_ms)).color(COLOR_A.gamma_multiply(0.5)).radius(1.5));
         p.line(Line::new("A smoothed (0.0025)", v.cut(&a.rtt_smoothed_ms)).color(COLOR_A).width(2.0));
         p.line(Line::new("A display (0.1)", v.cut(&a.rtt_display_ms)).color(COLOR_A.gamma_multiply(0.7)));
@@ -137,7 +156,7 @@ fn lane_plots_ui(lane: &Lane, cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec
         );
     });
     ui.label(format!("{name}: packet loss (%)"));
-    plot_ui(ui, &format!("loss_{name}"), h, lane, cursor, cmds, |p, v| {
+    plot_ui(ui, &format!("loss_{name}"), h, lane, view, cursor, cmds, |p, v| {
         p.line(Line::new("A estimate", v.cut(&a.loss_estimate_percent)).color(COLOR_A).width(2.0));
         p.line(Line::new("B estimate", v.cut(&b.loss_estimate_percent)).color(COLOR_B).width(2.0));
         p.line(Line::new("true A->B", v.cut(&a.loss_true_percent)).color(COLOR_TRUTH).style(LineStyle::dashed_loose()));
@@ -148,7 +167,7 @@ fn lane_plots_ui(lane: &Lane, cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec
         );
     });
     ui.label(format!("{name}: bandwidth (kbps), budget and flow mode"));
-    plot_ui(ui, &format!("bw_{name}"), h, lane, cursor, cmds, |p, v| {
+    plot_ui(ui, &format!("bw_{name}"), h, lane, view, cursor, cmds, |p, v| {
         p.line(Line::new("A sent", v.cut(&a.sent_kbps)).color(COLOR_A).width(2.0));
         p.line(Line::new("A acked", v.cut(&a.acked_kbps)).color(COLOR_A.gamma_multiply(0.6)));
         p.line(Line::new("B received", v.cut(&b.received_kbps)).color(COLOR_B));
@@ -173,14 +192,20 @@ fn lane_plots_ui(lane: &Lane, cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec
     });
 }
 
-pub fn overview_ui(lanes: &[Lane], cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec<UiCommand>) {
+pub fn overview_ui(
+    lanes: &[Recording],
+    view: &mut OverviewView,
+    cursor: SimTime,
+    ui: &mut egui::Ui,
+    cmds: &mut Vec<AppCommand>,
+) {
     if lanes.len() == 1 {
-        lane_plots_ui(&lanes[0], cursor, ui, cmds);
+        lane_plots_ui(&lanes[0], view, cursor, ui, cmds);
         return;
     }
     ui.columns(lanes.len(), |cols| {
         for (lane, col) in lanes.iter().zip(cols.iter_mut()) {
-            lane_plots_ui(lane, cursor, col, cmds);
+            lane_plots_ui(lane, view, cursor, col, cmds);
         }
     });
 }
@@ -191,7 +216,7 @@ mod tests {
 
     #[test]
     fn decimation_keeps_extremes_and_respects_the_cursor() {
-        let pts: Vec<PlotPoint> = (0..100_000).map(|i| PlotPoint::new(i as f64 / 1000.0, (i % 997) as f64)).collect();
+        let pts: Vec<Sample> = (0..100_000).map(|i| Sample { t_s: i as f64 / 1000.0, y: (i % 997) as f64 }).collect();
         let v = visible(&pts, f64::MIN, f64::MAX, 50.0, 500.0);
         assert!(v.len() <= 1000, "{}", v.len());
         assert!(v.iter().all(|p| p.x <= 50.0));

@@ -5,8 +5,8 @@
 use ackscope_protocol::SimTime;
 use egui::{Color32, RichText, Sense, Stroke};
 
-use super::UiCommand;
-use crate::pindex::{ChunkIndex, ChunkRecord, SliceRecord, SliceState};
+use crate::app::AppCommand;
+use crate::model::index::{ChunkIndex, ChunkRecord, SliceRecord, SliceState};
 
 /// Most chunks listed in the selector (the newest ones before the cursor).
 pub const MAX_LISTED_CHUNKS: usize = 500;
@@ -70,7 +70,7 @@ pub fn slices_ui(
     view: &mut SlicesView,
     cursor: SimTime,
     ui: &mut egui::Ui,
-    commands: &mut Vec<UiCommand>,
+    commands: &mut Vec<AppCommand>,
 ) {
     let started = index.started_by(cursor);
     if index.is_empty() {
@@ -180,7 +180,7 @@ fn legend_ui(ui: &mut egui::Ui) {
     });
 }
 
-fn grid_ui(c: &ChunkRecord, cursor: SimTime, ui: &mut egui::Ui, commands: &mut Vec<UiCommand>) {
+fn grid_ui(c: &ChunkRecord, cursor: SimTime, ui: &mut egui::Ui, commands: &mut Vec<AppCommand>) {
     let n = c.num_slices();
     let cols = if n <= 256 { 16 } else { 64 };
     let rows = n.div_ceil(cols);
@@ -218,7 +218,7 @@ fn grid_ui(c: &ChunkRecord, cursor: SimTime, ui: &mut egui::Ui, commands: &mut V
             if let Some(s) = resp.interact_pointer_pos().and_then(at).map(|i| &c.slices[i]) {
                 let t = s.acked_at.or(s.received_at).or(s.sends.last().copied());
                 if let Some(t) = t {
-                    commands.push(UiCommand::SeekTo(t));
+                    commands.push(AppCommand::SeekTo(t));
                 }
             }
         }

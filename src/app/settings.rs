@@ -1,36 +1,12 @@
-//! Window settings that persist between sessions, the tabs, and how the window starts.
+//! Window settings that persist between sessions, and how the window starts.
 
 use std::path::PathBuf;
 
 use ackscope_protocol::Strategy;
 use serde::{Deserialize, Serialize};
 
-use crate::presets::Preset;
-
-/// The central area's tabs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum Tab {
-    #[default]
-    Overview,
-    Messages,
-    Slices,
-    Packets,
-    Summary,
-}
-
-impl Tab {
-    /// A tab by its lower-case name.
-    pub fn parse(name: &str) -> Option<Tab> {
-        Some(match name.to_ascii_lowercase().as_str() {
-            "overview" => Tab::Overview,
-            "messages" => Tab::Messages,
-            "slices" => Tab::Slices,
-            "packets" => Tab::Packets,
-            "summary" => Tab::Summary,
-            _ => return None,
-        })
-    }
-}
+use crate::params::presets::Preset;
+use crate::ui::Tab;
 
 /// How the window starts (command-line options).
 #[derive(Debug, Clone, Default)]
@@ -55,5 +31,20 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Self { dark: true, recent: Vec::new(), custom_presets: Vec::new(), intro_dismissed: false, tab: Tab::Overview }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_saved_by_earlier_versions_still_load() {
+        let old = "(dark:false,recent:[\"/tmp/a.ron\"],custom_presets:[],intro_dismissed:true,tab:Messages)";
+        let s: Settings = ron::from_str(old).unwrap();
+        assert_eq!((s.tab, s.dark, s.recent.len()), (Tab::Messages, false, 1));
+        let text = ron::to_string(&Settings { tab: Tab::Summary, ..Settings::default() }).unwrap();
+        assert!(text.contains("tab:Summary"), "{text}");
+        assert_eq!(ron::from_str::<Settings>(&text).unwrap().tab, Tab::Summary);
     }
 }

@@ -3,7 +3,8 @@
 //! The scenario is turned into a JSON tree, the named leaf is replaced and the tree is turned back,
 //! so every serde field is settable without a hand-kept list, and a value of the wrong type is
 //! refused by the same deserializer that reads scenario files. `link.X` (with X not `a_to_b` or
-//! `b_to_a`) sets X on both directions.
+//! `b_to_a`) sets X on both directions. A parameter in the table ([`super::PARAMS`]) is also held
+//! to its valid range there, so a value the window's slider could not reach is refused here too.
 
 use ackscope_protocol::Scenario;
 use anyhow::{anyhow, bail, Context, Result};
@@ -63,7 +64,11 @@ pub fn apply(scenario: &mut Scenario, assignment: &str) -> Result<()> {
     if name.is_empty() {
         bail!("--set expects NAME=VALUE, got '{assignment}'");
     }
-    let value = parse_value(raw.trim());
+    let checked = match super::find(name) {
+        Some(p) => p.check(name, raw)?,
+        None => None,
+    };
+    let value = parse_value(checked.as_deref().unwrap_or(raw).trim());
     let mut tree = serde_json::to_value(&*scenario).context("scenario to JSON")?;
     let parts: Vec<&str> = name.split('.').collect();
     if parts.len() >= 2 && parts[0] == "link" && !matches!(parts[1], "a_to_b" | "b_to_a") {

@@ -1,8 +1,31 @@
-//! Network condition presets (../shared/reference/facts.md), applied to both link directions.
+//! Network condition presets, applied to both link directions.
 //!
-//! Where a source gives a range (Unreal's NetEmulation profiles) the midpoint is the latency and
+//! The figures come from the presets other tools ship (one-way delay, jitter +-, loss; bandwidth
+//! where given):
+//!
+//! | name | delay ms | jitter ms | loss % | bandwidth down/up | source |
+//! |---|---|---|---|---|---|
+//! | LAN | 1 | 1 | 0 | - | Unity simulator presets |
+//! | Fiber | 10 | 1 | 0 | - | Unity |
+//! | Cable | 25 | 5 | 0 | - | Unity |
+//! | DSL | 30 | 10 | 0 | - | Unity |
+//! | Home broadband | 32 | 12 | 2 | - | Unity |
+//! | Congested home | 50 | 50 | 1 | - | Unity |
+//! | UE Average | 30-60 | (range) | 1 | - | Unreal NetEmulation profile |
+//! | UE Bad | 100-200 | (range) | 5 | - | Unreal NetEmulation profile |
+//! | 4G/LTE | 100 | 20 | 4 | - | Unity |
+//! | 3G | 360 | 30 | 7 | - | Unity |
+//! | 3G (Apple NLC) | 100 | - | 0 | 780 / 330 kbps | Network Link Conditioner |
+//! | Edge (Apple NLC) | 400 / 440 | - | 0 | 240 / 200 kbps | Network Link Conditioner |
+//! | Very Bad Network | 500 | - | 10 | 1000 / 1000 kbps | Network Link Conditioner |
+//! | Unplayable | 300 | 400 | 30 | - | Unity |
+//! | 100% Loss | - | - | 100 | - | Network Link Conditioner |
+//!
+//! "Unity" is the Unity Network Simulator's presets, "Unreal NetEmulation profile" the Average and
+//! Bad profiles of Unreal Engine's packet simulation settings, "Network Link Conditioner" Apple's
+//! Xcode tool. Where a source gives a range (Unreal's profiles) the midpoint is the latency and
 //! half the range the jitter. Where it gives down/up figures, A is the server and B the client:
-//! "down" is A->B.
+//! "down" is A->B. A jitter of "-" is 0; "100% Loss" keeps the default 50 ms delay.
 
 use ackscope_protocol::LinkConfig;
 use serde::{Deserialize, Serialize};
@@ -49,7 +72,7 @@ impl Preset {
     }
 }
 
-/// The built-in presets, in the order of the facts table.
+/// The built-in presets, in the order of the table above.
 pub fn builtin() -> Vec<Preset> {
     vec![
         Preset::sym("LAN", 1.0, 1.0, 0.0),

@@ -2,38 +2,49 @@
 //!
 //! Live runs and loaded sessions feed the same [`Store`], so every view looks the same in both.
 //! Series are derived incrementally as events arrive (never recomputed per frame) and are kept
-//! as `PlotPoint` vectors that plots borrow without copying. Ground-truth series (true RTT, true
-//! loss) are computed from link events beside the endpoints' estimates, sampled at the same
-//! instants so they can be drawn on the same axes.
+//! as [`Sample`] vectors: the plots cut and decimate them at draw time to what their pixel width
+//! shows, converting only the few points they draw. Ground-truth series (true RTT, true loss) are
+//! computed from link events beside the endpoints' estimates, sampled at the same instants so
+//! they can be drawn on the same axes.
+//!
+//! The event log is shared copy-on-write ([`Store::shared_events`]): a save on a worker thread
+//! holds it without copying, and a live run appending meanwhile copies it once, not the saver.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use ackscope_protocol::{Dir, Event, EventKind, Side, SimTime};
-use egui_plot::PlotPoint;
 
 /// Link sends per direction over which the true loss is measured (the estimator's window).
 pub const TRUE_LOSS_WINDOW: usize = 256;
 /// Smoothing of the true one-way delay shown as "true RTT".
 const TRUE_DELAY_SMOOTHING: f64 = 0.1;
 
-/// Series belonging to one endpoint (x = seconds).
+/// One point of a series: time in seconds and a finite value.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Sample {
+    pub t_s: f64,
+    pub y: f64,
+}
+
+/// Series belonging to one endpoint.
 #[derive(Debug, Default, Clone)]
 pub struct SideSeries {
-    pub rtt_smoothed_ms: Vec<PlotPoint>,
-    pub rtt_display_ms: Vec<PlotPoint>,
-    pub rtt_raw_ms: Vec<PlotPoint>,
-    pub loss_estimate_percent: Vec<PlotPoint>,
+    pub rtt_smoothed_ms: Vec<Sample>,
+    pub rtt_display_ms: Vec<Sample>,
+    pub rtt_raw_ms: Vec<Sample>,
+    pub loss_estimate_percent: Vec<Sample>,
     /// True loss on this side's outgoing direction, sampled at this side's stats instants.
-    pub loss_true_percent: Vec<PlotPoint>,
-    pub sent_kbps: Vec<PlotPoint>,
-    pub received_kbps: Vec<PlotPoint>,
-    pub acked_kbps: Vec<PlotPoint>,
+    pub loss_true_percent: Vec<Sample>,
+    pub sent_kbps: Vec<Sample>,
+    pub received_kbps: Vec<Sample>,
+    pub acked_kbps: Vec<Sample>,
     /// Send budget per tick (chunk accumulator or UE4 QueuedBits), in kbit/s equivalents of
     /// bytes available and bytes spent, so it shares the bandwidth plot's axis.
-    pub budget_available: Vec<PlotPoint>,
-    pub budget_spent: Vec<PlotPoint>,
+    pub budget_available: Vec<Sample>,
+    pub budget_spent: Vec<Sample>,
     /// Flow-control mode: 1 = good, 0 = bad (rellikt), as steps.
-    pub flow_good: Vec<PlotPoint>,
+    pub flow_good: Vec<Sample>,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -72,10 +83,10 @@ impl LossTruth {
 /// Everything recorded for one run, plus derived series.
 #[derive(Debug, Default, Clone)]
 pub struct Store {
-    events: Vec<Event>,
+    events: Arc<Vec<Event>>,
     pub sides: [SideSeries; 2],
-    /// Smoothed one-way link delay A->B plus B->A (x = seconds).
-    pub true_rtt_ms: Vec<PlotPoint>,
+    /// Smoothed one-way link delay A->B plus B->A.
+    pub true_rtt_ms: Vec<Sample>,
     loss_truth: [LossTruth; 2],
     delay_ms: [Option<f64>; 2],
     end: SimTime,
@@ -84,8 +95,8 @@ pub struct Store {
     last_budget: [Option<SimTime>; 2],
 }
 
-fn pt(t: SimTime, y: f64) -> PlotPoint {
-    PlotPoint::new(t.as_secs_f64(), if y.is_finite() { y } else { 0.0 })
+fn pt(t: SimTime, y: f64) -> Sample {
+    Sample { t_s: t.as_secs_f64(), y: if y.is_finite() { y } else { 0.0 } }
 }
 
 impl Store {
@@ -95,11 +106,24 @@ impl Store {
 
     /// Appends events (in time order) and extends the series.
     pub fn ingest(&mut self, events: impl IntoIterator<Item = Event>) {
+        let mut events = events.into_iter().peekable();
+        if events.peek().is_none() {
+            return;
+        }
+        // Copies the log only while a saver still holds the previous one.
+        let mut log = std::mem::take(&mut self.events);
+        let all = Arc::make_mut(&mut log);
         for e in events {
             self.derive(&e);
             self.end = self.end.max(e.time);
-            self.events.push(e);
+            all.push(e);
         }
+        self.events = log;
+    }
+
+    /// The event log, shared: holding it costs nothing until the store appends again.
+    pub fn shared_events(&self) -> Arc<Vec<Event>> {
+        Arc::clone(&self.events)
     }
 
     fn derive(&mut self, e: &Event) {
@@ -166,7 +190,7 @@ impl Store {
         &self.events[..n]
     }
 
-    /// Index of the first event after `t` of a kind matching `pred`, for "jump to next".
+    /// Time of the first event after `t` of a kind matching `pred`, for "jump to next".
     pub fn next_event_after(&self, t: SimTime, pred: impl Fn(&EventKind) -> bool) -> Option<SimTime> {
         let start = self.events.partition_point(|e| e.time <= t);
         self.events[start..].iter().find(|e| pred(&e.kind)).map(|e| e.time)

@@ -1,5 +1,5 @@
 //! The time cursor: live runs follow the newest event, replays scrub. Changed only through its
-//! methods (views push `UiCommand`s that end up here).
+//! methods (views push `AppCommand`s that the app applies here).
 
 use ackscope_protocol::SimTime;
 

@@ -1,0 +1,180 @@
+//! File work off the UI thread: opening and saving sessions as jobs with progress, and the native
+//! file dialogs.
+//!
+//! Opening a 1-million-event session takes about two seconds (read, check, parse, index) and
+//! saving one about one, so each runs on its own thread and reports through a shared [`Progress`]
+//! that the status bar draws while the window keeps running; the result comes back over a channel
+//! and is picked up by the frame loop. A native dialog may block its thread until closed (zenity),
+//! so dialogs also get their own thread and send back only the chosen path.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ackscope_protocol::Event;
+use anyhow::{anyhow, Result};
+use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
+
+use crate::model::Recording;
+use crate::session::{self, Phase, Progress, Session};
+
+/// What a job does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobKind {
+    Open,
+    Save,
+}
+
+/// A finished open: a recording to replay, or a scenario (no events) to run live.
+pub enum Opened {
+    Recording(Box<Recording>),
+    Scenario(Box<Session>),
+}
+
+/// What a job hands back.
+pub enum Finished {
+    Opened(Opened),
+    /// Bytes written.
+    Saved(u64),
+}
+
+/// A load or save running on its own thread.
+pub struct FileJob {
+    pub kind: JobKind,
+    pub path: PathBuf,
+    progress: Arc<Progress>,
+    result: Receiver<Result<Finished>>,
+}
+
+/// Calls `wake` when dropped, so the window looks at a job's end however the job ended.
+struct WakeOnDrop(Arc<dyn Fn() + Send + Sync>);
+
+impl Drop for WakeOnDrop {
+    fn drop(&mut self) {
+        (self.0)()
+    }
+}
+
+impl FileJob {
+    fn spawn(
+        kind: JobKind,
+        path: &Path,
+        wake: Arc<dyn Fn() + Send + Sync>,
+        work: impl FnOnce(&Path, &Arc<Progress>) -> Result<Finished> + Send + 'static,
+    ) -> Self {
+        let progress = Arc::new(Progress::new());
+        let (tx, rx) = bounded(1);
+        let (p, file) = (Arc::clone(&progress), path.to_path_buf());
+        let name = if kind == JobKind::Open { "ackscope-open" } else { "ackscope-save" };
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                let _wake = WakeOnDrop(wake);
+                let _ = tx.send(work(&file, &p));
+            })
+            .expect("spawn file thread");
+        Self { kind, path: path.to_path_buf(), progress, result: rx }
+    }
+
+    /// Loads `path` and builds its recording (with every index) on a worker thread.
+    pub fn open(path: &Path, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
+        Self::spawn(JobKind::Open, path, wake, |path, progress| {
+            let s = session::load_with_progress(path, progress)?;
+            if !s.has_events() {
+                return Ok(Finished::Opened(Opened::Scenario(Box::new(s))));
+            }
+            let rec = Recording::from_session(s, progress).ok_or_else(|| anyhow!("{}: cancelled", path.display()))?;
+            Ok(Finished::Opened(Opened::Recording(Box::new(rec))))
+        })
+    }
+
+    /// Saves `header` with `events` (shared with the store, not copied) on a worker thread.
+    pub fn save(path: &Path, header: Session, events: Arc<Vec<Event>>, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
+        Self::spawn(JobKind::Save, path, wake, move |path, progress| {
+            session::save_with_progress(&header, &events, path, progress).map(Finished::Saved)
+        })
+    }
+
+    /// The result once the job has ended.
+    pub fn try_finish(&self) -> Option<Result<Finished>> {
+        match self.result.try_recv() {
+            Ok(r) => Some(r),
+            Err(TryRecvError::Empty) => None,
+            Err(TryRecvError::Disconnected) => Some(Err(anyhow!("{}: the file thread stopped", self.path.display()))),
+        }
+    }
+
+    /// Blocks until the job ends or `timeout` passes; true when it ended.
+    pub fn wait(&self, timeout: std::time::Duration) -> bool {
+        !matches!(self.result.recv_timeout(timeout), Err(crossbeam_channel::RecvTimeoutError::Timeout))
+    }
+
+    /// The share of the job done, 0 to 1.
+    pub fn fraction(&self) -> f32 {
+        self.progress.fraction()
+    }
+
+    pub fn phase(&self) -> Phase {
+        self.progress.phase()
+    }
+
+    /// Asks the job to stop; its result is then an error nobody needs to show.
+    pub fn cancel(&self) {
+        self.progress.cancel();
+    }
+
+    /// A line for the status bar: what, which file, which phase, how far.
+    pub fn describe(&self) -> String {
+        let what = if self.kind == JobKind::Open { "Opening" } else { "Saving" };
+        let name =
+            self.path.file_name().map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into());
+        format!("{what} {name}: {} {:.0} %", self.phase().label(), self.fraction() * 100.0)
+    }
+}
+
+/// A path chosen in a dialog.
+pub enum DialogResult {
+    Open(PathBuf),
+    Save(PathBuf),
+}
+
+/// Native file dialogs, each on its own thread.
+pub struct Dialogs {
+    tx: Sender<DialogResult>,
+    rx: Receiver<DialogResult>,
+}
+
+impl Default for Dialogs {
+    fn default() -> Self {
+        let (tx, rx) = bounded(4);
+        Self { tx, rx }
+    }
+}
+
+impl Dialogs {
+    /// Shows an open dialog; the chosen path arrives later through [`Dialogs::poll`].
+    pub fn open(&self) {
+        let tx = self.tx.clone();
+        std::thread::spawn(move || {
+            if let Some(p) = rfd::FileDialog::new().add_filter("ackscope session", &["ron"]).pick_file() {
+                let _ = tx.send(DialogResult::Open(p));
+            }
+        });
+    }
+
+    /// Shows a save dialog; the chosen path arrives later through [`Dialogs::poll`].
+    pub fn save(&self) {
+        let tx = self.tx.clone();
+        std::thread::spawn(move || {
+            if let Some(p) =
+                rfd::FileDialog::new().add_filter("ackscope session", &["ron"]).set_file_name("session.ron").save_file()
+            {
+                let _ = tx.send(DialogResult::Save(p));
+            }
+        });
+    }
+
+    /// A path chosen since the last call.
+    pub fn poll(&self) -> Option<DialogResult> {
+        self.rx.try_recv().ok()
+    }
+}

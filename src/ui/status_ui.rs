@@ -1,0 +1,65 @@
+//! The status bar (mode, times, event counts, file, and a progress bar per file job) and the
+//! banners above the tabs (dismissible errors, first-run hints).
+
+use crate::app::{AppCommand, AppState};
+
+pub fn status_bar_ui(state: &AppState, ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        let mode = if !state.is_running() {
+            if state.file.is_some() {
+                "replay"
+            } else {
+                "stopped"
+            }
+        } else if state.is_paused() {
+            "paused"
+        } else {
+            "live"
+        };
+        let events: usize = state.lanes.iter().map(|l| l.store.len()).sum();
+        let strategies: Vec<&str> = state.lanes.iter().map(|l| l.scenario.strategy.name()).collect();
+        ui.label(format!(
+            "{mode} | t = {:.2} s (cursor {:.2} s) | {events} events | {:.0} events/s | display skipped 0 | {}",
+            state.end_time().as_secs_f64(),
+            state.cursor().as_secs_f64(),
+            state.events_per_second(),
+            strategies.join(" vs "),
+        ));
+        if let Some(f) = &state.file {
+            ui.separator();
+            ui.label(f.display().to_string());
+        }
+        for job in state.file_jobs() {
+            ui.separator();
+            let bar = egui::ProgressBar::new(job.fraction()).text(job.describe()).desired_width(260.0);
+            ui.add(bar).on_hover_text(job.path.display().to_string());
+        }
+    });
+}
+
+pub fn banners_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+    if let Some(e) = &state.error {
+        egui::Frame::new().fill(ui.visuals().error_fg_color.gamma_multiply(0.25)).inner_margin(6.0).show(ui, |ui| {
+            ui.horizontal(|ui| {
+                if ui.button("Dismiss").clicked() {
+                    cmds.push(AppCommand::DismissError);
+                }
+                ui.add(egui::Label::new(egui::RichText::new(e).strong()).wrap());
+            });
+        });
+    }
+    if !state.settings.intro_dismissed {
+        egui::Frame::new().fill(ui.visuals().faint_bg_color).inner_margin(6.0).show(ui, |ui| {
+            ui.horizontal(|ui| {
+                ui.vertical(|ui| {
+                    ui.label("1. Raise loss to 20 % on the left and watch the sender's loss estimate chase the true loss.");
+                    ui.label("2. Tick A/B (Glenn vs UE4) and open the Messages tab: delay-triggered copies vs Nak-triggered resends on one trace.");
+                    ui.label("3. Pick 'Chunks', press 'Send chunk' and watch the slice map fill; Stop, then scrub the time cursor.");
+                });
+                if ui.button("Got it").clicked() {
+                    cmds.push(AppCommand::DismissIntro);
+                }
+            });
+        });
+    }
+}
