@@ -225,3 +225,20 @@ fn the_summary_of_a_recorded_run_prints_the_runs_estimates_bit_for_bit() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_closed_stdout_ends_the_output_quietly_without_a_panic() {
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ackscope"))
+        .args(["run", "--seconds", "5"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run ackscope");
+    // The reader goes away before the report is written (`ackscope run | head -0`).
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+}

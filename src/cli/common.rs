@@ -101,13 +101,24 @@ fn round_floats(v: &mut serde_json::Value) {
 pub fn print<T: Serialize>(value: &T, json: bool, text: impl FnOnce(&T) -> String) -> ExitCode {
     if json {
         match json_line(value) {
-            Ok(s) => println!("{s}"),
-            Err(e) => return fail(e),
+            Ok(s) => emit(&s),
+            Err(e) => fail(e),
         }
     } else {
-        println!("{}", text(value));
+        emit(&text(value))
     }
-    ExitCode::SUCCESS
+}
+
+/// Writes `text` and a newline to stdout. A reader that went away (`ackscope run | head`) ends
+/// the output quietly instead of panicking as `println!` does; other write errors are reported.
+fn emit(text: &str) -> ExitCode {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => fail(format!("cannot write the output: {e}")),
+    }
 }
 
 /// What a clap error becomes: help and version print as clap has them (exit 0); anything else is
