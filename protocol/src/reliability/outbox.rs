@@ -14,6 +14,14 @@
 //!   successive full states of one object, so when the packet with snapshot `k` is lost and a
 //!   newer snapshot has since been sent or queued, that newer one already carries the state and
 //!   nothing is resent; only when `k` is still the newest state is it sent again.
+//! - The application backlog: a message kept until acked (reliable, or a snapshot in `reliable`
+//!   mode) that finds the send window full (`send_queue_messages` such messages held) is reported
+//!   once (`MessageRefused { SendQueueFull }`) and **kept**, as Glenn's backlog does: it waits, in
+//!   order, and enters the window on a later tick as acks free room ([`Outbox::flush_backlog`]).
+//!   Nothing reliable is ever dropped for lack of room; the backlog is bounded by memory only, and
+//!   its depth is measured from events (`measure::messages`, `backlog_peak`). Snapshots sent once
+//!   have their own bound of the same size on those not yet sent: one finding it full is reported
+//!   and dropped (a newer state follows), and a reliable backlog never starves them.
 //! - [`Inbox`] delivers each message id once (resends and link duplicates arrive more than once).
 //! - The message block codec: `count`, then per message its length and the aligned bytes. Payloads
 //!   self-identify (`workload::check_payload`), so a corrupt one makes the packet malformed.
@@ -40,8 +48,9 @@ pub const MESSAGE_OVERHEAD_BYTES: usize = 3;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OutboxConfig {
     pub snapshot_mode: SnapshotMode,
-    /// Most messages waiting for delivery (reliable ones until acked); beyond it new messages are
-    /// refused with `SendQueueFull`.
+    /// The send window: most messages held until acked (reliable ones, and snapshots in
+    /// `reliable` mode); beyond it new ones wait in the backlog (reported as `SendQueueFull`,
+    /// kept). Also the most other snapshots held unsent; beyond it a new one is refused (dropped).
     pub send_queue_messages: usize,
     /// Largest message accepted.
     pub max_message_bytes: u32,
@@ -76,6 +85,8 @@ pub struct Outbox {
     newest_snapshot_sent: Option<u64>,
     /// Entries of `store` that are kept until acked.
     reliable_waiting: usize,
+    /// Messages to keep until acked that found the window full, oldest first: not yet in `store`.
+    backlog: VecDeque<(u64, Stored)>,
 }
 
 impl Outbox {
@@ -89,6 +100,7 @@ impl Outbox {
             newest_snapshot: None,
             newest_snapshot_sent: None,
             reliable_waiting: 0,
+            backlog: VecDeque::new(),
         }
     }
 
@@ -101,12 +113,22 @@ impl Outbox {
         self.queue.len()
     }
 
-    /// Messages held until acked.
+    /// Messages held until acked, including those waiting in the backlog.
     pub fn unacked_reliable(&self) -> usize {
-        self.reliable_waiting
+        self.reliable_waiting + self.backlog.len()
     }
 
-    /// Accepts a workload message (or refuses it, with an event).
+    /// Messages waiting in the backlog for room in the send window.
+    pub fn backlog_len(&self) -> usize {
+        self.backlog.len()
+    }
+
+    fn window_full(&self) -> bool {
+        self.reliable_waiting >= self.config.send_queue_messages
+    }
+
+    /// Accepts a workload message: into the send window, into the backlog when the window is full
+    /// (reported once, kept), or refused with an event (too large; a snapshot finding no room).
     pub fn push(&mut self, now: SimTime, m: MessageRequest, events: &mut Vec<Event>) {
         let side = self.side;
         let bytes = m.payload.len() as u32;
@@ -114,23 +136,41 @@ impl Outbox {
             .push(Event { time: now, kind: EventKind::MessageQueued { side, msg: m.id, bytes, reliable: m.reliable } });
         let snapshot = !m.reliable;
         let keep = m.reliable || self.config.snapshot_mode == SnapshotMode::Reliable;
-        let refuse = if bytes > self.config.max_message_bytes.min(MAX_MESSAGE_BYTES) {
-            Some(RefuseReason::TooLarge)
-        } else if self.store.len() >= self.config.send_queue_messages {
-            Some(RefuseReason::SendQueueFull)
-        } else {
-            None
-        };
-        if let Some(reason) = refuse {
+        let refuse = |reason, events: &mut Vec<Event>| {
             events.push(Event { time: now, kind: EventKind::MessageRefused { side, msg: m.id, reason } });
-            return;
+        };
+        if bytes > self.config.max_message_bytes.min(MAX_MESSAGE_BYTES) {
+            return refuse(RefuseReason::TooLarge, events);
+        }
+        let stored = Stored { payload: m.payload, snapshot, reliable: keep };
+        if keep {
+            if !self.backlog.is_empty() || self.window_full() {
+                refuse(RefuseReason::SendQueueFull, events);
+                self.backlog.push_back((m.id, stored));
+                return;
+            }
+            self.reliable_waiting += 1;
+        } else {
+            if self.store.len() - self.reliable_waiting >= self.config.send_queue_messages {
+                return refuse(RefuseReason::SendQueueFull, events);
+            }
         }
         if snapshot {
             self.newest_snapshot = Some(m.id);
         }
-        self.reliable_waiting += keep as usize;
-        self.store.insert(m.id, Stored { payload: m.payload, snapshot, reliable: keep });
+        self.store.insert(m.id, stored);
         self.queue.push_back(Queued { id: m.id, kind: SendKind::First });
+    }
+
+    /// Moves backlogged messages into the send window while it has room, oldest first (called
+    /// once per send tick, before the tick's new messages, as Glenn's backlog is).
+    pub fn flush_backlog(&mut self) {
+        while !self.window_full() {
+            let Some((id, stored)) = self.backlog.pop_front() else { break };
+            self.reliable_waiting += 1;
+            self.store.insert(id, stored);
+            self.queue.push_back(Queued { id, kind: SendKind::First });
+        }
     }
 
     /// Moves queued messages into packet `seq` while they fit in `budget_bytes`, in queue order
@@ -343,6 +383,47 @@ mod tests {
             assert_eq!(sent_ids(&ev).len(), expect, "{mode:?}");
             assert_eq!(o.unacked_reliable(), 0);
         }
+    }
+
+    #[test]
+    fn a_full_window_keeps_reliable_messages_in_order_and_still_takes_snapshots() {
+        let mut o = Outbox::new(
+            Side::A,
+            OutboxConfig {
+                snapshot_mode: SnapshotMode::Unreliable,
+                send_queue_messages: 2,
+                max_message_bytes: MAX_MESSAGE_BYTES,
+            },
+        );
+        let mut ev = Vec::new();
+        let t = SimTime::ZERO;
+        let reliable = |id| MessageRequest { id, reliable: true, payload: make_payload(Side::A, id, 16) };
+        for id in 0..4 {
+            o.push(t, reliable(id), &mut ev);
+        }
+        o.push(t, snap(4), &mut ev);
+        let refused: Vec<u64> = ev
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::MessageRefused { msg, reason: RefuseReason::SendQueueFull, .. } => Some(msg),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(refused, vec![2, 3], "reported once each, the snapshot taken");
+        assert_eq!((o.unacked_reliable(), o.backlog_len()), (4, 2));
+        o.fill(t, 0, 1000, &mut ev);
+        o.flush_backlog();
+        assert_eq!(o.backlog_len(), 2, "no room until an ack");
+        o.on_delivered(t, 0, &mut ev);
+        o.push(t, reliable(5), &mut ev);
+        o.flush_backlog();
+        o.fill(t, 1, 1000, &mut ev);
+        o.on_delivered(t, 1, &mut ev);
+        o.flush_backlog();
+        o.fill(t, 2, 1000, &mut ev);
+        let order: Vec<u64> = sent_ids(&ev).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(order, vec![0, 1, 4, 2, 3, 5]);
+        assert_eq!((o.unacked_reliable(), o.backlog_len()), (1, 0));
     }
 
     #[test]
