@@ -31,7 +31,7 @@
 //! `reliable` mode where they are in fact resent: `reliable` in that event is the workload's
 //! class of the message, so generic reliable-message metrics compare like with like.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use crate::event::{Event, EventKind, RefuseReason, SendKind, Side, SimTime};
 use crate::wire::bits::{BitError, Stream};
@@ -267,16 +267,12 @@ impl Outbox {
 #[derive(Debug, Clone)]
 pub struct Inbox {
     side: Side,
-    seen: HashSet<u64>,
-    newest: u64,
+    delivered: DeliveredIds,
 }
-
-/// Ids this far behind the newest one received are forgotten by the duplicate filter.
-const DEDUP_WINDOW: u64 = 1 << 16;
 
 impl Inbox {
     pub fn new(side: Side) -> Self {
-        Self { side, seen: HashSet::new(), newest: 0 }
+        Self { side, delivered: DeliveredIds::default() }
     }
 
     /// Checks every payload of a packet from the peer; `None` when one is not an intact workload
@@ -288,16 +284,58 @@ impl Inbox {
     /// Delivers the checked ids not delivered before.
     pub fn deliver(&mut self, now: SimTime, ids: &[u64], events: &mut Vec<Event>) {
         for &id in ids {
-            if id + DEDUP_WINDOW < self.newest || !self.seen.insert(id) {
-                continue;
+            if self.delivered.insert(id) {
+                events.push(Event { time: now, kind: EventKind::MessageDelivered { side: self.side, msg: id } });
             }
-            self.newest = self.newest.max(id);
-            events.push(Event { time: now, kind: EventKind::MessageDelivered { side: self.side, msg: id } });
         }
-        if self.seen.len() > 2 * DEDUP_WINDOW as usize {
-            let floor = self.newest.saturating_sub(DEDUP_WINDOW);
-            self.seen.retain(|&id| id >= floor);
+    }
+}
+
+/// Most ids [`DeliveredIds`] tracks one by one (a bit each: 8 MiB at most).
+const MAX_TRACKED_IDS: u64 = 1 << 26;
+
+/// Which message ids were delivered, exactly: every id below `floor`, plus one bit per id from
+/// `floor` on (`floor` is a multiple of 64 and moves past every fully delivered word).
+///
+/// Exact because ids do not arrive near the newest one: a reliable message can wait in the
+/// sender's backlog while newer snapshots go out, so a filter that forgets ids some distance
+/// below the newest (as this one did, 65,536) dropped first deliveries of backlogged messages
+/// that the sender then saw acked. A snapshot that never arrives keeps `floor` where it is, so
+/// memory is one bit per id since then, up to [`MAX_TRACKED_IDS`]; only beyond that are the oldest
+/// forgotten (a message undelivered while 67 million newer ones were sent would be taken for a
+/// duplicate).
+#[derive(Debug, Clone, Default)]
+struct DeliveredIds {
+    floor: u64,
+    words: VecDeque<u64>,
+}
+
+impl DeliveredIds {
+    /// Records `id`; false when it was delivered before.
+    fn insert(&mut self, id: u64) -> bool {
+        if id < self.floor {
+            return false;
         }
+        if id - self.floor >= MAX_TRACKED_IDS {
+            let new_floor = (id - MAX_TRACKED_IDS + 1).div_ceil(64) * 64;
+            let shift = ((new_floor - self.floor) / 64).min(self.words.len() as u64) as usize;
+            self.words.drain(..shift);
+            self.floor = new_floor;
+        }
+        let offset = id - self.floor;
+        let (word, bit) = ((offset / 64) as usize, 1u64 << (offset % 64));
+        if word >= self.words.len() {
+            self.words.resize(word + 1, 0);
+        }
+        if self.words[word] & bit != 0 {
+            return false;
+        }
+        self.words[word] |= bit;
+        while self.words.front() == Some(&u64::MAX) {
+            self.words.pop_front();
+            self.floor += 64;
+        }
+        true
     }
 }
 
@@ -424,6 +462,29 @@ mod tests {
         let order: Vec<u64> = sent_ids(&ev).into_iter().map(|(id, _)| id).collect();
         assert_eq!(order, vec![0, 1, 4, 2, 3, 5]);
         assert_eq!((o.unacked_reliable(), o.backlog_len()), (1, 0));
+    }
+
+    #[test]
+    fn the_inbox_delivers_an_id_once_however_far_behind_the_newest_it_arrives() {
+        let mut inbox = Inbox::new(Side::B);
+        let mut ev = Vec::new();
+        let t = SimTime::ZERO;
+        // Snapshots run far ahead while reliable messages 0..3 wait in the sender's backlog.
+        inbox.deliver(t, &[1_000_000, 1_000_001, 0, 1, 1_000_000], &mut ev);
+        inbox.deliver(t, &[2, 1, 0, 3, 500_000, MAX_TRACKED_IDS * 3], &mut ev);
+        inbox.deliver(t, &[2, MAX_TRACKED_IDS * 3, 5], &mut ev);
+        let got: Vec<u64> = ev
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::MessageDelivered { msg, .. } => Some(msg),
+                _ => None,
+            })
+            .collect();
+        // Past MAX_TRACKED_IDS ahead the oldest are forgotten: 5 is then too old to tell.
+        assert_eq!(got, vec![1_000_000, 1_000_001, 0, 1, 2, 3, 500_000, MAX_TRACKED_IDS * 3]);
+        let mut ids = DeliveredIds::default();
+        assert!((0..200).all(|id| ids.insert(id)) && !ids.insert(199));
+        assert_eq!((ids.floor, ids.words.len()), (192, 1), "full words are folded into the floor");
     }
 
     #[test]
