@@ -181,6 +181,7 @@ fn jitter() {
         row(label, &r);
         notes.push((label, r));
     }
+    println!("| ue4 | reported by the UE4 figures (needs `ue4.net_speed_bytes_per_sec` high enough) |");
     println!();
     for (label, r) in &notes {
         note(label, r);

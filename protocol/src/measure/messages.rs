@@ -54,8 +54,8 @@ pub struct ReliableMetrics {
     pub max_packet_bytes: u32,
     /// Packet bytes sent by both endpoints.
     pub wire_bytes: u64,
-    /// Refusals because a send queue was full: a reliable message is kept and retried (Glenn's
-    /// backlog), an unreliable one is dropped.
+    /// Refusals because a send queue was full: a reliable message is kept and retried (the
+    /// application backlog of glenn, dnm and rellikt), an unreliable one is dropped.
     pub refused_queue_full: u64,
     /// Messages refused as larger than the packet budget (dropped).
     pub refused_too_large: u64,
