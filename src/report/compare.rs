@@ -4,8 +4,15 @@
 //! Every variant runs the same scenario (same seed, so the same link draws at the same instants
 //! and the same workload messages at the same times); only the strategy and its resend policy
 //! differ, so every difference in the table is caused by the strategy.
+//!
+//! Not every strategy promises the same thing: glenn and ue4 hand reliable messages over in send
+//! order, dnm and rellikt as each first arrives. Their latency figures measure different things
+//! (with and without head-of-line waiting), so every row says which kind it is (`ordered`) and
+//! also carries the latency an application needing order would see (`in_order_latency_ms`), the
+//! figure that compares across kinds.
 
-use ackscope_protocol::{Scenario, Strategy};
+use ackscope_protocol::measure::in_order_latency;
+use ackscope_protocol::{LatencyMs, Scenario, Strategy};
 use serde::Serialize;
 
 use crate::report::{self, RunReport};
@@ -64,6 +71,15 @@ impl Variant {
         }
     }
 
+    /// Whether the receiver hands this variant's reliable messages over in send order (glenn,
+    /// ue4) rather than as each first arrives (dnm, rellikt).
+    pub fn ordered(self) -> bool {
+        match self {
+            Variant::GlennFixed(_) | Variant::GlennRtt | Variant::GlennEveryPacket | Variant::Ue4 => true,
+            Variant::Dnm | Variant::Rellikt => false,
+        }
+    }
+
     /// `base` with this variant's strategy settings.
     pub fn apply(self, base: &Scenario) -> Scenario {
         let mut s = base.clone();
@@ -90,6 +106,14 @@ pub struct CompareRow {
     pub variant: String,
     pub loss_percent: f64,
     pub latency_ms: f64,
+    /// True when reliable messages are handed over in send order: `reliable.latency_ms` then
+    /// includes head-of-line waiting. False when each is handed over as it first arrives:
+    /// `reliable.latency_ms` is queued -> delivered per message, without head-of-line waiting.
+    pub ordered: bool,
+    /// Latency as an application that needs order would see it: a message counts until it and
+    /// every reliable message its sender queued before it were delivered. Equals
+    /// `reliable.latency_ms` for an ordered strategy.
+    pub in_order_latency_ms: LatencyMs,
     #[serde(flatten)]
     pub run: RunReport,
 }
@@ -111,37 +135,94 @@ pub fn compare(
                 l.latency_ms = latency_ms;
             }
             for &v in variants {
-                let run = report::run(&v.apply(&s), seconds).report;
-                rows.push(CompareRow { variant: v.label(), loss_percent, latency_ms, run });
+                let finished = report::run(&v.apply(&s), seconds);
+                let in_order_latency_ms = in_order_latency(&finished.session.events);
+                rows.push(CompareRow {
+                    variant: v.label(),
+                    loss_percent,
+                    latency_ms,
+                    ordered: v.ordered(),
+                    in_order_latency_ms,
+                    run: finished.report,
+                });
             }
         }
     }
     rows
 }
 
-/// The table README quotes.
+/// What the table's columns mean where a reader could guess wrong; printed under it.
+pub const TABLE_LEGEND: &str = "\
+order: \"in order\" = reliable messages are handed over in send order (glenn, ue4): p50/p95/p99 include \
+head-of-line waiting. \"any order\" = each is handed over when it first arrives (dnm, rellikt): p50/p95/p99 \
+are queued -> delivered per message, without head-of-line waiting.
+in-order p99: the p99 an application needing order would see (a message counts until it and every earlier \
+one arrived); the same as p99 for in-order strategies, the figure to compare across kinds.
+backlog: most reliable messages one side held waiting for room in its send window (backlog_peak).\n";
+
+/// The table README quotes, with its legend.
 pub fn to_table(rows: &[CompareRow]) -> String {
     let mut out = String::from(
-        "| latency | loss | variant | p50 ms | p95 ms | p99 ms | bytes/msg | sends/msg | spurious | max HoL | lost |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| latency | loss | variant | order | p50 ms | p95 ms | p99 ms | in-order p99 ms | bytes/msg | sends/msg | spurious | max HoL | backlog | lost |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let Some(m) = &r.run.reliable else { continue };
         let hol = r.run.ue4.as_ref().map_or("-".to_string(), |u| u.max_inrec_depth.to_string());
+        let order = if r.ordered { "in order" } else { "any order" };
         out.push_str(&format!(
-            "| {:.0} ms | {:.0} % | {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {} | {} |\n",
+            "| {:.0} ms | {:.0} % | {} | {order} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {} | {} | {} |\n",
             r.latency_ms,
             r.loss_percent,
             r.variant,
             m.latency_ms.p50,
             m.latency_ms.p95,
             m.latency_ms.p99,
+            r.in_order_latency_ms.p99,
             m.wire_bytes_per_delivered,
             m.sends_per_message,
             m.spurious_resends,
             hol,
+            m.backlog_peak,
             m.lost
         ));
     }
+    out.push('\n');
+    out.push_str(TABLE_LEGEND);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_say_which_strategies_deliver_in_order_and_give_the_in_order_latency_of_each() {
+        let base = Scenario { seed: 3, ..Scenario::default() };
+        let rows = compare(&base, 15.0, &[20.0], &[50.0], &Variant::ALL);
+        assert_eq!(rows.len(), Variant::ALL.len());
+        for (r, v) in rows.iter().zip(Variant::ALL) {
+            let m = r.run.reliable.as_ref().expect("message strategy");
+            let ordered = !matches!(v.strategy(), Strategy::Dnm | Strategy::Rellikt);
+            assert_eq!(r.ordered, ordered, "{}", r.variant);
+            assert_eq!(m.lost, 0, "{}", r.variant);
+            if ordered {
+                assert_eq!(m.out_of_order, 0, "{}", r.variant);
+                assert_eq!(r.in_order_latency_ms, m.latency_ms, "{}", r.variant);
+            } else {
+                // Out-of-order arrivals at 20 % loss: an application needing order waits longer.
+                assert!(m.out_of_order > 0, "{}", r.variant);
+                let (o, l) = (&r.in_order_latency_ms, &m.latency_ms);
+                let pairs = [(o.p50, l.p50), (o.p95, l.p95), (o.p99, l.p99), (o.max, l.max)];
+                assert!(pairs.iter().all(|(o, l)| o >= l), "{}: {o:?} vs {l:?}", r.variant);
+                assert!(pairs.iter().any(|(o, l)| o > l), "{}: {o:?} vs {l:?}", r.variant);
+            }
+        }
+        let table = to_table(&rows);
+        assert!(table.contains("| dnm | any order |") && table.contains("| ue4 nak | in order |"), "{table}");
+        assert!(table.ends_with(TABLE_LEGEND), "{table}");
+        let json = serde_json::to_value(&rows[4]).unwrap();
+        assert_eq!(json["ordered"], false);
+        assert!(json["in_order_latency_ms"]["p99"].is_number() && json["reliable"]["backlog_peak"].is_number());
+    }
 }

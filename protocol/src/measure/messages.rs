@@ -11,6 +11,8 @@
 //! Use [`reliable_metrics`] on a slice, or [`MetricsAccumulator`] to feed events as they are drained
 //! (long runs that must not keep every event).
 
+use std::collections::HashMap;
+
 use serde::{Deserialize, Serialize};
 
 use super::percentile::{LatencyMs, Percentiles};
@@ -43,12 +45,17 @@ pub struct ReliableMetrics {
     /// Most reliable messages one side had queued and not yet acked (including any waiting for
     /// send-queue space).
     pub max_send_queue_depth: u64,
+    /// Most reliable messages one side held in its application backlog at once: refused for a
+    /// full send window (`MessageRefused { SendQueueFull }`, which keeps a reliable message) and
+    /// not yet put in a packet. A message leaves it at its first `MessageSent`, so this includes
+    /// the moment between entering the window and its first send (at most a packet's worth).
+    pub backlog_peak: u64,
     /// Largest packet either endpoint sent (header + payload): the spike under burst loss.
     pub max_packet_bytes: u32,
     /// Packet bytes sent by both endpoints.
     pub wire_bytes: u64,
-    /// Refusals because a send queue was full: a reliable message is kept and retried (Glenn's
-    /// backlog), an unreliable one is dropped.
+    /// Refusals because a send queue was full: a reliable message is kept and retried (the
+    /// application backlog of glenn, dnm and rellikt), an unreliable one is dropped.
     pub refused_queue_full: u64,
     /// Messages refused as larger than the packet budget (dropped).
     pub refused_too_large: u64,
@@ -65,6 +72,8 @@ struct MsgState {
     reliable: bool,
     acked: bool,
     too_large: bool,
+    /// In the application backlog (refused for a full window, not yet sent).
+    backlogged: bool,
     queued_at: SimTime,
     sends: u32,
     deliveries: u32,
@@ -79,6 +88,7 @@ const MAX_ID_JUMP: u64 = 1 << 24;
 pub struct MetricsAccumulator {
     msgs: [Vec<MsgState>; 2],
     depth: [u64; 2],
+    backlog: [u64; 2],
     highest_delivered: [Option<u64>; 2],
     latencies_ms: Vec<f64>,
     m: ReliableMetrics,
@@ -121,7 +131,16 @@ impl MetricsAccumulator {
                 }
             }
             EventKind::MessageRefused { side, msg, reason } => match reason {
-                RefuseReason::SendQueueFull => self.m.refused_queue_full += 1,
+                RefuseReason::SendQueueFull => {
+                    self.m.refused_queue_full += 1;
+                    let Some(s) = self.slot(side, msg, false) else { return };
+                    if s.reliable && s.sends == 0 && !s.backlogged && !s.too_large {
+                        s.backlogged = true;
+                        let b = &mut self.backlog[side.index()];
+                        *b += 1;
+                        self.m.backlog_peak = self.m.backlog_peak.max(*b);
+                    }
+                }
                 RefuseReason::TooLarge | RefuseReason::Closed => {
                     if reason == RefuseReason::TooLarge {
                         self.m.refused_too_large += 1;
@@ -129,15 +148,23 @@ impl MetricsAccumulator {
                     let Some(s) = self.slot(side, msg, false) else { return };
                     let pending = s.reliable && !s.acked && !s.too_large;
                     s.too_large = true;
+                    let left_backlog = std::mem::take(&mut s.backlogged);
                     if pending {
                         self.depth[side.index()] = self.depth[side.index()].saturating_sub(1);
+                    }
+                    if left_backlog {
+                        self.backlog[side.index()] = self.backlog[side.index()].saturating_sub(1);
                     }
                 }
             },
             EventKind::MessageSent { side, msg, .. } => {
                 let Some(s) = self.slot(side, msg, false) else { return };
                 s.sends = s.sends.saturating_add(1);
-                if s.deliveries > 0 {
+                let (left_backlog, spurious) = (std::mem::take(&mut s.backlogged), s.deliveries > 0);
+                if left_backlog {
+                    self.backlog[side.index()] = self.backlog[side.index()].saturating_sub(1);
+                }
+                if spurious {
                     self.m.spurious_resends += 1;
                 }
             }
@@ -208,6 +235,61 @@ pub fn reliable_metrics(events: &[Event]) -> ReliableMetrics {
     acc.finish()
 }
 
+/// Latency of reliable messages as an application that needs them in order would see them:
+/// each message counts from its `MessageQueued` until it *and every reliable message its sender
+/// queued before it* have been delivered (head-of-line waiting included).
+///
+/// For a strategy that delivers in order this equals [`ReliableMetrics::latency_ms`]; for one that
+/// hands each message over on arrival (`dnm`, `rellikt`) it is the figure comparable with an
+/// ordered strategy's. Messages behind one never delivered are left out (they never became
+/// usable). Feed events in emission order; [`in_order_latency`] does it for a slice.
+#[derive(Debug, Clone, Default)]
+pub struct InOrderLatency {
+    /// Per sender: reliable ids in queue order, with when they were queued.
+    queued: [Vec<(u64, SimTime)>; 2],
+    /// Per sender: when the peer first delivered each id.
+    delivered: [HashMap<u64, SimTime>; 2],
+}
+
+impl InOrderLatency {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn observe(&mut self, e: &Event) {
+        match e.kind {
+            EventKind::MessageQueued { side, msg, reliable: true, .. } => self.queued[side.index()].push((msg, e.time)),
+            EventKind::MessageDelivered { side, msg } => {
+                self.delivered[side.other().index()].entry(msg).or_insert(e.time);
+            }
+            _ => {}
+        }
+    }
+
+    /// The percentiles over every message usable in order so far.
+    pub fn finish(&self) -> LatencyMs {
+        let mut samples = Vec::new();
+        for (q, d) in self.queued.iter().zip(&self.delivered) {
+            let mut ready = SimTime::ZERO;
+            for (id, at) in q {
+                let Some(&t) = d.get(id) else { break };
+                ready = ready.max(t);
+                samples.push(ready.saturating_since(*at).as_millis_f64());
+            }
+        }
+        LatencyMs::from(&Percentiles::of(samples))
+    }
+}
+
+/// [`InOrderLatency`] of a run's events (in emission order).
+pub fn in_order_latency(events: &[Event]) -> LatencyMs {
+    let mut acc = InOrderLatency::new();
+    for e in events {
+        acc.observe(e);
+    }
+    acc.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,5 +327,42 @@ mod tests {
         assert_eq!(m.max_packet_bytes, 40);
         assert_eq!(m.latency_ms.max, 50.0);
         assert!((m.wire_bytes_per_delivered - 35.0).abs() < 1e-9);
+        assert_eq!(m.backlog_peak, 0);
+        // Message 0 arrived at 50 and again at 150, 1 at 50: in order, both usable at 50.
+        assert_eq!(in_order_latency(&events).max, 50.0);
+    }
+
+    #[test]
+    fn backlog_counts_refused_reliable_messages_until_their_first_send() {
+        use EventKind::*;
+        let a = Side::A;
+        let full = RefuseReason::SendQueueFull;
+        let mut events = Vec::new();
+        for msg in 0..4 {
+            events.push(ev(0, MessageQueued { side: a, msg, bytes: 10, reliable: msg != 3 }));
+            if msg > 0 {
+                events.push(ev(0, MessageRefused { side: a, msg, reason: full }));
+            }
+        }
+        events.extend([
+            // A snapshot refused for a full queue is dropped: not in the backlog.
+            ev(1, MessageSent { side: a, msg: 0, seq: 0, kind: SendKind::First }),
+            ev(20, MessageSent { side: a, msg: 1, seq: 1, kind: SendKind::First }),
+            ev(20, MessageQueued { side: a, msg: 4, bytes: 10, reliable: true }),
+            ev(20, MessageRefused { side: a, msg: 4, reason: full }),
+            ev(40, MessageSent { side: a, msg: 2, seq: 2, kind: SendKind::First }),
+            ev(40, MessageSent { side: a, msg: 4, seq: 2, kind: SendKind::First }),
+            ev(60, MessageDelivered { side: Side::B, msg: 2 }),
+            ev(70, MessageDelivered { side: Side::B, msg: 0 }),
+            ev(90, MessageDelivered { side: Side::B, msg: 1 }),
+        ]);
+        let m = reliable_metrics(&events);
+        assert_eq!(m.backlog_peak, 2);
+        assert_eq!(m.refused_queue_full, 4);
+        // Delivered out of order: 2 waits for 1 (queued at 0, usable at 90).
+        assert_eq!((m.latency_ms.max, m.out_of_order), (90.0, 2));
+        let ordered = in_order_latency(&events);
+        assert_eq!((ordered.p50, ordered.max), (90.0, 90.0));
+        assert_eq!(m.latency_ms.p50, 70.0);
     }
 }

@@ -14,6 +14,14 @@
 //!   successive full states of one object, so when the packet with snapshot `k` is lost and a
 //!   newer snapshot has since been sent or queued, that newer one already carries the state and
 //!   nothing is resent; only when `k` is still the newest state is it sent again.
+//! - The application backlog: a message kept until acked (reliable, or a snapshot in `reliable`
+//!   mode) that finds the send window full (`send_queue_messages` such messages held) is reported
+//!   once (`MessageRefused { SendQueueFull }`) and **kept**, as Glenn's backlog does: it waits, in
+//!   order, and enters the window on a later tick as acks free room ([`Outbox::flush_backlog`]).
+//!   Nothing reliable is ever dropped for lack of room; the backlog is bounded by memory only, and
+//!   its depth is measured from events (`measure::messages`, `backlog_peak`). Snapshots sent once
+//!   have their own bound of the same size on those not yet sent: one finding it full is reported
+//!   and dropped (a newer state follows), and a reliable backlog never starves them.
 //! - [`Inbox`] delivers each message id once (resends and link duplicates arrive more than once).
 //! - The message block codec: `count`, then per message its length and the aligned bytes. Payloads
 //!   self-identify (`workload::check_payload`), so a corrupt one makes the packet malformed.
@@ -23,7 +31,7 @@
 //! `reliable` mode where they are in fact resent: `reliable` in that event is the workload's
 //! class of the message, so generic reliable-message metrics compare like with like.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use crate::event::{Event, EventKind, RefuseReason, SendKind, Side, SimTime};
 use crate::wire::bits::{BitError, Stream};
@@ -40,8 +48,9 @@ pub const MESSAGE_OVERHEAD_BYTES: usize = 3;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct OutboxConfig {
     pub snapshot_mode: SnapshotMode,
-    /// Most messages waiting for delivery (reliable ones until acked); beyond it new messages are
-    /// refused with `SendQueueFull`.
+    /// The send window: most messages held until acked (reliable ones, and snapshots in
+    /// `reliable` mode); beyond it new ones wait in the backlog (reported as `SendQueueFull`,
+    /// kept). Also the most other snapshots held unsent; beyond it a new one is refused (dropped).
     pub send_queue_messages: usize,
     /// Largest message accepted.
     pub max_message_bytes: u32,
@@ -76,6 +85,8 @@ pub struct Outbox {
     newest_snapshot_sent: Option<u64>,
     /// Entries of `store` that are kept until acked.
     reliable_waiting: usize,
+    /// Messages to keep until acked that found the window full, oldest first: not yet in `store`.
+    backlog: VecDeque<(u64, Stored)>,
 }
 
 impl Outbox {
@@ -89,6 +100,7 @@ impl Outbox {
             newest_snapshot: None,
             newest_snapshot_sent: None,
             reliable_waiting: 0,
+            backlog: VecDeque::new(),
         }
     }
 
@@ -101,12 +113,22 @@ impl Outbox {
         self.queue.len()
     }
 
-    /// Messages held until acked.
+    /// Messages held until acked, including those waiting in the backlog.
     pub fn unacked_reliable(&self) -> usize {
-        self.reliable_waiting
+        self.reliable_waiting + self.backlog.len()
     }
 
-    /// Accepts a workload message (or refuses it, with an event).
+    /// Messages waiting in the backlog for room in the send window.
+    pub fn backlog_len(&self) -> usize {
+        self.backlog.len()
+    }
+
+    fn window_full(&self) -> bool {
+        self.reliable_waiting >= self.config.send_queue_messages
+    }
+
+    /// Accepts a workload message: into the send window, into the backlog when the window is full
+    /// (reported once, kept), or refused with an event (too large; a snapshot finding no room).
     pub fn push(&mut self, now: SimTime, m: MessageRequest, events: &mut Vec<Event>) {
         let side = self.side;
         let bytes = m.payload.len() as u32;
@@ -114,23 +136,41 @@ impl Outbox {
             .push(Event { time: now, kind: EventKind::MessageQueued { side, msg: m.id, bytes, reliable: m.reliable } });
         let snapshot = !m.reliable;
         let keep = m.reliable || self.config.snapshot_mode == SnapshotMode::Reliable;
-        let refuse = if bytes > self.config.max_message_bytes.min(MAX_MESSAGE_BYTES) {
-            Some(RefuseReason::TooLarge)
-        } else if self.store.len() >= self.config.send_queue_messages {
-            Some(RefuseReason::SendQueueFull)
-        } else {
-            None
-        };
-        if let Some(reason) = refuse {
+        let refuse = |reason, events: &mut Vec<Event>| {
             events.push(Event { time: now, kind: EventKind::MessageRefused { side, msg: m.id, reason } });
-            return;
+        };
+        if bytes > self.config.max_message_bytes.min(MAX_MESSAGE_BYTES) {
+            return refuse(RefuseReason::TooLarge, events);
+        }
+        let stored = Stored { payload: m.payload, snapshot, reliable: keep };
+        if keep {
+            if !self.backlog.is_empty() || self.window_full() {
+                refuse(RefuseReason::SendQueueFull, events);
+                self.backlog.push_back((m.id, stored));
+                return;
+            }
+            self.reliable_waiting += 1;
+        } else {
+            if self.store.len() - self.reliable_waiting >= self.config.send_queue_messages {
+                return refuse(RefuseReason::SendQueueFull, events);
+            }
         }
         if snapshot {
             self.newest_snapshot = Some(m.id);
         }
-        self.reliable_waiting += keep as usize;
-        self.store.insert(m.id, Stored { payload: m.payload, snapshot, reliable: keep });
+        self.store.insert(m.id, stored);
         self.queue.push_back(Queued { id: m.id, kind: SendKind::First });
+    }
+
+    /// Moves backlogged messages into the send window while it has room, oldest first (called
+    /// once per send tick, before the tick's new messages, as Glenn's backlog is).
+    pub fn flush_backlog(&mut self) {
+        while !self.window_full() {
+            let Some((id, stored)) = self.backlog.pop_front() else { break };
+            self.reliable_waiting += 1;
+            self.store.insert(id, stored);
+            self.queue.push_back(Queued { id, kind: SendKind::First });
+        }
     }
 
     /// Moves queued messages into packet `seq` while they fit in `budget_bytes`, in queue order
@@ -227,16 +267,12 @@ impl Outbox {
 #[derive(Debug, Clone)]
 pub struct Inbox {
     side: Side,
-    seen: HashSet<u64>,
-    newest: u64,
+    delivered: DeliveredIds,
 }
-
-/// Ids this far behind the newest one received are forgotten by the duplicate filter.
-const DEDUP_WINDOW: u64 = 1 << 16;
 
 impl Inbox {
     pub fn new(side: Side) -> Self {
-        Self { side, seen: HashSet::new(), newest: 0 }
+        Self { side, delivered: DeliveredIds::default() }
     }
 
     /// Checks every payload of a packet from the peer; `None` when one is not an intact workload
@@ -248,16 +284,58 @@ impl Inbox {
     /// Delivers the checked ids not delivered before.
     pub fn deliver(&mut self, now: SimTime, ids: &[u64], events: &mut Vec<Event>) {
         for &id in ids {
-            if id + DEDUP_WINDOW < self.newest || !self.seen.insert(id) {
-                continue;
+            if self.delivered.insert(id) {
+                events.push(Event { time: now, kind: EventKind::MessageDelivered { side: self.side, msg: id } });
             }
-            self.newest = self.newest.max(id);
-            events.push(Event { time: now, kind: EventKind::MessageDelivered { side: self.side, msg: id } });
         }
-        if self.seen.len() > 2 * DEDUP_WINDOW as usize {
-            let floor = self.newest.saturating_sub(DEDUP_WINDOW);
-            self.seen.retain(|&id| id >= floor);
+    }
+}
+
+/// Most ids [`DeliveredIds`] tracks one by one (a bit each: 8 MiB at most).
+const MAX_TRACKED_IDS: u64 = 1 << 26;
+
+/// Which message ids were delivered, exactly: every id below `floor`, plus one bit per id from
+/// `floor` on (`floor` is a multiple of 64 and moves past every fully delivered word).
+///
+/// Exact because ids do not arrive near the newest one: a reliable message can wait in the
+/// sender's backlog while newer snapshots go out, so a filter that forgets ids some distance
+/// below the newest (as this one did, 65,536) dropped first deliveries of backlogged messages
+/// that the sender then saw acked. A snapshot that never arrives keeps `floor` where it is, so
+/// memory is one bit per id since then, up to [`MAX_TRACKED_IDS`]; only beyond that are the oldest
+/// forgotten (a message undelivered while 67 million newer ones were sent would be taken for a
+/// duplicate).
+#[derive(Debug, Clone, Default)]
+struct DeliveredIds {
+    floor: u64,
+    words: VecDeque<u64>,
+}
+
+impl DeliveredIds {
+    /// Records `id`; false when it was delivered before.
+    fn insert(&mut self, id: u64) -> bool {
+        if id < self.floor {
+            return false;
         }
+        if id - self.floor >= MAX_TRACKED_IDS {
+            let new_floor = (id - MAX_TRACKED_IDS + 1).div_ceil(64) * 64;
+            let shift = ((new_floor - self.floor) / 64).min(self.words.len() as u64) as usize;
+            self.words.drain(..shift);
+            self.floor = new_floor;
+        }
+        let offset = id - self.floor;
+        let (word, bit) = ((offset / 64) as usize, 1u64 << (offset % 64));
+        if word >= self.words.len() {
+            self.words.resize(word + 1, 0);
+        }
+        if self.words[word] & bit != 0 {
+            return false;
+        }
+        self.words[word] |= bit;
+        while self.words.front() == Some(&u64::MAX) {
+            self.words.pop_front();
+            self.floor += 64;
+        }
+        true
     }
 }
 
@@ -343,6 +421,70 @@ mod tests {
             assert_eq!(sent_ids(&ev).len(), expect, "{mode:?}");
             assert_eq!(o.unacked_reliable(), 0);
         }
+    }
+
+    #[test]
+    fn a_full_window_keeps_reliable_messages_in_order_and_still_takes_snapshots() {
+        let mut o = Outbox::new(
+            Side::A,
+            OutboxConfig {
+                snapshot_mode: SnapshotMode::Unreliable,
+                send_queue_messages: 2,
+                max_message_bytes: MAX_MESSAGE_BYTES,
+            },
+        );
+        let mut ev = Vec::new();
+        let t = SimTime::ZERO;
+        let reliable = |id| MessageRequest { id, reliable: true, payload: make_payload(Side::A, id, 16) };
+        for id in 0..4 {
+            o.push(t, reliable(id), &mut ev);
+        }
+        o.push(t, snap(4), &mut ev);
+        let refused: Vec<u64> = ev
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::MessageRefused { msg, reason: RefuseReason::SendQueueFull, .. } => Some(msg),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(refused, vec![2, 3], "reported once each, the snapshot taken");
+        assert_eq!((o.unacked_reliable(), o.backlog_len()), (4, 2));
+        o.fill(t, 0, 1000, &mut ev);
+        o.flush_backlog();
+        assert_eq!(o.backlog_len(), 2, "no room until an ack");
+        o.on_delivered(t, 0, &mut ev);
+        o.push(t, reliable(5), &mut ev);
+        o.flush_backlog();
+        o.fill(t, 1, 1000, &mut ev);
+        o.on_delivered(t, 1, &mut ev);
+        o.flush_backlog();
+        o.fill(t, 2, 1000, &mut ev);
+        let order: Vec<u64> = sent_ids(&ev).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(order, vec![0, 1, 4, 2, 3, 5]);
+        assert_eq!((o.unacked_reliable(), o.backlog_len()), (1, 0));
+    }
+
+    #[test]
+    fn the_inbox_delivers_an_id_once_however_far_behind_the_newest_it_arrives() {
+        let mut inbox = Inbox::new(Side::B);
+        let mut ev = Vec::new();
+        let t = SimTime::ZERO;
+        // Snapshots run far ahead while reliable messages 0..3 wait in the sender's backlog.
+        inbox.deliver(t, &[1_000_000, 1_000_001, 0, 1, 1_000_000], &mut ev);
+        inbox.deliver(t, &[2, 1, 0, 3, 500_000, MAX_TRACKED_IDS * 3], &mut ev);
+        inbox.deliver(t, &[2, MAX_TRACKED_IDS * 3, 5], &mut ev);
+        let got: Vec<u64> = ev
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::MessageDelivered { msg, .. } => Some(msg),
+                _ => None,
+            })
+            .collect();
+        // Past MAX_TRACKED_IDS ahead the oldest are forgotten: 5 is then too old to tell.
+        assert_eq!(got, vec![1_000_000, 1_000_001, 0, 1, 2, 3, 500_000, MAX_TRACKED_IDS * 3]);
+        let mut ids = DeliveredIds::default();
+        assert!((0..200).all(|id| ids.insert(id)) && !ids.insert(199));
+        assert_eq!((ids.floor, ids.words.len()), (192, 1), "full words are folded into the floor");
     }
 
     #[test]

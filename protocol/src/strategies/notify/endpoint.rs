@@ -2,7 +2,8 @@
 //!
 //! Delivery outcomes drive the message layer (`reliability::outbox`): a success acks the messages
 //! its packet carried; a failure found by an ack range resends them with `SendKind::NakResend`,
-//! one found by a timeout with `SendKind::TimeoutResend`.
+//! one found by a timeout with `SendKind::TimeoutResend`. The outbox takes every message the
+//! workload produces: what does not fit the send window waits in its backlog.
 
 use std::collections::HashMap;
 
@@ -74,7 +75,7 @@ impl MessageEndpoint {
     pub fn workload_mut(&mut self) -> &mut Workload {
         &mut self.workload
     }
-    /// Reliable messages not yet acked.
+    /// Reliable messages not yet acked (backlog included).
     pub fn unacked_reliable(&self) -> usize {
         self.outbox.unacked_reliable()
     }
@@ -82,8 +83,10 @@ impl MessageEndpoint {
         self.malformed
     }
 
-    /// Queues the workload's messages due at `now`.
+    /// Moves what the backlog can into the send window, then queues the workload's messages due
+    /// at `now` (behind the backlog: messages keep their order).
     pub fn poll_workload(&mut self, now: SimTime, events: &mut Vec<Event>) {
+        self.outbox.flush_backlog();
         self.workload.poll(now, &mut self.requests);
         for m in self.requests.drain(..) {
             self.outbox.push(now, m, events);

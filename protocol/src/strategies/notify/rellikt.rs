@@ -48,6 +48,7 @@ pub struct RelliktConfig {
     /// See the module doc (0 = never).
     pub ack_expiry_ms: f64,
     pub max_packet_bytes: u32,
+    /// The send window: messages held until acked; beyond it new ones wait in the backlog.
     pub send_queue_messages: u32,
     /// Estimators; `stats.rtt_filter` defaults to the seed's low-pass filter.
     pub stats: StatsConfig,

@@ -36,7 +36,7 @@ pub trait NotifyScheme: Send + 'static {
     /// Bytes a packet leaves for messages after its largest header: a larger message could never
     /// be sent, so it is refused rather than queued.
     fn message_room_bytes(&self) -> usize;
-    /// Messages waiting for delivery before new ones are refused.
+    /// The send window: messages held until acked before new ones wait in the backlog.
     fn send_queue_messages(&self) -> u32;
     /// RTT / loss / bandwidth estimator settings.
     fn stats_config(&self) -> StatsConfig;

@@ -9,7 +9,11 @@ use super::wire::AckRange;
 use super::DnmConfig;
 use crate::event::SimTime;
 use crate::strategies::notify::scheme::Outcome;
-use crate::wire::sequence::{sequence_greater_than, sequence_less_than};
+use crate::wire::sequence::{sequence_greater_than, sequence_less_than, SequenceBuffer};
+
+/// How many sequences behind the newest received `accept_late` remembers as processed: a late
+/// packet further back cannot be told from a duplicate, so it is dropped as the book drops it.
+pub const LATE_WINDOW: usize = 1024;
 
 /// A packet still waiting for its delivery status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +37,10 @@ pub struct DeliveryNotificationManager {
     dropped: u64,
     /// Packets refused because their sequence was older than expected.
     refused_old: u64,
+    /// Sequences processed recently, so `accept_late` processes a late packet only once.
+    received: SequenceBuffer<()>,
+    /// Late packets processed under `accept_late`.
+    accepted_late: u64,
 }
 
 impl DeliveryNotificationManager {
@@ -57,7 +65,14 @@ impl DeliveryNotificationManager {
             delivered: 0,
             dropped: 0,
             refused_old: 0,
+            received: SequenceBuffer::new(LATE_WINDOW),
+            accepted_late: 0,
         }
+    }
+
+    /// Turns `accept_late` on or off from now on.
+    pub fn set_accept_late(&mut self, on: bool) {
+        self.config.accept_late = on;
     }
 
     /// The seed's `WriteSequenceNumber`: the next sequence, now in flight.
@@ -77,13 +92,29 @@ impl DeliveryNotificationManager {
     }
 
     /// The seed's `ProcessSequenceNumber`: true when the packet is to be processed (and acked).
+    ///
+    /// With `accept_late`, a sequence older than expected is processed too, once: only if it is
+    /// within [`LATE_WINDOW`] of the newest and was not processed before (a link duplicate of a
+    /// processed packet is dropped as the book drops it). It does not move the expected sequence.
     pub fn process_sequence(&mut self, now: SimTime, seq: u16) -> bool {
         let reset = self.config.receive_reset_ms > 0.0
             && self.last_accept.is_some_and(|t| now.saturating_since(t).as_millis_f64() > self.config.receive_reset_ms);
         if !reset && self.last_accept.is_some() && sequence_less_than(seq, self.next_expected) {
-            self.refused_old += 1;
-            return false;
+            let late_once = self.config.accept_late && self.received.in_window(seq) && !self.received.exists(seq);
+            if !late_once {
+                self.refused_old += 1;
+                return false;
+            }
+            self.received.insert(seq);
+            self.accepted_late += 1;
+            self.last_accept = Some(now);
+            self.add_pending_ack(seq);
+            return true;
         }
+        if reset || self.last_accept.is_none() {
+            self.received.reset_to(seq);
+        }
+        self.received.insert(seq);
         self.next_expected = seq.wrapping_add(1);
         self.last_accept = Some(now);
         self.add_pending_ack(seq);
@@ -198,6 +229,10 @@ impl DeliveryNotificationManager {
     pub fn refused_old_count(&self) -> u64 {
         self.refused_old
     }
+    /// Late packets processed under `accept_late`.
+    pub fn accepted_late_count(&self) -> u64 {
+        self.accepted_late
+    }
 }
 
 #[cfg(test)]
@@ -223,6 +258,41 @@ mod tests {
             vec![AckRange { start: 0, count: 3 }, AckRange { start: 5, count: 2 }, AckRange { start: 9, count: 1 }]
         );
         assert_eq!(m.pending_ack_ranges(), 0);
+    }
+
+    #[test]
+    fn accept_late_processes_a_late_packet_once_and_the_book_never() {
+        for accept_late in [false, true] {
+            let mut m = DeliveryNotificationManager::new(DnmConfig { accept_late, ..DnmConfig::default() });
+            let t = SimTime::ZERO;
+            let got: Vec<bool> = [0u16, 2, 1, 1, 2, 3, 0].iter().map(|&s| m.process_sequence(t, s)).collect();
+            let r = m.take_pending_acks(8);
+            if accept_late {
+                assert_eq!(got, [true, true, true, false, false, true, false]);
+                let ranges = [AckRange { start: 0, count: 1 }, AckRange { start: 2, count: 1 }];
+                assert_eq!(r[..2], ranges);
+                assert_eq!(r[2..], [AckRange { start: 1, count: 1 }, AckRange { start: 3, count: 1 }]);
+                assert_eq!((m.accepted_late_count(), m.refused_old_count()), (1, 3));
+            } else {
+                assert_eq!(got, [true, true, false, false, false, true, false]);
+                assert_eq!(r, vec![AckRange { start: 0, count: 1 }, AckRange { start: 2, count: 2 }]);
+                assert_eq!((m.accepted_late_count(), m.refused_old_count()), (0, 4));
+            }
+        }
+    }
+
+    #[test]
+    fn a_late_ack_for_a_packet_already_failed_changes_nothing() {
+        let mut m = mgr();
+        let mut out = Vec::new();
+        for i in 0..3u64 {
+            m.next_packet(SimTime(i * 1000), &mut out);
+        }
+        m.process_acks(SimTime(10_000), &[AckRange { start: 1, count: 2 }], &mut out);
+        m.process_acks(SimTime(20_000), &[AckRange { start: 0, count: 1 }], &mut out);
+        assert_eq!(out.len(), 3, "{out:?}");
+        assert_eq!(out[0], Outcome::Failed { sequence: 0, timeout: false });
+        assert_eq!((m.delivered_count(), m.dropped_count(), m.in_flight()), (2, 1, 0));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //!
 //! Every outgoing packet carries a 16-bit sequence and is kept, in send order, with its dispatch
 //! time. The receiver processes the expected sequence or a newer one (an older one is neither
-//! processed nor acked) and accumulates pending acks as ranges (`start`, `count`) that go out in
+//! processed nor acked, unless `accept_late` is set: then it is processed once, if it was not
+//! processed before and is at most [`LATE_WINDOW`] packets old) and accumulates pending acks as ranges (`start`, `count`) that go out in
 //! its next packets. The sender walks each ack range against its in-flight list in order: packets
 //! acked are delivery successes, in-flight packets a range skips are failures, and packets still
 //! unacked after `timeout_ms` are failures. Each sequence gets exactly one outcome
@@ -22,7 +23,7 @@ use serde::{Deserialize, Serialize};
 use super::peer::NotifyPeer;
 use crate::reliability::stats::StatsConfig;
 
-pub use manager::DeliveryNotificationManager;
+pub use manager::{DeliveryNotificationManager, LATE_WINDOW};
 pub use wire::{AckRange, DnmPacket, WireError};
 
 /// Settings of the `dnm` strategy (dotted names `dnm.*`).
@@ -42,8 +43,12 @@ pub struct DnmConfig {
     pub receive_reset_ms: f64,
     /// Packet size limit; messages that do not fit wait for the next packet.
     pub max_packet_bytes: u32,
-    /// Messages waiting for delivery before new ones are refused.
+    /// The send window: messages held until acked; beyond it new ones wait in the backlog.
     pub send_queue_messages: u32,
+    /// Process a packet older than the newest received once (ack it, deliver its messages)
+    /// instead of the book's rule, which drops it unacked. Off by default: under jitter the
+    /// book's rule raises sends per message, and that cost is the book's to show.
+    pub accept_late: bool,
     /// RTT / loss / bandwidth estimator settings.
     pub stats: StatsConfig,
 }
@@ -58,6 +63,7 @@ impl Default for DnmConfig {
             receive_reset_ms: 5000.0,
             max_packet_bytes: 1200,
             send_queue_messages: 1024,
+            accept_late: false,
             stats: StatsConfig::default(),
         }
     }

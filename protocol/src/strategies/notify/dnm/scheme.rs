@@ -37,6 +37,7 @@ impl NotifyScheme for DeliveryNotificationManager {
 
     fn reconfigure(&mut self, config: &DnmConfig) {
         self.set_timeout_ms(config.timeout_ms);
+        self.set_accept_late(config.accept_late);
     }
 
     fn process_timeouts(&mut self, now: SimTime, out: &mut Vec<Outcome>) {
@@ -73,7 +74,7 @@ impl NotifyScheme for DeliveryNotificationManager {
     }
 
     /// Implausible ack ranges make the packet malformed; a sequence older than expected is
-    /// neither processed nor acked (the seed's rule).
+    /// neither processed nor acked (the seed's rule), unless `accept_late` processes it once.
     fn admit(&mut self, now: SimTime, header: &DnmPacket) -> Result<bool, MalformedReason> {
         if !header.acks.is_empty() && !self.ranges_plausible(&header.acks) {
             return Err(MalformedReason::BadPayload);
