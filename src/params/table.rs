@@ -159,7 +159,8 @@ pub static PARAMS: &[Param] = &[
     int("dnm.max_pending_ack_ranges", "pending ack ranges", "ranges", 1.0, 4096.0, "dnm: pending ack ranges kept; older ones are dropped and their packets time out."),
     num("dnm.receive_reset_ms", "receive reset ms", "ms", 0.0, 600_000.0, "dnm: after this long without accepting a packet, accept the next sequence whatever it is (0 = never)."),
     int("dnm.max_packet_bytes", "max packet bytes", "bytes", 64.0, 16384.0, "dnm: packet size limit; messages that do not fit wait for the next packet."),
-    int("dnm.send_queue_messages", "send queue", "messages", 1.0, 32768.0, "dnm: messages waiting for delivery before new ones are refused."),
+    int("dnm.send_queue_messages", "send queue", "messages", 1.0, 32768.0, "dnm: the send window: messages held until acked; beyond it new reliable ones wait in the backlog (reported, never dropped)."),
+    flag("dnm.accept_late", "accept late packets", "dnm: process a packet older than the newest received once (ack it, deliver its messages) instead of the book's rule, which drops it unacked."),
     // rellikt.
     int("rellikt.protocol_id", "protocol id", "", 0.0, 4_294_967_295.0, "rellikt: packets starting with another id are foreign."),
     num("rellikt.loss_timeout_ms", "rellikt loss ms", "ms", 100.0, 5000.0, "rellikt: a packet not acked within this time counts as lost.").log(),
@@ -167,5 +168,5 @@ pub static PARAMS: &[Param] = &[
     int("rellikt.received_buffer_size", "received buffer", "packets", 33.0, 32768.0, "rellikt: received sequences remembered for the ack bitfield."),
     num("rellikt.ack_expiry_ms", "ack expiry ms", "ms", 0.0, 600_000.0, "rellikt: stop acking after this long without receiving (0 = never)."),
     int("rellikt.max_packet_bytes", "max packet bytes", "bytes", 64.0, 16384.0, "rellikt: packet size limit."),
-    int("rellikt.send_queue_messages", "send queue", "messages", 1.0, 32768.0, "rellikt: messages waiting for delivery before new ones are refused."),
+    int("rellikt.send_queue_messages", "send queue", "messages", 1.0, 32768.0, "rellikt: the send window: messages held until acked; beyond it new reliable ones wait in the backlog (reported, never dropped)."),
 ];
