@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ackscope_protocol::{Event, Scenario};
+use ackscope_protocol::{Event, PacketLedger, Scenario};
 
 use super::index::{ChunkIndex, MessageIndex, PacketIndex};
 use super::store::Store;
@@ -20,6 +20,9 @@ pub struct Recording {
     id: u64,
     pub scenario: Scenario,
     pub changes: Vec<Change>,
+    /// Ground truth per send (what the link did, what the sender reported), the one source the
+    /// store's true-loss series and the indexes' packet fates read.
+    pub ledger: PacketLedger,
     pub store: Store,
     pub messages: MessageIndex,
     pub chunks: ChunkIndex,
@@ -33,6 +36,7 @@ impl Recording {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             scenario,
             changes: Vec::new(),
+            ledger: PacketLedger::new(),
             store: Store::new(),
             messages: MessageIndex::new(),
             chunks: ChunkIndex::new(),
@@ -67,14 +71,18 @@ impl Recording {
         self.id
     }
 
-    /// Appends events (in time order) to the store and every index.
+    /// Appends events (in time order) to the ledger, every index and the store.
+    ///
+    /// Each event goes through all of them before the next, the ledger first: an index or a
+    /// series sample taken at an event sees the ground truth exactly as of that event.
     pub fn ingest(&mut self, events: Vec<Event>) {
-        self.messages.ingest_all(&events);
-        for e in &events {
-            self.chunks.ingest(e);
-            self.packets.ingest(e);
+        for e in events {
+            self.ledger.observe_event(&e);
+            self.messages.ingest(&e);
+            self.chunks.ingest(&e);
+            self.packets.ingest(&e);
+            self.store.push(e, &self.ledger);
         }
-        self.store.ingest(events);
     }
 
     /// The session header of this recording (scenario, changes, duration), without events.
