@@ -218,41 +218,8 @@ mod tests {
         assert!(store.end_time() >= SimTime(29_900_000));
     }
 
-    /// The store's former windowed loss count, kept here to check the ledger's figure against it.
-    #[derive(Default)]
-    struct LossTruth {
-        window: std::collections::VecDeque<(u64, bool)>,
-        lost: usize,
-    }
-
-    impl LossTruth {
-        fn sent(&mut self, uid: u64) {
-            if self.window.len() >= TRUE_LOSS_WINDOW {
-                if let Some((_, true)) = self.window.pop_front() {
-                    self.lost -= 1;
-                }
-            }
-            self.window.push_back((uid, false));
-        }
-        fn dropped(&mut self, uid: u64) {
-            if let Some(entry) = self.window.iter_mut().rev().take(8).find(|(u, _)| *u == uid) {
-                if !entry.1 {
-                    entry.1 = true;
-                    self.lost += 1;
-                }
-            }
-        }
-        fn percent(&self) -> f64 {
-            if self.window.is_empty() {
-                0.0
-            } else {
-                self.lost as f64 * 100.0 / self.window.len() as f64
-            }
-        }
-    }
-
     #[test]
-    fn true_loss_series_from_the_ledger_equals_the_former_windowed_count() {
+    fn true_loss_series_counts_the_drops_among_each_directions_last_link_sends() {
         let mut s = Scenario { seed: 11, ..Scenario::default() };
         for d in Dir::BOTH {
             let l = s.link.get_mut(d);
@@ -264,14 +231,20 @@ mod tests {
             l.burst.p_percent = 2.0;
         }
         let (events, rec) = record(s, 60.0);
-        let mut old: [LossTruth; 2] = Default::default();
+        // Counted straight from the log: every link send so far, and the drops so far.
+        let mut sends: [Vec<u64>; 2] = Default::default();
+        let mut dropped = std::collections::HashSet::new();
         let mut want: [Vec<Sample>; 2] = Default::default();
         for e in &events {
             match e.kind {
-                EventKind::LinkSent { dir, uid, .. } => old[dir.index()].sent(uid),
-                EventKind::LinkDropped { dir, uid, .. } => old[dir.index()].dropped(uid),
+                EventKind::LinkSent { dir, uid, .. } => sends[dir.index()].push(uid),
+                EventKind::LinkDropped { uid, .. } => drop(dropped.insert(uid)),
                 EventKind::Stats { side, .. } => {
-                    want[side.index()].push(pt(e.time, old[side.outgoing().index()].percent()))
+                    let all = &sends[side.outgoing().index()];
+                    let last = &all[all.len().saturating_sub(TRUE_LOSS_WINDOW)..];
+                    let lost = last.iter().filter(|u| dropped.contains(u)).count();
+                    let y = if last.is_empty() { 0.0 } else { lost as f64 * 100.0 / last.len() as f64 };
+                    want[side.index()].push(pt(e.time, y));
                 }
                 _ => {}
             }
@@ -281,6 +254,8 @@ mod tests {
             assert_eq!(got.len(), 601, "{side:?}");
             assert_eq!(got, &want[side.index()], "{side:?} (seed 11)");
             assert!(got.iter().any(|p| p.y > 20.0) && got.iter().any(|p| p.y < 10.0), "{side:?}: a lossy, bursty run");
+            let last = got.last().unwrap().y;
+            assert_eq!(rec.store.true_loss_percent(side.outgoing()), last);
         }
     }
 }
