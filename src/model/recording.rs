@@ -80,7 +80,7 @@ impl Recording {
             self.ledger.observe_event(&e);
             self.messages.ingest(&e);
             self.chunks.ingest(&e);
-            self.packets.ingest(&e);
+            self.packets.ingest(&e, &self.ledger);
             self.store.push(e, &self.ledger);
         }
     }

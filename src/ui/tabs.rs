@@ -189,7 +189,7 @@ pub struct PacketsPanel(PerLane<PacketsView>);
 impl Panel for PacketsPanel {
     fn ui(&mut self, lanes: &[Recording], cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
         lane_columns_ui(lanes, &mut self.0, ui, |lane, view, ui| {
-            super::packets_ui::packets_ui(&lane.packets, view, cursor, ui, cmds)
+            super::packets_ui::packets_ui(&lane.packets, &lane.ledger, view, cursor, ui, cmds)
         });
     }
 }

@@ -13,5 +13,7 @@ pub mod summary;
 
 pub use chunks::{ChunkIndex, ChunkRecord, SliceRecord, SliceState};
 pub use messages::{MessageFilter, MessageIndex, MessageRecord, MsgKey, PacketFate, SendRecord};
-pub use packets::{DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow, RowContents};
+pub use packets::{
+    DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow, PacketSend, RowContents,
+};
 pub use summary::{SummaryFigures, SummaryFold};
