@@ -166,7 +166,8 @@ impl Panel for MessagesPanel {
         ui.columns(lanes.len(), |cols| {
             for ((lane, state), col) in self.0.zip(lanes).zip(cols.iter_mut()) {
                 let name = lane.scenario.strategy.name();
-                super::timeline_ui::timeline_ui(col, ("timeline", name), name, &lane.messages, state, cursor, cmds);
+                let (index, ledger) = (&lane.messages, &lane.ledger);
+                super::timeline_ui::timeline_ui(col, ("timeline", name), name, index, ledger, state, cursor, cmds);
             }
         });
     }

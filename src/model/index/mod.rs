@@ -12,7 +12,7 @@ pub mod packets;
 pub mod summary;
 
 pub use chunks::{ChunkIndex, ChunkRecord, SliceRecord, SliceState};
-pub use messages::{MessageFilter, MessageIndex, MessageRecord, MsgKey, PacketFate, SendRecord};
+pub use messages::{MessageFilter, MessageIndex, MessageRecord, MsgKey, SendRecord};
 pub use packets::{
     DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow, PacketSend, RowContents,
 };
