@@ -4,15 +4,16 @@
 use ackscope::app::AppCommand;
 use ackscope::model::index::MessageIndex;
 use ackscope::ui::timeline_ui::{timeline_ui, TimelineState};
-use ackscope_protocol::{Dir, Scenario, SimTime, Simulation, Strategy};
+use ackscope_protocol::{Dir, PacketLedger, Scenario, SimTime, Simulation, Strategy};
 
 struct Shot {
-    runs: Vec<(String, MessageIndex, TimelineState)>,
+    runs: Vec<(String, (MessageIndex, PacketLedger), TimelineState)>,
     cursor: SimTime,
     commands: Vec<AppCommand>,
 }
 
-fn index(strategy: Strategy) -> MessageIndex {
+/// The message index of a run and the ledger with its packets' fates.
+fn index(strategy: Strategy) -> (MessageIndex, PacketLedger) {
     let mut s = Scenario { strategy, ..Default::default() };
     for dir in Dir::BOTH {
         s.link.get_mut(dir).loss_percent = 15.0;
@@ -20,7 +21,9 @@ fn index(strategy: Strategy) -> MessageIndex {
     let mut sim = Simulation::new(s);
     sim.run_for_secs(12.0);
     let events: Vec<_> = sim.drain_events().collect();
-    MessageIndex::from_events(&events)
+    let mut ledger = PacketLedger::new();
+    ledger.observe(&events);
+    (MessageIndex::from_events(&events), ledger)
 }
 
 impl eframe::App for Shot {
@@ -29,8 +32,8 @@ impl eframe::App for Shot {
             let cursor = self.cursor;
             let commands = &mut self.commands;
             ui.columns(self.runs.len(), |cols| {
-                for (col, (name, ix, tl)) in cols.iter_mut().zip(&mut self.runs) {
-                    timeline_ui(col, name.as_str(), name, ix, tl, cursor, commands);
+                for (col, (name, (ix, ledger), tl)) in cols.iter_mut().zip(&mut self.runs) {
+                    timeline_ui(col, name.as_str(), name, ix, ledger, tl, cursor, commands);
                 }
             });
             for c in self.commands.drain(..) {
@@ -49,13 +52,13 @@ fn main() -> eframe::Result {
         let mut tl = TimelineState::default();
         tl.span_s = std::env::var("TL_SPAN").ok().and_then(|v| v.parse().ok()).unwrap_or(3.0);
         // Select the latest message that was resent, to show the side list.
-        tl.selected = ix.messages().iter().rev().find(|m| m.reliable && m.sends.len() > 1).map(|m| m.key());
+        tl.selected = ix.0.messages().iter().rev().find(|m| m.reliable && m.sends.len() > 1).map(|m| m.key());
         runs.push((strategy.name().to_string(), ix, tl));
     }
     let cursor = std::env::var("TL_CURSOR")
         .ok()
         .and_then(|v| v.parse().ok())
-        .map_or(runs[0].1.end_time(), SimTime::from_secs_f64);
+        .map_or(runs[0].1 .0.end_time(), SimTime::from_secs_f64);
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default().with_inner_size([1400.0, 850.0]).with_title("timeline"),
         ..Default::default()

@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use ackscope::app::AppCommand as UiCommand;
 use ackscope::model::index::{
-    ChunkIndex, DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, SliceState,
+    ChunkIndex, DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow, SliceState,
 };
 use ackscope::ui::packets_ui::{packets_ui, row_text, PacketsView};
 use ackscope::ui::slices_ui::{chunk_label, slice_tooltip, slices_ui, SlicesView};
-use ackscope_protocol::{Dir, Event, EventKind, Scenario, SendKind, Side, SimTime, Simulation, Strategy};
+use ackscope_protocol::{Dir, Event, EventKind, PacketLedger, Scenario, SendKind, Side, SimTime, Simulation, Strategy};
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
@@ -41,6 +41,26 @@ fn lossy_packets_scenario(strategy: Strategy) -> Scenario {
         l.jitter_ms = 20.0;
     }
     s
+}
+
+/// Feeds `events` to a ledger and the packet index beside it, one at a time, as a recording does.
+fn feed(ledger: &mut PacketLedger, index: &mut PacketIndex, events: &[Event]) {
+    for e in events {
+        ledger.observe_event(e);
+        index.ingest(e, ledger);
+    }
+}
+
+/// The packet index of `events` and the ledger it reads its facts from.
+fn packet_index(events: &[Event]) -> (PacketLedger, PacketIndex) {
+    let (mut ledger, mut index) = (PacketLedger::new(), PacketIndex::new());
+    feed(&mut ledger, &mut index, events);
+    (ledger, index)
+}
+
+/// Every row of the log as shown.
+fn all_rows(index: &PacketIndex, ledger: &PacketLedger) -> Vec<PacketRow> {
+    (0..index.len()).map(|i| index.row(i, ledger).unwrap()).collect()
 }
 
 /// Slice states at `t` by replaying every event up to `t` (chunks in start order).
@@ -177,8 +197,7 @@ fn fragments_baseline_marks_whole_blocks_received_and_acked() {
 fn packet_fates_match_the_link_and_acks_match_the_endpoints() {
     for strategy in [Strategy::Glenn, Strategy::Ue4] {
         let events = run(lossy_packets_scenario(strategy), 20.0);
-        let mut index = PacketIndex::new();
-        index.ingest_all(&events);
+        let (ledger, index) = packet_index(&events);
         assert_eq!(index.unmatched, 0, "{strategy:?} (seed {SEED})");
         let mut sent = 0;
         let mut dropped = HashMap::new();
@@ -192,7 +211,7 @@ fn packet_fates_match_the_link_and_acks_match_the_endpoints() {
             match e.kind {
                 EventKind::LinkSent { dir, uid, .. } => {
                     sent += 1;
-                    assert_eq!(index.row_by_uid(uid).map(|r| r.dir), Some(dir), "uid {uid}");
+                    assert_eq!(index.row_by_uid(uid, &ledger).map(|r| r.dir), Some(dir), "uid {uid}");
                 }
                 EventKind::LinkDropped { uid, reason, .. } => drop(dropped.insert(uid, reason)),
                 EventKind::LinkDuplicated { uid, .. } => drop(dup.insert(uid, ())),
@@ -210,7 +229,7 @@ fn packet_fates_match_the_link_and_acks_match_the_endpoints() {
         }
         assert_eq!(index.len(), sent);
         assert!(!dropped.is_empty() && !dup.is_empty(), "{strategy:?}: the link must drop and duplicate");
-        for r in index.rows() {
+        for r in &all_rows(&index, &ledger) {
             assert_eq!(r.dropped, dropped.get(&r.uid).copied(), "uid {} ({strategy:?}, seed {SEED})", r.uid);
             assert_eq!(r.duplicated, dup.contains_key(&r.uid), "uid {}", r.uid);
             assert_eq!(r.delivered_at, delivered.get(&r.uid).copied(), "uid {}", r.uid);
@@ -239,8 +258,7 @@ fn packet_fates_match_the_link_and_acks_match_the_endpoints() {
 #[test]
 fn slice_packets_are_summarised_with_their_slice() {
     let events = run(chunk_scenario(Strategy::Chunks, 5.0), 6.0);
-    let mut index = PacketIndex::new();
-    index.ingest_all(&events);
+    let (ledger, index) = packet_index(&events);
     let mut last_slice: [Option<(SimTime, u32, u32)>; 2] = [None, None];
     let mut checked = 0;
     for e in &events {
@@ -248,7 +266,7 @@ fn slice_packets_are_summarised_with_their_slice() {
             EventKind::SliceSent { side, chunk, slice, .. } => last_slice[side.index()] = Some((e.time, chunk, slice)),
             EventKind::PacketSent { side, uid, .. } => {
                 let want = last_slice[side.index()].take().filter(|s| s.0 == e.time).map(|(_, c, s)| (c, s, 64));
-                assert_eq!(index.row_by_uid(uid).unwrap().contents.slice, want, "uid {uid}");
+                assert_eq!(index.row_by_uid(uid, &ledger).unwrap().contents.slice, want, "uid {uid}");
                 checked += want.is_some() as usize;
             }
             _ => {}
@@ -264,13 +282,13 @@ fn slice_packets_are_summarised_with_their_slice() {
 fn filtered_rows_grow_incrementally_and_match_a_full_filter() {
     let events = run(lossy_packets_scenario(Strategy::Glenn), 20.0);
     let filter = PacketFilter { dir: DirFilter::Only(Dir::AtoB), fate: FateFilter::Dropped, text: String::new() };
-    let mut index = PacketIndex::new();
+    let (mut ledger, mut index) = (PacketLedger::new(), PacketIndex::new());
     let mut cache = FilteredRows::default();
     for batch in events.chunks(997) {
-        index.ingest_all(batch);
-        cache.update(&index, &filter);
+        feed(&mut ledger, &mut index, batch);
+        cache.update(&index, &ledger, &filter);
     }
-    let want: Vec<u32> = (index.rows().iter().enumerate())
+    let want: Vec<u32> = (all_rows(&index, &ledger).iter().enumerate())
         .filter(|(_, r)| r.dir == Dir::AtoB && r.dropped.is_some())
         .map(|(i, _)| i as u32)
         .collect();
@@ -283,19 +301,20 @@ fn filtered_rows_grow_incrementally_and_match_a_full_filter() {
     assert_eq!(cache.count_at(&index, t), n);
     // Text filter on contents.
     let f2 = PacketFilter { text: "RESEND".into(), ..PacketFilter::default() };
-    cache.update(&index, &f2);
+    cache.update(&index, &ledger, &f2);
     assert_eq!(cache.rebuilds, 2);
     let n2 = index.rows().iter().filter(|r| r.contents.resends > 0).count();
     assert_eq!(cache.len(), n2);
     // A new run's index replaces the rows, whatever the filter.
     let fresh = PacketIndex::new();
-    cache.update(&fresh, &f2);
+    cache.update(&fresh, &PacketLedger::new(), &f2);
     assert_eq!((cache.len(), cache.rebuilds), (0, 3));
 }
 
 // ----- panels, headless -----
 
 struct PacketPanel {
+    ledger: PacketLedger,
     index: PacketIndex,
     view: PacketsView,
     cursor: SimTime,
@@ -303,17 +322,17 @@ struct PacketPanel {
 }
 
 fn packet_harness(state: PacketPanel) -> Harness<'static, PacketPanel> {
-    Harness::builder()
-        .with_size(egui::vec2(1200.0, 800.0))
-        .build_ui_state(|ui, s: &mut PacketPanel| packets_ui(&s.index, &mut s.view, s.cursor, ui, &mut s.cmds), state)
+    Harness::builder().with_size(egui::vec2(1200.0, 800.0)).build_ui_state(
+        |ui, s: &mut PacketPanel| packets_ui(&s.index, &s.ledger, &mut s.view, s.cursor, ui, &mut s.cmds),
+        state,
+    )
 }
 
 fn packet_panel(scenario: Scenario, secs: f64) -> PacketPanel {
     let events = run(scenario, secs);
-    let mut index = PacketIndex::new();
-    index.ingest_all(&events);
+    let (ledger, index) = packet_index(&events);
     let cursor = index.end_time();
-    PacketPanel { index, view: PacketsView::default(), cursor, cmds: Vec::new() }
+    PacketPanel { ledger, index, view: PacketsView::default(), cursor, cmds: Vec::new() }
 }
 
 #[test]
@@ -321,8 +340,8 @@ fn clicking_a_packet_row_seeks_to_its_send() {
     let mut p = packet_panel(lossy_packets_scenario(Strategy::Glenn), 3.0);
     // A cursor early in the run: a handful of rows, all in view; later rows are hidden.
     p.cursor = p.index.rows()[9].time;
-    let target = p.index.rows()[4].clone();
-    let hidden = row_text(&p.index.rows()[40], p.index.end_time());
+    let target = p.index.row(4, &p.ledger).unwrap();
+    let hidden = row_text(&p.index.row(40, &p.ledger).unwrap(), p.index.end_time());
     let mut h = packet_harness(p);
     h.run();
     assert!(h.query_by_label(&hidden).is_none(), "rows after the cursor are hidden");
@@ -330,8 +349,9 @@ fn clicking_a_packet_row_seeks_to_its_send() {
     // Rows are laid out one per slot at a fixed pitch (what the virtualisation assumes), and line
     // up with the header.
     let r4 = h.get_by_label(&label).rect();
-    let r5 = h.get_by_label(&row_text(&h.state().index.rows()[5], h.state().cursor)).rect();
-    let r6 = h.get_by_label(&row_text(&h.state().index.rows()[6], h.state().cursor)).rect();
+    let row = |k: usize| h.state().index.row(k, &h.state().ledger).unwrap();
+    let r5 = h.get_by_label(&row_text(&row(5), h.state().cursor)).rect();
+    let r6 = h.get_by_label(&row_text(&row(6), h.state().cursor)).rect();
     assert!(
         r5.top() >= r4.bottom() && (r6.top() - r5.top() - (r5.top() - r4.top())).abs() < 0.5,
         "{r4:?} {r5:?} {r6:?}"
@@ -355,7 +375,7 @@ fn the_fate_and_text_filters_reduce_the_rows() {
     assert_eq!(all, h.state().index.len());
     // The log sticks to the newest row, entirely on screen.
     let s = h.state();
-    let last = h.get_by_label(&row_text(s.index.rows().last().unwrap(), s.cursor)).rect();
+    let last = h.get_by_label(&row_text(&s.index.row(s.index.len() - 1, &s.ledger).unwrap(), s.cursor)).rect();
     assert!(last.bottom() <= 800.0 && last.top() > 100.0, "{last:?}");
     h.get_by_role_and_label(Role::ComboBox, "fate").click();
     h.run();
@@ -365,9 +385,10 @@ fn the_fate_and_text_filters_reduce_the_rows() {
     assert_eq!(s.view.filter.fate, FateFilter::Dropped);
     let dropped = s.view.filtered.count_at(&s.index, s.cursor);
     assert!(dropped > 0 && dropped < all / 4, "{dropped} of {all}");
-    assert!((0..dropped).all(|k| s.index.rows()[s.view.filtered.get(k).unwrap() as usize].dropped.is_some()));
+    let row = |k: usize| s.index.row(s.view.filtered.get(k).unwrap() as usize, &s.ledger).unwrap();
+    assert!((0..dropped).all(|k| row(k).dropped.is_some()));
     // The log sticks to the newest rows: the last dropped packet is on screen.
-    let dropped_row = &s.index.rows()[s.view.filtered.get(dropped - 1).unwrap() as usize];
+    let dropped_row = &row(dropped - 1);
     assert!(h.query_by_label(&row_text(dropped_row, s.cursor)).is_some());
     // Narrow further by contents.
     h.get_by_role(Role::TextInput).click();
@@ -460,21 +481,21 @@ fn packet_log_frame_cost_with_a_million_events() {
     s.link.a_to_b.loss_percent = 5.0;
     s.link.b_to_a.loss_percent = 5.0;
     let mut sim = Simulation::new(s);
-    let mut index = PacketIndex::new();
+    let (mut ledger, mut index) = (PacketLedger::new(), PacketIndex::new());
     let (mut n, mut ingest_s) = (0usize, 0.0);
     while n < 1_000_000 {
         sim.run_for_secs(5.0);
         let batch: Vec<Event> = sim.drain_events().collect();
         n += batch.len();
         let t0 = Instant::now();
-        index.ingest_all(&batch);
+        feed(&mut ledger, &mut index, &batch);
         ingest_s += t0.elapsed().as_secs_f64();
     }
     let rows = index.len();
     let cursor = index.end_time();
     // Building the harness runs the first frame, which builds the row list.
     let t0 = Instant::now();
-    let mut h = packet_harness(PacketPanel { index, view: PacketsView::default(), cursor, cmds: Vec::new() });
+    let mut h = packet_harness(PacketPanel { ledger, index, view: PacketsView::default(), cursor, cmds: Vec::new() });
     let first = t0.elapsed();
     let frames = 30;
     let t0 = Instant::now();
@@ -493,11 +514,11 @@ fn packet_log_frame_cost_with_a_million_events() {
     }
     let scrub = t0.elapsed() / frames;
     println!(
-        "packet log, {n} events ({rows} packet rows): ingest {:.1} ns/event; harness build + first frame {first:?} \
-         (builds the row list); steady frame {steady:?}; text-filter change frame {refilter:?}; \
-         scrubbing frame {scrub:?}; {} bytes per row",
+        "packet log, {n} events ({rows} packet rows): ingest (ledger and index) {:.1} ns/event; harness build + \
+         first frame {first:?} (builds the row list); steady frame {steady:?}; text-filter change frame \
+         {refilter:?}; scrubbing frame {scrub:?}; {} bytes per row in the index (the facts are the ledger's)",
         ingest_s * 1e9 / n as f64,
-        std::mem::size_of::<ackscope::model::index::PacketRow>()
+        std::mem::size_of::<ackscope::model::index::PacketSend>()
     );
     assert!(!h.state().view.filtered.is_empty());
 }

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use ackscope::app::AppCommand as UiCommand;
 use ackscope::model::index::{MessageFilter, MessageIndex, MsgKey};
 use ackscope::ui::timeline_ui::{send_row_label, timeline_ui, TimelineState};
-use ackscope_protocol::{Event, EventKind, Scenario, SendKind, Side, SimTime, Simulation, Strategy};
+use ackscope_protocol::{Event, EventKind, PacketLedger, Scenario, SendKind, Side, SimTime, Simulation, Strategy};
 use egui_kittest::kittest::Queryable;
 
 fn run(strategy: Strategy, loss: f64, secs: f64) -> Vec<Event> {
@@ -17,6 +17,13 @@ fn run(strategy: Strategy, loss: f64, secs: f64) -> Vec<Event> {
     let mut sim = Simulation::new(s);
     sim.run_for_secs(secs);
     sim.drain_events().collect()
+}
+
+/// The message index of a log and the ledger beside it (the packets' fates), as a recording has them.
+fn indexed(events: &[Event]) -> (MessageIndex, PacketLedger) {
+    let mut ledger = PacketLedger::new();
+    ledger.observe(events);
+    (MessageIndex::from_events(events), ledger)
 }
 
 /// Spurious flags per (message, send number), computed straight from the log: a send is spurious
@@ -45,8 +52,8 @@ fn spurious_truth(events: &[Event]) -> HashMap<(MsgKey, usize), bool> {
     out
 }
 
-/// Checks the index against the log it was built from.
-fn check_index(events: &[Event], ix: &MessageIndex) {
+/// Checks the index (and the ledger beside it) against the log they were built from.
+fn check_index(events: &[Event], ix: &MessageIndex, ledger: &PacketLedger) {
     assert!(!ix.is_empty());
     // Every send is tied to the link send of its own packet.
     let mut dropped: HashSet<u64> = HashSet::new();
@@ -84,10 +91,10 @@ fn check_index(events: &[Event], ix: &MessageIndex) {
             checked += 1;
             let uid = s.uid.unwrap_or_else(|| panic!("{:?} send {k} has no link send", m.key()));
             assert_eq!(packet_of[&uid], (m.side, s.seq));
-            let p = ix.packet(uid).unwrap();
+            let p = ledger.packet(uid).unwrap();
             assert_eq!(p.dropped.is_some(), dropped.contains(&uid));
-            assert_eq!(p.delivered.is_some(), delivered.contains(&uid));
-            assert!(p.sent_at >= s.time);
+            assert_eq!(p.delivered_at.is_some(), delivered.contains(&uid));
+            assert!(p.sent_at.unwrap() >= s.time);
         }
     }
     assert_eq!(checked, truth.len(), "every send of a queued message is indexed");
@@ -108,8 +115,8 @@ fn kinds(ix: &MessageIndex) -> HashMap<SendKind, usize> {
 #[test]
 fn glenn_index_matches_the_log() {
     let events = run(Strategy::Glenn, 20.0, 30.0);
-    let ix = MessageIndex::from_events(&events);
-    check_index(&events, &ix);
+    let (ix, ledger) = indexed(&events);
+    check_index(&events, &ix, &ledger);
     let k = kinds(&ix);
     eprintln!("{} messages, sends by kind {k:?}", ix.len());
     assert!(k.get(&SendKind::DelayResend).copied().unwrap_or(0) > 0, "{k:?}");
@@ -126,8 +133,8 @@ fn glenn_redundant_copies_are_their_own_kind() {
     let mut sim = Simulation::new(s);
     sim.run_for_secs(20.0);
     let events: Vec<Event> = sim.drain_events().collect();
-    let ix = MessageIndex::from_events(&events);
-    check_index(&events, &ix);
+    let (ix, ledger) = indexed(&events);
+    check_index(&events, &ix, &ledger);
     let k = kinds(&ix);
     assert!(k.get(&SendKind::Redundant).copied().unwrap_or(0) > 0, "{k:?}");
     assert_eq!(k.get(&SendKind::DelayResend), None, "{k:?}");
@@ -136,8 +143,8 @@ fn glenn_redundant_copies_are_their_own_kind() {
 #[test]
 fn ue4_resends_are_nak_triggered() {
     let events = run(Strategy::Ue4, 20.0, 30.0);
-    let ix = MessageIndex::from_events(&events);
-    check_index(&events, &ix);
+    let (ix, ledger) = indexed(&events);
+    check_index(&events, &ix, &ledger);
     let k = kinds(&ix);
     eprintln!("{} messages, sends by kind {k:?}", ix.len());
     assert!(k.get(&SendKind::NakResend).copied().unwrap_or(0) > 0, "{k:?}");
@@ -145,8 +152,10 @@ fn ue4_resends_are_nak_triggered() {
     // Every Nak resend follows a Nak of a packet that carried the message before.
     for m in ix.messages() {
         for (i, s) in m.sends.iter().enumerate().filter(|(_, s)| s.kind == SendKind::NakResend) {
-            let nakked_before =
-                m.sends[..i].iter().filter_map(|p| ix.packet(p.uid?)).any(|p| p.nakked_at.is_some_and(|t| t <= s.time));
+            let nakked_before = m.sends[..i]
+                .iter()
+                .filter_map(|p| ledger.packet(p.uid?))
+                .any(|p| p.nakked_at.is_some_and(|t| t <= s.time));
             assert!(nakked_before, "{:?} Nak resend #{i} without a Nak", m.key());
         }
     }
@@ -195,6 +204,7 @@ fn incremental_ingest_equals_batch_and_visible_rows_match_brute_force() {
 
 struct Panel {
     index: MessageIndex,
+    ledger: PacketLedger,
     tl: TimelineState,
     cursor: SimTime,
     commands: Vec<UiCommand>,
@@ -215,11 +225,13 @@ fn click_at(h: &egui_kittest::Harness<'_, Panel>, pos: egui::Pos2) {
 #[test]
 fn panel_selects_a_message_and_seeks_to_a_send() {
     let events = run(Strategy::Glenn, 20.0, 12.0);
-    let index = MessageIndex::from_events(&events);
+    let (index, ledger) = indexed(&events);
     let cursor = index.end_time();
-    let state = Panel { index, tl: TimelineState::default(), cursor, commands: Vec::new() };
+    let state = Panel { index, ledger, tl: TimelineState::default(), cursor, commands: Vec::new() };
     let mut h = egui_kittest::Harness::builder().with_size(egui::vec2(1200.0, 800.0)).build_ui_state(
-        |ui, s: &mut Panel| timeline_ui(ui, "glenn_tl", "glenn", &s.index, &mut s.tl, s.cursor, &mut s.commands),
+        |ui, s: &mut Panel| {
+            timeline_ui(ui, "glenn_tl", "glenn", &s.index, &s.ledger, &mut s.tl, s.cursor, &mut s.commands)
+        },
         state,
     );
     h.run();
@@ -276,16 +288,17 @@ fn panel_selects_a_message_and_seeks_to_a_send() {
 
 #[test]
 fn two_timelines_coexist_and_the_cursor_hides_the_future() {
-    let glenn = MessageIndex::from_events(&run(Strategy::Glenn, 10.0, 8.0));
-    let ue4 = MessageIndex::from_events(&run(Strategy::Ue4, 10.0, 8.0));
+    let glenn = indexed(&run(Strategy::Glenn, 10.0, 8.0));
+    let ue4 = indexed(&run(Strategy::Ue4, 10.0, 8.0));
     let cursor = SimTime::from_secs_f64(4.0);
     let state = (glenn, ue4, TimelineState::default(), TimelineState::default(), Vec::new());
-    type Ab = (MessageIndex, MessageIndex, TimelineState, TimelineState, Vec<UiCommand>);
+    type Ab =
+        ((MessageIndex, PacketLedger), (MessageIndex, PacketLedger), TimelineState, TimelineState, Vec<UiCommand>);
     let mut h = egui_kittest::Harness::builder().with_size(egui::vec2(1600.0, 800.0)).build_ui_state(
         |ui, s: &mut Ab| {
             ui.columns(2, |cols| {
-                timeline_ui(&mut cols[0], "a", "glenn", &s.0, &mut s.2, cursor, &mut s.4);
-                timeline_ui(&mut cols[1], "b", "ue4", &s.1, &mut s.3, cursor, &mut s.4);
+                timeline_ui(&mut cols[0], "a", "glenn", &s.0 .0, &s.0 .1, &mut s.2, cursor, &mut s.4);
+                timeline_ui(&mut cols[1], "b", "ue4", &s.1 .0, &s.1 .1, &mut s.3, cursor, &mut s.4);
             });
         },
         state,
@@ -293,7 +306,7 @@ fn two_timelines_coexist_and_the_cursor_hides_the_future() {
     h.run();
     h.get_by_label("glenn message timeline");
     h.get_by_label("ue4 message timeline");
-    for (ix, tl) in [(&h.state().0, &h.state().2), (&h.state().1, &h.state().3)] {
+    for ((ix, _), tl) in [(&h.state().0, &h.state().2), (&h.state().1, &h.state().3)] {
         let layout = tl.last_layout.as_ref().unwrap();
         assert!(!layout.rows.is_empty());
         assert!(
@@ -323,6 +336,8 @@ fn frame_cost_with_a_million_events() {
     let t = std::time::Instant::now();
     let index = MessageIndex::from_events(&events);
     let ingest = t.elapsed();
+    let mut ledger = PacketLedger::new();
+    ledger.observe(&events);
     let cursor = index.end_time();
     eprintln!(
         "{} events over {:.0} s, {} messages: ingest {:.0} ms ({:.0} ns/event)",
@@ -341,9 +356,9 @@ fn frame_cost_with_a_million_events() {
         }
         eprintln!("visible() over {span:.0} s: {} rows, {:.1} us", out.len(), t.elapsed().as_secs_f64() * 1e4);
     }
-    let state = Panel { index, tl: TimelineState::default(), cursor, commands: Vec::new() };
+    let state = Panel { index, ledger, tl: TimelineState::default(), cursor, commands: Vec::new() };
     let mut h = egui_kittest::Harness::builder().with_size(egui::vec2(1200.0, 800.0)).build_ui_state(
-        |ui, s: &mut Panel| timeline_ui(ui, "tl", "glenn", &s.index, &mut s.tl, s.cursor, &mut s.commands),
+        |ui, s: &mut Panel| timeline_ui(ui, "tl", "glenn", &s.index, &s.ledger, &mut s.tl, s.cursor, &mut s.commands),
         state,
     );
     h.run();

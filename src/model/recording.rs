@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ackscope_protocol::{Event, Scenario};
+use ackscope_protocol::{Event, PacketLedger, Scenario};
 
 use super::index::{ChunkIndex, MessageIndex, PacketIndex};
 use super::store::Store;
@@ -20,6 +20,9 @@ pub struct Recording {
     id: u64,
     pub scenario: Scenario,
     pub changes: Vec<Change>,
+    /// Ground truth per send (what the link did, what the sender reported), the one source the
+    /// store's true-loss series and the indexes' packet fates read.
+    pub ledger: PacketLedger,
     pub store: Store,
     pub messages: MessageIndex,
     pub chunks: ChunkIndex,
@@ -33,6 +36,7 @@ impl Recording {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             scenario,
             changes: Vec::new(),
+            ledger: PacketLedger::new(),
             store: Store::new(),
             messages: MessageIndex::new(),
             chunks: ChunkIndex::new(),
@@ -67,14 +71,18 @@ impl Recording {
         self.id
     }
 
-    /// Appends events (in time order) to the store and every index.
+    /// Appends events (in time order) to the ledger, every index and the store.
+    ///
+    /// Each event goes through all of them before the next, the ledger first: an index or a
+    /// series sample taken at an event sees the ground truth exactly as of that event.
     pub fn ingest(&mut self, events: Vec<Event>) {
-        self.messages.ingest_all(&events);
-        for e in &events {
-            self.chunks.ingest(e);
-            self.packets.ingest(e);
+        for e in events {
+            self.ledger.observe_event(&e);
+            self.messages.ingest(&e);
+            self.chunks.ingest(&e);
+            self.packets.ingest(&e, &self.ledger);
+            self.store.push(e, &self.ledger);
         }
-        self.store.ingest(events);
     }
 
     /// The session header of this recording (scenario, changes, duration), without events.
@@ -88,5 +96,127 @@ impl Recording {
     /// The recording as a session file.
     pub fn to_session(&self) -> Session {
         Session { events: self.store.events().to_vec(), ..self.header() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use ackscope_protocol::{Dir, DropReason, EventKind, PacketFate, Side, SimTime, Simulation, Strategy};
+
+    use super::*;
+    use crate::model::index::Fate;
+
+    /// What the link and the sender had done with one send by some instant, replayed from the log.
+    #[derive(Debug, Default, Clone, Copy)]
+    struct Replayed {
+        sent_at: Option<SimTime>,
+        dropped: Option<DropReason>,
+        delivered: Option<(SimTime, u32)>,
+        duplicated: bool,
+        acked_at: Option<SimTime>,
+        nakked_at: Option<SimTime>,
+    }
+
+    /// Every send's fate from the events at or before `cursor` alone.
+    fn replay(events: &[Event], cursor: SimTime) -> HashMap<u64, Replayed> {
+        let mut out: HashMap<u64, Replayed> = HashMap::new();
+        let mut latest: HashMap<(Side, u32), u64> = HashMap::new();
+        for e in events.iter().take_while(|e| e.time <= cursor) {
+            let t = e.time;
+            match e.kind {
+                EventKind::PacketSent { side, seq, uid, .. } => {
+                    out.entry(uid).or_default().sent_at = Some(t);
+                    latest.insert((side, seq), uid);
+                }
+                EventKind::LinkDropped { uid, reason, .. } => out.entry(uid).or_default().dropped = Some(reason),
+                EventKind::LinkDuplicated { uid, .. } => out.entry(uid).or_default().duplicated = true,
+                EventKind::LinkDelivered { uid, delay_us, .. } => {
+                    out.entry(uid).or_default().delivered.get_or_insert((t, delay_us));
+                }
+                EventKind::PacketAcked { side, seq } => {
+                    out.entry(latest[&(side, seq)]).or_default().acked_at.get_or_insert(t);
+                }
+                EventKind::PacketNakked { side, seq } => {
+                    out.entry(latest[&(side, seq)]).or_default().nakked_at.get_or_insert(t);
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn packet_log_and_message_timeline_agree_with_the_ledger_on_every_fate() {
+        for strategy in [Strategy::Glenn, Strategy::Ue4] {
+            let mut s = Scenario { seed: 5, strategy, ..Scenario::default() };
+            for d in Dir::BOTH {
+                let l = s.link.get_mut(d);
+                l.loss_percent = 15.0;
+                l.duplicate_percent = 5.0;
+                l.jitter_ms = 25.0;
+                l.reorder_percent = 10.0;
+                l.reorder_delay_ms = 60.0;
+            }
+            let mut sim = Simulation::new(s.clone());
+            sim.run_for_secs(20.0);
+            let events: Vec<Event> = sim.drain_events().collect();
+            let mut rec = Recording::new(s);
+            for batch in events.chunks(1009) {
+                rec.ingest(batch.to_vec());
+            }
+            let (ledger, packets, messages) = (&rec.ledger, &rec.packets, &rec.messages);
+            assert_eq!(packets.unmatched, 0, "{strategy:?} (seed 5)");
+            let end = rec.store.end_time();
+            let (mut rows_checked, mut sends_checked, mut dropped_sends) = (0, 0, 0);
+            for cursor in [SimTime(end.0 / 4), SimTime(end.0 / 2 - 1), end] {
+                let truth = replay(&events, cursor);
+                let want_fate = |uid: u64| {
+                    let r = truth.get(&uid).copied().unwrap_or_default();
+                    match (r.sent_at, r.dropped, r.delivered) {
+                        (None, _, _) => PacketFate::Unknown,
+                        (_, Some(reason), _) => PacketFate::Dropped(reason),
+                        (_, None, Some((at, delay_us))) => {
+                            PacketFate::Delivered { at, delay_us, duplicated: r.duplicated }
+                        }
+                        _ => PacketFate::InFlight,
+                    }
+                };
+                // The packet log's rows up to the cursor, as shown.
+                for i in 0..packets.sent_by(cursor) {
+                    let row = packets.row(i, ledger).unwrap();
+                    let r = truth[&row.uid];
+                    let want = match want_fate(row.uid) {
+                        PacketFate::Dropped(reason) => Fate::Dropped(reason),
+                        PacketFate::Delivered { at, duplicated, .. } => {
+                            Fate::Delivered { delay_us: at.saturating_since(row.time).0, duplicated }
+                        }
+                        _ => Fate::InFlight,
+                    };
+                    let at = format!("uid {} at {cursor:?} ({strategy:?}, seed 5)", row.uid);
+                    assert_eq!(row.fate_at(cursor), want, "{at}");
+                    assert_eq!(row.acked_by(cursor), r.acked_at, "{at}");
+                    assert_eq!(row.nakked_by(cursor), r.nakked_at, "{at}");
+                    rows_checked += 1;
+                }
+                // The timeline's sends: each tied to its packet's row, its fate the ledger's.
+                for m in messages.messages() {
+                    for send in m.sends_by(cursor) {
+                        let Some(uid) = send.uid else { continue };
+                        let row = packets.row_by_uid(uid, ledger).unwrap();
+                        assert_eq!((row.dir, row.seq), (m.side.outgoing(), send.seq), "uid {uid}");
+                        let fate = ledger.fate_at(uid, cursor);
+                        assert_eq!(fate, want_fate(uid), "uid {uid} at {cursor:?} ({strategy:?}, seed 5)");
+                        dropped_sends += matches!(fate, PacketFate::Dropped(_)) as usize;
+                        sends_checked += 1;
+                    }
+                }
+            }
+            assert!(rows_checked > 1000 && sends_checked > 1000, "{rows_checked} rows, {sends_checked} sends");
+            assert!(dropped_sends > 50, "{strategy:?}: {dropped_sends} sends in dropped packets");
+            let dups = (0..packets.len()).filter(|&i| packets.row(i, ledger).unwrap().duplicated).count();
+            assert!(dups > 20, "{strategy:?}: {dups} duplicated packets");
+        }
     }
 }

@@ -4,16 +4,16 @@
 //! Series are derived incrementally as events arrive (never recomputed per frame) and are kept
 //! as [`Sample`] vectors: the plots cut and decimate them at draw time to what their pixel width
 //! shows, converting only the few points they draw. Ground-truth series (true RTT, true loss) are
-//! computed from link events beside the endpoints' estimates, sampled at the same instants so
-//! they can be drawn on the same axes.
+//! sampled beside the endpoints' estimates at the same instants so they can be drawn on the same
+//! axes; the true loss is read from the recording's [`PacketLedger`], which has folded exactly the
+//! events up to each sample when it is taken (the recording feeds the ledger each event first).
 //!
 //! The event log is shared copy-on-write ([`Store::shared_events`]): a save on a worker thread
 //! holds it without copying, and a live run appending meanwhile copies it once, not the saver.
 
-use std::collections::VecDeque;
 use std::sync::Arc;
 
-use ackscope_protocol::{Dir, Event, EventKind, Side, SimTime};
+use ackscope_protocol::{Dir, Event, EventKind, PacketLedger, Side, SimTime};
 
 /// Link sends per direction over which the true loss is measured (the estimator's window).
 pub const TRUE_LOSS_WINDOW: usize = 256;
@@ -47,39 +47,6 @@ pub struct SideSeries {
     pub flow_good: Vec<Sample>,
 }
 
-#[derive(Debug, Default, Clone)]
-struct LossTruth {
-    window: VecDeque<(u64, bool)>,
-    lost: usize,
-}
-
-impl LossTruth {
-    fn sent(&mut self, uid: u64) {
-        if self.window.len() >= TRUE_LOSS_WINDOW {
-            if let Some((_, true)) = self.window.pop_front() {
-                self.lost -= 1;
-            }
-        }
-        self.window.push_back((uid, false));
-    }
-    fn dropped(&mut self, uid: u64) {
-        // The drop follows its send within the same link call, so it is at (or near) the back.
-        if let Some(entry) = self.window.iter_mut().rev().take(8).find(|(u, _)| *u == uid) {
-            if !entry.1 {
-                entry.1 = true;
-                self.lost += 1;
-            }
-        }
-    }
-    fn percent(&self) -> f64 {
-        if self.window.is_empty() {
-            0.0
-        } else {
-            self.lost as f64 * 100.0 / self.window.len() as f64
-        }
-    }
-}
-
 /// Everything recorded for one run, plus derived series.
 #[derive(Debug, Default, Clone)]
 pub struct Store {
@@ -87,7 +54,6 @@ pub struct Store {
     pub sides: [SideSeries; 2],
     /// Smoothed one-way link delay A->B plus B->A.
     pub true_rtt_ms: Vec<Sample>,
-    loss_truth: [LossTruth; 2],
     delay_ms: [Option<f64>; 2],
     end: SimTime,
     /// Parameter changes (live edits and scripted steps): time in seconds and a label.
@@ -104,21 +70,15 @@ impl Store {
         Self::default()
     }
 
-    /// Appends events (in time order) and extends the series.
-    pub fn ingest(&mut self, events: impl IntoIterator<Item = Event>) {
-        let mut events = events.into_iter().peekable();
-        if events.peek().is_none() {
-            return;
-        }
-        // Copies the log only while a saver still holds the previous one.
-        let mut log = std::mem::take(&mut self.events);
-        let all = Arc::make_mut(&mut log);
-        for e in events {
-            self.derive(&e);
-            self.end = self.end.max(e.time);
-            all.push(e);
-        }
-        self.events = log;
+    /// Appends one event (events come in time order) and extends the series; `truth` has
+    /// already folded it, and every event before it.
+    ///
+    /// One event at a time, so a ground-truth sample is what the ledger knew at its instant. The
+    /// log is copied only while a saver still holds the previous one (once, not per event).
+    pub fn push(&mut self, e: Event, truth: &PacketLedger) {
+        self.derive(&e, truth);
+        self.end = self.end.max(e.time);
+        Arc::make_mut(&mut self.events).push(e);
     }
 
     /// The event log, shared: holding it costs nothing until the store appends again.
@@ -126,11 +86,9 @@ impl Store {
         Arc::clone(&self.events)
     }
 
-    fn derive(&mut self, e: &Event) {
+    fn derive(&mut self, e: &Event, truth: &PacketLedger) {
         let t = e.time;
         match e.kind {
-            EventKind::LinkSent { dir, uid, .. } => self.loss_truth[dir.index()].sent(uid),
-            EventKind::LinkDropped { dir, uid, .. } => self.loss_truth[dir.index()].dropped(uid),
             EventKind::LinkDelivered { dir, delay_us, .. } => {
                 let d = delay_us as f64 / 1000.0;
                 let slot = &mut self.delay_ms[dir.index()];
@@ -166,7 +124,8 @@ impl Store {
                 s.rtt_smoothed_ms.push(pt(t, stats.rtt_ms as f64));
                 s.rtt_display_ms.push(pt(t, stats.rtt_display_ms as f64));
                 s.loss_estimate_percent.push(pt(t, stats.loss_percent as f64));
-                s.loss_true_percent.push(pt(t, self.loss_truth[side.outgoing().index()].percent()));
+                let true_loss = truth.recent_loss_percent(side.outgoing(), TRUE_LOSS_WINDOW).unwrap_or(0.0);
+                s.loss_true_percent.push(pt(t, true_loss));
                 s.sent_kbps.push(pt(t, stats.sent_kbps as f64));
                 s.received_kbps.push(pt(t, stats.received_kbps as f64));
                 s.acked_kbps.push(pt(t, stats.acked_kbps as f64));
@@ -213,26 +172,41 @@ impl Store {
         &self.sides[side.index()]
     }
 
-    /// Current true loss (%) on a direction over the last [`TRUE_LOSS_WINDOW`] sends.
+    /// True loss (%) on a direction over its last [`TRUE_LOSS_WINDOW`] link sends, as of the
+    /// sending side's latest stats sample (the value the plots end on); 0 before any sample.
+    ///
+    /// The store keeps no count of its own: the figure between samples is the recording's
+    /// ledger's (`PacketLedger::recent_loss_percent`).
     pub fn true_loss_percent(&self, dir: Dir) -> f64 {
-        self.loss_truth[dir.index()].percent()
+        self.side(dir.sender()).loss_true_percent.last().map_or(0.0, |s| s.y)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Recording;
     use ackscope_protocol::{Scenario, Simulation};
+
+    /// A recording of `s` run for `secs`, ingested in batches as a live run delivers them.
+    fn record(s: Scenario, secs: f64) -> (Vec<Event>, Recording) {
+        let mut sim = Simulation::new(s.clone());
+        sim.run_for_secs(secs);
+        let events: Vec<Event> = sim.drain_events().collect();
+        let mut rec = Recording::new(s);
+        for batch in events.chunks(997) {
+            rec.ingest(batch.to_vec());
+        }
+        (events, rec)
+    }
 
     #[test]
     fn series_follow_a_run_and_truth_matches_the_link() {
         let mut s = Scenario::default();
         s.link.a_to_b.loss_percent = 20.0;
         s.link.b_to_a.loss_percent = 0.0;
-        let mut sim = Simulation::new(s);
-        sim.run_for_secs(30.0);
-        let mut store = Store::new();
-        store.ingest(sim.drain_events());
+        let (_, rec) = record(s, 30.0);
+        let store = &rec.store;
         let a = store.side(Side::A);
         assert_eq!(a.rtt_smoothed_ms.len(), 301, "one stats sample per 100 ms");
         assert!(!a.rtt_raw_ms.is_empty());
@@ -242,5 +216,46 @@ mod tests {
         let rtt = store.true_rtt_ms.last().unwrap().y;
         assert!((rtt - 100.0).abs() < 1e-6, "{rtt}");
         assert!(store.end_time() >= SimTime(29_900_000));
+    }
+
+    #[test]
+    fn true_loss_series_counts_the_drops_among_each_directions_last_link_sends() {
+        let mut s = Scenario { seed: 11, ..Scenario::default() };
+        for d in Dir::BOTH {
+            let l = s.link.get_mut(d);
+            l.loss_percent = 15.0;
+            l.duplicate_percent = 5.0;
+            l.jitter_ms = 30.0;
+            l.reorder_percent = 5.0;
+            l.reorder_delay_ms = 40.0;
+            l.burst.p_percent = 2.0;
+        }
+        let (events, rec) = record(s, 60.0);
+        // Counted straight from the log: every link send so far, and the drops so far.
+        let mut sends: [Vec<u64>; 2] = Default::default();
+        let mut dropped = std::collections::HashSet::new();
+        let mut want: [Vec<Sample>; 2] = Default::default();
+        for e in &events {
+            match e.kind {
+                EventKind::LinkSent { dir, uid, .. } => sends[dir.index()].push(uid),
+                EventKind::LinkDropped { uid, .. } => drop(dropped.insert(uid)),
+                EventKind::Stats { side, .. } => {
+                    let all = &sends[side.outgoing().index()];
+                    let last = &all[all.len().saturating_sub(TRUE_LOSS_WINDOW)..];
+                    let lost = last.iter().filter(|u| dropped.contains(u)).count();
+                    let y = if last.is_empty() { 0.0 } else { lost as f64 * 100.0 / last.len() as f64 };
+                    want[side.index()].push(pt(e.time, y));
+                }
+                _ => {}
+            }
+        }
+        for side in [Side::A, Side::B] {
+            let got = &rec.store.side(side).loss_true_percent;
+            assert_eq!(got.len(), 601, "{side:?}");
+            assert_eq!(got, &want[side.index()], "{side:?} (seed 11)");
+            assert!(got.iter().any(|p| p.y > 20.0) && got.iter().any(|p| p.y < 10.0), "{side:?}: a lossy, bursty run");
+            let last = got.last().unwrap().y;
+            assert_eq!(rec.store.true_loss_percent(side.outgoing()), last);
+        }
     }
 }

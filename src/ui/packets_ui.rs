@@ -5,7 +5,7 @@
 //! Only the rows in view are laid out (`ScrollArea::show_rows`), and the filtered row list is a
 //! cache extended as rows arrive, so a frame costs the same with a thousand or a million packets.
 
-use ackscope_protocol::{Dir, DropReason, SimTime};
+use ackscope_protocol::{Dir, DropReason, PacketLedger, SimTime};
 use egui::RichText;
 
 use crate::app::AppCommand;
@@ -145,16 +145,18 @@ fn filters_ui(view: &mut PacketsView, ui: &mut egui::Ui) {
     });
 }
 
-/// Draws the log as it was at `cursor`; a click on a row pushes [`AppCommand::SeekTo`] its send time.
+/// Draws the log of `index` (its facts read from `ledger`, the recording's) as it was at
+/// `cursor`; a click on a row pushes [`AppCommand::SeekTo`] its send time.
 pub fn packets_ui(
     index: &PacketIndex,
+    ledger: &PacketLedger,
     view: &mut PacketsView,
     cursor: SimTime,
     ui: &mut egui::Ui,
     commands: &mut Vec<AppCommand>,
 ) {
     filters_ui(view, ui);
-    view.filtered.update(index, &view.filter);
+    view.filtered.update(index, ledger, &view.filter);
     let count = view.filtered.count_at(index, cursor);
     ui.label(format!("{count} of {} packets sent by the cursor match", index.sent_by(cursor)));
     // A frameless button gets the same padding and height as the rows, so the columns line up
@@ -162,7 +164,6 @@ pub fn packets_ui(
     let header =
         ui.add(egui::Button::new(RichText::new(HEADER).monospace().weak()).frame(false).sense(egui::Sense::hover()));
     let row_h = header.rect.height();
-    let rows = index.rows();
     egui::ScrollArea::both().id_salt("packet_log").auto_shrink([false, false]).stick_to_bottom(true).show_rows(
         ui,
         row_h,
@@ -171,7 +172,8 @@ pub fn packets_ui(
             ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
             for k in range {
                 let Some(i) = view.filtered.get(k) else { break };
-                let r = &rows[i as usize];
+                let Some(row) = index.row(i as usize, ledger) else { continue };
+                let r = &row;
                 let mut text = RichText::new(row_text(r, cursor)).monospace();
                 if r.dropped.is_some() {
                     text = text.color(DROPPED_COLOR);

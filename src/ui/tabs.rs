@@ -166,7 +166,8 @@ impl Panel for MessagesPanel {
         ui.columns(lanes.len(), |cols| {
             for ((lane, state), col) in self.0.zip(lanes).zip(cols.iter_mut()) {
                 let name = lane.scenario.strategy.name();
-                super::timeline_ui::timeline_ui(col, ("timeline", name), name, &lane.messages, state, cursor, cmds);
+                let (index, ledger) = (&lane.messages, &lane.ledger);
+                super::timeline_ui::timeline_ui(col, ("timeline", name), name, index, ledger, state, cursor, cmds);
             }
         });
     }
@@ -189,7 +190,7 @@ pub struct PacketsPanel(PerLane<PacketsView>);
 impl Panel for PacketsPanel {
     fn ui(&mut self, lanes: &[Recording], cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
         lane_columns_ui(lanes, &mut self.0, ui, |lane, view, ui| {
-            super::packets_ui::packets_ui(&lane.packets, view, cursor, ui, cmds)
+            super::packets_ui::packets_ui(&lane.packets, &lane.ledger, view, cursor, ui, cmds)
         });
     }
 }

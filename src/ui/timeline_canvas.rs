@@ -2,7 +2,7 @@
 //! cursor, the pointer's pan/zoom/scroll/select, and the legend of marks. [`super::timeline_ui`]
 //! holds the state, the toolbar and the selected message's list.
 
-use ackscope_protocol::{SendKind, SimTime};
+use ackscope_protocol::{PacketFate, PacketLedger, SendKind, SimTime};
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, Vec2};
 
 use super::plots_ui::{COLOR_A, COLOR_B};
@@ -118,6 +118,7 @@ pub(super) fn canvas_ui(
     ui: &mut egui::Ui,
     label: &str,
     index: &MessageIndex,
+    ledger: &PacketLedger,
     state: &mut TimelineState,
     cursor: SimTime,
     size: Vec2,
@@ -192,7 +193,7 @@ pub(super) fn canvas_ui(
             painter.rect_filled(band, 0.0, Color32::from_rgba_unmultiplied(255, 255, 255, 14));
         }
         layout_rows.push((m.key(), y));
-        draw_row(&painter, m, y, row_h, r, state.selected == Some(m.key()), rows_rect, cursor, &x, index);
+        draw_row(&painter, m, y, row_h, r, state.selected == Some(m.key()), rows_rect, cursor, &x, ledger);
     }
 
     // Time axis and the cursor.
@@ -276,7 +277,7 @@ fn draw_row(
     rect: Rect,
     cursor: SimTime,
     x: &dyn Fn(SimTime) -> f32,
-    index: &MessageIndex,
+    ledger: &PacketLedger,
 ) {
     if selected {
         let band =
@@ -303,10 +304,7 @@ fn draw_row(
             continue;
         }
         last_px = xx;
-        let dropped = s
-            .uid
-            .and_then(|u| index.packet(u))
-            .is_some_and(|p| p.dropped.is_some_and(|d| d.0 <= cursor) && p.delivered.is_none_or(|d| d.0 > cursor));
+        let dropped = s.uid.is_some_and(|u| matches!(ledger.fate_at(u, cursor), PacketFate::Dropped(_)));
         let c = Pos2::new(xx, y);
         send_mark(painter, c, r, s.kind, dropped);
         if s.spurious {

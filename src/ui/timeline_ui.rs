@@ -12,12 +12,12 @@
 //! draws into whatever area it is given and salts its ids, so two timelines (A/B) can coexist.
 //! The canvas itself is drawn by [`super::timeline_canvas`].
 
-use ackscope_protocol::{SendKind, SimTime};
+use ackscope_protocol::{PacketFate, PacketLedger, SendKind, SimTime};
 use egui::{Pos2, Rect, Vec2};
 
 use super::timeline_canvas::{canvas_ui, legend_ui, x_of, MAX_SPAN_S, MIN_SPAN_S};
 use crate::app::AppCommand;
-use crate::model::index::{MessageFilter, MessageIndex, MessageRecord, MsgKey, PacketFate, SendRecord};
+use crate::model::index::{MessageFilter, MessageIndex, MessageRecord, MsgKey, SendRecord};
 
 /// Share of the window left free right of the cursor while following.
 pub const FOLLOW_MARGIN: f64 = 0.03;
@@ -101,20 +101,22 @@ fn ms_since(t: SimTime, from: SimTime) -> f64 {
     t.saturating_since(from).as_millis_f64()
 }
 
-/// What the link and the sender knew of a send's packet by `cursor`.
-pub fn fate_text(uid: u64, p: Option<&PacketFate>, sent_at: SimTime, cursor: SimTime) -> String {
-    let Some(p) = p else { return "packet not on the wire yet".into() };
+/// What the link and the sender knew of link send `uid` (a send's packet) by `cursor`, from the
+/// recording's ledger.
+pub fn fate_text(uid: u64, ledger: &PacketLedger, sent_at: SimTime, cursor: SimTime) -> String {
+    let Some(p) = ledger.packet(uid) else { return "packet not on the wire yet".into() };
     let mut parts = Vec::new();
-    match (p.dropped.filter(|d| d.0 <= cursor), p.delivered.filter(|d| d.0 <= cursor)) {
-        (Some((_, reason)), None) => parts.push(format!("dropped ({reason:?})")),
-        (_, Some((_, delay_us))) => {
+    match ledger.fate_at(uid, cursor) {
+        PacketFate::Dropped(reason) => parts.push(format!("dropped ({reason:?})")),
+        PacketFate::Delivered { delay_us, .. } => {
             let mut s = format!("delivered after {:.1} ms", delay_us as f64 / 1000.0);
-            if p.duplicated > 0 {
+            if p.duplicates > 0 {
                 s += &format!(", duplicated ({} copies delivered)", p.copies_delivered);
             }
             parts.push(s);
         }
-        (None, None) => parts.push("in flight".into()),
+        // The link decides on send: sent after the cursor, its packet was still on its way.
+        PacketFate::InFlight | PacketFate::Unknown => parts.push("in flight".into()),
     }
     if let Some(t) = p.acked_at.filter(|t| *t <= cursor) {
         parts.push(format!("acked at {:.3} s (+{:.0} ms)", t.as_secs_f64(), ms_since(t, sent_at)));
@@ -173,6 +175,7 @@ pub(super) fn message_details_ui(ui: &mut egui::Ui, m: &MessageRecord, cursor: S
 fn selected_ui(
     ui: &mut egui::Ui,
     index: &MessageIndex,
+    ledger: &PacketLedger,
     state: &mut TimelineState,
     cursor: SimTime,
     commands: &mut Vec<AppCommand>,
@@ -210,7 +213,7 @@ fn selected_ui(
                 }
                 seek(ui, send_row_label(i + 1, s), s.time);
                 let fate = match s.uid {
-                    Some(uid) => fate_text(uid, index.packet(uid), s.time, cursor),
+                    Some(uid) => fate_text(uid, ledger, s.time, cursor),
                     None => "packet not on the wire yet".into(),
                 };
                 ui.label(egui::RichText::new(format!("    {fate}")).small());
@@ -226,15 +229,18 @@ fn selected_ui(
     }
 }
 
-/// Draws the message timeline of `index` as of `cursor` into the available area.
+/// Draws the message timeline of `index` (its packets' fates read from `ledger`, the
+/// recording's) as of `cursor` into the available area.
 ///
 /// `id_salt` keeps two timelines apart (A/B); `label` is shown in the toolbar and names the
 /// canvas for accessibility. Clicking a listed send pushes [`AppCommand::SeekTo`].
+#[allow(clippy::too_many_arguments)]
 pub fn timeline_ui(
     ui: &mut egui::Ui,
     id_salt: impl std::hash::Hash + std::fmt::Debug,
     label: &str,
     index: &MessageIndex,
+    ledger: &PacketLedger,
     state: &mut TimelineState,
     cursor: SimTime,
     commands: &mut Vec<AppCommand>,
@@ -246,11 +252,11 @@ pub fn timeline_ui(
         let side_w = if state.selected.is_some() { (avail.x * 0.35).clamp(180.0, 340.0) } else { 0.0 };
         ui.horizontal_top(|ui| {
             let canvas_w = (avail.x - side_w - ui.spacing().item_spacing.x).max(100.0);
-            canvas_ui(ui, label, index, state, cursor, Vec2::new(canvas_w, avail.y.max(80.0)));
+            canvas_ui(ui, label, index, ledger, state, cursor, Vec2::new(canvas_w, avail.y.max(80.0)));
             if state.selected.is_some() {
                 ui.vertical(|ui| {
                     ui.set_width(side_w);
-                    selected_ui(ui, index, state, cursor, commands);
+                    selected_ui(ui, index, ledger, state, cursor, commands);
                 });
             }
         });

@@ -8,15 +8,16 @@
 //! endpoint reports `MessageSent { seq }` first and the driver then reports `PacketSent { seq, uid }`
 //! for that packet in the same instant (UE4 may build a packet in `receive` and hand it out at the
 //! next tick, so a send waits for the next `PacketSent` of its sequence, never an earlier one).
-//! Sequences wrap, so acks and Naks (`PacketAcked` / `PacketNakked { seq }`) are mapped to the
-//! latest link send of that sequence on that side, as the simulation's own ground truth does.
+//! That link send id is all the index keeps of the packet: what the link did with it and whether
+//! the sender reported it acked or lost are the recording's [`PacketLedger`](ackscope_protocol::PacketLedger)'s
+//! (`ledger.packet(uid)`, `ledger.fate_at(uid, cursor)`), kept once for every view.
 //!
 //! A send is *spurious* when the peer's application had already received the message when it was
 //! sent (ground truth from `MessageDelivered`, the same rule as `reliable_metrics`).
 
 use std::collections::HashMap;
 
-use ackscope_protocol::{DropReason, Event, EventKind, RefuseReason, SendKind, Side, SimTime};
+use ackscope_protocol::{Event, EventKind, RefuseReason, SendKind, Side, SimTime};
 
 /// A message: the side that sent it and its workload id on that side.
 pub type MsgKey = (Side, u64);
@@ -25,8 +26,6 @@ pub type MsgKey = (Side, u64);
 const BLOCK: usize = 64;
 /// A send not on the wire after this long is never tied to a packet.
 const STALE_SEND: SimTime = SimTime(10_000_000);
-/// Largest jump in link send ids accepted (guards memory against a corrupt log).
-const MAX_UID_JUMP: u64 = 1 << 20;
 
 /// One time a message was put in a packet.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,7 +34,8 @@ pub struct SendRecord {
     /// The packet sequence the sender reported.
     pub seq: u32,
     pub kind: SendKind,
-    /// The link send that carried the packet (None until the driver reported it).
+    /// The link send that carried the packet (None until the driver reported it); its fate is
+    /// the ledger's.
     pub uid: Option<u64>,
     /// The receiving application already had the message when this send happened.
     pub spurious: bool,
@@ -114,27 +114,6 @@ impl MessageRecord {
     }
 }
 
-/// The ground-truth fate of one link send (a packet on the wire).
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct PacketFate {
-    /// False for ids never reported (gaps).
-    pub known: bool,
-    pub side: Option<Side>,
-    pub seq: u32,
-    pub bytes: u32,
-    pub sent_at: SimTime,
-    pub dropped: Option<(SimTime, DropReason)>,
-    /// Extra copies the link made.
-    pub duplicated: u32,
-    /// First copy delivered: when, and after how long on the link.
-    pub delivered: Option<(SimTime, u32)>,
-    /// Copies delivered in total.
-    pub copies_delivered: u32,
-    /// When the sender reported it acked / lost.
-    pub acked_at: Option<SimTime>,
-    pub nakked_at: Option<SimTime>,
-}
-
 /// Which messages a view shows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MessageFilter {
@@ -161,17 +140,13 @@ impl MessageFilter {
     }
 }
 
-/// Messages in queue order, their sends and the fates of the packets that carried them.
+/// Messages in queue order, their sends and the link sends that carried them.
 #[derive(Debug, Default, Clone)]
 pub struct MessageIndex {
     messages: Vec<MessageRecord>,
     by_key: HashMap<MsgKey, usize>,
     /// Per block of [`BLOCK`] messages: the latest `last_at`, or `u64::MAX` while any is open.
     block_end: Vec<u64>,
-    /// Link sends by uid.
-    packets: Vec<PacketFate>,
-    /// The latest link send of each (side, seq).
-    last_uid: HashMap<(Side, u32), u64>,
     /// Sends waiting for the `PacketSent` of their sequence: (message index, send index).
     pending: HashMap<(Side, u32), Vec<(usize, usize)>>,
     /// Refusals of messages never queued, per side.
@@ -214,11 +189,6 @@ impl MessageIndex {
         self.index_of(key).map(|i| &self.messages[i])
     }
 
-    /// The fate of link send `uid`.
-    pub fn packet(&self, uid: u64) -> Option<&PacketFate> {
-        self.packets.get(uid as usize).filter(|p| p.known)
-    }
-
     /// Time of the latest event seen.
     pub fn end_time(&self) -> SimTime {
         self.end
@@ -227,17 +197,6 @@ impl MessageIndex {
     /// Refusals of messages that were never queued (e.g. the send queue was full), per side.
     pub fn refused_unqueued(&self, side: Side) -> u64 {
         self.refused_unknown[side.index()]
-    }
-
-    fn packet_mut(&mut self, uid: u64) -> Option<&mut PacketFate> {
-        let len = self.packets.len() as u64;
-        if uid >= len {
-            if uid - len > MAX_UID_JUMP {
-                return None;
-            }
-            self.packets.resize(uid as usize + 1, PacketFate::default());
-        }
-        Some(&mut self.packets[uid as usize])
     }
 
     /// Updates message `i` after an event at `t` and its block's time bound.
@@ -333,11 +292,7 @@ impl MessageIndex {
                 self.messages[i].refused = Some((t, reason));
                 self.touch(i, t);
             }
-            EventKind::PacketSent { side, seq, bytes, uid } => {
-                if let Some(p) = self.packet_mut(uid) {
-                    *p = PacketFate { known: true, side: Some(side), seq, bytes, sent_at: t, ..PacketFate::default() };
-                }
-                self.last_uid.insert((side, seq), uid);
+            EventKind::PacketSent { side, seq, uid, .. } => {
                 if let Some(list) = self.pending.get_mut(&(side, seq)) {
                     let messages = &mut self.messages;
                     list.retain(|&(i, s)| {
@@ -355,36 +310,6 @@ impl MessageIndex {
                     });
                     if list.is_empty() {
                         self.pending.remove(&(side, seq));
-                    }
-                }
-            }
-            EventKind::LinkDropped { uid, reason, .. } => {
-                if let Some(p) = self.packet_mut(uid) {
-                    p.dropped.get_or_insert((t, reason));
-                }
-            }
-            EventKind::LinkDuplicated { uid, .. } => {
-                if let Some(p) = self.packet_mut(uid) {
-                    p.duplicated += 1;
-                }
-            }
-            EventKind::LinkDelivered { uid, delay_us, .. } => {
-                if let Some(p) = self.packet_mut(uid) {
-                    p.copies_delivered += 1;
-                    p.delivered.get_or_insert((t, delay_us));
-                }
-            }
-            EventKind::PacketAcked { side, seq } => {
-                if let Some(&uid) = self.last_uid.get(&(side, seq)) {
-                    if let Some(p) = self.packet_mut(uid) {
-                        p.acked_at.get_or_insert(t);
-                    }
-                }
-            }
-            EventKind::PacketNakked { side, seq } => {
-                if let Some(&uid) = self.last_uid.get(&(side, seq)) {
-                    if let Some(p) = self.packet_mut(uid) {
-                        p.nakked_at.get_or_insert(t);
                     }
                 }
             }

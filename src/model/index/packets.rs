@@ -1,6 +1,12 @@
-//! The packet log's index: one row per packet an endpoint sent, with the link's verdict on it
-//! (dropped and why, duplicated, delivered after how long), the sender's ack or nak, and a short
-//! summary of what it carried, all stored as times so the row can be shown as it was at the cursor.
+//! The packet log's index: one row per packet an endpoint sent, in send order, with a short
+//! summary of what it carried.
+//!
+//! The index keeps only what the recording's [`PacketLedger`] does not know: the log's order
+//! (with each send's time, its sort key) and each packet's contents. The link's verdict (dropped
+//! and why, duplicated, delivered when), the receiver's acceptance and the sender's ack or nak
+//! are the ledger's, kept once per send for every view; [`PacketIndex::row`] joins the two into a
+//! [`PacketRow`] for the few rows a frame shows. Everything is stored as times, so a row can be
+//! shown as it was at the cursor.
 //!
 //! Rows are pushed in send order, which is time order. A filtered view ([`FilteredRows`]) caches
 //! the matching row numbers and only extends them as rows arrive, so a frame never re-filters the
@@ -8,7 +14,7 @@
 
 use std::collections::HashMap;
 
-use ackscope_protocol::{Dir, DropReason, Event, EventKind, SendKind, Side, SimTime};
+use ackscope_protocol::{Dir, DropReason, Event, EventKind, PacketLedger, PacketRecord, SendKind, Side, SimTime};
 
 /// What a packet carried, gathered from the endpoint's events of the same instant.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -56,7 +62,18 @@ impl RowContents {
     }
 }
 
-/// One packet send.
+/// One packet send as the log keeps it: when (the log's sort key), which link send, and what it
+/// carried.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PacketSend {
+    pub time: SimTime,
+    pub uid: u64,
+    pub contents: RowContents,
+}
+
+/// One packet send with the ledger's facts about it: what a row of the log shows.
+///
+/// Built on demand by [`PacketIndex::row`] (never stored: the ledger holds the facts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PacketRow {
     pub time: SimTime,
@@ -93,6 +110,25 @@ pub enum Fate {
 }
 
 impl PacketRow {
+    /// The row of `send`, whose ledger record is `p`.
+    fn join(send: &PacketSend, p: &PacketRecord) -> Option<Self> {
+        Some(Self {
+            time: send.time,
+            dir: p.dir?,
+            seq: p.seq? as u32,
+            bytes: p.bytes,
+            uid: send.uid,
+            contents: send.contents,
+            dropped: p.dropped,
+            duplicated: p.duplicates > 0,
+            delivered_at: p.delivered_at,
+            received_at: p.received_at,
+            malformed_at: p.malformed_at,
+            acked_at: p.acked_at,
+            nakked_at: p.nakked_at,
+        })
+    }
+
     pub fn fate_at(&self, t: SimTime) -> Fate {
         if let Some(r) = self.dropped {
             // The link drops on send, so a visible row's drop is always known.
@@ -150,30 +186,43 @@ impl PacketFilter {
     }
 
     pub fn matches(&self, row: &PacketRow) -> bool {
-        self.matches_with(row, &self.text.trim().to_lowercase(), &mut String::new())
+        self.link_matches(row.dir, row.dropped.is_some(), row.duplicated)
+            && Self::text_matches(&row.contents, &self.text.trim().to_lowercase(), &mut String::new())
     }
 
-    /// [`Self::matches`] with the lower-case needle computed once and a reused buffer.
-    fn matches_with(&self, row: &PacketRow, needle: &str, buf: &mut String) -> bool {
-        if let DirFilter::Only(d) = self.dir {
-            if row.dir != d {
+    /// [`Self::matches`] for a stored send, with the lower-case needle computed once and a reused
+    /// buffer; the ledger is asked only when the direction or the fate is filtered.
+    fn matches_send(&self, send: &PacketSend, ledger: &PacketLedger, needle: &str, buf: &mut String) -> bool {
+        if self.dir != DirFilter::Both || self.fate != FateFilter::All {
+            let Some(p) = ledger.packet(send.uid) else { return false };
+            let Some(dir) = p.dir else { return false };
+            if !self.link_matches(dir, p.dropped.is_some(), p.duplicates > 0) {
                 return false;
             }
         }
-        let fate_ok = match self.fate {
-            FateFilter::All => true,
-            FateFilter::Dropped => row.dropped.is_some(),
-            FateFilter::Delivered => row.dropped.is_none(),
-            FateFilter::Duplicated => row.duplicated,
-        };
-        if !fate_ok {
-            return false;
+        Self::text_matches(&send.contents, needle, buf)
+    }
+
+    fn link_matches(&self, dir: Dir, dropped: bool, duplicated: bool) -> bool {
+        if let DirFilter::Only(d) = self.dir {
+            if dir != d {
+                return false;
+            }
         }
+        match self.fate {
+            FateFilter::All => true,
+            FateFilter::Dropped => dropped,
+            FateFilter::Delivered => !dropped,
+            FateFilter::Duplicated => duplicated,
+        }
+    }
+
+    fn text_matches(contents: &RowContents, needle: &str, buf: &mut String) -> bool {
         if needle.is_empty() {
             return true;
         }
         buf.clear();
-        row.contents.write_summary(buf);
+        contents.write_summary(buf);
         buf.contains(needle)
     }
 }
@@ -189,21 +238,17 @@ struct Pending {
 /// Gives every index its own identity, so a cached filter notices when the app swaps indexes.
 static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
-/// Every packet send of a run.
+/// Every packet send of a run (the facts about each are in the recording's [`PacketLedger`]).
 #[derive(Debug, Clone)]
 pub struct PacketIndex {
     instance: u64,
-    rows: Vec<PacketRow>,
+    rows: Vec<PacketSend>,
     /// Row of each link uid, offset by `uid_base` (uids are dense and increasing).
     uid_row: Vec<u32>,
     uid_base: Option<u64>,
-    /// Latest row sent by each side under each sequence (sequences wrap).
-    seq_row: [HashMap<u32, u32>; 2],
     pending: [Pending; 2],
     /// Slice count of each side's current chunk, for "slice i/n".
     chunk_slices: [HashMap<u32, u32>; 2],
-    /// Last delivery per direction: (time, row), to attach a `Malformed` to its packet.
-    last_delivery: [Option<(SimTime, u32)>; 2],
     end: SimTime,
     /// Events that named a packet this index never saw (should stay 0 for a whole run).
     pub unmatched: u64,
@@ -216,10 +261,8 @@ impl Default for PacketIndex {
             rows: Vec::new(),
             uid_row: Vec::new(),
             uid_base: None,
-            seq_row: Default::default(),
             pending: Default::default(),
             chunk_slices: Default::default(),
-            last_delivery: [None; 2],
             end: SimTime::ZERO,
             unmatched: 0,
         }
@@ -231,14 +274,9 @@ impl PacketIndex {
         Self::default()
     }
 
-    pub fn ingest_all<'a>(&mut self, events: impl IntoIterator<Item = &'a Event>) {
-        for e in events {
-            self.ingest(e);
-        }
-    }
-
-    /// Adds one event (events must come in time order).
-    pub fn ingest(&mut self, e: &Event) {
+    /// Adds one event (events must come in time order) that `ledger` has just folded, after
+    /// every event before it: whether an ack names a packet sent is asked of the ledger as of then.
+    pub fn ingest(&mut self, e: &Event, ledger: &PacketLedger) {
         let t = e.time;
         self.end = self.end.max(t);
         match e.kind {
@@ -263,29 +301,20 @@ impl PacketIndex {
                 p.contents.slice = Some((chunk, slice, n));
                 p.contents.slice_resend = resend;
             }
-            EventKind::PacketSent { side, seq, bytes, uid } => {
+            EventKind::PacketSent { side, seq, uid, .. } => {
                 let p = std::mem::take(&mut self.pending[side.index()]);
                 let mut contents = if p.time == t { p.contents } else { RowContents::default() };
                 if p.seq.is_some_and(|s| s != seq) {
                     contents.msgs = 0;
                     contents.resends = 0;
                 }
+                if ledger.packet(uid).is_none() {
+                    // An id the ledger refused (a corrupt log): no row without its facts.
+                    self.unmatched += 1;
+                    return;
+                }
                 let row = self.rows.len() as u32;
-                self.rows.push(PacketRow {
-                    time: t,
-                    dir: side.outgoing(),
-                    seq,
-                    bytes,
-                    uid,
-                    contents,
-                    dropped: None,
-                    duplicated: false,
-                    delivered_at: None,
-                    received_at: None,
-                    malformed_at: None,
-                    acked_at: None,
-                    nakked_at: None,
-                });
+                self.rows.push(PacketSend { time: t, uid, contents });
                 let base = *self.uid_base.get_or_insert(uid);
                 if uid >= base {
                     let k = (uid - base) as usize;
@@ -294,50 +323,17 @@ impl PacketIndex {
                     }
                     self.uid_row[k] = row;
                 }
-                self.seq_row[side.index()].insert(seq, row);
             }
-            EventKind::LinkDropped { uid, reason, .. } => {
-                if let Some(r) = self.row_of_uid(uid) {
-                    r.dropped = Some(reason);
-                }
-            }
-            EventKind::LinkDuplicated { uid, .. } => {
-                if let Some(r) = self.row_of_uid(uid) {
-                    r.duplicated = true;
-                }
-            }
-            EventKind::LinkDelivered { dir, uid, .. } => {
-                let row = self.uid_row_index(uid);
-                if let Some(i) = row {
-                    self.rows[i as usize].delivered_at.get_or_insert(t);
-                    self.last_delivery[dir.index()] = Some((t, i));
-                } else {
-                    self.unmatched += 1;
-                }
+            EventKind::LinkDropped { uid, .. }
+            | EventKind::LinkDuplicated { uid, .. }
+            | EventKind::LinkDelivered { uid, .. } => {
+                self.unmatched += self.uid_row_index(uid).is_none() as u64;
             }
             EventKind::PacketReceived { side, seq, .. } => {
-                if let Some(r) = self.row_of_seq(side.other(), seq) {
-                    r.received_at.get_or_insert(t);
-                }
+                self.unmatched += ledger.uid_of(side.other(), seq as u16).is_none() as u64;
             }
-            EventKind::Malformed { side, .. } => {
-                // The endpoint rejects a packet while the link hands it over, in the same instant.
-                let dir = side.other().outgoing();
-                if let Some((at, i)) = self.last_delivery[dir.index()] {
-                    if at == t {
-                        self.rows[i as usize].malformed_at.get_or_insert(t);
-                    }
-                }
-            }
-            EventKind::PacketAcked { side, seq } => {
-                if let Some(r) = self.row_of_seq(side, seq) {
-                    r.acked_at.get_or_insert(t);
-                }
-            }
-            EventKind::PacketNakked { side, seq } => {
-                if let Some(r) = self.row_of_seq(side, seq) {
-                    r.nakked_at.get_or_insert(t);
-                }
+            EventKind::PacketAcked { side, seq } | EventKind::PacketNakked { side, seq } => {
+                self.unmatched += ledger.uid_of(side, seq as u16).is_none() as u64;
             }
             _ => {}
         }
@@ -356,29 +352,16 @@ impl PacketIndex {
         self.uid_row.get(k).copied().filter(|&r| r != u32::MAX)
     }
 
-    fn row_of_uid(&mut self, uid: u64) -> Option<&mut PacketRow> {
-        match self.uid_row_index(uid) {
-            Some(i) => Some(&mut self.rows[i as usize]),
-            None => {
-                self.unmatched += 1;
-                None
-            }
-        }
-    }
-
-    fn row_of_seq(&mut self, side: Side, seq: u32) -> Option<&mut PacketRow> {
-        match self.seq_row[side.index()].get(&seq) {
-            Some(&i) => Some(&mut self.rows[i as usize]),
-            None => {
-                self.unmatched += 1;
-                None
-            }
-        }
-    }
-
-    /// Every row, in send (time) order.
-    pub fn rows(&self) -> &[PacketRow] {
+    /// Every send, in send (time) order.
+    pub fn rows(&self) -> &[PacketSend] {
         &self.rows
+    }
+
+    /// Row `i` as the log shows it: the send joined with `ledger`'s record of it (the ledger the
+    /// index was fed beside). `None` past the end.
+    pub fn row(&self, i: usize, ledger: &PacketLedger) -> Option<PacketRow> {
+        let send = self.rows.get(i)?;
+        PacketRow::join(send, &ledger.packet(send.uid)?)
     }
 
     pub fn len(&self) -> usize {
@@ -390,8 +373,8 @@ impl PacketIndex {
     }
 
     /// The row of link send `uid`.
-    pub fn row_by_uid(&self, uid: u64) -> Option<&PacketRow> {
-        self.uid_row_index(uid).map(|i| &self.rows[i as usize])
+    pub fn row_by_uid(&self, uid: u64, ledger: &PacketLedger) -> Option<PacketRow> {
+        self.row(self.uid_row_index(uid)? as usize, ledger)
     }
 
     /// Rows sent at or before `t` (a prefix of [`Self::rows`]).
@@ -426,8 +409,9 @@ pub struct FilteredRows {
 }
 
 impl FilteredRows {
-    /// Brings the cache up to date with `index` and `filter`; cheap when neither changed.
-    pub fn update(&mut self, index: &PacketIndex, filter: &PacketFilter) {
+    /// Brings the cache up to date with `index` (and the `ledger` fed beside it) and `filter`;
+    /// cheap when neither changed.
+    pub fn update(&mut self, index: &PacketIndex, ledger: &PacketLedger, filter: &PacketFilter) {
         if *filter != self.filter || self.instance != index.instance || self.checked > index.len() {
             self.filter = filter.clone();
             self.instance = index.instance;
@@ -442,7 +426,7 @@ impl FilteredRows {
         if self.checked < settled {
             let passes = self.filter.is_all();
             for (i, r) in all.iter().enumerate().take(settled).skip(self.checked) {
-                if passes || self.filter.matches_with(r, &needle, &mut buf) {
+                if passes || self.filter.matches_send(r, ledger, &needle, &mut buf) {
                     self.rows.push(i as u32);
                 }
             }
@@ -450,7 +434,7 @@ impl FilteredRows {
         }
         self.tail.clear();
         for (i, r) in all.iter().enumerate().skip(self.checked) {
-            if self.filter.matches_with(r, &needle, &mut buf) {
+            if self.filter.matches_send(r, ledger, &needle, &mut buf) {
                 self.tail.push(i as u32);
             }
         }
