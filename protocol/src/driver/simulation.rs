@@ -95,7 +95,7 @@ impl Simulation {
     fn sync_link(&mut self, dir: Dir) {
         let config = *self.drivers[dir.receiver().index()].link_config();
         *self.scenario.link.get_mut(dir) = config;
-        self.links[dir.index()].set_config(config);
+        self.links[dir.index()].set_config_at(self.now, config);
     }
 
     /// Changes both endpoints' send rate from now on.
