@@ -16,7 +16,10 @@ fn json(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn run_json_has_the_documented_fields() {
-    let v = json(&["run", "--seconds", "20", "--seed", "7", "--json", "--set", "strategy=acks"]);
+    // Lock-step ticks from 0: the tick at exactly 20 s is counted.
+    let args =
+        ["run", "--seconds", "20", "--seed", "7", "--json", "--set", "strategy=acks", "--set", "tick_phase=lockstep"];
+    let v = json(&args);
     assert_eq!(v["seed"], 7);
     assert_eq!(v["strategy"], "acks");
     assert!(v.get("reliable").is_none(), "no messages, no reliable section");
@@ -56,6 +59,8 @@ fn set_overrides_reach_the_link() {
         "link.bandwidth_kbps=0",
         "--set",
         "link.jitter_ms=0",
+        "--set",
+        "tick_phase=lockstep",
     ]);
     assert_eq!(v["packets"]["link_dropped"], 0);
     assert_eq!(v["estimates"]["true_rtt_ms"].as_f64(), Some(100.0));

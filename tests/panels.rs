@@ -11,7 +11,9 @@ use ackscope::model::index::{
 };
 use ackscope::ui::packets_ui::{packets_ui, row_text, PacketsView};
 use ackscope::ui::slices_ui::{chunk_label, slice_tooltip, slices_ui, SlicesView};
-use ackscope_protocol::{Dir, Event, EventKind, PacketLedger, Scenario, SendKind, Side, SimTime, Simulation, Strategy};
+use ackscope_protocol::{
+    Dir, Event, EventKind, PacketLedger, Scenario, SendKind, Side, SimTime, Simulation, Strategy, TickPhase,
+};
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
@@ -465,7 +467,7 @@ fn the_slice_map_renders_an_empty_index_and_a_cursor_before_any_chunk() {
     });
     h.run();
     assert!(h.query_by_label_contains("No chunks yet").is_some());
-    let events = run(chunk_scenario(Strategy::Chunks, 10.0), 3.0);
+    let events = run(Scenario { tick_phase: TickPhase::Lockstep, ..chunk_scenario(Strategy::Chunks, 10.0) }, 3.0);
     h.state_mut().index.ingest_all(&events);
     h.state_mut().cursor = SimTime::ZERO;
     h.run();

@@ -30,7 +30,8 @@ pub mod wire;
 pub mod workload;
 
 pub use driver::{
-    drain, DrainOutcome, EndpointDriver, Inbound, Outbound, SendIds, Simulation, Ticker, Transmit, MAX_PACKETS_PER_TICK,
+    drain, DrainOutcome, EndpointDriver, Inbound, Outbound, SendIds, Simulation, TickTiming, Ticker, Transmit,
+    MAX_PACKETS_PER_TICK,
 };
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
@@ -50,7 +51,7 @@ pub use reliability::{
     AckConfig, AckCounters, AckEndpoint, Acked, ChannelError, ChannelSizes, FlowConfig, FlowControl, HeaderVerdict,
     Message, MessageError, MessageFactory, MessageType, ReliableChannel, RttFilter, StatsConfig,
 };
-pub use scenario::{LinkPair, Scenario, Strategy};
+pub use scenario::{LinkPair, Scenario, SideConfig, Strategy, TickPhase};
 pub use strategies::acks::AckPeer;
 pub use strategies::chunks::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};
 pub use strategies::fragments::{FragmentPeer, FragmentReceiver, FragmentSender};

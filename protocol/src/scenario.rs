@@ -105,6 +105,35 @@ impl LinkPair {
     }
 }
 
+/// Where the two endpoints' send ticks fall relative to each other.
+///
+/// Real endpoints do not tick in step: each starts its clock when it starts, and its timer wakes
+/// a little late each time. With both ticking at the same exact instants, every packet of one side
+/// arrives exactly at (or just off) a tick of the other whenever the latency is a multiple of the
+/// tick interval, and a resend delay that is a multiple of the interval fires exactly on a tick:
+/// figures that depend on "did the ack make this tick" (resends, RTT) jump between neighbouring
+/// latencies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TickPhase {
+    /// Each side's phase is drawn from the seed, uniformly within one tick interval, each side
+    /// from its own stream (no other draw moves); each tick wakes up to `tick_jitter_ms` late.
+    #[default]
+    Seeded,
+    /// Both sides tick at the same exact instants from 0, never late (the pathological case,
+    /// kept to show it; `a/b.tick_phase_ms` still apply, `tick_jitter_ms` does not).
+    Lockstep,
+}
+
+/// Settings of one endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SideConfig {
+    /// This endpoint's send-tick phase: its ticks fall at `phase + k / rate`. Overrides
+    /// `tick_phase` for this side when set; taken modulo the tick interval.
+    pub tick_phase_ms: Option<f64>,
+}
+
 /// Everything a run depends on: with the same scenario, a run produces the same events.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -117,6 +146,16 @@ pub struct Scenario {
     pub payload_bytes: u32,
     /// How often each endpoint emits a `Stats` event.
     pub stats_interval_ms: f64,
+    /// How the sides' send-tick phases are chosen (fixed per run, like the seed).
+    pub tick_phase: TickPhase,
+    /// How late a send tick may wake (uniform in `[0, tick_jitter_ms)`, drawn per side and tick
+    /// from the seed, at most half a tick interval), as a real endpoint's timer does. Not in
+    /// lock-step.
+    pub tick_jitter_ms: f64,
+    /// Side A's own settings (`a.tick_phase_ms`).
+    pub a: SideConfig,
+    /// Side B's own settings (`b.tick_phase_ms`).
+    pub b: SideConfig,
     pub ack: AckConfig,
     pub link: LinkPair,
     /// The message workload for message strategies.
@@ -145,6 +184,10 @@ impl Default for Scenario {
             send_rate_pps: 60.0,
             payload_bytes: 100,
             stats_interval_ms: 100.0,
+            tick_phase: TickPhase::default(),
+            tick_jitter_ms: 1.0,
+            a: SideConfig::default(),
+            b: SideConfig::default(),
             ack: AckConfig::default(),
             link: LinkPair::default(),
             workload: WorkloadConfig::default(),

@@ -3,8 +3,9 @@
 use ackscope_protocol::measure::{chunk_wire_bytes, ChunkSummary};
 use ackscope_protocol::{ChunkConfig, LinkConfig, Scenario, Simulation, Strategy};
 
+/// Exact ticks (no timer lateness): the seed's arithmetic has no timer noise in it.
 fn scenario(kbps: f64, loss: f64, seed: u64) -> Scenario {
-    let mut s = Scenario { seed, strategy: Strategy::Chunks, ..Scenario::default() };
+    let mut s = Scenario { seed, strategy: Strategy::Chunks, tick_jitter_ms: 0.0, ..Scenario::default() };
     s.workload.chunk_kib = 256;
     s.chunk.bandwidth_kbps = kbps;
     let link = LinkConfig { latency_ms: 50.0, loss_percent: loss, ..LinkConfig::default() };

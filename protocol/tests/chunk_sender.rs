@@ -1,10 +1,14 @@
 //! The sender's budget, resend delay and initial burst, read back from its events.
 
 use ackscope_protocol::measure::ChunkSummary;
-use ackscope_protocol::{ChunkConfig, Event, EventKind, LinkConfig, Scenario, Side, SimTime, Simulation, Strategy};
+use ackscope_protocol::{
+    ChunkConfig, Event, EventKind, LinkConfig, Scenario, Side, SimTime, Simulation, Strategy, TickPhase,
+};
 
 fn run(config: ChunkConfig, link: LinkConfig, seconds: f64) -> Vec<Event> {
-    let mut s = Scenario { seed: 9, strategy: Strategy::Chunks, ..Scenario::default() };
+    // Lock-step: the chunk starts on the first tick, at time zero.
+    let mut s =
+        Scenario { seed: 9, strategy: Strategy::Chunks, tick_phase: TickPhase::Lockstep, ..Scenario::default() };
     s.workload.chunk_kib = 256;
     s.chunk = config;
     s.link.a_to_b = link;

@@ -69,6 +69,8 @@ fn acks_that_never_come_back_overflow_the_reliable_buffer_and_close() {
 fn a_burst_larger_than_the_buffer_closes_at_once_after_sending_what_fit() {
     let seed = 32;
     let mut s = ue4_scenario(seed);
+    // The first tick at time zero.
+    s.tick_phase = TickPhase::Lockstep;
     s.workload.senders = Senders::AOnly;
     s.workload.reliable_rate_hz = 0.0;
     s.workload.snapshot_rate_hz = 0.0;

@@ -13,7 +13,7 @@ use crate::registry::live_settings;
 use crate::reliability::flow::FlowControl;
 use crate::scenario::Scenario;
 
-use super::ticker::Ticker;
+use super::ticker::{TickTiming, Ticker};
 
 /// Safety cap on packets one endpoint may send in a single tick.
 pub const MAX_PACKETS_PER_TICK: usize = 4096;
@@ -94,11 +94,25 @@ impl Outbound for Vec<Transmit> {
 ///
 /// [`EndpointDriver::next_due`] says when the next tick, stats sample or script step is due;
 /// deliveries are the caller's to schedule (they sit on its link).
+///
+/// Send ticks fall on the endpoint's own grid, `phase + k / rate`, each up to `tick_jitter_ms`
+/// late ([`TickTiming`]: the phase drawn from the seed per side by default,
+/// `scenario.a/b.tick_phase_ms` to set it, exact ticks from 0 for both in lock-step), in every
+/// transport alike. The phase is fixed for the run and belongs to the endpoint, not to
+/// its rate: when the rate changes (a live change, flow control) the ticks move to the new rate's
+/// grid with the same phase, so the two sides keep their offset however often either changes
+/// rate. A live change ticks at the first grid instant at or after the change (as before phases,
+/// possibly again at an instant that already had a tick); flow control's first tick at a new rate is the first grid instant at least one new
+/// interval after the last tick and after the switch.
 pub struct EndpointDriver {
     side: Side,
     scenario: Scenario,
     peer: Box<dyn Peer>,
     ticker: Ticker,
+    /// This endpoint's send-tick phase and lateness, fixed for the run.
+    timing: TickTiming,
+    /// The grid instant of the last send tick taken (before its lateness).
+    last_tick: Option<SimTime>,
     next_stats: SimTime,
     flow: FlowControl,
     /// This endpoint's link steps: (position in the time-sorted script, step), in time order.
@@ -115,10 +129,13 @@ impl EndpointDriver {
         let mut sorted = scenario.script.clone();
         sorted.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
         let script = sorted.into_iter().enumerate().filter(|(_, s)| s.dir.includes(dir)).collect();
-        let mut d = Self {
+        let timing = TickTiming::of(&scenario, side);
+        Self {
             side,
             flow: FlowControl::new(scenario.flow),
-            ticker: Ticker { base: SimTime::ZERO, count: 0, pps: 0.0 },
+            ticker: Ticker::on_grid(&timing, scenario.send_rate_pps, SimTime::ZERO),
+            timing,
+            last_tick: None,
             scenario,
             peer,
             next_stats: SimTime::ZERO,
@@ -126,16 +143,27 @@ impl EndpointDriver {
             next_step: 0,
             ids,
             now: SimTime::ZERO,
-        };
-        d.restart_ticks(SimTime::ZERO, d.scenario.send_rate_pps, false);
-        d
+        }
     }
 
-    /// Sets when send ticks fall: from `base` at `pps`, the first at `base` itself or, with
-    /// `skip_first`, one interval later. Every change of tick timing comes here, so a per-endpoint
-    /// phase offset has one place to go.
-    fn restart_ticks(&mut self, base: SimTime, pps: f64, skip_first: bool) {
-        self.ticker = Ticker { base, count: u64::from(skip_first), pps };
+    /// Sets when send ticks fall from `now`: at `pps` on this endpoint's grid (its phase), the
+    /// first at or after `now` or, with `one_interval_on`, after `now` and at least one new
+    /// interval after the last tick. Every change of tick timing comes here (see the type's doc).
+    fn restart_ticks(&mut self, now: SimTime, pps: f64, one_interval_on: bool) {
+        let mut from = if one_interval_on { now.plus_micros(1) } else { now };
+        if let (true, Some(last)) = (one_interval_on, self.last_tick) {
+            if pps.is_finite() && pps > 0.0 {
+                // Within a microsecond of rounding: grid instants are rounded to whole microseconds.
+                let interval_us = (1e6 / pps - 1.0).max(0.0).ceil() as u64;
+                from = from.max(last.plus_micros(interval_us));
+            }
+        }
+        self.ticker = Ticker::on_grid(&self.timing, pps, from);
+    }
+
+    /// This endpoint's send-tick phase and lateness.
+    pub fn tick_timing(&self) -> &TickTiming {
+        &self.timing
     }
 
     pub fn side(&self) -> Side {
@@ -256,6 +284,7 @@ impl EndpointDriver {
         if self.ticker.next() > now {
             return false;
         }
+        self.last_tick = Some(self.ticker.next_on_grid());
         self.ticker.count += 1;
         self.peer.on_tick(now, events);
         let side = self.side;
@@ -301,7 +330,8 @@ impl EndpointDriver {
     }
 
     /// With flow control on: sets the packet rate from the RTT in `stats`, reporting a mode switch
-    /// as `FlowMode`. A new rate's first tick comes one new interval from now, not immediately.
+    /// as `FlowMode`. A new rate's first tick comes one new interval after the last tick, on this
+    /// endpoint's grid, not immediately.
     pub fn apply_flow(&mut self, now: SimTime, stats: &StatsSample, events: &mut Vec<Event>) {
         if !self.scenario.flow.enabled {
             return;
@@ -319,9 +349,9 @@ impl EndpointDriver {
     /// Takes `scenario` as the new settings from `now`: the link into this endpoint where it
     /// changed, the send rate where it changed or when flow control was switched off (the
     /// configured rate applies again), flow control's settings, then the peer's live settings
-    /// ([`Peer::command`] with `Reconfigure`). Seed and strategy are fixed per run, and scripted
-    /// steps stay those the driver started with. Returns true when the link into this endpoint
-    /// changed.
+    /// ([`Peer::command`] with `Reconfigure`). Seed, strategy and tick phases are fixed per run,
+    /// and scripted steps stay those the driver started with. Returns true when the link into this
+    /// endpoint changed.
     #[must_use = "a changed link configuration must reach the caller's link"]
     pub fn reconfigure(&mut self, now: SimTime, mut scenario: Scenario) -> bool {
         self.touch(now);
@@ -336,6 +366,8 @@ impl EndpointDriver {
         }
         scenario.seed = self.scenario.seed;
         scenario.strategy = self.scenario.strategy;
+        (scenario.tick_phase, scenario.tick_jitter_ms) = (self.scenario.tick_phase, self.scenario.tick_jitter_ms);
+        (scenario.a, scenario.b) = (self.scenario.a, self.scenario.b);
         self.scenario = scenario;
         self.peer.command(now, PeerCommand::Reconfigure(live_settings(&self.scenario)));
         link_changed
@@ -346,7 +378,7 @@ impl EndpointDriver {
         *self.scenario.link.get_mut(self.link_dir()) = config;
     }
 
-    /// Changes the send rate from `now` (the first tick at `now`).
+    /// Changes the send rate from `now` (the first tick at the first grid instant from `now`).
     pub fn set_send_rate(&mut self, now: SimTime, pps: f64) {
         self.touch(now);
         self.scenario.send_rate_pps = pps;
@@ -381,6 +413,7 @@ impl EndpointDriver {
 mod tests {
     use super::*;
     use crate::registry::make_peer;
+    use crate::scenario::TickPhase;
 
     fn driver(scenario: Scenario) -> EndpointDriver {
         let peer = make_peer(&scenario, Side::A);
@@ -408,7 +441,7 @@ mod tests {
 
     #[test]
     fn turning_flow_control_off_restores_the_configured_send_rate() {
-        let mut s = Scenario { send_rate_pps: 60.0, ..Scenario::default() };
+        let mut s = Scenario { send_rate_pps: 60.0, tick_phase: TickPhase::Lockstep, ..Scenario::default() };
         s.flow.enabled = true;
         let mut d = driver(s.clone());
         let mut events = Vec::new();
@@ -422,7 +455,7 @@ mod tests {
 
     #[test]
     fn sends_carry_fresh_ids_and_the_instant_of_their_tick() {
-        let mut d = driver(Scenario { send_rate_pps: 50.0, ..Scenario::default() });
+        let mut d = driver(Scenario { send_rate_pps: 50.0, tick_phase: TickPhase::Lockstep, ..Scenario::default() });
         let mut events = Vec::new();
         let sent = run(&mut d, SimTime::from_millis_f64(100.0), &mut events);
         let got: Vec<(u64, u64)> = sent.iter().map(|t| (t.uid, t.sent_at.0)).collect();
@@ -433,11 +466,50 @@ mod tests {
 
     #[test]
     fn skipping_ticks_after_a_stall_keeps_the_tick_grid() {
-        let mut d = driver(Scenario { send_rate_pps: 60.0, ..Scenario::default() });
+        let mut d = driver(Scenario { send_rate_pps: 60.0, tick_phase: TickPhase::Lockstep, ..Scenario::default() });
         d.skip_ticks_to(SimTime(1_005_000));
         // Ticks fall at round(k * 1e6 / 60) us: 1_000_000 (k = 60), then 1_016_667.
         assert_eq!(d.next_tick(), SimTime(1_016_667));
         d.skip_ticks_to(SimTime(1_016_667));
         assert_eq!(d.next_tick(), SimTime(1_016_667), "a tick due now is not skipped");
+    }
+
+    fn tick_times(events: &[Event]) -> Vec<u64> {
+        let mut t: Vec<u64> =
+            events.iter().filter(|e| matches!(e.kind, EventKind::PacketSent { .. })).map(|e| e.time.0).collect();
+        t.dedup();
+        t
+    }
+
+    #[test]
+    fn ticks_fall_on_the_endpoints_own_phase() {
+        let mut s = Scenario { send_rate_pps: 50.0, tick_jitter_ms: 0.0, ..Scenario::default() };
+        s.a.tick_phase_ms = Some(7.5);
+        let mut d = driver(s);
+        assert_eq!(d.tick_timing().phase_us, 7_500.0);
+        let mut events = Vec::new();
+        run(&mut d, SimTime::from_millis_f64(70.0), &mut events);
+        assert_eq!(tick_times(&events), [7_500, 27_500, 47_500, 67_500]);
+    }
+
+    #[test]
+    fn flow_control_keeps_the_phase_when_it_changes_the_rate() {
+        // 60 pps configured, flow control's good rate 30: after the switch the ticks stay on the
+        // grid 4 ms + k / 30 s, the first at least one 30 pps interval after the last tick.
+        let mut s = Scenario { send_rate_pps: 60.0, tick_jitter_ms: 0.0, ..Scenario::default() };
+        s.flow.enabled = true;
+        s.a.tick_phase_ms = Some(4.0);
+        let mut d = driver(s);
+        let mut events = Vec::new();
+        run(&mut d, SimTime::from_secs_f64(1.0), &mut events);
+        let ticks = tick_times(&events);
+        assert_eq!(&ticks[..2], [4_000, 37_333], "the switch at 0 s (stats) applies before the first tick");
+        for t in &ticks {
+            let k = (*t as f64 - 4_000.0) * 30.0 / 1e6;
+            assert!((k - k.round()).abs() * 1e6 / 30.0 <= 1.0, "tick at {t} us is off the 30 pps grid");
+        }
+        for w in ticks.windows(2) {
+            assert!(w[1] - w[0] >= 33_332, "{w:?}");
+        }
     }
 }

@@ -13,4 +13,4 @@ mod ticker;
 pub use drain::{drain, DrainOutcome};
 pub use endpoint::{EndpointDriver, Inbound, Outbound, SendIds, Transmit, MAX_PACKETS_PER_TICK};
 pub use simulation::Simulation;
-pub use ticker::Ticker;
+pub use ticker::{TickTiming, Ticker};

@@ -95,7 +95,7 @@ impl Simulation {
     fn sync_link(&mut self, dir: Dir) {
         let config = *self.drivers[dir.receiver().index()].link_config();
         *self.scenario.link.get_mut(dir) = config;
-        self.links[dir.index()].set_config(config);
+        self.links[dir.index()].set_config_at(self.now, config);
     }
 
     /// Changes both endpoints' send rate from now on.
@@ -121,12 +121,14 @@ impl Simulation {
 
     /// Changes the scenario while running: `change` edits it, then each endpoint takes it
     /// ([`EndpointDriver::reconfigure`]: its link where changed, send rate, flow control, live
-    /// settings). Seed and strategy are fixed per run.
+    /// settings). Seed, strategy and tick phases are fixed per run.
     pub fn reconfigure(&mut self, change: impl FnOnce(&mut Scenario)) {
         let mut s = self.scenario.clone();
         change(&mut s);
         s.seed = self.scenario.seed;
         s.strategy = self.scenario.strategy;
+        (s.tick_phase, s.tick_jitter_ms) = (self.scenario.tick_phase, self.scenario.tick_jitter_ms);
+        (s.a, s.b) = (self.scenario.a, self.scenario.b);
         for side in Side::BOTH {
             if self.drivers[side.index()].reconfigure(self.now, s.clone()) {
                 self.sync_link(side.other().outgoing());

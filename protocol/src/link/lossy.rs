@@ -5,18 +5,31 @@
 //! duplication — and is then scheduled by `(deliver_at, send_order)`, so packets due at the same
 //! instant arrive in the order they were sent and every run is reproducible.
 //!
-//! The random draws for a packet are a pure function of `(seed, direction, send time, index among
-//! packets sent at that same instant)`, not of how many packets came before. Two protocols run on the
-//! same seed therefore see the identical loss and delay trace: a packet sent at time t by one meets
-//! exactly the fate a packet sent at t by the other meets, even when one sends fewer packets (UE4
-//! flushes only when it has something to say; Glenn sends every tick) — the basis of A/B
-//! comparisons. Only the Gilbert-Elliott state advances per packet sent.
+//! One trace per seed: a packet's fate is a pure function of `(seed, direction, send time, index
+//! among packets sent at that same instant)` and the settings in force, never of how many packets
+//! came before. Two protocols run on the same seed therefore see the identical loss and delay
+//! trace: a packet sent at time t by one meets exactly the fate a packet sent at t by the other
+//! meets, even when one sends fewer packets (UE4 flushes only when it has something to say; Glenn
+//! sends every tick) — the basis of A/B comparisons. Per decision:
+//! - random loss, jitter, the reorder hold, duplication and the duplicate's jitter: draws keyed by
+//!   `(seed, direction, send time, index at that instant)`;
+//! - Gilbert-Elliott bursts: a chain on a 1 ms time grid of its own ([`super::burst`]), keyed by
+//!   `(seed, direction, grid step)`;
+//! - jitter without reordering (`jitter_reorders = false`): one delay path over time
+//!   ([`super::fifo`]), keyed by `(seed, direction, knot)`;
+//! - MTU: the packet's own size.
+//!
+//! The one exception is the bandwidth cap: its queue delay and tail drop depend on what else is
+//! queued, which is the traffic itself (a strategy that sends more fills the queue sooner).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use serde::{Deserialize, Serialize};
 
+use super::burst::BurstChain;
+use super::draws::{normal, splitmix, stream, unit};
+use super::fifo::fifo_arrival;
 use crate::event::{Dir, DropReason, Event, EventKind, SimTime};
 
 /// IPv4 + UDP header bytes counted per packet in bandwidth and MTU figures (as reliable.io).
@@ -33,13 +46,15 @@ pub enum JitterDistribution {
     Normal,
 }
 
-/// Gilbert-Elliott two-state burst loss.
+/// Gilbert-Elliott two-state burst loss, on a 1 ms time grid ([`super::burst`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct BurstLoss {
-    /// Per-packet chance (%) of moving from the good to the bad state.
+    /// Chance (%) per 1 ms step of moving from the good to the bad state (a good spell lasts
+    /// `100 / p_percent` ms on average).
     pub p_percent: f64,
-    /// Per-packet chance (%) of moving from the bad state back to good.
+    /// Chance (%) per 1 ms step of moving from the bad state back to good (a burst lasts
+    /// `100 / r_percent` ms on average).
     pub r_percent: f64,
     /// Loss (%) while in the bad state.
     pub loss_in_bad_percent: f64,
@@ -60,7 +75,8 @@ pub struct LinkConfig {
     /// Jitter amplitude (uniform half-width or normal standard deviation).
     pub jitter_ms: f64,
     pub jitter_distribution: JitterDistribution,
-    /// When false, jitter never lets a packet overtake an earlier one (a FIFO link).
+    /// When false, jitter never lets a packet overtake an earlier one (a FIFO link; the delay then
+    /// follows one path over time, see [`super::fifo`]). Explicit reordering still overtakes.
     pub jitter_reorders: bool,
     /// Independent random loss.
     pub loss_percent: f64,
@@ -101,7 +117,6 @@ impl Default for LinkConfig {
 /// The random draws made for every packet, in a fixed number whatever the outcome.
 #[derive(Debug, Clone, Copy)]
 struct Draws {
-    burst_transition: f64,
     burst_loss: f64,
     loss: f64,
     jitter_uniform: f64,
@@ -126,12 +141,16 @@ pub struct Link {
     config: LinkConfig,
     /// Per-direction key mixed into every packet's draws.
     key: u64,
+    /// Key of the FIFO jitter path (its own stream).
+    fifo_key: u64,
     /// Send time of the previous packet and how many were sent at that instant.
     last_send: (SimTime, u64),
-    in_bad_state: bool,
+    /// The Gilbert-Elliott state over time (its own stream).
+    burst: BurstChain,
     /// When the bandwidth-limited transmitter finishes its backlog.
     busy_until: SimTime,
-    last_deliver_at: SimTime,
+    /// The latest instant the link was called at (a `set_config` without a time applies from it).
+    latest: SimTime,
     order: u64,
     queue: BinaryHeap<Reverse<(SimTime, u64)>>,
     slots: std::collections::HashMap<u64, InFlight>,
@@ -140,19 +159,20 @@ pub struct Link {
 impl Link {
     /// A link for `dir`, seeded from `seed` (each direction gets its own stream).
     pub fn new(dir: Dir, config: LinkConfig, seed: u64) -> Self {
-        let stream = match dir {
+        let direction = match dir {
             Dir::AtoB => 0x00A1_u64,
             Dir::BtoA => 0x00B1_u64,
         };
-        let key = splitmix(seed ^ splitmix(stream));
+        let key = stream(seed, direction);
         Self {
             dir,
             config,
             key,
+            fifo_key: stream(key, FIFO_STREAM),
             last_send: (SimTime(u64::MAX), 0),
-            in_bad_state: false,
+            burst: BurstChain::new(stream(key, BURST_STREAM), config.burst),
             busy_until: SimTime::ZERO,
-            last_deliver_at: SimTime::ZERO,
+            latest: SimTime::ZERO,
             order: 0,
             queue: BinaryHeap::new(),
             slots: std::collections::HashMap::new(),
@@ -163,9 +183,17 @@ impl Link {
         &self.config
     }
 
-    /// Changes parameters; packets already in flight keep their schedule.
-    pub fn set_config(&mut self, config: LinkConfig) {
+    /// Changes parameters from `now` on; packets already in flight keep their schedule, and the
+    /// burst chain takes its new parameters from the 1 ms step containing `now`.
+    pub fn set_config_at(&mut self, now: SimTime, config: LinkConfig) {
+        self.burst.set_params(now, config.burst);
         self.config = config;
+    }
+
+    /// Changes parameters from the latest instant the link was called at (sent or polled at).
+    /// Prefer [`Self::set_config_at`] where the instant of the change is known.
+    pub fn set_config(&mut self, config: LinkConfig) {
+        self.set_config_at(self.latest, config);
     }
 
     /// Packets currently in flight (scheduled, not yet delivered).
@@ -179,17 +207,18 @@ impl Link {
         let mut state = splitmix(self.key ^ splitmix(now.0 ^ splitmix(n)));
         let mut uniform = || {
             state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            (splitmix(state) >> 11) as f64 / (1u64 << 53) as f64
+            unit(splitmix(state))
         };
-        let normal = |u1: f64, u2: f64| (-2.0 * (1.0 - u1).ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-        let (burst_transition, burst_loss, loss) = (uniform() * 100.0, uniform() * 100.0, uniform() * 100.0);
+        // The first draw once drove the per-packet burst chain; it is still made so that every
+        // other draw keeps its place in the sequence (and every run without bursts its trace).
+        let _retired = uniform();
+        let (burst_loss, loss) = (uniform() * 100.0, uniform() * 100.0);
         let jitter_uniform = uniform() * 2.0 - 1.0;
         let jitter_normal = normal(uniform(), uniform());
         let (reorder, duplicate) = (uniform() * 100.0, uniform() * 100.0);
         let dup_jitter_uniform = uniform() * 2.0 - 1.0;
         let dup_jitter_normal = normal(uniform(), uniform());
         Draws {
-            burst_transition,
             burst_loss,
             loss,
             jitter_uniform,
@@ -213,6 +242,7 @@ impl Link {
     /// `LinkDuplicated`.
     pub fn send(&mut self, now: SimTime, uid: u64, bytes: Vec<u8>, events: &mut Vec<Event>) {
         let c = self.config;
+        self.latest = self.latest.max(now);
         let d = self.draw(now);
         let wire_bytes = bytes.len() as u32 + IP_UDP_OVERHEAD_BYTES;
         let dir = self.dir;
@@ -220,19 +250,6 @@ impl Link {
         let drop = |events: &mut Vec<Event>, reason| {
             events.push(Event { time: now, kind: EventKind::LinkDropped { dir, uid, reason } });
         };
-
-        // Gilbert-Elliott state advances once per packet.
-        if c.burst.p_percent > 0.0 {
-            if self.in_bad_state {
-                if d.burst_transition < c.burst.r_percent {
-                    self.in_bad_state = false;
-                }
-            } else if d.burst_transition < c.burst.p_percent {
-                self.in_bad_state = true;
-            }
-        } else {
-            self.in_bad_state = false;
-        }
 
         if wire_bytes > c.mtu_bytes {
             return drop(events, DropReason::Mtu);
@@ -252,37 +269,32 @@ impl Link {
             depart = self.busy_until;
         }
 
-        if self.in_bad_state && d.burst_loss < c.burst.loss_in_bad_percent {
+        if c.burst.p_percent > 0.0 && d.burst_loss < c.burst.loss_in_bad_percent && self.burst.is_bad_at(now) {
             return drop(events, DropReason::Burst);
         }
         if d.loss < c.loss_percent {
             return drop(events, DropReason::Random);
         }
 
+        // On a FIFO link the delay is the path's at the departure, and a duplicate travels right
+        // behind its original; otherwise each copy has its own jitter draw.
         let base_us = c.latency_ms.max(0.0) * 1000.0;
-        let mut delay_us = (base_us + self.jitter_us(d.jitter_uniform, d.jitter_normal)).max(0.0);
-        if d.reorder < c.reorder_percent {
-            delay_us += c.reorder_delay_ms.max(0.0) * 1000.0;
-        }
-        let mut at = depart.plus_micros(delay_us.round() as u64);
-        if !c.jitter_reorders && at < self.last_deliver_at {
-            at = self.last_deliver_at;
-        }
-        self.last_deliver_at = self.last_deliver_at.max(at);
+        let hold_us = if d.reorder < c.reorder_percent { c.reorder_delay_ms.max(0.0) * 1000.0 } else { 0.0 };
+        let (at, dup_at) = if c.jitter_reorders {
+            let delay = |u: f64, n: f64| (base_us + self.jitter_us(u, n)).max(0.0);
+            let at = depart.plus_micros((delay(d.jitter_uniform, d.jitter_normal) + hold_us).round() as u64);
+            (at, depart.plus_micros(delay(d.dup_jitter_uniform, d.dup_jitter_normal).round() as u64))
+        } else {
+            let at = fifo_arrival(self.fifo_key, &c, depart);
+            (at.plus_micros(hold_us.round() as u64), at)
+        };
 
         let dup = d.duplicate < c.duplicate_percent;
         let copy = if dup { Some(bytes.clone()) } else { None };
         self.schedule(at, InFlight { uid, sent_at: now, bytes });
         if let Some(copy) = copy {
             events.push(Event { time: now, kind: EventKind::LinkDuplicated { dir, uid } });
-            let dup_delay = (base_us + self.jitter_us(d.dup_jitter_uniform, d.dup_jitter_normal)).max(0.0);
-            let at2 = depart.plus_micros(dup_delay.round() as u64).max(if c.jitter_reorders {
-                SimTime::ZERO
-            } else {
-                self.last_deliver_at
-            });
-            self.last_deliver_at = self.last_deliver_at.max(at2);
-            self.schedule(at2, InFlight { uid, sent_at: now, bytes: copy });
+            self.schedule(dup_at, InFlight { uid, sent_at: now, bytes: copy });
         }
     }
 
@@ -300,6 +312,7 @@ impl Link {
 
     /// Takes the next packet due at or before `now`, emitting `LinkDelivered`.
     pub fn pop_due(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<(u64, Vec<u8>)> {
+        self.latest = self.latest.max(now);
         let Reverse((at, order)) = *self.queue.peek()?;
         if at > now {
             return None;
@@ -312,13 +325,9 @@ impl Link {
     }
 }
 
-/// SplitMix64's finaliser: a well-mixed 64-bit hash of `x`.
-fn splitmix(mut x: u64) -> u64 {
-    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^ (x >> 31)
-}
+/// Stream names under a direction's key: each stateful decision draws from its own stream.
+const BURST_STREAM: u64 = 0x0062_7572_7374; // "burst"
+const FIFO_STREAM: u64 = 0x6669_666F; // "fifo"
 
 #[cfg(test)]
 mod tests {
@@ -385,5 +394,55 @@ mod tests {
         let sd = (delays.iter().map(|d| (d - mean).powi(2)).sum::<f64>() / n).sqrt();
         assert!((mean - 100.0).abs() < 0.5, "{mean}");
         assert!((sd - 10.0).abs() < 0.5, "{sd}");
+    }
+
+    /// Each send's fate by send time: (drop reason, delays of the copies delivered).
+    fn full_fates(mut link: Link, times_us: &[u64]) -> std::collections::BTreeMap<u64, (Option<DropReason>, Vec<u32>)> {
+        let mut ev = Vec::new();
+        for (i, t) in times_us.iter().enumerate() {
+            link.send(SimTime(*t), i as u64, vec![0; 40], &mut ev);
+        }
+        while link.pop_due(SimTime(u64::MAX), &mut ev).is_some() {}
+        let mut out: std::collections::BTreeMap<u64, (Option<DropReason>, Vec<u32>)> = Default::default();
+        for e in &ev {
+            match e.kind {
+                EventKind::LinkDropped { uid, reason, .. } => {
+                    out.entry(times_us[uid as usize]).or_default().0 = Some(reason)
+                }
+                EventKind::LinkDelivered { uid, delay_us, .. } => {
+                    out.entry(times_us[uid as usize]).or_default().1.push(delay_us)
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn bursts_jitter_duplicates_and_fifo_delay_are_one_trace_whoever_sends() {
+        for jitter_reorders in [true, false] {
+            let cfg = LinkConfig {
+                loss_percent: 3.0,
+                burst: BurstLoss { p_percent: 2.0, r_percent: 10.0, loss_in_bad_percent: 90.0 },
+                jitter_ms: 10.0,
+                jitter_reorders,
+                duplicate_percent: 5.0,
+                reorder_percent: 5.0,
+                ..LinkConfig::default()
+            };
+            // One sender every 16.667 ms, the other at a third of those instants plus its own.
+            let every: Vec<u64> = (0..6_000u64).map(|i| i * 1_000_000 / 60).collect();
+            let some: Vec<u64> = every.iter().enumerate().filter(|(i, _)| i % 3 == 0).map(|(_, t)| *t).collect();
+            let mut mixed: Vec<u64> = some.iter().flat_map(|t| [*t, *t + 5_123]).collect();
+            mixed.sort_unstable();
+            let a = full_fates(Link::new(Dir::AtoB, cfg, 21), &every);
+            let b = full_fates(Link::new(Dir::AtoB, cfg, 21), &mixed);
+            let mut bursts = 0;
+            for t in &some {
+                assert_eq!(a[t], b[t], "FIFO {}: the send at {t} us", !jitter_reorders);
+                bursts += usize::from(a[t].0 == Some(DropReason::Burst));
+            }
+            assert!(bursts > 50, "bursts among the compared sends: {bursts}");
+        }
     }
 }

@@ -2,10 +2,19 @@
 //!
 //! - [`lossy`]: one direction of the link, a pipeline of per-packet decisions (MTU, queue, burst
 //!   and random loss, delay, duplication) and a scheduler ordered by `(deliver_at, send order)`.
+//! - [`burst`]: the Gilbert-Elliott burst state on a 1 ms time grid of its own.
+//! - [`fifo`]: the delay path of jitter that never reorders.
 //! - [`script`]: [`LinkStep`]s that change link settings at given virtual times.
+//!
+//! Every random decision is a keyed draw ([`draws`]), so the trace a seed gives is one trace
+//! whoever sends on it.
 
+pub mod burst;
+pub(crate) mod draws;
+pub mod fifo;
 pub mod lossy;
 pub mod script;
 
+pub use burst::{BurstChain, BURST_STEP_US};
 pub use lossy::{BurstLoss, JitterDistribution, Link, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 pub use script::{LinkPatch, LinkStep, StepDirection};

@@ -54,9 +54,10 @@ pub fn rough_link(loss_percent: f64) -> LinkConfig {
 
 // ----- delivery notification (dnm, rellikt) -----
 
-/// A scenario for a delivery-notification strategy over a lossy, jittery link.
+/// A scenario for a delivery-notification strategy over a lossy, jittery link. Ticks are exact
+/// (no timer lateness): the tests bound every outcome to its timeout plus one tick interval.
 pub fn scenario(strategy: Strategy, seed: u64, loss: f64) -> Scenario {
-    let mut s = Scenario { seed, strategy, send_rate_pps: 60.0, ..Scenario::default() };
+    let mut s = Scenario { seed, strategy, send_rate_pps: 60.0, tick_jitter_ms: 0.0, ..Scenario::default() };
     for d in Dir::BOTH {
         let l = s.link.get_mut(d);
         l.loss_percent = loss;
