@@ -10,7 +10,10 @@
 //!   whose acks say "lost" or "delivered", e.g. UE4's Nak history) or once it is older than the
 //!   judging window, `loss_rtt_factor` x display RTT + `loss_margin_ms` (2 x RTT + 100 ms; 1.1 s
 //!   before any RTT sample, [`StatsConfig::judge_window_us`]), when it counts as lost unless it was
-//!   acked. A packet is judged once: an ack arriving after its verdict changes nothing.
+//!   acked. A packet is judged once: an ack arriving after its verdict changes nothing, as in the
+//!   seed. Protocols that report every packet eventually (UE4's ack history covers everything
+//!   since the last acknowledged report, but rides only on packets the peer chooses to send) make
+//!   the timeout verdict provisional instead: a later "delivered" revises it.
 //! - [`LossWindow`] averages the verdicts of the last [`LOSS_WINDOW_MS`] (by judging time), and
 //!   at least the last `loss_window` (256) of them, so slow senders keep the 256-packet average
 //!   they always had (256 packets span 4.3 s at 60 packets/s) while fast ones average two seconds
@@ -34,7 +37,7 @@ const MAX_VERDICTS: usize = 65_536;
 /// least the last `capacity`.
 #[derive(Debug, Clone, Default)]
 pub struct LossWindow {
-    /// Judging time in microseconds << 1 | lost.
+    /// Judging time in microseconds << 1 | lost, in judging order.
     judged: VecDeque<u64>,
     lost: usize,
     capacity: usize,
@@ -74,6 +77,15 @@ impl LossWindow {
     pub fn judged(&self) -> usize {
         self.judged.len()
     }
+
+    /// Turns a "lost" verdict taken at `judged_at` into "delivered", if it is still in the window.
+    fn revise(&mut self, judged_at: SimTime) {
+        let lost = judged_at.0 << 1 | 1;
+        if let Some(v) = self.judged.iter_mut().rev().find(|v| **v == lost) {
+            *v = lost & !1;
+            self.lost -= 1;
+        }
+    }
 }
 
 /// One sent packet awaiting its verdict.
@@ -82,6 +94,10 @@ struct Pending {
     sent_at: SimTime,
     acked: bool,
     judged: bool,
+    /// When it was judged lost for want of a verdict in time (provisional while `reported` is not).
+    timed_out_at: Option<SimTime>,
+    /// The protocol reported its outcome.
+    reported: bool,
 }
 
 /// Sent packets until judged, keyed by a sequence of `sequence_bits` bits, and the window of
@@ -92,6 +108,8 @@ struct Pending {
 /// itself says delivered or lost (judged at once), and [`expire`](Self::expire) regularly.
 #[derive(Debug, Clone)]
 pub struct LossJudge {
+    /// Every packet gets an outcome eventually: keep timed-out packets for a revising report.
+    reports_every_packet: bool,
     mask: u32,
     /// Sequence of `pending[0]`.
     first: u32,
@@ -100,15 +118,22 @@ pub struct LossJudge {
 }
 
 impl LossJudge {
-    /// A judge for sequences of `sequence_bits` bits (16 for reliable.io, 14 for UE4), averaging
-    /// at least `min_verdicts` verdicts.
+    /// A judge for sequences of `sequence_bits` bits (16 for reliable.io), averaging at least
+    /// `min_verdicts` verdicts; verdicts by timeout are final.
     pub fn new(sequence_bits: u32, min_verdicts: usize) -> Self {
         Self {
+            reports_every_packet: false,
             mask: ((1u64 << sequence_bits.clamp(2, 31)) - 1) as u32,
             first: 0,
             pending: VecDeque::new(),
             window: LossWindow::new(min_verdicts),
         }
+    }
+
+    /// As [`LossJudge::new`], for a protocol that reports every packet's outcome eventually: a
+    /// verdict by timeout is revised when a late outcome says "delivered" (module doc).
+    pub fn reporting_every_packet(sequence_bits: u32, min_verdicts: usize) -> Self {
+        Self { reports_every_packet: true, ..Self::new(sequence_bits, min_verdicts) }
     }
 
     /// The verdicts so far.
@@ -146,7 +171,13 @@ impl LossJudge {
             // Half the sequence space in flight: the oldest gets its verdict now.
             self.judge_front(now);
         }
-        self.pending.push_back(Pending { sent_at: now, acked: false, judged: false });
+        self.pending.push_back(Pending {
+            sent_at: now,
+            acked: false,
+            judged: false,
+            timed_out_at: None,
+            reported: false,
+        });
     }
 
     /// An ack named `sequence`: it counts as delivered when its window closes.
@@ -157,14 +188,27 @@ impl LossJudge {
         }
     }
 
-    /// The protocol reported `sequence` delivered or lost: judged now, unless already judged.
+    /// The protocol reported `sequence` delivered or lost: judged now, or, judged lost by timeout
+    /// before, revised when delivered (with [`LossJudge::reporting_every_packet`]).
     #[inline]
     pub fn outcome(&mut self, now: SimTime, sequence: u32, delivered: bool) {
-        if let Some(i) = self.index(sequence) {
-            let p = &mut self.pending[i];
-            if !p.judged {
+        let Some(i) = self.index(sequence) else { return };
+        let p = &mut self.pending[i];
+        if p.reported {
+            return;
+        }
+        p.reported = true;
+        match (p.judged, p.timed_out_at) {
+            (false, _) => {
                 p.judged = true;
                 self.window.record(now, !delivered);
+            }
+            (true, Some(t)) if delivered => self.window.revise(t),
+            _ => {}
+        }
+        if self.reports_every_packet {
+            while self.pending.front().is_some_and(|p| p.reported) {
+                self.judge_front(now);
             }
         }
     }
@@ -173,6 +217,21 @@ impl LossJudge {
     /// unless acked. Drops judged packets from the front.
     #[inline]
     pub fn expire(&mut self, now: SimTime, window_us: u64) {
+        if self.reports_every_packet {
+            // Judge the overdue ones but keep them until their report (or the size limit).
+            for p in self.pending.iter_mut().filter(|p| !p.judged) {
+                if now.0 < p.sent_at.0.saturating_add(window_us) {
+                    break;
+                }
+                p.judged = true;
+                p.timed_out_at = Some(now);
+                self.window.record(now, true);
+            }
+            while self.pending.front().is_some_and(|p| p.reported) {
+                self.judge_front(now);
+            }
+            return;
+        }
         while let Some(p) = self.pending.front() {
             if !p.judged && now.0 < p.sent_at.0.saturating_add(window_us) {
                 break;
@@ -271,5 +330,23 @@ mod tests {
         assert_eq!(j.held(), 0);
         j.outcome(SimTime(10_000_001), 16_382, true);
         assert_eq!(j.window().judged(), 8, "a late outcome changes nothing");
+    }
+
+    #[test]
+    fn a_late_delivery_revises_a_timeout_verdict_when_every_packet_is_reported() {
+        let mut j = LossJudge::reporting_every_packet(14, 16);
+        for s in 0..4u32 {
+            j.sent(SimTime(s as u64 * MS), s);
+        }
+        j.expire(SimTime(500 * MS), 100 * MS);
+        assert_eq!((j.window().judged(), j.window().percent()), (4, 100.0));
+        assert_eq!(j.held(), 4, "kept for their reports");
+        j.outcome(SimTime(600 * MS), 0, true);
+        j.outcome(SimTime(600 * MS), 1, false);
+        j.outcome(SimTime(600 * MS), 2, true);
+        assert_eq!((j.window().judged(), j.window().percent()), (4, 50.0));
+        assert_eq!(j.held(), 1, "reported ones leave from the front");
+        j.outcome(SimTime(700 * MS), 2, false);
+        assert_eq!(j.window().percent(), 50.0, "one report per packet");
     }
 }

@@ -129,7 +129,7 @@ impl Ue4Peer {
             counters: Ue4Counters::default(),
             spent_bytes: 0,
             rtt: RttEstimator::new(stats_config),
-            loss: LossJudge::new(SeqNum::BITS, stats_config.loss_window),
+            loss: LossJudge::reporting_every_packet(SeqNum::BITS, stats_config.loss_window),
             bw_sent: BandwidthMeter::default(),
             bw_received: BandwidthMeter::default(),
             bw_acked: BandwidthMeter::default(),
