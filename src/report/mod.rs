@@ -8,6 +8,7 @@
 //! interface people script against: keep them.
 
 pub mod compare;
+pub mod flow;
 pub mod peer;
 
 use std::time::Instant;
@@ -19,6 +20,7 @@ use ackscope_protocol::{
 use serde::Serialize;
 
 use crate::session::{self, Change, Session};
+pub use flow::{FlowSummary, FlowSwitch};
 
 /// What `ackscope run --json` prints.
 #[derive(Debug, Clone, Serialize)]
@@ -49,6 +51,9 @@ pub struct RunReport {
     /// `"chunks"` and `"chunk_acks"`, for chunk and fragment transfers.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub chunk: Option<ChunkSummary>,
+    /// Flow-control mode switches, when flow control was enabled at any point.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowSummary>,
 }
 
 /// Longest the run keeps going after `--seconds` for unacked reliable messages to drain; messages
@@ -147,6 +152,7 @@ fn build(
         snapshots: messages.then(|| snapshot_summary(events)),
         ue4: (scenario.strategy == Strategy::Ue4).then(|| Ue4Summary::from_events(events)),
         chunk,
+        flow: FlowSummary::from_events(scenario, events),
     }
 }
 
@@ -188,6 +194,7 @@ impl RunReport {
                 + &self.snapshots.as_ref().map(snapshot_text).unwrap_or_default()
                 + &self.ue4.as_ref().map(ue4_text).unwrap_or_default()
                 + &self.chunk.as_ref().map(chunk_text).unwrap_or_default()
+                + &self.flow.as_ref().map(FlowSummary::to_text).unwrap_or_default()
         )
     }
 }

@@ -272,8 +272,22 @@ impl EndpointDriver {
     /// Hands every datagram `inbound` has due at `now` to the peer.
     pub fn receive(&mut self, now: SimTime, inbound: &mut dyn Inbound, events: &mut Vec<Event>) {
         self.touch(now);
+        let start = events.len();
         while let Some(bytes) = inbound.next_datagram(now, events) {
             self.peer.receive(now, &bytes, events);
+        }
+        self.observe_rtt(&events[start..]);
+    }
+
+    /// Feeds this side's RTT samples among `events` to flow control's low-pass filter (kept warm
+    /// while flow control is off, so turning it on reads a current RTT).
+    fn observe_rtt(&mut self, events: &[Event]) {
+        for e in events {
+            if let EventKind::RttSample { side, rtt_ms } = e.kind {
+                if side == self.side {
+                    self.flow.add_rtt_sample(e.time, rtt_ms as f64);
+                }
+            }
         }
     }
 
@@ -286,6 +300,7 @@ impl EndpointDriver {
         }
         self.last_tick = Some(self.ticker.next_on_grid());
         self.ticker.count += 1;
+        let start = events.len();
         self.peer.on_tick(now, events);
         let side = self.side;
         for _ in 0..MAX_PACKETS_PER_TICK {
@@ -297,6 +312,7 @@ impl EndpointDriver {
             events.push(Event { time: now, kind: EventKind::PacketSent { side, seq, bytes: out.len() as u32, uid } });
             outbound.transmit(Transmit { uid, sent_at: now, bytes: out }, events);
         }
+        self.observe_rtt(&events[start..]);
         true
     }
 
@@ -321,7 +337,9 @@ impl EndpointDriver {
         if self.next_stats > now {
             return None;
         }
+        let start = events.len();
         self.peer.update(now, events);
+        self.observe_rtt(&events[start..]);
         let stats = self.peer.stats();
         events.push(Event { time: now, kind: EventKind::Stats { side: self.side, stats } });
         let iv = (self.scenario.stats_interval_ms.max(1.0) * 1000.0) as u64;
@@ -329,14 +347,15 @@ impl EndpointDriver {
         Some(stats)
     }
 
-    /// With flow control on: sets the packet rate from the RTT in `stats`, reporting a mode switch
-    /// as `FlowMode`. A new rate's first tick comes one new interval after the last tick, on this
-    /// endpoint's grid, not immediately.
-    pub fn apply_flow(&mut self, now: SimTime, stats: &StatsSample, events: &mut Vec<Event>) {
+    /// With flow control on: sets the packet rate from flow control's own low-pass RTT (rellikt's
+    /// filter over this side's RTT samples, whatever the strategy: see `reliability::flow`; the
+    /// sample just taken is not read), reporting a mode switch as `FlowMode`. A new rate's first
+    /// tick comes one new interval after the last tick, on this endpoint's grid, not immediately.
+    pub fn apply_flow(&mut self, now: SimTime, _stats: &StatsSample, events: &mut Vec<Event>) {
         if !self.scenario.flow.enabled {
             return;
         }
-        let rate = self.flow.update(now, stats.rtt_ms as f64);
+        let rate = self.flow.update(now, self.flow.rtt_ms());
         if self.flow.changed() {
             let (good, penalty_ms) = (self.flow.is_good(), self.flow.penalty_ms() as f32);
             events.push(Event { time: now, kind: EventKind::FlowMode { side: self.side, good, penalty_ms } });

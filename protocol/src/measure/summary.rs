@@ -12,13 +12,20 @@ use crate::event::{Event, EventKind, Side, SimTime, StatsSample};
 pub const LOSS_WARMUP: SimTime = SimTime(2_000_000);
 
 /// Estimates beside the truth they estimate, for a whole run.
+///
+/// Only sides that estimate count: one-way transfers (chunks, fragments) have a receiving side
+/// that judges nothing and measures no RTT, and averaging its zeros in would halve the figures. A
+/// side has an RTT estimate once it reported an `RttSample` or a non-zero RTT in a `Stats` event
+/// (a `Stats` RTT of 0 with no sample ever is "none", not "0 ms"); it has a loss estimate when it
+/// has an RTT estimate or ever reported a non-zero loss (a dead link: nothing acked, 100 % lost).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct EstimateSummary {
-    /// Final smoothed RTT, mean over the sides that reported estimates (both, in a simulation).
+    /// Final smoothed RTT, mean over the sides that have an RTT estimate.
     pub rtt_ms: f64,
     /// Mean one-way link delay A->B plus B->A over delivered packets.
     pub true_rtt_ms: f64,
-    /// Mean of both sides' loss estimates over the stats samples after [`LOSS_WARMUP`].
+    /// Mean loss estimate over the stats samples after [`LOSS_WARMUP`] of the sides that
+    /// estimate loss (both, for two-way traffic).
     pub loss_percent: f64,
     /// Packets dropped by the link / packets sent, both directions.
     pub true_loss_percent: f64,
@@ -41,20 +48,31 @@ pub struct SummaryAccumulator {
     ledger: PacketLedger,
     /// Each side's last estimates (None until it reports).
     last_stats: [Option<StatsSample>; 2],
-    loss_sum: f64,
-    loss_n: u64,
+    /// Per side: has an RTT estimate / a loss estimate (see [`EstimateSummary`]).
+    has_rtt: [bool; 2],
+    has_loss: [bool; 2],
+    /// Per side: sum and count of loss estimates after the warm-up.
+    loss_sum: [f64; 2],
+    loss_n: [u64; 2],
 }
 
 impl SummaryAccumulator {
     pub fn observe(&mut self, events: &[Event]) {
         self.ledger.observe(events);
         for e in events {
-            if let EventKind::Stats { side, stats } = e.kind {
-                self.last_stats[side.index()] = Some(stats);
-                if e.time >= LOSS_WARMUP {
-                    self.loss_sum += stats.loss_percent as f64;
-                    self.loss_n += 1;
+            match e.kind {
+                EventKind::Stats { side, stats } => {
+                    let i = side.index();
+                    self.last_stats[i] = Some(stats);
+                    self.has_rtt[i] |= stats.rtt_ms != 0.0;
+                    self.has_loss[i] |= stats.loss_percent != 0.0;
+                    if e.time >= LOSS_WARMUP {
+                        self.loss_sum[i] += stats.loss_percent as f64;
+                        self.loss_n[i] += 1;
+                    }
                 }
+                EventKind::RttSample { side, .. } => self.has_rtt[side.index()] = true,
+                _ => {}
             }
         }
     }
@@ -69,9 +87,14 @@ impl SummaryAccumulator {
         self.last_stats[side.index()]
     }
 
-    /// The final smoothed RTT, mean over the sides that reported (0 when none did).
+    /// The final smoothed RTT, mean over the sides with an RTT estimate (0 when none has one).
     pub fn rtt_ms(&self) -> f64 {
-        let rtts: Vec<f64> = self.last_stats.iter().flatten().map(|s| s.rtt_ms as f64).collect();
+        let rtts: Vec<f64> = Side::BOTH
+            .iter()
+            .filter(|s| self.has_rtt[s.index()])
+            .filter_map(|s| self.last_stats[s.index()])
+            .map(|s| s.rtt_ms as f64)
+            .collect();
         if rtts.is_empty() {
             0.0
         } else {
@@ -79,12 +102,15 @@ impl SummaryAccumulator {
         }
     }
 
-    /// Mean loss estimate over the stats samples after [`LOSS_WARMUP`], all sides together.
+    /// Mean loss estimate over the stats samples after [`LOSS_WARMUP`] of the sides that estimate
+    /// loss, pooled.
     pub fn loss_percent(&self) -> f64 {
-        if self.loss_n == 0 {
+        let sides = || Side::BOTH.into_iter().map(Side::index).filter(|&i| self.has_rtt[i] || self.has_loss[i]);
+        let n: u64 = sides().map(|i| self.loss_n[i]).sum();
+        if n == 0 {
             0.0
         } else {
-            self.loss_sum / self.loss_n as f64
+            sides().map(|i| self.loss_sum[i]).sum::<f64>() / n as f64
         }
     }
 

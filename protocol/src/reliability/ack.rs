@@ -12,6 +12,14 @@
 //! application rejects is never acked). [`AckEndpoint::update`] advances the loss and bandwidth
 //! estimators; it is cheap enough to call per packet.
 //!
+//! Beyond reliable.io: the sent buffer grows. The loss estimate judges a packet once it is older
+//! than 2 x RTT + 100 ms (`reliability::loss`), so the buffer must still hold it then, and an ack
+//! can only be matched while its packet is held: reliable.io's fixed 256 entries forget packets
+//! before their verdict above about 200 packets/s, and before their ack can even arrive above
+//! 2,560 packets/s at 100 ms RTT. So `sent_packets_buffer_size` is the starting size, doubled
+//! whenever a packet still awaiting its verdict would be overwritten, up to 32,768 (half the
+//! sequence space; beyond that the oldest is judged early). At 60 packets/s it never grows.
+//!
 //! Beyond the seed: wrap aliasing under one-way outages. If one direction is dead for longer than
 //! the sender needs to wrap its 16-bit sequence (65536 packets), the receiver's `ack`/`ack_bits`
 //! still name the last sequences it got, and once the sender reuses those numbers the stale acks
@@ -26,14 +34,19 @@
 use serde::{Deserialize, Serialize};
 
 use crate::event::{SimTime, StatsSample};
-use crate::reliability::stats::{self, BandwidthMeter, LossWindow, RttEstimator, StatsConfig};
+use crate::reliability::loss::LossJudge;
+use crate::reliability::stats::{self, BandwidthMeter, RttEstimator, StatsConfig};
 use crate::wire::header::{HeaderError, PacketHeader};
 use crate::wire::sequence::{sequence_greater_than, sequence_less_than, SequenceBuffer};
+
+/// Largest sent buffer: half the sequence space, so that a sequence names one packet.
+const MAX_SENT_BUFFER: usize = 32_768;
 
 /// Settings of the ack endpoint (defaults from reliable.io).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AckConfig {
+    /// Starting size; it grows to hold every packet until its loss verdict (see [`AckEndpoint`]).
     pub sent_packets_buffer_size: usize,
     pub received_packets_buffer_size: usize,
     /// After this long without receiving anything, stop acking what was received before and
@@ -107,9 +120,8 @@ pub struct AckEndpoint {
     last_receive: Option<SimTime>,
     counters: AckCounters,
     rtt: RttEstimator,
-    loss: LossWindow,
-    /// Oldest sent sequence the loss estimator has not judged yet.
-    loss_cursor: u16,
+    /// Every packet sent until its loss verdict.
+    loss: LossJudge,
     bw_sent: BandwidthMeter,
     bw_received: BandwidthMeter,
     bw_acked: BandwidthMeter,
@@ -127,8 +139,7 @@ impl AckEndpoint {
             last_receive: None,
             counters: AckCounters::default(),
             rtt: RttEstimator::new(config.stats),
-            loss: LossWindow::new(config.stats.loss_window),
-            loss_cursor: 0,
+            loss: LossJudge::new(16, config.stats.loss_window),
             bw_sent: BandwidthMeter::default(),
             bw_received: BandwidthMeter::default(),
             bw_acked: BandwidthMeter::default(),
@@ -180,6 +191,8 @@ impl AckEndpoint {
     pub fn begin_packet(&mut self, now: SimTime, out: &mut Vec<u8>) -> PacketHeader {
         let sequence = self.sequence;
         self.sequence = self.sequence.wrapping_add(1);
+        self.loss.sent(now, sequence as u32);
+        self.make_room();
         if let Some(e) = self.sent.insert(sequence) {
             *e = SentPacket { time: now, acked: false, bytes: 0 };
         }
@@ -187,6 +200,32 @@ impl AckEndpoint {
         let h = PacketHeader { sequence, ack, ack_bits };
         h.encode(out);
         h
+    }
+
+    /// Doubles the sent buffer while inserting the next packet would overwrite one still awaiting
+    /// its loss verdict (the judge's `held()` counts the packet being sent).
+    fn make_room(&mut self) {
+        while self.loss.held() > self.sent.size() && self.sent.size() < MAX_SENT_BUFFER {
+            let old = self.sent.size();
+            let mut grown = SequenceBuffer::new((old * 2).min(MAX_SENT_BUFFER));
+            // The old buffer covers the `old` sequences before the one being sent.
+            let oldest = self.sent.next_sequence().wrapping_sub(old as u16);
+            grown.reset_to(oldest);
+            for i in 0..old as u16 {
+                let s = oldest.wrapping_add(i);
+                if let Some(p) = self.sent.get(s).copied() {
+                    if let Some(e) = grown.insert(s) {
+                        *e = p;
+                    }
+                }
+            }
+            self.sent = grown;
+        }
+    }
+
+    /// Current size of the sent buffer (it grows with rate x judging window).
+    pub fn sent_buffer_size(&self) -> usize {
+        self.sent.size()
     }
 
     /// Records the final size of packet `sequence` (header + payload).
@@ -284,6 +323,7 @@ impl AckEndpoint {
                 if let Some(p) = self.sent.get_mut(seq) {
                     if !p.acked {
                         p.acked = true;
+                        self.loss.acked(seq as u32);
                         let rtt_ms = now.saturating_since(p.time).as_millis_f64();
                         self.counters.acked += 1;
                         if stats {
@@ -303,25 +343,8 @@ impl AckEndpoint {
     #[inline]
     pub fn update(&mut self, now: SimTime) {
         let sc = &self.config.stats;
-        let window_ms = if self.rtt.has_sample() {
-            self.rtt.display_ms() * sc.loss_rtt_factor + sc.loss_margin_ms
-        } else {
-            1000.0 + sc.loss_margin_ms
-        };
-        let window_us = (window_ms * 1000.0) as u64;
-        let oldest_held = self.sequence.wrapping_sub(self.sent.size() as u16);
-        if sequence_less_than(self.loss_cursor, oldest_held) {
-            self.loss_cursor = oldest_held;
-        }
-        while self.loss_cursor != self.sequence {
-            if let Some(p) = self.sent.get(self.loss_cursor) {
-                if now.0 < p.time.0 + window_us {
-                    break;
-                }
-                self.loss.record(!p.acked);
-            }
-            self.loss_cursor = self.loss_cursor.wrapping_add(1);
-        }
+        let window_us = sc.judge_window_us(self.rtt.has_sample().then(|| self.rtt.display_ms()));
+        self.loss.expire(now, window_us);
         let (iv, sm) = (sc.bandwidth_interval_ms, sc.bandwidth_smoothing);
         self.bw_sent.update(now, iv, sm);
         self.bw_received.update(now, iv, sm);
@@ -330,7 +353,7 @@ impl AckEndpoint {
 
     /// A snapshot of the estimates.
     pub fn stats(&self) -> StatsSample {
-        stats::sample(&self.rtt, &self.loss, [&self.bw_sent, &self.bw_received, &self.bw_acked])
+        stats::sample(&self.rtt, self.loss.window(), [&self.bw_sent, &self.bw_received, &self.bw_acked])
     }
 
     pub fn counters(&self) -> AckCounters {

@@ -2,10 +2,14 @@
 
 use std::collections::VecDeque;
 
+pub use super::loss::LossWindow;
 use serde::{Deserialize, Serialize};
 
 use crate::event::{SimTime, StatsSample};
 use crate::link::IP_UDP_OVERHEAD_BYTES;
+
+/// rellikt's low-pass filter, `rtt = math.clamp(deltatime, rtt, 0.8)`: a new sample weighs 0.2.
+pub const RELLIKT_SAMPLE_WEIGHT: f64 = 0.2;
 
 /// How the RTT is smoothed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -31,10 +35,11 @@ pub struct StatsConfig {
     pub bandwidth_smoothing: f64,
     /// RTT samples kept for min / max / jitter.
     pub rtt_window: usize,
-    /// Judged packets kept for the loss percentage.
+    /// Judged packets the loss percentage averages at least (and every packet judged in the last
+    /// two seconds, [`LOSS_WINDOW_MS`](super::loss::LOSS_WINDOW_MS); see `reliability::loss`).
     pub loss_window: usize,
-    /// A packet is judged once older than `loss_rtt_factor` x display RTT + `loss_margin_ms`
-    /// (or `loss_margin_ms` + 1 s before any RTT sample).
+    /// A packet without a verdict counts as lost once older than `loss_rtt_factor` x display RTT
+    /// + `loss_margin_ms` (or `loss_margin_ms` + 1 s before any RTT sample).
     pub loss_rtt_factor: f64,
     pub loss_margin_ms: f64,
     /// Bandwidth is re-measured over intervals of this length.
@@ -97,7 +102,7 @@ impl RttEstimator {
         } else {
             let f = match self.config.rtt_filter {
                 RttFilter::Ewma => self.config.rtt_smoothing,
-                RttFilter::Rellikt => 0.2,
+                RttFilter::Rellikt => RELLIKT_SAMPLE_WEIGHT,
             };
             self.smoothed_ms += (rtt_ms - self.smoothed_ms) * f;
             self.display_ms += (rtt_ms - self.display_ms) * self.config.rtt_display_smoothing;
@@ -136,41 +141,6 @@ impl RttEstimator {
         let mean = sum / n;
         let var = self.samples.iter().map(|&s| (s as f64 - mean).powi(2)).sum::<f64>() / n;
         (lo, hi, var.sqrt())
-    }
-}
-
-/// Fraction of recent judged packets that were never acked.
-#[derive(Debug, Clone, Default)]
-pub struct LossWindow {
-    judged: VecDeque<bool>,
-    lost: usize,
-    capacity: usize,
-}
-
-impl LossWindow {
-    pub fn new(capacity: usize) -> Self {
-        Self { judged: VecDeque::with_capacity(capacity), lost: 0, capacity: capacity.max(1) }
-    }
-
-    #[inline]
-    pub fn record(&mut self, lost: bool) {
-        if self.judged.len() >= self.capacity && self.judged.pop_front() == Some(true) {
-            self.lost -= 1;
-        }
-        self.judged.push_back(lost);
-        self.lost += lost as usize;
-    }
-
-    pub fn percent(&self) -> f64 {
-        if self.judged.is_empty() {
-            0.0
-        } else {
-            self.lost as f64 * 100.0 / self.judged.len() as f64
-        }
-    }
-
-    pub fn judged(&self) -> usize {
-        self.judged.len()
     }
 }
 
@@ -249,16 +219,5 @@ mod tests {
             [&BandwidthMeter::default(), &BandwidthMeter::default(), &BandwidthMeter::default()],
         );
         assert_eq!(s, StatsSample::default());
-    }
-
-    #[test]
-    fn loss_window_slides() {
-        let mut l = LossWindow::new(4);
-        for lost in [true, true, false, false, false, false] {
-            l.record(lost);
-        }
-        assert_eq!(l.percent(), 0.0);
-        l.record(true);
-        assert_eq!(l.percent(), 25.0);
     }
 }

@@ -11,6 +11,12 @@
 //! It shares [`ChunkConfig`] with the chunk system (fragment size = `slice_bytes`, at most
 //! `min(max_slices, 256)` fragments, same bandwidth budget and ack rate limit), and the block
 //! resend delay is `resend_delay_ms` (or RTT x 1.25) after the last fragment of an attempt.
+//!
+//! Loss estimate: all the sender learns is whether an attempt was acked, so it judges attempts
+//! (once older than 2 x RTT + 100 ms after their last fragment, as in `reliability::loss`) and
+//! reports the fragment loss that explains the share `f` of attempts never acked when fragments
+//! are lost independently: `1 - (1 - f)^(1/n)` for attempts of `n` fragments (100 % when none was
+//! acked). Only the side sending blocks judges anything.
 
 use std::collections::VecDeque;
 
@@ -20,6 +26,8 @@ use crate::event::{Event, EventKind, MalformedReason, Side, SimTime, StatsSample
 use crate::link::IP_UDP_OVERHEAD_BYTES;
 use crate::peer::{Peer, PeerCommand};
 use crate::reliability::budget::TickBudget;
+use crate::reliability::loss::LossWindow;
+use crate::reliability::stats::StatsConfig;
 use crate::strategies::chunks::{ChunkConfig, ChunkError};
 use crate::workload::{check_payload, make_payload};
 
@@ -118,6 +126,11 @@ pub struct FragmentSender {
     next_seq: u16,
     budget: TickBudget,
     rtt_ms: Option<f64>,
+    /// Finished attempts awaiting their verdict: (last fragment sent at, sequence, acked), and
+    /// the verdicts with the fragment count of the latest attempt (module doc).
+    unjudged: VecDeque<(SimTime, u16, bool)>,
+    attempts: LossWindow,
+    fragments_per_attempt: usize,
 }
 
 impl FragmentSender {
@@ -131,6 +144,28 @@ impl FragmentSender {
             next_seq: 0,
             budget: TickBudget::default(),
             rtt_ms: None,
+            unjudged: VecDeque::new(),
+            attempts: LossWindow::new(StatsConfig::default().loss_window),
+            fragments_per_attempt: 1,
+        }
+    }
+
+    /// The per-fragment loss implied by the attempts judged (module doc), in percent.
+    pub fn loss_percent(&self) -> f64 {
+        let f = self.attempts.percent() / 100.0;
+        let n = self.fragments_per_attempt.max(1) as f64;
+        (1.0 - (1.0 - f).max(0.0).powf(1.0 / n)) * 100.0
+    }
+
+    /// Judges the attempts older than the window: delivered when an ack named them.
+    pub fn judge(&mut self, now: SimTime) {
+        let window_us = StatsConfig::default().judge_window_us(self.rtt_ms);
+        while let Some(&(done, _, acked)) = self.unjudged.front() {
+            if now.0 < done.0.saturating_add(window_us) {
+                break;
+            }
+            self.unjudged.pop_front();
+            self.attempts.record(now, !acked);
         }
     }
 
@@ -252,6 +287,8 @@ impl FragmentSender {
         });
         if b.next_fragment == b.num_fragments {
             b.finished.push((b.seq, now));
+            self.unjudged.push_back((now, b.seq, false));
+            self.fragments_per_attempt = b.num_fragments;
             events.push(Event {
                 time: now,
                 kind: EventKind::FragmentBlockSent {
@@ -271,6 +308,9 @@ impl FragmentSender {
         let side = self.side;
         let Some(b) = self.current.as_ref() else { return };
         let Some(&(_, done)) = b.finished.iter().find(|(s, _)| *s == seq) else { return };
+        if let Some(a) = self.unjudged.iter_mut().find(|a| a.1 == seq) {
+            a.2 = true;
+        }
         let ms = now.saturating_since(done).as_millis_f64();
         self.rtt_ms = Some(self.rtt_ms.map_or(ms, |r| r + (ms - r) * 0.1));
         events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: ms as f32 } });
@@ -498,11 +538,14 @@ impl Peer for FragmentPeer {
         }
     }
 
-    fn update(&mut self, _now: SimTime, _events: &mut Vec<Event>) {}
+    fn update(&mut self, now: SimTime, _events: &mut Vec<Event>) {
+        self.sender.judge(now);
+    }
 
     fn stats(&self) -> StatsSample {
         let rtt = self.sender.rtt_ms().unwrap_or(0.0) as f32;
-        StatsSample { rtt_ms: rtt, rtt_display_ms: rtt, ..StatsSample::default() }
+        let loss_percent = self.sender.loss_percent() as f32;
+        StatsSample { rtt_ms: rtt, rtt_display_ms: rtt, loss_percent, ..StatsSample::default() }
     }
 
     /// Only the target bandwidth changes while running (a live `chunk.bandwidth_kbps` edit

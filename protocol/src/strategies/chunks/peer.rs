@@ -190,6 +190,7 @@ impl Peer for ChunkPeer {
     }
 
     fn update(&mut self, now: SimTime, _events: &mut Vec<Event>) {
+        self.sender.judge(now);
         self.sent_bw.update(now, BANDWIDTH_INTERVAL_MS, BANDWIDTH_SMOOTHING);
         self.received_bw.update(now, BANDWIDTH_INTERVAL_MS, BANDWIDTH_SMOOTHING);
     }
@@ -199,6 +200,7 @@ impl Peer for ChunkPeer {
         StatsSample {
             rtt_ms: rtt,
             rtt_display_ms: rtt,
+            loss_percent: self.sender.loss_percent() as f32,
             sent_kbps: self.sent_bw.kbps() as f32,
             received_kbps: self.received_bw.kbps() as f32,
             ..StatsSample::default()

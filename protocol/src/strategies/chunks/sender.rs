@@ -11,6 +11,14 @@
 //! (Karn's rule: a resent slice's ack is ambiguous) and the smallest such sample per ack packet
 //! (the freshest slice). The figure includes the receiver's ack rate limit, which is what a resend
 //! timer has to wait for anyway.
+//!
+//! Loss estimate: the share of slice sends judged lost, with the judging window of every other
+//! strategy (`reliability::loss`): a slice send is judged once it is older than 2 x RTT + 100 ms
+//! (1.1 s before an RTT sample) and counts as delivered when its slice has been acked by then. A
+//! slice is resent only after a whole round of the chunk and the resend delay, so within one
+//! window a slice normally has one send and its ack speaks for it; when a resend falls inside the
+//! window (a chunk of few slices, a short resend delay), the earlier send shares the later one's
+//! fate, which reads low. Only the side sending slices judges anything.
 
 use std::collections::VecDeque;
 
@@ -19,6 +27,8 @@ use super::{ChunkConfig, ChunkError};
 use crate::event::{Event, EventKind, Side, SimTime};
 use crate::link::IP_UDP_OVERHEAD_BYTES;
 use crate::reliability::budget::TickBudget;
+use crate::reliability::loss::LossWindow;
+use crate::reliability::stats::StatsConfig;
 
 /// Budget left over from one tick is capped at this much sending time (or one full slice
 /// packet), so an idle sender cannot save up a burst; the initial burst is the explicit option.
@@ -68,6 +78,9 @@ pub struct ChunkSender {
     budget: TickBudget,
     rtt_ms: Option<f64>,
     counters: SenderCounters,
+    /// Slice sends awaiting their loss verdict: (sent at, chunk, slice), in send order.
+    unjudged: VecDeque<(SimTime, u16, u32)>,
+    loss: LossWindow,
 }
 
 impl ChunkSender {
@@ -81,6 +94,8 @@ impl ChunkSender {
             budget: TickBudget::default(),
             rtt_ms: None,
             counters: SenderCounters::default(),
+            unjudged: VecDeque::new(),
+            loss: LossWindow::new(StatsConfig::default().loss_window),
         }
     }
 
@@ -140,6 +155,28 @@ impl ChunkSender {
 
     pub fn counters(&self) -> SenderCounters {
         self.counters
+    }
+
+    /// Share of judged slice sends never acked (module doc), in percent.
+    pub fn loss_percent(&self) -> f64 {
+        self.loss.percent()
+    }
+
+    /// Judges the slice sends older than the window: delivered when the slice is acked by now
+    /// (every slice of a chunk no longer in flight was).
+    pub fn judge(&mut self, now: SimTime) {
+        let window_us = StatsConfig::default().judge_window_us(self.rtt_ms);
+        while let Some(&(sent_at, chunk, slice)) = self.unjudged.front() {
+            if now.0 < sent_at.0.saturating_add(window_us) {
+                break;
+            }
+            self.unjudged.pop_front();
+            let acked = match &self.current {
+                Some(c) if c.id == chunk => c.acked.get(slice as usize).copied().unwrap_or(false),
+                _ => true,
+            };
+            self.loss.record(now, !acked);
+        }
     }
 
     fn bytes_per_second(&self) -> f64 {
@@ -284,6 +321,7 @@ impl ChunkSender {
         self.budget.spend(wire);
         self.counters.slices_sent += 1;
         self.counters.slices_resent += resend as u64;
+        self.unjudged.push_back((now, c.id, i as u32));
         self.counters.bytes_sent += (out.len() - before) as u64;
         events.push(Event {
             time: now,

@@ -4,6 +4,19 @@
 //! its packet carried; a failure found by an ack range resends them with `SendKind::NakResend`,
 //! one found by a timeout with `SendKind::TimeoutResend`. The outbox takes every message the
 //! workload produces: what does not fit the send window waits in its backlog.
+//!
+//! The loss estimate starts from the seed's count: failures / outcomes (`f`) over the window of
+//! `reliability::loss`. A failure only means "not acked", though, and when every packet that
+//! carried a packet's ack was lost on the way back, a delivered packet fails too: dnm writes each
+//! ack range into one packet (`ack_repeat` = 1), so at 20 % loss each way the seed's count says
+//! 36 %. The sender sees the return path's loss `q` as gaps in the peer's sequences (a packet
+//! refused as older than expected counts as missing: its acks were not read either), and with
+//! each ack in `n` of the peer's packets a delivered packet's ack is lost with probability `q^n`,
+//! so the estimate reports `1 - (1 - f) / (1 - q^n)`, the loss that explains `f` when losses are
+//! independent. The correction needs [`MIN_ARRIVALS_FOR_CORRECTION`] of the peer's packets in
+//! the window: near total loss a single delivery more or less would swing it by tens of points,
+//! and the seed's count, never below the truth, is then within a point of it anyway. rellikt
+//! repeats each ack until 32 newer packets arrived (no fixed `n`): its count is reported as is.
 
 use std::collections::HashMap;
 
@@ -11,7 +24,12 @@ use super::scheme::Outcome;
 use crate::event::{Event, EventKind, MalformedReason, SendKind, Side, SimTime, StatsSample};
 use crate::reliability::outbox::{Inbox, Outbox, OutboxConfig, MAX_MESSAGE_BYTES, MESSAGE_OVERHEAD_BYTES};
 use crate::reliability::stats::{self, BandwidthMeter, LossWindow, RttEstimator, StatsConfig};
+use crate::wire::sequence::sequence_greater_than;
 use crate::workload::{MessageRequest, Workload, WorkloadConfig};
+
+/// The peer's packets that must have arrived within the window before the return-path correction
+/// applies (module doc).
+pub const MIN_ARRIVALS_FOR_CORRECTION: f64 = 16.0;
 
 /// Workload, message layer and estimators of a delivery-notification endpoint.
 #[derive(Debug, Clone)]
@@ -23,6 +41,11 @@ pub struct MessageEndpoint {
     stats_config: StatsConfig,
     rtt: RttEstimator,
     loss: LossWindow,
+    /// The peer's packets missing (true) or accepted, for the return-path correction (module doc).
+    incoming: LossWindow,
+    newest_received: Option<u16>,
+    /// Packets of the peer that carry each of its acks, when fixed (the scheme's ack redundancy).
+    ack_redundancy: Option<u32>,
     bw_sent: BandwidthMeter,
     bw_received: BandwidthMeter,
     bw_acked: BandwidthMeter,
@@ -42,6 +65,7 @@ impl MessageEndpoint {
         send_queue_messages: u32,
         packet_room_bytes: usize,
         stats: StatsConfig,
+        ack_redundancy: Option<u32>,
     ) -> Self {
         let room = packet_room_bytes.saturating_sub(MESSAGE_OVERHEAD_BYTES).min(MAX_MESSAGE_BYTES as usize);
         let oc = OutboxConfig {
@@ -57,6 +81,9 @@ impl MessageEndpoint {
             stats_config: stats,
             rtt: RttEstimator::new(stats),
             loss: LossWindow::new(stats.loss_window),
+            incoming: LossWindow::new(stats.loss_window),
+            newest_received: None,
+            ack_redundancy: ack_redundancy.map(|n| n.clamp(1, 64)),
             bw_sent: BandwidthMeter::default(),
             bw_received: BandwidthMeter::default(),
             bw_acked: BandwidthMeter::default(),
@@ -108,7 +135,7 @@ impl MessageEndpoint {
         events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq: seq as u32 } });
         events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: rtt_ms as f32 } });
         self.rtt.add_sample(rtt_ms);
-        self.loss.record(false);
+        self.loss.record(now, false);
         if let Some(b) = self.sizes.remove(&seq) {
             self.bw_acked.add_packet(b as usize);
         }
@@ -131,7 +158,7 @@ impl MessageEndpoint {
 
     pub fn failed(&mut self, now: SimTime, seq: u16, why: SendKind, events: &mut Vec<Event>) {
         events.push(Event { time: now, kind: EventKind::PacketNakked { side: self.side, seq: seq as u32 } });
-        self.loss.record(true);
+        self.loss.record(now, true);
         self.sizes.remove(&seq);
         self.outbox.on_failed(seq, why);
     }
@@ -152,6 +179,18 @@ impl MessageEndpoint {
         let kind = EventKind::PacketReceived { side: self.side, seq: seq as u32, bytes: bytes as u32 };
         events.push(Event { time: now, kind });
         self.bw_received.add_packet(bytes);
+        match self.newest_received {
+            Some(newest) if !sequence_greater_than(seq, newest) => {}
+            newest => {
+                // A long silence counts as at most one window of missing packets.
+                let missed = newest.map_or(0, |n| seq.wrapping_sub(n) as usize - 1);
+                for _ in 0..missed.min(self.stats_config.loss_window) {
+                    self.incoming.record(now, true);
+                }
+                self.incoming.record(now, false);
+                self.newest_received = Some(seq);
+            }
+        }
         self.inbox.deliver(now, ids, events);
     }
 
@@ -167,8 +206,19 @@ impl MessageEndpoint {
         self.bw_acked.update(now, iv, sm);
     }
 
-    /// RTT from delivery successes, loss = failures / outcomes over the recent window.
+    /// RTT from delivery successes; loss from failures / outcomes over the recent window, less
+    /// the failures explained by acks lost on the way back (module doc).
     pub fn stats(&self) -> StatsSample {
-        stats::sample(&self.rtt, &self.loss, [&self.bw_sent, &self.bw_received, &self.bw_acked])
+        let mut s = stats::sample(&self.rtt, &self.loss, [&self.bw_sent, &self.bw_received, &self.bw_acked]);
+        let Some(n) = self.ack_redundancy else { return s };
+        let f = self.loss.percent() / 100.0;
+        let q = self.incoming.percent() / 100.0;
+        let arrivals = self.incoming.judged() as f64 * (1.0 - q);
+        let acks_arrive = 1.0 - q.powi(n as i32);
+        if arrivals >= MIN_ARRIVALS_FOR_CORRECTION && acks_arrive > 1e-6 && self.loss.judged() > 0 {
+            let p = (1.0 - (1.0 - f) / acks_arrive).clamp(0.0, 1.0);
+            s.loss_percent = (p * 100.0) as f32;
+        }
+        s
     }
 }

@@ -30,6 +30,7 @@ impl<S: NotifyScheme> NotifyPeer<S> {
             scheme.send_queue_messages(),
             scheme.message_room_bytes(),
             scheme.stats_config(),
+            scheme.ack_redundancy(),
         );
         Self { m, scheme, tick_pending: false, outcomes: Vec::new() }
     }

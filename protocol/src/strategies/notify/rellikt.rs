@@ -289,6 +289,12 @@ impl NotifyScheme for RelliktEndpoint {
         self.config.stats
     }
 
+    /// The bitfield repeats an ack in every packet until 32 newer sequences have arrived: at
+    /// least 32 packets, and many more when the forward path loses packets.
+    fn ack_redundancy(&self) -> Option<u32> {
+        None
+    }
+
     fn reconfigure(&mut self, config: &RelliktConfig) {
         self.set_loss_timeout_ms(config.loss_timeout_ms);
     }

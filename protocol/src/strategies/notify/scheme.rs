@@ -40,6 +40,10 @@ pub trait NotifyScheme: Send + 'static {
     fn send_queue_messages(&self) -> u32;
     /// RTT / loss / bandwidth estimator settings.
     fn stats_config(&self) -> StatsConfig;
+    /// How many of the peer's packets carry each of its acks, when that is a fixed number (dnm's
+    /// `ack_repeat`); `None` when acks repeat until superseded. The loss estimate uses it to
+    /// discount failures caused by acks lost on the way back (see `MessageEndpoint`).
+    fn ack_redundancy(&self) -> Option<u32>;
     /// Takes the settings that may change while running.
     fn reconfigure(&mut self, config: &Self::Config);
 

@@ -18,7 +18,8 @@ use std::collections::{BTreeMap, VecDeque};
 
 use crate::event::{Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample};
 use crate::peer::{Peer, PeerCommand};
-use crate::reliability::stats::{self, BandwidthMeter, LossWindow, RttEstimator, StatsConfig};
+use crate::reliability::loss::LossJudge;
+use crate::reliability::stats::{self, BandwidthMeter, RttEstimator, StatsConfig};
 use crate::workload::{check_payload, MessageRequest, Workload, WorkloadConfig};
 
 use super::bunch::{
@@ -91,7 +92,8 @@ pub struct Ue4Peer {
     counters: Ue4Counters,
     spent_bytes: u64,
     rtt: RttEstimator,
-    loss: LossWindow,
+    /// Loss verdicts: from notifications, or lost when none came within the judging window.
+    loss: LossJudge,
     bw_sent: BandwidthMeter,
     bw_received: BandwidthMeter,
     bw_acked: BandwidthMeter,
@@ -127,7 +129,7 @@ impl Ue4Peer {
             counters: Ue4Counters::default(),
             spent_bytes: 0,
             rtt: RttEstimator::new(stats_config),
-            loss: LossWindow::new(stats_config.loss_window),
+            loss: LossJudge::reporting_every_packet(SeqNum::BITS, stats_config.loss_window),
             bw_sent: BandwidthMeter::default(),
             bw_received: BandwidthMeter::default(),
             bw_acked: BandwidthMeter::default(),
@@ -351,6 +353,7 @@ impl Ue4Peer {
             }
         }
         self.sent[seq.get() as usize] = record;
+        self.loss.sent(now, seq.get() as u32);
         self.counters.packets_sent += 1;
         self.throttle.on_packet_sent(bytes.len());
         self.spent_bytes += (bytes.len() + crate::link::IP_UDP_OVERHEAD_BYTES as usize) as u64;
@@ -484,9 +487,11 @@ impl Peer for Ue4Peer {
         self.bw_sent.update(now, iv, sm);
         self.bw_received.update(now, iv, sm);
         self.bw_acked.update(now, iv, sm);
+        let display_rtt_ms = self.rtt.has_sample().then(|| self.rtt.display_ms());
+        self.loss.expire(now, self.stats_config.judge_window_us(display_rtt_ms));
     }
 
     fn stats(&self) -> StatsSample {
-        stats::sample(&self.rtt, &self.loss, [&self.bw_sent, &self.bw_received, &self.bw_acked])
+        stats::sample(&self.rtt, self.loss.window(), [&self.bw_sent, &self.bw_received, &self.bw_acked])
     }
 }

@@ -35,6 +35,11 @@ impl NotifyScheme for DeliveryNotificationManager {
         self.config().stats
     }
 
+    /// Each ack range goes into `ack_repeat` packets (the seed: 1).
+    fn ack_redundancy(&self) -> Option<u32> {
+        Some(self.config().ack_repeat.max(1))
+    }
+
     fn reconfigure(&mut self, config: &DnmConfig) {
         self.set_timeout_ms(config.timeout_ms);
         self.set_accept_late(config.accept_late);

@@ -9,7 +9,7 @@ impl Ue4Peer {
     fn on_notify(&mut self, now: SimTime, seq: SeqNum, delivered: bool, events: &mut Vec<Event>) {
         let side = self.side;
         let record = std::mem::take(&mut self.sent[seq.get() as usize]);
-        self.loss.record(!delivered);
+        self.loss.outcome(now, seq.get() as u32, delivered);
         if delivered {
             self.push(events, now, EventKind::PacketAcked { side, seq: seq.get() as u32 });
             if record.in_use {
