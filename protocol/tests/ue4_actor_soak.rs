@@ -78,6 +78,7 @@ fn a_700_s_one_way_outage_closes_the_connection_and_says_why_when_and_what_was_a
             summary.observe_all(&ev);
         }
         let u = summary.finish();
+        assert_eq!(sim.totals().false_acks, 0, "{actors} actors");
         assert!(u.connection_closed, "{actors} actors: {u:?}");
         assert_eq!(u.close_reason.as_deref(), Some(reason), "{actors} actors: {u:?}");
         let at = u.closed_at_s.expect("a close time");
