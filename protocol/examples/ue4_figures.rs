@@ -1,5 +1,8 @@
 //! Prints figures of the UE4 strategy on a few links (virtual time, so the numbers are exact
 //! for a given seed): `cargo run -p ackscope-protocol --release --example ue4_figures`.
+//!
+//! The last table is the actors A/B: the same messages spread over 1 or 16 actors, UE4 (one
+//! channel per actor) against Glenn (one ordered stream, which ignores actors).
 
 use ackscope_protocol::*;
 
@@ -46,6 +49,38 @@ fn run(name: &str, mut s: Scenario, secs: f64) {
     println!("  {summary:?}");
 }
 
+/// One row of the actors table: a 120 s run with 60 reliable messages per second each way.
+fn actors_row(strategy: Strategy, actors: u32, loss: f64) {
+    let mut s = Scenario { seed: 1, strategy, ..Default::default() };
+    s.workload.reliable_rate_hz = 60.0;
+    s.workload.actors = actors;
+    for d in Dir::BOTH {
+        s.link.get_mut(d).loss_percent = loss;
+    }
+    let mut sim = Simulation::new(s);
+    sim.run_for_secs(120.0);
+    let _ = drain(&mut sim, 30.0);
+    let events: Vec<Event> = sim.drain_events().collect();
+    let m = reliable_metrics(&events);
+    let hol = if strategy == Strategy::Ue4 {
+        let u = Ue4Summary::from_events(&events);
+        format!("{:>5} {:>8.0}", u.max_inrec_depth_by_kind.actor, u.max_inrec_blocked_ms)
+    } else {
+        format!("{:>5} {:>8}", "-", "-")
+    };
+    println!(
+        "  {:<6} {:>6} {:>5}% {:>8.1} {:>8.1} {:>8.1} {:>7.3} {:>9.1} {hol}",
+        strategy.name(),
+        actors,
+        loss,
+        m.latency_ms.p50,
+        m.latency_ms.p95,
+        m.latency_ms.p99,
+        m.sends_per_message,
+        m.wire_bytes_per_delivered
+    );
+}
+
 fn main() {
     let base = Scenario { strategy: Strategy::Ue4, ..Default::default() };
     run("default link (50 ms, 5% loss)", base.clone(), 60.0);
@@ -79,4 +114,15 @@ fn main() {
     s.workload.snapshot_rate_hz = 250.0;
     s.ue4.net_speed_bytes_per_sec = 0.0;
     run("wrap: 250 pps from seq 16000", s, 140.0);
+
+    println!("== actors: 120 s, 60 reliable/s each way, 50 ms latency, seed 1");
+    println!(
+        "  {:<6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>7} {:>9} {:>5} {:>8}",
+        "", "actors", "loss", "p50 ms", "p95 ms", "p99 ms", "sends", "wire B", "InRec", "blocked"
+    );
+    for loss in [5.0, 20.0] {
+        for (strategy, actors) in [(Strategy::Glenn, 1), (Strategy::Ue4, 1), (Strategy::Ue4, 16)] {
+            actors_row(strategy, actors, loss);
+        }
+    }
 }

@@ -221,8 +221,38 @@ pub enum EventKind {
     ConnectionClosed { side: Side, reason: String },
     /// UE4: a channel's queue of reliable bunches waiting behind a missing one changed (`side`
     /// is the receiver); `blocked_us` is how long the channel has been blocked, or was when
-    /// `depth` returns to 0.
-    Ue4InRec { side: Side, depth: u32, blocked_us: u64 },
+    /// `depth` returns to 0. `channel` and `kind` say which channel (recordings made before
+    /// channels per actor read as the one actor channel).
+    Ue4InRec {
+        side: Side,
+        depth: u32,
+        blocked_us: u64,
+        #[serde(default)]
+        channel: u32,
+        #[serde(default)]
+        kind: Ue4ChannelKind,
+    },
+    /// UE4: the receiver could not process a bunch of packet `seq` and reported the packet
+    /// lost (bSkipAck, `PacketNotify.NakSeq`) although it arrived (`side` is the receiver).
+    Ue4SkipAck { side: Side, seq: u32 },
+    /// UE4: the sender opened channel `channel` (its first bunch carries bOpen).
+    Ue4ChannelOpened { side: Side, channel: u32, kind: Ue4ChannelKind },
+    /// UE4: the sender closed channel `channel` (a reliable bunch with bClose); the index is
+    /// free again once everything on it is acked.
+    Ue4ChannelClosed { side: Side, channel: u32, kind: Ue4ChannelKind },
+}
+
+/// What a UE4 channel carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ue4ChannelKind {
+    /// One actor's reliable messages (`NAME_Actor`), opened and closed on demand.
+    #[default]
+    Actor,
+    /// The connection's control channel (`NAME_Control`): the close reason.
+    Control,
+    /// The workload's state snapshots, on a channel open from the start.
+    Snapshot,
 }
 
 /// Why a chunk receiver ignored a slice (each is also counted).
@@ -297,7 +327,10 @@ impl EventKind {
             | EventKind::FlowMode { side, .. }
             | EventKind::SliceIgnored { side, .. }
             | EventKind::ConnectionClosed { side, .. }
-            | EventKind::Ue4InRec { side, .. } => *side,
+            | EventKind::Ue4InRec { side, .. }
+            | EventKind::Ue4SkipAck { side, .. }
+            | EventKind::Ue4ChannelOpened { side, .. }
+            | EventKind::Ue4ChannelClosed { side, .. } => *side,
         }
     }
 }

@@ -35,7 +35,7 @@ pub use driver::{
 };
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
-    StatsSample,
+    StatsSample, Ue4ChannelKind,
 };
 pub use link::{
     BurstLoss, JitterDistribution, Link, LinkConfig, LinkPatch, LinkStep, StepDirection, IP_UDP_OVERHEAD_BYTES,

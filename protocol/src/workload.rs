@@ -78,6 +78,10 @@ pub struct WorkloadConfig {
     /// What the delivery-notification strategies (`dnm`, `rellikt`) do when a packet carrying a
     /// snapshot is lost: nothing, resend only the newest state, or resend every snapshot.
     pub snapshot_mode: SnapshotMode,
+    /// Actors the reliable messages belong to (at least 1); see [`Workload::actor_of`]. UE4 sends
+    /// each actor's messages on its own channel, ordered only within it; the other strategies
+    /// carry them on their one stream as before.
+    pub actors: u32,
 }
 
 impl Default for WorkloadConfig {
@@ -93,6 +97,7 @@ impl Default for WorkloadConfig {
             burst_messages: 64,
             chunk_kib: 0,
             snapshot_mode: SnapshotMode::Unreliable,
+            actors: 1,
         }
     }
 }
@@ -140,13 +145,38 @@ pub struct Workload {
     next_snapshot: SimTime,
     next_reliable: Option<SimTime>,
     pending_bursts: u32,
+    /// Key of the actor assignment, from the seed and the side.
+    actor_key: u64,
 }
 
 impl Workload {
     pub fn new(side: Side, config: WorkloadConfig, seed: u64) -> Self {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(0x3000 + side as u64);
-        Self { side, config, rng, next_id: 0, next_snapshot: SimTime::ZERO, next_reliable: None, pending_bursts: 0 }
+        let actor_key = mix64(seed ^ (0xA570_0000 + side as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        Self {
+            side,
+            config,
+            rng,
+            next_id: 0,
+            next_snapshot: SimTime::ZERO,
+            next_reliable: None,
+            pending_bursts: 0,
+            actor_key,
+        }
+    }
+
+    /// The actor (`0..actors`) reliable message `id` belongs to: uniform, and a pure function of
+    /// the seed, the side and the id. Why not a draw from the workload's generator: then the
+    /// message times, sizes and ids stay exactly the same whatever `actors` is, so runs with 1
+    /// and with 16 actors differ only in how UE4 spreads the messages over channels, and
+    /// strategies that ignore actors see byte-identical traffic.
+    pub fn actor_of(&self, id: u64) -> u32 {
+        let n = self.config.actors.max(1) as u64;
+        if n == 1 {
+            return 0;
+        }
+        ((mix64(self.actor_key ^ id) as u128 * n as u128) >> 64) as u32
     }
 
     pub fn config(&self) -> &WorkloadConfig {
@@ -236,6 +266,14 @@ impl Workload {
     }
 }
 
+/// splitmix64's finalizer: a well-mixed 64-bit hash.
+fn mix64(mut x: u64) -> u64 {
+    x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,5 +301,27 @@ mod tests {
         assert!((1995..=2005).contains(&snaps), "{snaps} snapshots in 100 s");
         assert!((4700..=5300).contains(&rel), "{rel} reliable in 100 s");
         assert!(out.iter().enumerate().all(|(i, m)| m.id == i as u64));
+    }
+
+    #[test]
+    fn actors_spread_evenly_and_leave_the_messages_unchanged() {
+        let one = WorkloadConfig { reliable_rate_hz: 100.0, ..Default::default() };
+        let many = WorkloadConfig { actors: 16, ..one };
+        let (mut w1, mut w16) = (Workload::new(Side::A, one, 5), Workload::new(Side::A, many, 5));
+        let (mut o1, mut o16) = (Vec::new(), Vec::new());
+        for ms in (0..=100_000).step_by(16) {
+            w1.poll(SimTime(ms * 1000), &mut o1);
+            w16.poll(SimTime(ms * 1000), &mut o16);
+        }
+        assert_eq!(o1, o16, "the actor count must not move any message");
+        assert!(o1.iter().all(|m| w1.actor_of(m.id) == 0));
+        let mut per_actor = [0u32; 16];
+        for m in o16.iter().filter(|m| m.reliable) {
+            per_actor[w16.actor_of(m.id) as usize] += 1;
+        }
+        let n = o16.iter().filter(|m| m.reliable).count() as u32;
+        assert!(per_actor.iter().all(|c| c * 16 > n * 8 / 10 && c * 16 < n * 12 / 10), "{per_actor:?}");
+        let other_side = Workload::new(Side::B, many, 5);
+        assert!((0..100).any(|id| other_side.actor_of(id) != w16.actor_of(id)));
     }
 }

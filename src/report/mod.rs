@@ -238,13 +238,23 @@ fn reliable_text(r: &ReliableMetrics) -> String {
 
 fn ue4_text(u: &Ue4Summary) -> String {
     format!(
-        "\nue4: {} naks received, {} bunches resent, InRec depth up to {} (blocked up to {:.0} ms){}",
+        "\nue4: {} naks received, {} bunches resent, {} skip-acks, {} actor channels opened / {} closed, \
+         InRec depth up to {} (actor {}, blocked up to {:.0} ms){}",
         u.naks_received,
         u.bunches_resent,
+        u.skip_acks,
+        u.channels_opened,
+        u.channels_closed,
         u.max_inrec_depth,
+        u.max_inrec_depth_by_kind.actor,
         u.max_inrec_blocked_ms,
         if u.connection_closed {
-            format!(", connection closed: {}", u.close_reason.as_deref().unwrap_or("?"))
+            format!(
+                ", connection closed at {:.1} s: {} ({} messages abandoned)",
+                u.closed_at_s.unwrap_or(0.0),
+                u.close_reason.as_deref().unwrap_or("?"),
+                u.abandoned_messages
+            )
         } else {
             String::new()
         }

@@ -25,4 +25,4 @@ pub use messages::{in_order_latency, reliable_metrics, InOrderLatency, MetricsAc
 pub use percentile::{LatencyMs, Percentiles, StalenessMs};
 pub use snapshots::{snapshot_summary, SnapshotAccumulator, SnapshotSummary, STALENESS_SAMPLE_MS};
 pub use summary::{summarize, EstimateSummary, SummaryAccumulator, LOSS_WARMUP};
-pub use ue4::{Ue4Summary, Ue4SummaryAccumulator};
+pub use ue4::{InRecDepthByKind, Ue4Summary, Ue4SummaryAccumulator};

@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Event, EventKind, SendKind};
+use std::collections::BTreeSet;
+
+use crate::event::{Event, EventKind, RefuseReason, SendKind, Ue4ChannelKind};
 
 use crate::strategies::ue4::SeqNum;
 
@@ -27,6 +29,39 @@ pub struct Ue4Summary {
     pub connection_closed: bool,
     /// The first close reason, if any.
     pub close_reason: Option<String>,
+    /// When the first side closed, in seconds.
+    pub closed_at_s: Option<f64>,
+    /// Reliable messages a side had queued and not yet seen acked when it closed, summed over
+    /// both sides: what closing the connection gave up on.
+    pub abandoned_messages: u64,
+    /// Messages the application offered after its side had closed (refused as `Closed`).
+    pub refused_after_close: u64,
+    /// Packets a receiver processed but reported lost because a bunch in them could not be
+    /// processed (bSkipAck): each makes the sender resend the packet's reliable bunches.
+    pub skip_acks: u64,
+    /// Actor channels opened (a bunch with bOpen) and closed after idling (bClose), both sides.
+    pub channels_opened: u64,
+    pub channels_closed: u64,
+    /// Deepest `InRec` queue per channel kind.
+    pub max_inrec_depth_by_kind: InRecDepthByKind,
+}
+
+/// Deepest `InRec` queue seen on each kind of channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct InRecDepthByKind {
+    pub actor: u32,
+    pub control: u32,
+    pub snapshot: u32,
+}
+
+impl InRecDepthByKind {
+    fn get_mut(&mut self, kind: Ue4ChannelKind) -> &mut u32 {
+        match kind {
+            Ue4ChannelKind::Actor => &mut self.actor,
+            Ue4ChannelKind::Control => &mut self.control,
+            Ue4ChannelKind::Snapshot => &mut self.snapshot,
+        }
+    }
 }
 
 impl Ue4Summary {
@@ -46,6 +81,9 @@ pub struct Ue4SummaryAccumulator {
     last_received: [Option<SeqNum>; 2],
     link_delivered: u64,
     processed: u64,
+    /// Per side: reliable messages queued and not acked yet (until that side closes).
+    outstanding: [BTreeSet<u64>; 2],
+    closed: [bool; 2],
 }
 
 impl Ue4SummaryAccumulator {
@@ -69,13 +107,31 @@ impl Ue4SummaryAccumulator {
             }
             EventKind::PacketNakked { .. } => s.naks_received += 1,
             EventKind::MessageSent { kind: SendKind::NakResend, .. } => s.bunches_resent += 1,
-            EventKind::Ue4InRec { depth, blocked_us, .. } => {
+            EventKind::Ue4InRec { depth, blocked_us, kind, .. } => {
                 s.max_inrec_depth = s.max_inrec_depth.max(*depth);
+                let by_kind = s.max_inrec_depth_by_kind.get_mut(*kind);
+                *by_kind = (*by_kind).max(*depth);
                 self.max_blocked_us = self.max_blocked_us.max(*blocked_us);
             }
-            EventKind::ConnectionClosed { reason, .. } => {
+            EventKind::Ue4SkipAck { .. } => s.skip_acks += 1,
+            EventKind::Ue4ChannelOpened { .. } => s.channels_opened += 1,
+            EventKind::Ue4ChannelClosed { .. } => s.channels_closed += 1,
+            EventKind::MessageQueued { side, msg, reliable: true, .. } if !self.closed[side.index()] => {
+                self.outstanding[side.index()].insert(*msg);
+            }
+            EventKind::MessageAcked { side, msg, .. } => {
+                self.outstanding[side.index()].remove(msg);
+            }
+            EventKind::MessageRefused { reason: RefuseReason::Closed, side, .. } if self.closed[side.index()] => {
+                s.refused_after_close += 1;
+            }
+            EventKind::ConnectionClosed { side, reason } => {
                 s.connection_closed = true;
                 s.close_reason.get_or_insert_with(|| reason.clone());
+                s.closed_at_s.get_or_insert(e.time.as_secs_f64());
+                if !std::mem::replace(&mut self.closed[side.index()], true) {
+                    s.abandoned_messages += std::mem::take(&mut self.outstanding[side.index()]).len() as u64;
+                }
             }
             _ => {}
         }

@@ -9,6 +9,7 @@
 
 mod filtered;
 mod runs;
+mod ue4;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -18,6 +19,8 @@ use ackscope_protocol::*;
 pub use filtered::{ue4_seq, Filtered};
 #[allow(unused_imports)]
 pub use runs::*;
+#[allow(unused_imports)]
+pub use ue4::*;
 
 /// What a run's events say: messages per side, packets from the ledger, metrics from `measure`.
 #[derive(Debug, Default)]

@@ -1,24 +1,46 @@
-//! Bunches and the packet wire format: a notify header, then bunches, then a stop bit.
+//! Bunches: the unit a channel sends, with UE4 4.25's bunch header bit for bit.
 //!
-//! A bunch is the unit a channel sends: reliable ones carry the channel's 10-bit `ChSequence`
-//! (UE4's `MAX_CHSEQUENCE` = 1024, resolved against the last received one as `MakeRelative`
-//! does), partial ones carry the `PartialInitial` / `PartialFinal` flags so the receiver can
-//! reassemble bunches larger than [`MAX_SINGLE_BUNCH_SIZE_BITS`]. Each bunch is preceded by a
-//! 1 bit, the list ends with a 0 bit and zero padding; anything else is malformed. Decoding
-//! validates the whole packet before the connection acts on any of it, so a bad bunch never
-//! leaves half a packet applied.
+//! The header is written by `UNetConnection::SendRawBunch` and read back in
+//! `UNetConnection::ReceivedPacket`, in this order:
+//!
+//! | field | bits |
+//! |---|---|
+//! | `bOpen \|\| bClose` | 1 |
+//! | `bOpen`, `bClose` (only if the bit above is set) | 2 |
+//! | `CloseReason` (only if `bClose`): `SerializeInt(.., EChannelCloseReason::MAX = 15)` | 3 or 4 |
+//! | `bIsReplicationPaused`, `bReliable` | 2 |
+//! | `ChIndex`: `SerializeIntPacked` | 8 per 7 bits |
+//! | `bHasPackageMapExports`, `bHasMustBeMappedGUIDs`, `bPartial` | 3 |
+//! | `ChSequence` (only if `bReliable`): `WriteIntWrapped(.., MAX_CHSEQUENCE = 1024)` | 10 |
+//! | `bPartialInitial`, `bPartialFinal` (only if `bPartial`) | 2 |
+//! | `ChName` (only if `bReliable \|\| bOpen`): `StaticSerializeName`, hard-coded `EName` | 1 + 8 or 9 |
+//! | `BunchDataBits`: `WriteIntWrapped(.., MaxPacket * 8)` | 13 for 1024-byte packets |
+//! | the bunch data, unaligned | 8 per byte |
+//!
+//! Where the seed is silent this follows the 4.25 source: `ChSequence` comes before the partial
+//! flags; the channel name (4.22+, replacing the older `ChType`) is sent on every reliable or
+//! opening bunch, so a channel can be created from any reliable bunch when its opening one was
+//! lost; names are `NAME_Control` (255, 8 bits), `NAME_Voice` (256) and `NAME_Actor` (102, 9
+//! bits). The flags this model never sets (`bIsReplicationPaused`, `bHasPackageMapExports`,
+//! `bHasMustBeMappedGUIDs`) still take their bits, and are carried through decoding unchanged.
 
-use thiserror::Error;
-
-use crate::event::MalformedReason;
 use crate::wire::bits::{BitError, BitReader, Stream};
 
-use super::notify::{NotificationHeader, MAX_NOTIFY_HEADER_BYTES};
+use super::archive::{
+    hardcoded_name_bits, int_bits, int_packed_bits, serialize_hardcoded_name, serialize_int, serialize_int_packed,
+};
+use super::notify::MAX_NOTIFY_HEADER_BYTES;
 
-/// Channels per connection in this model: 0 control, 1 reliable messages, 2 unreliable messages.
-pub const MAX_CHANNELS: u32 = 8;
+pub use super::packet::{
+    decode_packet, decode_packet_with, encode_packet, encode_packet_with, frame_message, make_relative, split_messages,
+    DecodedPacket, FrameError, PacketError,
+};
+
+/// Channel indices a connection may use (`DEFAULT_MAX_CHANNEL_SIZE`, 4.25); a bunch naming a
+/// higher one is malformed.
+pub const MAX_CHANNELS: u32 = 32_767;
 /// Carries the close message (UE4's control channel, `NMT_Failure`).
-pub const CONTROL_CHANNEL: u8 = 0;
+pub const CONTROL_CHANNEL: u32 = 0;
 /// Reliable bunch sequence space on the wire (`MAX_CHSEQUENCE`).
 pub const MAX_CHSEQUENCE: u32 = 1024;
 /// Bunches above this are split into partial bunches (UE4: 7625 bits).
@@ -29,113 +51,245 @@ pub const MAX_PARTIAL_BUNCH_SIZE_BITS: usize = 7624;
 pub const MAX_BUNCH_PAYLOAD_BYTES: usize = MAX_PARTIAL_BUNCH_SIZE_BITS / 8;
 /// Largest whole bunch, before splitting or after reassembly (UE4's `IsBunchTooLarge`: 64 KiB).
 pub const MAX_CONSTRUCTED_BUNCH_BYTES: usize = 64 * 1024;
-/// Fixed bits of a bunch header beyond the flags: see [`Bunch::max_bits`].
-const CHANNEL_BITS: usize = 3;
-const CHSEQ_BITS: u32 = 10;
-const LEN_BITS: usize = 10;
-/// Smallest packet that can hold a full notify header and one largest bunch.
-pub const MIN_PACKET_BYTES: usize = MAX_NOTIFY_HEADER_BYTES
-    + (1 + CHANNEL_BITS + 1 + CHSEQ_BITS as usize + 3 + LEN_BITS + 7 + 1 + 7).div_ceil(8)
-    + MAX_BUNCH_PAYLOAD_BYTES;
+/// `MAX_PACKET_SIZE`: the `MaxPacket` of a connection unless configured otherwise.
+pub const DEFAULT_MAX_PACKET_BYTES: u32 = 1024;
+/// `EChannelCloseReason::MAX`, the bound the close reason is serialized with.
+pub const CLOSE_REASON_MAX: u32 = 15;
+/// Largest bunch header: open, close with a 4-bit reason, a 3-byte channel index, reliable,
+/// partial, a 9-bit name and a 13-bit data length.
+pub const MAX_BUNCH_HEADER_BITS: usize = 3 + 4 + 2 + 24 + 3 + 10 + 2 + 10 + 13;
+/// Smallest packet that can hold a full notify header and one largest bunch plus the
+/// termination bit.
+pub const MIN_PACKET_BYTES: usize =
+    MAX_NOTIFY_HEADER_BYTES + (MAX_BUNCH_HEADER_BITS + MAX_PARTIAL_BUNCH_SIZE_BITS + 1).div_ceil(8);
 
-/// One bunch as sent and received.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `EChannelCloseReason` (4.25).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum CloseReason {
+    #[default]
+    Destroyed = 0,
+    Dormancy = 1,
+    LevelUnloaded = 2,
+    /// The actor stopped being relevant for `RelevantTimeout`: this model's idle close.
+    Relevancy = 3,
+    TearOff = 4,
+}
+
+impl CloseReason {
+    fn from_wire(v: u32) -> Result<Self, BitError> {
+        Ok(match v {
+            0 => CloseReason::Destroyed,
+            1 => CloseReason::Dormancy,
+            2 => CloseReason::LevelUnloaded,
+            3 => CloseReason::Relevancy,
+            4 => CloseReason::TearOff,
+            _ => return Err(BitError::OutOfRange { value: v as i64, min: 0, max: 4 }),
+        })
+    }
+}
+
+/// A channel's name (`ChName`), as the hard-coded `EName` it is sent as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChName {
+    /// `NAME_None`: what an unreliable, non-opening bunch decodes with (the name is not sent).
+    #[default]
+    None,
+    Control,
+    Voice,
+    Actor,
+}
+
+impl ChName {
+    /// The `EName` index.
+    pub fn ename(self) -> u32 {
+        match self {
+            ChName::None => 0,
+            ChName::Control => 255,
+            ChName::Voice => 256,
+            ChName::Actor => 102,
+        }
+    }
+
+    /// A known channel name, or an error (UE4 closes on an unknown one: `IsKnownChannelName`).
+    fn from_ename(v: u32) -> Result<Self, BitError> {
+        match v {
+            255 => Ok(ChName::Control),
+            256 => Ok(ChName::Voice),
+            102 => Ok(ChName::Actor),
+            _ => Err(BitError::OutOfRange { value: v as i64, min: 102, max: 256 }),
+        }
+    }
+}
+
+/// One bunch as sent and received (`FOutBunch` / `FInBunch`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Bunch {
-    pub channel: u8,
+    pub open: bool,
+    pub close: bool,
+    /// Only on the wire when `close`.
+    pub close_reason: CloseReason,
+    pub is_replication_paused: bool,
     pub reliable: bool,
-    /// Reliable only: the channel's bunch sequence (full width when sending; the 10 wire bits
-    /// when freshly decoded, until the channel resolves it).
-    pub ch_sequence: u32,
+    pub ch_index: u32,
+    pub has_package_map_exports: bool,
+    pub has_must_be_mapped_guids: bool,
     pub partial: bool,
     pub partial_initial: bool,
     pub partial_final: bool,
+    /// Reliable only: the channel's bunch sequence (full width when sending; the 10 wire bits
+    /// when freshly decoded, until the channel resolves it).
+    pub ch_sequence: u32,
+    /// Only on the wire when `reliable || open`.
+    pub ch_name: ChName,
     pub payload: Vec<u8>,
 }
 
 impl Bunch {
-    /// Upper bound on the bits this bunch takes in a packet, including its presence bit and
-    /// the alignment before its payload.
-    pub fn max_bits(&self) -> usize {
-        1 + CHANNEL_BITS
-            + 1
-            + if self.reliable { CHSEQ_BITS as usize } else { 0 }
-            + 1
+    /// Bits of the header alone, for a connection whose `MaxPacket` is `max_packet_bytes`.
+    pub fn header_bits_for(&self, max_packet_bytes: u32) -> usize {
+        let open_or_close = self.open || self.close;
+        1 + if open_or_close { 2 } else { 0 }
+            + if self.close { int_bits(self.close_reason as u32, CLOSE_REASON_MAX) } else { 0 }
+            + 2
+            + int_packed_bits(self.ch_index)
+            + 3
+            + if self.reliable { int_bits(self.ch_sequence % MAX_CHSEQUENCE, MAX_CHSEQUENCE) } else { 0 }
             + if self.partial { 2 } else { 0 }
-            + LEN_BITS
-            + 7
-            + self.payload.len() * 8
+            + if self.reliable || self.open { hardcoded_name_bits(self.ch_name.ename()) } else { 0 }
+            + int_bits(self.data_bits(), max_packet_bytes * 8)
     }
 
-    /// Writes (or measures) the bunch.
-    pub fn write<S: Stream>(&self, s: &mut S) -> Result<(), BitError> {
-        let mut channel = self.channel as u32;
-        s.serialize_u32(&mut channel, 0, MAX_CHANNELS - 1)?;
-        let mut reliable = self.reliable;
-        s.serialize_bool(&mut reliable)?;
+    /// Bits this bunch takes in a packet (header and data) with 1024-byte packets. Exact: UE4
+    /// packs bunches back to back without alignment.
+    pub fn max_bits(&self) -> usize {
+        self.bits_for(DEFAULT_MAX_PACKET_BYTES)
+    }
+
+    /// Bits this bunch takes in a packet for a connection whose `MaxPacket` is `max_packet_bytes`.
+    pub fn bits_for(&self, max_packet_bytes: u32) -> usize {
+        self.header_bits_for(max_packet_bytes) + self.payload.len() * 8
+    }
+
+    fn data_bits(&self) -> u32 {
+        (self.payload.len() * 8) as u32
+    }
+
+    /// Writes the header and data.
+    pub fn write<S: Stream>(&self, s: &mut S, max_packet_bytes: u32) -> Result<(), BitError> {
+        let bit = |s: &mut S, b: bool| s.serialize_bits(&mut (b as u32), 1);
+        bit(s, self.open || self.close)?;
+        if self.open || self.close {
+            bit(s, self.open)?;
+            bit(s, self.close)?;
+            if self.close {
+                serialize_int(s, &mut (self.close_reason as u32), CLOSE_REASON_MAX)?;
+            }
+        }
+        bit(s, self.is_replication_paused)?;
+        bit(s, self.reliable)?;
+        serialize_int_packed(s, &mut self.ch_index.clone())?;
+        bit(s, self.has_package_map_exports)?;
+        bit(s, self.has_must_be_mapped_guids)?;
+        bit(s, self.partial)?;
         if self.reliable {
-            let mut seq = self.ch_sequence % MAX_CHSEQUENCE;
-            s.serialize_bits(&mut seq, CHSEQ_BITS)?;
+            serialize_int(s, &mut (self.ch_sequence % MAX_CHSEQUENCE), MAX_CHSEQUENCE)?;
         }
-        let mut partial = self.partial;
-        s.serialize_bool(&mut partial)?;
         if self.partial {
-            let (mut i, mut f) = (self.partial_initial, self.partial_final);
-            s.serialize_bool(&mut i)?;
-            s.serialize_bool(&mut f)?;
+            bit(s, self.partial_initial)?;
+            bit(s, self.partial_final)?;
         }
-        let mut len = self.payload.len() as u32;
-        s.serialize_u32(&mut len, 0, MAX_BUNCH_PAYLOAD_BYTES as u32)?;
-        let mut payload = self.payload.clone();
-        s.serialize_bytes(&mut payload)
+        if self.reliable || self.open {
+            serialize_hardcoded_name(s, &mut self.ch_name.ename())?;
+        }
+        serialize_int(s, &mut self.data_bits(), max_packet_bytes * 8)?;
+        for chunk in self.payload.chunks(4) {
+            let mut word = chunk.iter().rev().fold(0u32, |w, b| (w << 8) | *b as u32);
+            s.serialize_bits(&mut word, chunk.len() as u32 * 8)?;
+        }
+        Ok(())
     }
 
-    /// Reads a bunch; the `ch_sequence` is the raw 10-bit value.
-    pub fn read(r: &mut BitReader<'_>) -> Result<Self, BitError> {
-        let mut channel = 0;
-        r.serialize_u32(&mut channel, 0, MAX_CHANNELS - 1)?;
-        let mut reliable = false;
-        r.serialize_bool(&mut reliable)?;
-        let mut ch_sequence = 0;
-        if reliable {
-            r.serialize_bits(&mut ch_sequence, CHSEQ_BITS)?;
+    /// Reads a bunch; `ch_sequence` is the raw 10-bit value. Data that is not whole bytes, an
+    /// unknown channel name or a channel index from `MAX_CHANNELS` up are errors.
+    pub fn read(r: &mut BitReader<'_>, max_packet_bytes: u32) -> Result<Self, BitError> {
+        let bit = |r: &mut BitReader<'_>| -> Result<bool, BitError> {
+            let mut v = 0;
+            r.serialize_bits(&mut v, 1)?;
+            Ok(v != 0)
+        };
+        let mut b = Bunch::default();
+        if bit(r)? {
+            b.open = bit(r)?;
+            b.close = bit(r)?;
+            if b.close {
+                let mut reason = 0;
+                serialize_int(r, &mut reason, CLOSE_REASON_MAX)?;
+                b.close_reason = CloseReason::from_wire(reason)?;
+            }
         }
-        let mut partial = false;
-        r.serialize_bool(&mut partial)?;
-        let (mut partial_initial, mut partial_final) = (false, false);
-        if partial {
-            r.serialize_bool(&mut partial_initial)?;
-            r.serialize_bool(&mut partial_final)?;
+        b.is_replication_paused = bit(r)?;
+        b.reliable = bit(r)?;
+        serialize_int_packed(r, &mut b.ch_index)?;
+        if b.ch_index >= MAX_CHANNELS {
+            return Err(BitError::OutOfRange { value: b.ch_index as i64, min: 0, max: MAX_CHANNELS as i64 - 1 });
         }
-        let mut len = 0;
-        r.serialize_u32(&mut len, 0, MAX_BUNCH_PAYLOAD_BYTES as u32)?;
-        let mut payload = vec![0u8; len as usize];
-        r.serialize_bytes(&mut payload)?;
-        Ok(Self { channel: channel as u8, reliable, ch_sequence, partial, partial_initial, partial_final, payload })
+        b.has_package_map_exports = bit(r)?;
+        b.has_must_be_mapped_guids = bit(r)?;
+        b.partial = bit(r)?;
+        if b.reliable {
+            serialize_int(r, &mut b.ch_sequence, MAX_CHSEQUENCE)?;
+        }
+        if b.partial {
+            b.partial_initial = bit(r)?;
+            b.partial_final = bit(r)?;
+        }
+        if b.reliable || b.open {
+            let mut ename = 0;
+            serialize_hardcoded_name(r, &mut ename)?;
+            b.ch_name = ChName::from_ename(ename)?;
+        }
+        let mut data_bits = 0;
+        serialize_int(r, &mut data_bits, max_packet_bytes * 8)?;
+        if data_bits % 8 != 0 {
+            return Err(BitError::OutOfRange { value: data_bits as i64, min: 0, max: (data_bits & !7) as i64 });
+        }
+        if data_bits as usize > r.bits_remaining() {
+            return Err(BitError::Overflow { needed: data_bits, at: r.bits_processed(), total: r.bits_remaining() });
+        }
+        b.payload = vec![0u8; data_bits as usize / 8];
+        for chunk in b.payload.chunks_mut(4) {
+            let mut word = 0;
+            r.serialize_bits(&mut word, chunk.len() as u32 * 8)?;
+            for (i, byte) in chunk.iter_mut().enumerate() {
+                *byte = (word >> (8 * i)) as u8;
+            }
+        }
+        Ok(b)
     }
 }
 
-/// Splits a payload into bunches for `channel`: one whole bunch up to
+/// Splits a payload into bunches for channel `ch_index`: one whole bunch up to
 /// `MAX_SINGLE_BUNCH_SIZE_BITS`, else `PartialInitial`, `Partial`..., `PartialFinal` pieces of
-/// `MAX_PARTIAL_BUNCH_SIZE_BITS`. `ch_sequence` is left for `PrepBunch`.
-pub fn split_into_bunches(channel: u8, reliable: bool, payload: &[u8]) -> Vec<Bunch> {
-    let bunch = |payload: Vec<u8>, partial, partial_initial, partial_final| Bunch {
-        channel,
+/// `MAX_PARTIAL_BUNCH_SIZE_BITS`. `ch_sequence` is left for `PrepBunch`; `open` goes on the first
+/// piece only, as `UChannel::SendBunch` does.
+pub fn split_into_bunches(ch_index: u32, ch_name: ChName, reliable: bool, open: bool, payload: &[u8]) -> Vec<Bunch> {
+    let bunch = |i: usize, payload: Vec<u8>, partial, partial_final| Bunch {
+        open: open && i == 0,
         reliable,
-        ch_sequence: 0,
+        ch_index,
+        ch_name,
         partial,
-        partial_initial,
+        partial_initial: partial && i == 0,
         partial_final,
         payload,
+        ..Default::default()
     };
     if payload.len() * 8 <= MAX_SINGLE_BUNCH_SIZE_BITS {
-        return vec![bunch(payload.to_vec(), false, false, false)];
+        return vec![bunch(0, payload.to_vec(), false, false)];
     }
     let n = bunches_needed(payload.len());
-    payload
-        .chunks(MAX_BUNCH_PAYLOAD_BYTES)
-        .enumerate()
-        .map(|(i, c)| bunch(c.to_vec(), true, i == 0, i + 1 == n))
-        .collect()
+    payload.chunks(MAX_BUNCH_PAYLOAD_BYTES).enumerate().map(|(i, c)| bunch(i, c.to_vec(), true, i + 1 == n)).collect()
 }
 
 /// How many bunches [`split_into_bunches`] makes of `payload_bytes`.
@@ -147,206 +301,43 @@ pub fn bunches_needed(payload_bytes: usize) -> usize {
     }
 }
 
-/// Appends `msg` with its length as a LEB128 prefix, so several messages can share a bunch.
-pub fn frame_message(msg: &[u8], out: &mut Vec<u8>) {
-    let mut n = msg.len();
-    loop {
-        let byte = (n & 0x7F) as u8;
-        n >>= 7;
-        if n == 0 {
-            out.push(byte);
-            break;
-        }
-        out.push(byte | 0x80);
-    }
-    out.extend_from_slice(msg);
-}
-
-/// A bunch payload that is not a sequence of framed messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
-#[error("bad message framing at byte {at}")]
-pub struct FrameError {
-    pub at: usize,
-}
-
-/// Splits a (reassembled) bunch payload into its messages; empty or overlong frames are errors.
-pub fn split_messages(payload: &[u8]) -> Result<Vec<&[u8]>, FrameError> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < payload.len() {
-        let start = at;
-        let mut len = 0usize;
-        let mut shift = 0;
-        loop {
-            let byte = *payload.get(at).ok_or(FrameError { at: start })?;
-            at += 1;
-            len |= ((byte & 0x7F) as usize) << shift;
-            shift += 7;
-            if byte & 0x80 == 0 {
-                break;
-            }
-            if shift > 21 {
-                return Err(FrameError { at: start });
-            }
-        }
-        let end = at.checked_add(len).filter(|e| len > 0 && *e <= payload.len()).ok_or(FrameError { at: start })?;
-        out.push(&payload[at..end]);
-        at = end;
-    }
-    Ok(out)
-}
-
-/// UE4's `MakeRelative`: the full sequence nearest to `reference` whose low bits are `value`.
-pub fn make_relative(value: u32, reference: u32, max: u32) -> u32 {
-    let half = max / 2;
-    let diff = (value.wrapping_sub(reference).wrapping_add(half) & (max - 1)) as i64 - half as i64;
-    (reference as i64 + diff).max(0) as u32
-}
-
-/// Why a received packet was rejected.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
-pub enum PacketError {
-    #[error("notify header: {0}")]
-    Header(BitError),
-    #[error("bunch {index}: {error}")]
-    Bunch { index: usize, error: BitError },
-    #[error("bytes after the end-of-bunches marker")]
-    Trailing,
-}
-
-impl PacketError {
-    pub fn malformed_reason(&self) -> MalformedReason {
-        match self {
-            PacketError::Header(BitError::Overflow { .. }) => MalformedReason::Truncated,
-            PacketError::Header(_) => MalformedReason::BadHeader,
-            PacketError::Bunch { .. } | PacketError::Trailing => MalformedReason::BadPayload,
-        }
-    }
-}
-
-/// A whole packet, decoded and validated.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodedPacket {
-    pub header: NotificationHeader,
-    pub bunches: Vec<Bunch>,
-}
-
-/// Decodes and validates a packet; any byte sequence gives `Ok` or `Err`, never a panic.
-pub fn decode_packet(bytes: &[u8]) -> Result<DecodedPacket, PacketError> {
-    let mut r = BitReader::new(bytes);
-    let header = NotificationHeader::read(&mut r).map_err(PacketError::Header)?;
-    let mut bunches = Vec::new();
-    loop {
-        let index = bunches.len();
-        let mut more = false;
-        r.serialize_bool(&mut more).map_err(|error| PacketError::Bunch { index, error })?;
-        if !more {
-            break;
-        }
-        bunches.push(Bunch::read(&mut r).map_err(|error| PacketError::Bunch { index, error })?);
-    }
-    r.align().map_err(|_| PacketError::Trailing)?;
-    if r.bits_remaining() != 0 {
-        return Err(PacketError::Trailing);
-    }
-    Ok(DecodedPacket { header, bunches })
-}
-
-/// Encodes a packet from its header and bunches.
-pub fn encode_packet<'a>(
-    header: &NotificationHeader,
-    bunches: impl IntoIterator<Item = &'a Bunch>,
-    capacity_bytes: usize,
-) -> Result<Vec<u8>, BitError> {
-    let mut w = crate::wire::bits::BitWriter::with_capacity(capacity_bytes);
-    header.write(&mut w)?;
-    for b in bunches {
-        let mut one = 1;
-        w.serialize_bits(&mut one, 1)?;
-        b.write(&mut w)?;
-    }
-    let mut zero = 0;
-    w.serialize_bits(&mut zero, 1)?;
-    Ok(w.finish())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::strategies::ue4::notify::SequenceHistory;
-    use crate::strategies::ue4::sequence::SeqNum;
+    use crate::wire::bits::{BitWriter, MeasureStream};
 
     #[test]
-    fn packet_round_trips() {
-        let header = NotificationHeader {
-            seq: SeqNum::new(77),
-            acked_seq: SeqNum::new(9000),
-            history_word_count: 2,
-            history: SequenceHistory::default(),
-        };
-        let bunches = vec![
+    fn header_bits_agree_with_what_is_written_and_read_back() {
+        let cases = [
+            Bunch { reliable: true, ch_index: 3, ch_name: ChName::Actor, ch_sequence: 1500, ..Default::default() },
+            Bunch { open: true, reliable: true, ch_index: 200, ch_name: ChName::Actor, ..Default::default() },
             Bunch {
-                channel: 1,
+                close: true,
+                close_reason: CloseReason::Relevancy,
                 reliable: true,
-                ch_sequence: 1500,
-                partial: false,
-                partial_initial: false,
-                partial_final: false,
-                payload: vec![1, 2, 3],
+                ch_index: 20_000,
+                ch_name: ChName::Actor,
+                ..Default::default()
             },
-            Bunch {
-                channel: 2,
-                reliable: false,
-                ch_sequence: 0,
-                partial: true,
-                partial_initial: true,
-                partial_final: false,
-                payload: vec![9; 953],
-            },
+            Bunch { partial: true, partial_final: true, ch_index: 2, payload: vec![5; 953], ..Default::default() },
         ];
-        let bytes = encode_packet(&header, &bunches, 2048).unwrap();
-        let max: usize = 32 + 64 + bunches.iter().map(Bunch::max_bits).sum::<usize>() + 1;
-        assert!(bytes.len() * 8 <= max + 7, "final byte padding only");
-        let d = decode_packet(&bytes).unwrap();
-        assert_eq!(d.header, header);
-        assert_eq!(d.bunches[0].ch_sequence, 1500 % 1024);
-        assert_eq!(d.bunches[1], bunches[1]);
-        assert_eq!(make_relative(d.bunches[0].ch_sequence, 1499, MAX_CHSEQUENCE), 1500);
+        for b in cases {
+            let mut m = MeasureStream::new();
+            b.write(&mut m, 1024).unwrap();
+            assert_eq!(m.bits_processed(), b.max_bits(), "{b:?}");
+            let mut w = BitWriter::with_capacity(2048);
+            b.write(&mut w, 1024).unwrap();
+            let bytes = w.finish();
+            let back = Bunch::read(&mut BitReader::new(&bytes), 1024).unwrap();
+            assert_eq!(back, Bunch { ch_sequence: b.ch_sequence % MAX_CHSEQUENCE, ..b });
+        }
     }
 
     #[test]
-    fn framed_messages_split_back_and_bad_frames_are_errors() {
-        let mut p = Vec::new();
-        frame_message(&[1, 2, 3], &mut p);
-        frame_message(&vec![7; 300], &mut p);
-        let parts = split_messages(&p).unwrap();
-        assert_eq!(parts.len(), 2);
-        assert_eq!(parts[0], &[1, 2, 3]);
-        assert_eq!(parts[1].len(), 300);
-        assert!(split_messages(&p[..p.len() - 1]).is_err());
-        assert!(split_messages(&[0]).is_err());
-        assert!(split_messages(&[0x80, 0x80, 0x80, 0x80]).is_err());
-    }
-
-    #[test]
-    fn make_relative_picks_the_nearest() {
-        assert_eq!(make_relative(1, 1023, 1024), 1025);
-        assert_eq!(make_relative(1020, 1025, 1024), 1020);
-        assert_eq!(make_relative(5, 3, 1024), 5);
-    }
-
-    #[test]
-    fn trailing_bytes_and_truncation_are_rejected() {
-        let header = NotificationHeader {
-            seq: SeqNum::new(1),
-            acked_seq: SeqNum::new(0),
-            history_word_count: 1,
-            history: SequenceHistory::default(),
-        };
-        let mut bytes = encode_packet(&header, &[], 64).unwrap();
-        assert!(decode_packet(&bytes).is_ok());
-        bytes.push(0);
-        assert_eq!(decode_packet(&bytes), Err(PacketError::Trailing));
-        assert!(matches!(decode_packet(&bytes[..3]), Err(PacketError::Header(_))));
+    fn splitting_marks_open_on_the_first_piece_only() {
+        let parts = split_into_bunches(7, ChName::Actor, true, true, &[1; 2000]);
+        assert_eq!(parts.len(), 3);
+        assert!(parts[0].open && parts[0].partial_initial && !parts[1].open && parts[2].partial_final);
+        assert_eq!(split_into_bunches(7, ChName::Actor, true, true, &[1; 953]).len(), 1);
     }
 }

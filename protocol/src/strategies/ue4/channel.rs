@@ -1,19 +1,24 @@
-//! Channels: the sender's unacked reliable bunches (`OutRec`) and the receiver's in-order
-//! processing of reliable bunches (`InReliable`, `InRec`) and partial-bunch reassembly.
+//! Channels: the sender's unacked reliable bunches (`OutRec`) and, in [`incoming`], the
+//! receiver's in-order processing of reliable bunches (`InReliable`, `InRec`), partial-bunch
+//! reassembly and the channel's open/close life.
 //!
-//! Why the receiver queues instead of dropping: unlike packets, reliable bunches must all be
-//! processed in `ChSequence` order, so a bunch that arrives ahead of a missing one waits in
-//! `InRec` and the channel processes nothing reliable until the gap is filled — UE4's
-//! head-of-line blocking, measured here as queue depth and waiting time.
+//! Why per channel: UE4 numbers reliable bunches per channel (`ChSequence`) and a receiving
+//! channel processes nothing reliable past a missing one, so head-of-line blocking spans one
+//! channel — one actor — not the connection. The sequence counters (`OutReliable[ChIndex]`,
+//! `InReliable[ChIndex]`) belong to the connection and outlive the channel that used the index,
+//! which is what lets a reopened channel on the same index tell stale resends of the old one
+//! from new bunches.
 
-use std::collections::{BTreeMap, VecDeque};
+mod incoming;
 
-use thiserror::Error;
+use std::collections::VecDeque;
 
-use crate::event::SimTime;
+use crate::event::{SimTime, Ue4ChannelKind};
 
-use super::bunch::{make_relative, Bunch, MAX_CHSEQUENCE, MAX_CONSTRUCTED_BUNCH_BYTES};
+use super::bunch::Bunch;
 use super::sequence::SeqNum;
+
+pub use incoming::{BunchOutcome, ChannelError, InChannel, InChannelCounters};
 
 /// Most unacked reliable bunches one channel may hold, and most queued out of order (UE4).
 pub const RELIABLE_BUFFER: usize = 256;
@@ -27,35 +32,111 @@ pub struct OutBunch {
     /// The packet that last carried it; None while it waits in the send buffer.
     pub packet_id: Option<SeqNum>,
     pub received_ack: bool,
+    /// `ChSequence` of the first piece of the whole bunch this one was split from (its own when
+    /// it was not split), and how many pieces that bunch has.
+    pub group_first: u32,
+    pub group_len: u32,
 }
 
-/// Sending half of a channel.
+impl OutBunch {
+    fn in_group(&self, first: u32) -> bool {
+        self.group_first == first
+    }
+}
+
+/// What a sending channel is open for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct OutInstance {
+    pub kind: Ue4ChannelKind,
+    /// The actor an actor channel replicates.
+    pub actor: Option<u32>,
+    /// The next bunch opens the channel (`bOpen`).
+    pub open_pending: bool,
+    /// A close bunch was sent: the index is freed once everything is acked.
+    pub closing: bool,
+    /// Last time a message was sent on it (idle closes count from here).
+    pub last_used: SimTime,
+    /// `bPausedUntilReliableACK`: an unreliable bunch was made reliable; replication (snapshots)
+    /// waits until `OutRec` is empty.
+    pub paused_until_reliable_ack: bool,
+}
+
+impl OutInstance {
+    /// A channel open from the start (control, snapshots): no opening bunch.
+    pub fn open_from_start(kind: Ue4ChannelKind) -> Self {
+        Self {
+            kind,
+            actor: None,
+            open_pending: false,
+            closing: false,
+            last_used: SimTime::ZERO,
+            paused_until_reliable_ack: false,
+        }
+    }
+}
+
+/// Sending half of a channel index.
 #[derive(Debug, Clone, Default)]
 pub struct OutChannel {
-    /// Last `ChSequence` handed out (`OutReliable[ChIndex]`).
+    /// Last `ChSequence` handed out (`OutReliable[ChIndex]`), kept across reopenings.
     out_reliable: u32,
     /// Unacked (or acked but not yet released) reliable bunches in `ChSequence` order.
     out_rec: VecDeque<OutBunch>,
+    /// The channel using this index; None when the index is free.
+    pub instance: Option<OutInstance>,
+    /// Resend every piece of a split bunch when any piece is nakked, and release the pieces
+    /// only together (the seed's prose), instead of piece by piece.
+    pub whole_bunch_resend: bool,
 }
 
 impl OutChannel {
+    /// An index used by `instance` (None: free), resending split bunches whole or not.
+    pub fn new(instance: Option<OutInstance>, whole_bunch_resend: bool) -> Self {
+        Self { instance, whole_bunch_resend, ..Default::default() }
+    }
+
     /// `NumOutRec`: includes acked bunches still queued behind an unacked one.
     pub fn num_out_rec(&self) -> usize {
         self.out_rec.len()
     }
 
+    /// `bOverflowsReliable` for `extra` more bunches, `close` when the last of them closes the
+    /// channel (a close bunch may take the last slot).
+    pub fn overflows_reliable_with(&self, extra: usize, close: bool) -> bool {
+        self.out_rec.len() + extra >= RELIABLE_BUFFER + close as usize
+    }
+
     /// Whether `extra` more reliable bunches would overflow the buffer (`bOverflowsReliable`).
     pub fn overflows_reliable(&self, extra: usize) -> bool {
-        self.out_rec.len() + extra >= RELIABLE_BUFFER
+        self.overflows_reliable_with(extra, false)
     }
 
     /// `PrepBunch`: gives a reliable bunch the next `ChSequence` and keeps a copy in `OutRec`.
-    pub fn prep_reliable(&mut self, mut bunch: Bunch, msgs: Vec<u64>) -> Bunch {
-        self.out_reliable += 1;
-        bunch.ch_sequence = self.out_reliable;
-        bunch.reliable = true;
-        self.out_rec.push_back(OutBunch { bunch: bunch.clone(), msgs, packet_id: None, received_ack: false });
-        bunch
+    pub fn prep_reliable(&mut self, bunch: Bunch, msgs: Vec<u64>) -> Bunch {
+        self.prep_reliable_group(vec![bunch], msgs).remove(0)
+    }
+
+    /// `PrepBunch` for every piece of one bunch: consecutive `ChSequence`s, one group.
+    pub fn prep_reliable_group(&mut self, pieces: Vec<Bunch>, msgs: Vec<u64>) -> Vec<Bunch> {
+        let (first, len) = (self.out_reliable + 1, pieces.len() as u32);
+        pieces
+            .into_iter()
+            .map(|mut bunch| {
+                self.out_reliable += 1;
+                bunch.ch_sequence = self.out_reliable;
+                bunch.reliable = true;
+                let o = OutBunch {
+                    bunch: bunch.clone(),
+                    msgs: msgs.clone(),
+                    packet_id: None,
+                    received_ack: false,
+                    group_first: first,
+                    group_len: len,
+                };
+                self.out_rec.push_back(o);
+                bunch
+            })
+            .collect()
     }
 
     /// Appends a merged message to the kept copy of bunch `ch_sequence` (still unsent).
@@ -80,7 +161,8 @@ impl OutChannel {
     }
 
     /// Packet `packet` was acked: marks the bunches it carried and releases acked bunches from the
-    /// front (`ReceivedAcks`). Appends the messages of every bunch newly marked.
+    /// front (`ReceivedAcks`) — a split bunch only once all its pieces are acked when resending
+    /// whole bunches. Appends the messages of every bunch newly marked.
     pub fn received_ack(&mut self, packet: SeqNum, newly_acked: &mut Vec<u64>) {
         for o in &mut self.out_rec {
             if o.packet_id == Some(packet) && !o.received_ack {
@@ -88,184 +170,36 @@ impl OutChannel {
                 newly_acked.extend_from_slice(&o.msgs);
             }
         }
-        while self.out_rec.front().is_some_and(|o| o.received_ack) {
-            self.out_rec.pop_front();
-        }
-    }
-
-    /// Packet `packet` was nakked: the exact copies of its still-unacked bunches to send again
-    /// (`ReceivedNak`). Their packet id is cleared until the resend goes out.
-    pub fn received_nak(&mut self, packet: SeqNum, resend: &mut Vec<(Bunch, Vec<u64>)>) {
-        for o in &mut self.out_rec {
-            if o.packet_id == Some(packet) && !o.received_ack {
-                o.packet_id = None;
-                resend.push((o.bunch.clone(), o.msgs.clone()));
-            }
-        }
-    }
-}
-
-/// Why a channel could not accept a bunch in a way that ends the connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
-pub enum ChannelError {
-    #[error("Incoming reliable buffer overflow")]
-    InRecOverflow,
-}
-
-/// What happened to a channel's out-of-order queue while handling one bunch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct InRecChange {
-    pub changed: bool,
-    pub depth: usize,
-    /// How long the channel has been (or was, if now unblocked) blocked.
-    pub blocked_us: u64,
-}
-
-/// Counters of a receiving channel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct InChannelCounters {
-    pub duplicate_bunches: u64,
-    pub queued_bunches: u64,
-    pub max_inrec_depth: usize,
-    /// Longest and total time a bunch waited in `InRec`.
-    pub max_inrec_wait_us: u64,
-    pub total_inrec_wait_us: u64,
-    pub partial_discarded: u64,
-    pub too_large_discarded: u64,
-}
-
-#[derive(Debug, Clone)]
-struct Assembly {
-    reliable: bool,
-    /// Last `ChSequence` (reliable) or packet id (unreliable) appended.
-    seq: u64,
-    data: Vec<u8>,
-}
-
-/// Receiving half of a channel.
-#[derive(Debug, Clone, Default)]
-pub struct InChannel {
-    /// Last reliable `ChSequence` processed (`InReliable[ChIndex]`).
-    in_reliable: u32,
-    /// Reliable bunches ahead of a gap, with their arrival time.
-    in_rec: BTreeMap<u32, (Bunch, SimTime)>,
-    blocked_since: Option<SimTime>,
-    partial: Option<Assembly>,
-    pub counters: InChannelCounters,
-}
-
-impl InChannel {
-    pub fn inrec_depth(&self) -> usize {
-        self.in_rec.len()
-    }
-
-    /// `ReceivedRawBunch`: `packet_id` is the receiver's running id of the carrying packet.
-    /// Completed payloads are appended to `delivered`.
-    pub fn received_raw_bunch(
-        &mut self,
-        now: SimTime,
-        packet_id: u64,
-        mut bunch: Bunch,
-        delivered: &mut Vec<Vec<u8>>,
-    ) -> Result<InRecChange, ChannelError> {
-        let mut change = InRecChange { depth: self.in_rec.len(), ..Default::default() };
-        if !bunch.reliable {
-            // UE4 processes unreliable bunches at once, even while reliable ones wait.
-            self.received_next_bunch(packet_id, bunch, delivered);
-            return Ok(change);
-        }
-        bunch.ch_sequence = make_relative(bunch.ch_sequence, self.in_reliable.wrapping_add(1), MAX_CHSEQUENCE);
-        let seq = bunch.ch_sequence;
-        if seq <= self.in_reliable {
-            self.counters.duplicate_bunches += 1;
-            return Ok(change);
-        }
-        if seq != self.in_reliable + 1 {
-            if self.in_rec.contains_key(&seq) {
-                self.counters.duplicate_bunches += 1;
-                return Ok(change);
-            }
-            if self.in_rec.len() >= RELIABLE_BUFFER {
-                return Err(ChannelError::InRecOverflow);
-            }
-            self.in_rec.insert(seq, (bunch, now));
-            let since = *self.blocked_since.get_or_insert(now);
-            self.counters.queued_bunches += 1;
-            self.counters.max_inrec_depth = self.counters.max_inrec_depth.max(self.in_rec.len());
-            return Ok(InRecChange {
-                changed: true,
-                depth: self.in_rec.len(),
-                blocked_us: now.saturating_since(since).0,
-            });
-        }
-        self.in_reliable = seq;
-        self.received_next_bunch(packet_id, bunch, delivered);
-        while let Some(entry) = self.in_rec.first_entry() {
-            if *entry.key() != self.in_reliable + 1 {
+        while let Some(front) = self.out_rec.front() {
+            let n = if self.whole_bunch_resend { front.group_len as usize } else { 1 };
+            if n > self.out_rec.len() || !self.out_rec.iter().take(n).all(|o| o.received_ack) {
                 break;
             }
-            let (b, arrived) = entry.remove();
-            let waited = now.saturating_since(arrived).0;
-            self.counters.max_inrec_wait_us = self.counters.max_inrec_wait_us.max(waited);
-            self.counters.total_inrec_wait_us += waited;
-            self.in_reliable = b.ch_sequence;
-            self.received_next_bunch(packet_id, b, delivered);
-            change.changed = true;
+            self.out_rec.drain(..n);
         }
-        change.depth = self.in_rec.len();
-        if change.changed {
-            if let Some(since) = self.blocked_since {
-                change.blocked_us = now.saturating_since(since).0;
-            }
-            if self.in_rec.is_empty() {
-                self.blocked_since = None;
-            }
-        }
-        Ok(change)
     }
 
-    /// `ReceivedNextBunch`: reassembles partial bunches, delivers whole ones.
-    fn received_next_bunch(&mut self, packet_id: u64, bunch: Bunch, delivered: &mut Vec<Vec<u8>>) {
-        if !bunch.partial {
-            delivered.push(bunch.payload);
-            return;
-        }
-        let seq = if bunch.reliable { bunch.ch_sequence as u64 } else { packet_id };
-        if bunch.partial_initial {
-            if let Some(p) = &self.partial {
-                if p.reliable && !bunch.reliable {
-                    // An unreliable partial may not destroy a reliable one being assembled.
-                    self.counters.partial_discarded += 1;
-                    return;
-                }
-                self.counters.partial_discarded += 1;
-            }
-            self.partial = Some(Assembly { reliable: bunch.reliable, seq, data: bunch.payload });
-        } else {
-            let matches = self.partial.as_ref().is_some_and(|p| {
-                p.reliable == bunch.reliable
-                    && if bunch.reliable { seq == p.seq + 1 } else { seq == p.seq || seq == p.seq + 1 }
-            });
-            match (&mut self.partial, matches) {
-                (Some(p), true) => {
-                    p.seq = seq;
-                    p.data.extend_from_slice(&bunch.payload);
-                }
-                _ => {
-                    if self.partial.take().is_some() || !bunch.reliable {
-                        self.counters.partial_discarded += 1;
+    /// Packet `packet` was nakked: the exact copies of its still-unacked reliable bunches to send
+    /// again (`ReceivedNak`) — with whole-bunch resend, every piece of a split bunch one of which
+    /// was in the packet. Their packet id is cleared until the resend goes out.
+    pub fn received_nak(&mut self, packet: SeqNum, resend: &mut Vec<(Bunch, Vec<u64>)>) {
+        let mut groups: Vec<u32> = Vec::new();
+        for o in &mut self.out_rec {
+            if o.packet_id == Some(packet) && !o.received_ack {
+                if self.whole_bunch_resend && o.group_len > 1 {
+                    if !groups.contains(&o.group_first) {
+                        groups.push(o.group_first);
                     }
-                    return;
+                } else {
+                    o.packet_id = None;
+                    resend.push((o.bunch.clone(), o.msgs.clone()));
                 }
             }
         }
-        let too_large = self.partial.as_ref().is_some_and(|p| p.data.len() > MAX_CONSTRUCTED_BUNCH_BYTES);
-        if too_large {
-            self.partial = None;
-            self.counters.too_large_discarded += 1;
-        } else if bunch.partial_final {
-            if let Some(p) = self.partial.take() {
-                delivered.push(p.data);
+        for first in groups {
+            for o in self.out_rec.iter_mut().filter(|o| o.in_group(first)) {
+                o.packet_id = None;
+                resend.push((o.bunch.clone(), o.msgs.clone()));
             }
         }
     }
@@ -274,16 +208,18 @@ impl InChannel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::strategies::ue4::bunch::MAX_CHSEQUENCE;
 
     fn rb(seq: u32, payload: u8) -> Bunch {
         Bunch {
-            channel: 1,
+            ch_index: 1,
             reliable: true,
             ch_sequence: seq % MAX_CHSEQUENCE,
             partial: false,
             partial_initial: false,
             partial_final: false,
             payload: vec![payload],
+            ..Default::default()
         }
     }
 
@@ -333,5 +269,31 @@ mod tests {
         oc.set_packet_id(1, SeqNum::new(13));
         oc.received_ack(SeqNum::new(13), &mut acked);
         assert_eq!(oc.num_out_rec(), 1);
+    }
+
+    /// Three pieces in packets 10, 11, 12; 11 is lost. Whole-bunch resend sends all three
+    /// again; piece by piece, only the one in 11.
+    #[test]
+    fn a_nakked_piece_resends_the_whole_bunch_or_only_itself() {
+        for whole in [true, false] {
+            let mut oc = OutChannel { whole_bunch_resend: whole, ..Default::default() };
+            let pieces = oc.prep_reliable_group(vec![rb(0, 1), rb(0, 2), rb(0, 3)], vec![7]);
+            for (i, p) in pieces.iter().enumerate() {
+                oc.set_packet_id(p.ch_sequence, SeqNum::new(10 + i as u16));
+            }
+            let mut acked = Vec::new();
+            oc.received_ack(SeqNum::new(10), &mut acked);
+            assert_eq!(oc.num_out_rec(), if whole { 3 } else { 2 }, "whole={whole}");
+            oc.received_ack(SeqNum::new(12), &mut acked);
+            let mut resend = Vec::new();
+            oc.received_nak(SeqNum::new(11), &mut resend);
+            let seqs: Vec<u32> = resend.iter().map(|(b, _)| b.ch_sequence).collect();
+            assert_eq!(seqs, if whole { vec![1, 2, 3] } else { vec![2] }, "whole={whole}");
+            for s in &seqs {
+                oc.set_packet_id(*s, SeqNum::new(20));
+            }
+            oc.received_ack(SeqNum::new(20), &mut acked);
+            assert_eq!(oc.num_out_rec(), 0, "whole={whole}");
+        }
     }
 }

@@ -3,31 +3,39 @@
 //!
 //! - [`sequence`]: 14-bit `TSequenceNumber`.
 //! - [`notify`]: the packed notify header and 256-bit ack/nak history (`FNetPacketNotify`).
-//! - [`bunch`]: bunches, partial bunches and the packet wire format.
-//! - [`channel`]: `OutRec` (unacked reliable bunches) and `InRec` (reliable bunches ahead of a gap).
+//! - [`archive`]: UE4's `SerializeInt`, `SerializeIntPacked` and hard-coded names.
+//! - [`bunch`]: bunches with the 4.25 bunch header, and splitting into partial bunches.
+//! - [`packet`]: the packet wire format (termination bit) and message framing in bunches.
+//! - [`channel`]: `OutRec` (unacked reliable bunches) and `InRec` (reliable bunches ahead of a
+//!   gap), channel open/close and bSkipAck on the receive side.
 //! - [`order_cache`]: the receive-side packet order cache.
 //! - [`throttle`]: `CurrentNetSpeed`, `QueuedBits`, `IsNetReady`.
-//! - [`peer`]: the connection as a [`crate::Peer`].
+//! - [`peer`]: the connection as a [`crate::Peer`], with one actor channel per actor.
 
+pub mod archive;
 pub mod bunch;
 pub mod channel;
 pub mod notify;
 pub mod order_cache;
+pub mod packet;
 pub mod peer;
 pub mod sequence;
 pub mod throttle;
 
 use serde::{Deserialize, Serialize};
 
+pub use bunch::CONTROL_CHANNEL;
 pub use channel::RELIABLE_BUFFER;
 pub use peer::{Ue4Peer, RELIABLE_OVERFLOW_REASON, TIMEOUT_REASON};
 pub use sequence::SeqNum;
 
-/// Channel carrying reliable workload messages.
-pub const RELIABLE_CHANNEL: u8 = 1;
-/// Channel carrying unreliable workload messages (snapshots), so their bunches never wait
-/// behind a reliable gap.
-pub const UNRELIABLE_CHANNEL: u8 = 2;
+/// The static channel carrying the workload's unreliable snapshots (open on both sides from
+/// the start, so their bunches never wait behind a reliable gap). Index 1 is left free: it is
+/// UE4's static voice channel, not modelled.
+pub const SNAPSHOT_CHANNEL: u32 = 2;
+/// First index actor channels take (each actor's channel takes the lowest free index from here,
+/// as `GetFreeChannelIndex` does).
+pub const FIRST_ACTOR_CHANNEL: u32 = 3;
 
 /// UE4 strategy settings (dotted names `ue4.*`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -63,6 +71,21 @@ pub struct Ue4Config {
     /// Unreliable messages that may wait for `IsNetReady`; older ones are dropped (UE4 skips
     /// replication while saturated, so only the newest state is worth sending).
     pub max_waiting_unreliable: u32,
+    /// Close an actor channel (a reliable bunch with bClose, reason `Relevancy`) when its actor
+    /// sent nothing for this long; its next message reopens a channel. Default 5 s, UE4's
+    /// `RelevantTimeout` (the seed names no idle time); 0 = never close.
+    pub channel_close_s: f64,
+    /// When any piece of a reliable bunch split into partial bunches is nakked, resend every
+    /// piece, and release the pieces from `OutRec` only together: the seed's prose ("即使删除一个
+    /// 部分 Bunch 也会导致整个 Bunch 的重新传输"). `false` resends only the pieces the lost packet
+    /// carried, which is what the 4.25 code path (`PrepBunch` per piece, `ReceivedNak` by packet
+    /// id) does.
+    pub whole_bunch_resend: bool,
+    /// `net.PartialBunchReliableThreshold` (4.25 default 8; 0 = off): an unreliable bunch split
+    /// into at least this many partial bunches is sent reliably unless that would overflow the
+    /// reliable buffer, and its channel's replication (snapshots) pauses until everything
+    /// reliable on it is acked (`bPausedUntilReliableACK`).
+    pub partial_bunch_reliable_threshold: u32,
 }
 
 impl Default for Ue4Config {
@@ -79,6 +102,9 @@ impl Default for Ue4Config {
             merge_bunches: true,
             connection_timeout_ms: 60_000.0,
             max_waiting_unreliable: 1,
+            channel_close_s: 5.0,
+            whole_bunch_resend: true,
+            partial_bunch_reliable_threshold: 8,
         }
     }
 }
@@ -115,4 +141,19 @@ pub struct Ue4Counters {
     pub window_full_stalls: u64,
     pub ignored_after_close: u64,
     pub encode_failures: u64,
+    /// Packets received but reported lost because a bunch in them could not be processed.
+    pub skip_acks: u64,
+    /// Bunches that could not be processed (each makes its packet skip-acked).
+    pub skipped_bunches: u64,
+    /// Bunches UE4 flags as errors (only corrupt input makes them); discarded and skip-acked.
+    pub bunch_errors: u64,
+    /// Actor channels this side opened and closed (idle closes).
+    pub channels_opened: u64,
+    pub channels_closed: u64,
+    /// Deepest `InRec` per channel kind.
+    pub max_inrec_depth_actor: u64,
+    pub max_inrec_depth_control: u64,
+    pub max_inrec_depth_snapshot: u64,
+    /// Unreliable bunches sent reliably under `partial_bunch_reliable_threshold`.
+    pub unreliable_made_reliable: u64,
 }

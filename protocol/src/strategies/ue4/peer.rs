@@ -2,44 +2,59 @@
 //! are merged into packets, packets carry the notify header, and reliable bunches are resent only
 //! when a packet that carried them is reported lost (Nak).
 //!
+//! Channels: 0 is the control channel (the close reason), 2 carries the workload's snapshots,
+//! both open from the start; each actor's reliable messages go on an actor channel of its own
+//! (the lowest free index from 3), opened by its first bunch (bOpen), closed after
+//! `channel_close_s` without messages (bClose) and reopened on demand. Each has its own
+//! `ChSequence`, `OutRec` and `InRec`, so head-of-line blocking stays within one actor.
+//!
 //! Call order inside one instant follows UE4's frame: received packets are processed (or held in
 //! the order cache) as they arrive; [`Peer::on_tick`] is `UNetConnection::Tick` — flush the order
-//! cache (end of `TickDispatch`), pay the throttle, let the game produce its messages, then
-//! `FlushNet` if something is time-sensitive or the keep-alive is due. Packets are built at the
-//! moment UE4 would flush them (including the immediate flush when 256 acks are dirty during
-//! receive) and handed to the driver at its next [`Peer::poll_send`], because the driver only
-//! puts packets on the link at send ticks.
+//! cache (end of `TickDispatch`), pay the throttle, let the game produce its messages, close idle
+//! channels, then `FlushNet` if something is time-sensitive or the keep-alive is due. Packets are
+//! built at the moment UE4 would flush them (including the immediate flush when 256 acks are
+//! dirty during receive) and handed to the driver at its next [`Peer::poll_send`], because the
+//! driver only puts packets on the link at send ticks.
 //!
 //! There is no retransmission timer anywhere. If the Nak for a packet is lost with the packet
 //! that carried it, the sender only learns of it from the next packet's history — or, past 256
-//! packets, by treating everything beyond the history as lost.
+//! packets, by treating everything beyond the history as lost. A packet whose bunch the receiver
+//! cannot process is Nak'ed explicitly (bSkipAck), which resends its reliable bunches even
+//! though they arrived; the receiver drops those by `ChSequence`.
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::event::{Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample};
+use crate::event::{Event, EventKind, RefuseReason, SendKind, Side, SimTime, StatsSample, Ue4ChannelKind};
 use crate::peer::{Peer, PeerCommand};
 use crate::reliability::loss::LossJudge;
 use crate::reliability::stats::{self, BandwidthMeter, RttEstimator, StatsConfig};
-use crate::workload::{check_payload, MessageRequest, Workload, WorkloadConfig};
+use crate::workload::{MessageRequest, Workload, WorkloadConfig};
 
-use super::bunch::{
-    bunches_needed, decode_packet, encode_packet, frame_message, split_into_bunches, split_messages, Bunch,
-    DecodedPacket, CONTROL_CHANNEL, MAX_BUNCH_PAYLOAD_BYTES, MAX_CHANNELS, MAX_CONSTRUCTED_BUNCH_BYTES,
-    MIN_PACKET_BYTES,
-};
-use super::channel::{ChannelError, InChannel, OutChannel};
-use super::notify::{PacketNotify, MAX_NOTIFY_HEADER_BYTES, MAX_SEQUENCE_HISTORY_LENGTH};
+use super::bunch::{Bunch, CONTROL_CHANNEL, MIN_PACKET_BYTES};
+use super::channel::{InChannel, OutChannel, OutInstance};
+use super::notify::{PacketNotify, MAX_NOTIFY_HEADER_BYTES};
 use super::order_cache::PacketOrderCache;
+use super::packet::{decode_packet_with, DecodedPacket};
 use super::sequence::SeqNum;
 use super::throttle::Throttle;
-use super::{Ue4Config, Ue4Counters, RELIABLE_CHANNEL, UNRELIABLE_CHANNEL};
+use super::{Ue4Config, Ue4Counters, FIRST_ACTOR_CHANNEL, SNAPSHOT_CHANNEL};
 
 mod receive;
+mod send;
 
 /// The reason UE4 gives when a channel would hold more than `RELIABLE_BUFFER` unacked bunches.
 pub const RELIABLE_OVERFLOW_REASON: &str = "Outgoing reliable buffer overflow";
 /// The reason given when nothing arrived for `connection_timeout_ms`.
 pub const TIMEOUT_REASON: &str = "Connection timed out";
+
+/// What channel index `ch` is used for in this model.
+pub fn kind_of_index(ch: u32) -> Ue4ChannelKind {
+    match ch {
+        CONTROL_CHANNEL => Ue4ChannelKind::Control,
+        SNAPSHOT_CHANNEL => Ue4ChannelKind::Snapshot,
+        _ => Ue4ChannelKind::Actor,
+    }
+}
 
 /// A bunch waiting in the send buffer.
 #[derive(Debug, Clone)]
@@ -49,6 +64,8 @@ struct Queued {
     kind: SendKind,
     /// A fresh whole bunch later messages of its channel may be merged into.
     mergeable: bool,
+    /// Bits it takes in a packet.
+    bits: usize,
 }
 
 /// What a sent packet carried, kept until the remote reports on it.
@@ -58,7 +75,7 @@ struct SentPacket {
     sent_at: SimTime,
     bytes: usize,
     /// Channels with reliable bunches in it (UE4's channel record).
-    channels: Vec<u8>,
+    channels: Vec<u32>,
     /// Whole unreliable messages in it.
     unreliable: Vec<u64>,
 }
@@ -68,14 +85,20 @@ struct SentPacket {
 pub struct Ue4Peer {
     side: Side,
     config: Ue4Config,
+    /// `MaxPacket`: the configured size, raised to hold one largest bunch.
+    max_packet_bytes: u32,
     workload: Workload,
     notify: PacketNotify,
     order_cache: PacketOrderCache<(DecodedPacket, usize)>,
     flushing_order_cache: bool,
+    /// By channel index, grown on demand.
     out_channels: Vec<OutChannel>,
     in_channels: Vec<InChannel>,
+    /// The open (not closing) actor channel of each actor.
+    actor_channels: BTreeMap<u32, u32>,
     throttle: Throttle,
     send_buffer: Vec<Queued>,
+    send_buffer_bits: usize,
     ready: VecDeque<(u32, Vec<u8>)>,
     time_sensitive: bool,
     dirty_acks: usize,
@@ -106,16 +129,29 @@ impl Ue4Peer {
     pub fn new(side: Side, config: Ue4Config, workload: WorkloadConfig, seed: u64) -> Self {
         let first = SeqNum::new(config.initial_packet_seq);
         let stats_config = StatsConfig::default();
+        let whole = config.whole_bunch_resend;
+        let static_out = |kind| OutChannel::new(Some(OutInstance::open_from_start(kind)), whole);
         Self {
             side,
+            max_packet_bytes: (config.max_packet_bytes as usize).max(MIN_PACKET_BYTES) as u32,
             workload: Workload::new(side, workload, seed),
             notify: PacketNotify::new(first.minus(1), first),
             order_cache: PacketOrderCache::new(config.order_cache_capacity as usize),
             flushing_order_cache: false,
-            out_channels: vec![OutChannel::default(); MAX_CHANNELS as usize],
-            in_channels: vec![InChannel::default(); MAX_CHANNELS as usize],
+            out_channels: vec![
+                static_out(Ue4ChannelKind::Control),
+                OutChannel::new(None, whole),
+                static_out(Ue4ChannelKind::Snapshot),
+            ],
+            in_channels: vec![
+                InChannel::static_channel(Ue4ChannelKind::Control),
+                InChannel::unused(),
+                InChannel::static_channel(Ue4ChannelKind::Snapshot),
+            ],
+            actor_channels: BTreeMap::new(),
             throttle: Throttle::new(config.net_speed_bytes_per_sec, config.desired_tick_rate_hz),
             send_buffer: Vec::new(),
+            send_buffer_bits: 0,
             ready: VecDeque::new(),
             time_sensitive: false,
             dirty_acks: 0,
@@ -141,12 +177,21 @@ impl Ue4Peer {
 
     pub fn counters(&self) -> Ue4Counters {
         let mut c = self.counters;
-        for ch in &self.in_channels {
-            c.max_inrec_depth = c.max_inrec_depth.max(ch.counters.max_inrec_depth as u64);
+        for (i, ch) in self.in_channels.iter().enumerate() {
+            let depth = ch.counters.max_inrec_depth as u64;
+            c.max_inrec_depth = c.max_inrec_depth.max(depth);
+            let by_kind = match kind_of_index(i as u32) {
+                Ue4ChannelKind::Actor => &mut c.max_inrec_depth_actor,
+                Ue4ChannelKind::Control => &mut c.max_inrec_depth_control,
+                Ue4ChannelKind::Snapshot => &mut c.max_inrec_depth_snapshot,
+            };
+            *by_kind = (*by_kind).max(depth);
             c.max_inrec_wait_us = c.max_inrec_wait_us.max(ch.counters.max_inrec_wait_us);
             c.total_inrec_wait_us += ch.counters.total_inrec_wait_us;
             c.duplicate_bunches += ch.counters.duplicate_bunches;
             c.partial_discarded += ch.counters.partial_discarded + ch.counters.too_large_discarded;
+            c.skipped_bunches += ch.counters.skipped_bunches;
+            c.bunch_errors += ch.counters.bunch_errors;
         }
         c.max_out_rec = c.max_out_rec.max(self.out_channels.iter().map(|o| o.num_out_rec() as u64).max().unwrap_or(0));
         c
@@ -171,9 +216,19 @@ impl Ue4Peer {
         &mut self.workload
     }
 
-    /// Unacked reliable bunches on the message channel (`NumOutRec`).
+    /// Unacked reliable bunches over all channels (`NumOutRec` summed).
     pub fn num_out_rec(&self) -> usize {
-        self.out_channels[RELIABLE_CHANNEL as usize].num_out_rec()
+        self.out_channels.iter().map(OutChannel::num_out_rec).sum()
+    }
+
+    /// The open actor channel of each actor, as `(actor, channel index)`.
+    pub fn actor_channels(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        self.actor_channels.iter().map(|(a, c)| (*a, *c))
+    }
+
+    /// Deepest `InRec` each receiving channel index has had, by index.
+    pub fn max_inrec_depth_by_channel(&self) -> Vec<usize> {
+        self.in_channels.iter().map(|c| c.counters.max_inrec_depth).collect()
     }
 
     fn push(&self, events: &mut Vec<Event>, now: SimTime, kind: EventKind) {
@@ -184,203 +239,10 @@ impl Ue4Peer {
         self.last_send.is_none_or(|t| now.saturating_since(t).as_millis_f64() > self.config.keepalive_ms)
     }
 
-    /// Bits a packet may spend on bunches, after the worst-case notify header and stop bit.
+    /// Bits a packet may spend on bunches, after the worst-case notify header and the
+    /// termination bit.
     fn bunch_capacity_bits(&self) -> usize {
-        let bytes = (self.config.max_packet_bytes as usize).max(MIN_PACKET_BYTES);
-        (bytes - MAX_NOTIFY_HEADER_BYTES) * 8 - 8
-    }
-
-    fn send_buffer_bits(&self) -> usize {
-        self.send_buffer.iter().map(|q| q.bunch.max_bits()).sum()
-    }
-
-    /// `UNetConnection::SendRawBunch`: flushes first when the bunch would not fit.
-    fn send_raw_bunch(&mut self, now: SimTime, q: Queued, events: &mut Vec<Event>) {
-        if self.send_buffer_bits() + q.bunch.max_bits() > self.bunch_capacity_bits() {
-            self.flush_net(now, events);
-        }
-        self.time_sensitive = true;
-        self.send_buffer.push(q);
-    }
-
-    /// `UChannel::SendBunch` for a reliable workload message.
-    fn send_reliable(&mut self, now: SimTime, m: MessageRequest, events: &mut Vec<Event>) {
-        let side = self.side;
-        if self.closed.is_some() {
-            self.push(events, now, EventKind::MessageRefused { side, msg: m.id, reason: RefuseReason::Closed });
-            return;
-        }
-        let mut framed = Vec::with_capacity(m.payload.len() + 3);
-        frame_message(&m.payload, &mut framed);
-        if framed.len() > MAX_CONSTRUCTED_BUNCH_BYTES {
-            self.push(events, now, EventKind::MessageRefused { side, msg: m.id, reason: RefuseReason::TooLarge });
-            return;
-        }
-        let pieces = bunches_needed(framed.len());
-        if self.out_channels[RELIABLE_CHANNEL as usize].overflows_reliable(pieces) {
-            self.close(now, RELIABLE_OVERFLOW_REASON.to_string(), true, events);
-            self.push(events, now, EventKind::MessageRefused { side, msg: m.id, reason: RefuseReason::Closed });
-            return;
-        }
-        self.push(
-            events,
-            now,
-            EventKind::MessageQueued { side, msg: m.id, bytes: m.payload.len() as u32, reliable: true },
-        );
-        self.unacked_pieces.insert(m.id, pieces as u32);
-        self.send_message_bunches(now, RELIABLE_CHANNEL, true, m.id, framed, events);
-    }
-
-    /// The rest of `UChannel::SendBunch`: merge into the last bunch of the send buffer when it is
-    /// on the same channel, equally reliable, whole and stays within one bunch and one packet;
-    /// otherwise split if needed, `PrepBunch` reliable ones, and `SendRawBunch`.
-    fn send_message_bunches(
-        &mut self,
-        now: SimTime,
-        channel: u8,
-        reliable: bool,
-        id: u64,
-        framed: Vec<u8>,
-        events: &mut Vec<Event>,
-    ) {
-        if self.config.merge_bunches && bunches_needed(framed.len()) == 1 {
-            let fits_packet = self.send_buffer_bits() + framed.len() * 8 <= self.bunch_capacity_bits();
-            if let Some(last) = self.send_buffer.last_mut() {
-                if fits_packet
-                    && last.mergeable
-                    && last.bunch.channel == channel
-                    && last.bunch.reliable == reliable
-                    && last.bunch.payload.len() + framed.len() <= MAX_BUNCH_PAYLOAD_BYTES
-                {
-                    last.bunch.payload.extend_from_slice(&framed);
-                    last.msgs.push(id);
-                    let ch_sequence = last.bunch.ch_sequence;
-                    if reliable {
-                        self.out_channels[channel as usize].merge(ch_sequence, &framed, id);
-                    }
-                    self.counters.bunches_merged += 1;
-                    self.time_sensitive = true;
-                    return;
-                }
-            }
-        }
-        for b in split_into_bunches(channel, reliable, &framed) {
-            let mergeable = !b.partial;
-            let bunch = if reliable { self.out_channels[channel as usize].prep_reliable(b, vec![id]) } else { b };
-            self.send_raw_bunch(now, Queued { bunch, msgs: vec![id], kind: SendKind::First, mergeable }, events);
-        }
-    }
-
-    /// An unreliable message goes out only while `IsNetReady`; otherwise the newest ones wait.
-    fn send_waiting_unreliable(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        while !self.waiting_unreliable.is_empty() && self.throttle.is_net_ready(self.send_buffer_bits() as i64) {
-            let Some(m) = self.waiting_unreliable.pop_front() else { break };
-            let mut framed = Vec::with_capacity(m.payload.len() + 3);
-            frame_message(&m.payload, &mut framed);
-            self.send_message_bunches(now, UNRELIABLE_CHANNEL, false, m.id, framed, events);
-        }
-        let keep = self.config.max_waiting_unreliable as usize;
-        while self.waiting_unreliable.len() > keep {
-            if let Some(old) = self.waiting_unreliable.pop_front() {
-                self.counters.unreliable_dropped_saturated += 1;
-                let side = self.side;
-                self.push(
-                    events,
-                    now,
-                    EventKind::MessageRefused { side, msg: old.id, reason: RefuseReason::SendQueueFull },
-                );
-            }
-        }
-    }
-
-    /// `FlushNet`: turns the send buffer into as many packets as it needs (one when empty but
-    /// acks are dirty or the keep-alive is due).
-    fn flush_net(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        if self.send_buffer.is_empty() && self.dirty_acks == 0 && !self.keepalive_due(now) {
-            self.time_sensitive = false;
-            return;
-        }
-        let cap = self.bunch_capacity_bits();
-        loop {
-            if self.notify.is_sequence_window_full() {
-                self.counters.window_full_stalls += 1;
-                return;
-            }
-            let mut bits = 0;
-            let mut n = 0;
-            while n < self.send_buffer.len() && (n == 0 || bits + self.send_buffer[n].bunch.max_bits() <= cap) {
-                bits += self.send_buffer[n].bunch.max_bits();
-                n += 1;
-            }
-            let group: Vec<Queued> = self.send_buffer.drain(..n).collect();
-            self.write_packet(now, group, events);
-            if self.send_buffer.is_empty() {
-                break;
-            }
-        }
-        self.time_sensitive = false;
-        self.dirty_acks = 0;
-        self.last_send = Some(now);
-    }
-
-    fn write_packet(&mut self, now: SimTime, group: Vec<Queued>, events: &mut Vec<Event>) {
-        let header = self.notify.header_for_next_packet();
-        let capacity =
-            MAX_NOTIFY_HEADER_BYTES + 2 + group.iter().map(|q| q.bunch.max_bits()).sum::<usize>().div_ceil(8);
-        let bytes = match encode_packet(&header, group.iter().map(|q| &q.bunch), capacity) {
-            Ok(b) => b,
-            Err(_) => {
-                // Cannot happen: capacity is an upper bound. Count it rather than panic.
-                self.counters.encode_failures += 1;
-                return;
-            }
-        };
-        let seq = header.seq;
-        self.notify.commit_and_increment_out_seq();
-        let side = self.side;
-        let mut record = SentPacket { in_use: true, sent_at: now, bytes: bytes.len(), ..Default::default() };
-        for q in &group {
-            if q.bunch.reliable {
-                self.out_channels[q.bunch.channel as usize].set_packet_id(q.bunch.ch_sequence, seq);
-                if !record.channels.contains(&q.bunch.channel) {
-                    record.channels.push(q.bunch.channel);
-                }
-            } else if !q.bunch.partial {
-                record.unreliable.extend_from_slice(&q.msgs);
-            }
-            for &msg in &q.msgs {
-                self.push(events, now, EventKind::MessageSent { side, msg, seq: seq.get() as u32, kind: q.kind });
-            }
-        }
-        self.sent[seq.get() as usize] = record;
-        self.loss.sent(now, seq.get() as u32);
-        self.counters.packets_sent += 1;
-        self.throttle.on_packet_sent(bytes.len());
-        self.spent_bytes += (bytes.len() + crate::link::IP_UDP_OVERHEAD_BYTES as usize) as u64;
-        self.bw_sent.add_packet(bytes.len());
-        self.ready.push_back((seq.get() as u32, bytes));
-    }
-
-    /// Closes the connection; with `tell_remote`, first sends the reason on the control channel
-    /// and flushes (UE4: `NMT_Failure`, `FlushNet(true)`, `Close()`).
-    fn close(&mut self, now: SimTime, reason: String, tell_remote: bool, events: &mut Vec<Event>) {
-        if self.closed.is_some() {
-            return;
-        }
-        if tell_remote {
-            let b = split_into_bunches(CONTROL_CHANNEL, true, reason.as_bytes()).remove(0);
-            let bunch = self.out_channels[CONTROL_CHANNEL as usize].prep_reliable(b, Vec::new());
-            let q = Queued { bunch, msgs: Vec::new(), kind: SendKind::First, mergeable: false };
-            self.send_raw_bunch(now, q, events);
-            self.flush_net(now, events);
-        }
-        let side = self.side;
-        self.push(events, now, EventKind::ConnectionClosed { side, reason: reason.clone() });
-        self.closed = Some(reason);
-        for m in std::mem::take(&mut self.waiting_unreliable) {
-            self.push(events, now, EventKind::MessageRefused { side, msg: m.id, reason: RefuseReason::Closed });
-        }
-        self.send_buffer.clear();
+        (self.max_packet_bytes as usize - MAX_NOTIFY_HEADER_BYTES) * 8 - 1
     }
 }
 
@@ -393,6 +255,7 @@ impl Peer for Ue4Peer {
                     if c.net_speed_bytes_per_sec != self.config.net_speed_bytes_per_sec {
                         self.set_net_speed(c.net_speed_bytes_per_sec);
                     }
+                    self.config.channel_close_s = c.channel_close_s;
                 }
             }
             PeerCommand::Burst => self.workload.burst(),
@@ -400,12 +263,12 @@ impl Peer for Ue4Peer {
         }
     }
 
-    /// Reliable bunches sent and not yet acked; a closed connection has nothing left to drain.
+    /// Reliable messages sent and not yet acked; a closed connection has nothing left to drain.
     fn unacked_reliable(&self) -> usize {
         if self.closed.is_some() {
             0
         } else {
-            self.num_out_rec()
+            self.unacked_pieces.len()
         }
     }
 
@@ -426,22 +289,10 @@ impl Peer for Ue4Peer {
         let mut msgs = Vec::new();
         self.workload.poll(now, &mut msgs);
         for m in msgs {
-            if self.closed.is_some() {
-                self.push(events, now, EventKind::MessageRefused { side, msg: m.id, reason: RefuseReason::Closed });
-            } else if m.reliable {
-                self.send_reliable(now, m, events);
-            } else if m.payload.len() + 3 > MAX_CONSTRUCTED_BUNCH_BYTES {
-                self.push(events, now, EventKind::MessageRefused { side, msg: m.id, reason: RefuseReason::TooLarge });
-            } else {
-                self.push(
-                    events,
-                    now,
-                    EventKind::MessageQueued { side, msg: m.id, bytes: m.payload.len() as u32, reliable: false },
-                );
-                self.waiting_unreliable.push_back(m);
-            }
+            self.send_message(now, m, events);
         }
         if self.closed.is_none() {
+            self.close_idle_channels(now, events);
             self.send_waiting_unreliable(now, events);
             if self.time_sensitive || self.keepalive_due(now) {
                 self.flush_net(now, events);
@@ -466,7 +317,7 @@ impl Peer for Ue4Peer {
             self.counters.ignored_after_close += 1;
             return;
         }
-        match decode_packet(packet) {
+        match decode_packet_with(packet, self.max_packet_bytes) {
             Err(e) => {
                 self.counters.malformed += 1;
                 let side = self.side;

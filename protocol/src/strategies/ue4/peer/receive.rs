@@ -1,6 +1,14 @@
 //! The receive half of the UE4 connection: packets in (through the order cache), the notify
-//! header's acks and Naks on our own packets, and bunches delivered to channels.
+//! header's acks and Naks on our own packets, and bunches delivered to channels — with the
+//! packet reported lost (bSkipAck) when one of its bunches could not be processed.
 
+use crate::event::MalformedReason;
+use crate::workload::check_payload;
+
+use super::super::bunch::Bunch;
+use super::super::channel::ChannelError;
+use super::super::notify::MAX_SEQUENCE_HISTORY_LENGTH;
+use super::super::packet::split_messages;
 use super::*;
 
 impl Ue4Peer {
@@ -20,7 +28,12 @@ impl Ue4Peer {
             }
             let mut newly = Vec::new();
             for ch in &record.channels {
-                self.out_channels[*ch as usize].received_ack(seq, &mut newly);
+                let out = &mut self.out_channels[*ch as usize];
+                out.received_ack(seq, &mut newly);
+                // A closed channel's index is free once its close bunch (and all before) is acked.
+                if out.instance.is_some_and(|i| i.closing) && out.num_out_rec() == 0 {
+                    out.instance = None;
+                }
             }
             for msg in newly {
                 if let Some(left) = self.unacked_pieces.get_mut(&msg) {
@@ -44,10 +57,7 @@ impl Ue4Peer {
             for ch in &record.channels {
                 self.out_channels[*ch as usize].received_nak(seq, &mut resend);
             }
-            for (bunch, msgs) in resend {
-                self.counters.bunches_resent += 1;
-                self.send_raw_bunch(now, Queued { bunch, msgs, kind: SendKind::NakResend, mergeable: false }, events);
-            }
+            self.resend(now, resend, events);
         }
     }
 
@@ -78,19 +88,23 @@ impl Ue4Peer {
         self.counters.packets_lost += (delta - 1) as u64;
         self.in_packet_id += delta as u64;
         let side = self.side;
-        self.push(
-            events,
-            now,
-            EventKind::PacketReceived { side, seq: pkt.header.seq.get() as u32, bytes: bytes as u32 },
-        );
+        let seq = pkt.header.seq;
+        self.push(events, now, EventKind::PacketReceived { side, seq: seq.get() as u32, bytes: bytes as u32 });
         self.bw_received.add_packet(bytes);
+        let mut skip_ack = false;
         for bunch in pkt.bunches {
             if self.closed.is_some() {
                 break;
             }
-            self.received_bunch(now, bunch, events);
+            self.received_bunch(now, bunch, &mut skip_ack, events);
         }
-        self.notify.ack_seq(pkt.header.seq, true);
+        // "We always call AckSequence even if we are explicitly rejecting the packet as this
+        // updates the expected InSeq used to drive future acks."
+        self.notify.ack_seq(seq, !skip_ack);
+        if skip_ack {
+            self.counters.skip_acks += 1;
+            self.push(events, now, EventKind::Ue4SkipAck { side, seq: seq.get() as u32 });
+        }
         self.time_sensitive = true;
         self.dirty_acks += 1;
         if self.dirty_acks >= MAX_SEQUENCE_HISTORY_LENGTH && self.closed.is_none() {
@@ -99,19 +113,26 @@ impl Ue4Peer {
         }
     }
 
-    fn received_bunch(&mut self, now: SimTime, bunch: Bunch, events: &mut Vec<Event>) {
+    fn received_bunch(&mut self, now: SimTime, bunch: Bunch, skip_ack: &mut bool, events: &mut Vec<Event>) {
         let side = self.side;
-        let ch = bunch.channel;
+        let ch = bunch.ch_index;
+        if self.in_channels.len() <= ch as usize {
+            // `decode_packet` bounds the index by MAX_CHANNELS.
+            self.in_channels.resize_with(ch as usize + 1, InChannel::unused);
+        }
         let mut delivered = Vec::new();
         match self.in_channels[ch as usize].received_raw_bunch(now, self.in_packet_id, bunch, &mut delivered) {
             Err(ChannelError::InRecOverflow) => {
                 self.close(now, ChannelError::InRecOverflow.to_string(), true, events);
                 return;
             }
-            Ok(c) if c.changed => {
-                self.push(events, now, EventKind::Ue4InRec { side, depth: c.depth as u32, blocked_us: c.blocked_us });
+            Ok(o) => {
+                *skip_ack |= o.skip_ack;
+                if o.changed {
+                    let (depth, blocked_us, kind) = (o.depth as u32, o.blocked_us, kind_of_index(ch));
+                    self.push(events, now, EventKind::Ue4InRec { side, depth, blocked_us, channel: ch, kind });
+                }
             }
-            Ok(_) => {}
         }
         for payload in delivered {
             if ch == CONTROL_CHANNEL {
@@ -120,6 +141,9 @@ impl Ue4Peer {
                 return;
             }
             let Ok(messages) = split_messages(&payload) else {
+                // A bunch the channel cannot parse is not acked (bSkipAck), as UE4 does for
+                // bunches it does not process.
+                *skip_ack = true;
                 self.counters.corrupt_payloads += 1;
                 self.push(events, now, EventKind::Malformed { side, reason: MalformedReason::BadPayload });
                 continue;
@@ -128,6 +152,7 @@ impl Ue4Peer {
                 match check_payload(side.other(), m) {
                     Some(msg) => self.push(events, now, EventKind::MessageDelivered { side, msg }),
                     None => {
+                        *skip_ack = true;
                         self.counters.corrupt_payloads += 1;
                         self.push(events, now, EventKind::Malformed { side, reason: MalformedReason::BadPayload });
                     }
