@@ -71,6 +71,8 @@ pub static PARAMS: &[Param] = &[
     Param { name: "seed", label: "seed", unit: "", kind: Kind::AnyInteger, tip: "Seed of every random decision: the same seed and scenario give the same events." },
     choice("strategy", "strategy", strategies, "The protocol both endpoints run (see Strategies)."),
     num("send_rate_pps", "packets/s", "packets/s", 1.0, 1000.0, "Packets each endpoint sends per second; every packet carries acks for the other side's.").log(),
+    choice("tick_phase", "tick phase", || vec!["seeded", "lockstep"], "seeded: each side's send ticks start at a phase drawn from the seed and wake up to tick_jitter_ms late, as real endpoints do; lockstep: both tick at the same instants from 0 (the pathological case)."),
+    num("tick_jitter_ms", "tick lateness ms", "ms", 0.0, 50.0, "How late a send tick may wake (drawn per side and tick, at most half a tick interval); not in lockstep."),
     int("payload_bytes", "payload bytes", "bytes", 0.0, 16384.0, "Opaque payload per packet of the acks strategy."),
     num("stats_interval_ms", "stats interval ms", "ms", 1.0, 10000.0, "How often each endpoint reports its estimates (the plots' sample spacing, the arrow keys' step)."),
     // The link, per direction: `link.X` sets both, `link.a_to_b.X` / `link.b_to_a.X` one.
@@ -79,8 +81,8 @@ pub static PARAMS: &[Param] = &[
     choice("link.jitter_distribution", "normal jitter", || vec!["uniform", "normal"], "Normal instead of uniform jitter (netem's distribution choice)"),
     flag("link.jitter_reorders", "jitter reorders", "When false, jitter never lets a packet overtake an earlier one (a FIFO link)."),
     num("link.loss_percent", "loss %", "%", 0.0, 100.0, "Independent random packet loss. The sender estimates it from packets never acked (Glenn's packet-level acks)."),
-    num("link.burst.p_percent", "burst p %", "%", 0.0, 50.0, "Gilbert-Elliott burst loss: per-packet chance of entering the bad state (0 = off)."),
-    num("link.burst.r_percent", "burst r %", "%", 1.0, 100.0, "Gilbert-Elliott: per-packet chance of leaving the bad state (mean burst = 100/r packets)."),
+    num("link.burst.p_percent", "burst p %", "%", 0.0, 50.0, "Gilbert-Elliott burst loss: chance per 1 ms step of entering the bad state (0 = off); the chain runs on its own time grid, so every strategy meets the same bursts."),
+    num("link.burst.r_percent", "burst r %", "%", 0.1, 100.0, "Gilbert-Elliott: chance per 1 ms step of leaving the bad state (mean burst = 100/r ms; bad p/(p+r) of the time)."),
     num("link.burst.loss_in_bad_percent", "loss in bad %", "%", 0.0, 100.0, "Gilbert-Elliott: loss while in the bad state."),
     num("link.duplicate_percent", "duplicate %", "%", 0.0, 50.0, "Chance the link delivers an extra copy. Receivers must ack and deliver each message exactly once."),
     num("link.reorder_percent", "reorder %", "%", 0.0, 50.0, "Chance a packet is held back by the reorder delay so later packets overtake it."),
@@ -110,6 +112,7 @@ pub static PARAMS: &[Param] = &[
     choice("workload.reliable_size_distribution", "event sizes", || vec!["uniform", "exponential"], "Reliable event sizes: uniform, or exponential around the middle (many small, few large)."),
     choice("workload.senders", "senders", || vec!["both", "a_only", "b_only"], "Which endpoints generate messages."),
     int("workload.burst_messages", "burst messages", "messages", 0.0, 4096.0, "Reliable messages queued at once by a burst."),
+    int("workload.actors", "actors", "actors", 1.0, 1024.0, "Actors the reliable messages belong to: UE4 sends each actor's on its own channel (ordered within it); the other strategies carry them on one stream."),
     int("workload.chunk_kib", "chunk KiB", "KiB", 0.0, 16384.0, "Size of the blocks side A sends back to back with the chunks and fragments strategies (0 = none; capped at max_slices x slice_bytes)."),
     choice("workload.snapshot_mode", "snapshot mode", || vec!["unreliable", "newest", "reliable"], "What dnm and rellikt do when a packet carrying a snapshot is lost: nothing, resend only the newest state, or resend it."),
     // Large blocks (chunks and fragments strategies).
@@ -142,6 +145,9 @@ pub static PARAMS: &[Param] = &[
     int("glenn.unreliable_queue_size", "unreliable queue", "messages", 0.0, 32768.0, "Glenn: snapshots waiting for room in a packet."),
     // UE4 bunches.
     num("ue4.net_speed_bytes_per_sec", "net speed B/s", "B/s", 0.0, 200_000.0, "UE4 CurrentNetSpeed: the QueuedBits throttle's budget (0 = unthrottled). Saturated, unreliable bunches wait or drop."),
+    num("ue4.channel_close_s", "channel close s", "s", 0.0, 600.0, "UE4: an actor channel idle this long is closed with bClose and reopened on demand (RelevantTimeout; 0 = never)."),
+    flag("ue4.whole_bunch_resend", "whole bunch resend", "UE4: a reliable bunch split into partial bunches is resent whole when any piece is Nak'ed (the seed's prose); off: per piece, as 4.25's code path."),
+    int("ue4.partial_bunch_reliable_threshold", "partial reliable threshold", "pieces", 0.0, 256.0, "UE4 net.PartialBunchReliableThreshold: an unreliable message split into this many pieces goes reliably and pauses replication until acked (0 = off)."),
     num("ue4.desired_tick_rate_hz", "tick rate clamp", "Hz", 0.0, 1000.0, "UE4: clamp on the throttle's time step, 1 / this (0 = no clamp)."),
     int("ue4.max_packet_bytes", "max packet bytes", "bytes", 1.0, 16384.0, "UE4 MAX_PACKET_SIZE (raised to hold one full partial bunch)."),
     num("ue4.keepalive_ms", "keepalive ms", "ms", 0.0, 60_000.0, "UE4: send a packet when nothing went out for this long (KeepAliveTime)."),
