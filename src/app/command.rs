@@ -14,8 +14,12 @@ use crate::ui::Tab;
 /// Something a view asks of the app.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AppCommand {
-    /// Start the scenario again from time zero (live).
+    /// Restart: rebuild the endpoints now in a live run (recorded), or run a shown recording
+    /// again live from time zero with its recorded actions ([`AppState::restart`]).
     Restart,
+    /// Re-run the shown recording headless and compare it with the recording
+    /// ([`AppState::rerun`]).
+    Rerun,
     /// Stop the live run and keep what it recorded for replay.
     Stop,
     /// Pause (true) or resume (false) the live run's virtual time.
@@ -72,7 +76,8 @@ impl AppState {
     pub fn apply(&mut self, cmd: AppCommand) {
         let end = self.end_time();
         match cmd {
-            AppCommand::Restart => self.start(),
+            AppCommand::Restart => self.restart(),
+            AppCommand::Rerun => self.rerun(),
             AppCommand::Stop => self.stop(),
             AppCommand::SetPaused(p) => self.set_paused(p),
             AppCommand::SetStrategy { strategy, ab } => self.set_strategy(strategy, ab),

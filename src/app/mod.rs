@@ -8,6 +8,7 @@
 
 mod command;
 pub mod files;
+mod rerun;
 pub mod settings;
 mod state;
 

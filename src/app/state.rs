@@ -9,9 +9,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ackscope_protocol::{Scenario, Side, SimTime, Strategy};
+use ackscope_protocol::{Scenario, Side, SimTime, Step, Strategy};
 
 use super::files::{DialogResult, Dialogs, FileJob, Finished, JobKind, Opened};
+use super::rerun::RerunJob;
 use super::settings::Settings;
 use crate::model::{Playback, Recording};
 use crate::runtime::udp::{RunHandle, Transport};
@@ -40,6 +41,9 @@ pub struct AppState {
     pub chunk_kib: u32,
     jobs: Vec<FileJob>,
     dialogs: Dialogs,
+    /// A re-run of the shown recording in progress, and how the last one compared.
+    rerun: Option<RerunJob>,
+    rerun_outcome: Option<String>,
     events_rate: (Instant, usize, f64),
     /// Called from other threads when something arrived (requests a repaint).
     wake: Arc<dyn Fn() + Send + Sync>,
@@ -62,6 +66,8 @@ impl AppState {
             chunk_kib: 64,
             jobs: Vec::new(),
             dialogs: Dialogs::default(),
+            rerun: None,
+            rerun_outcome: None,
             events_rate: (Instant::now(), 0, 0.0),
             wake: Arc::new(wake),
         }
@@ -76,13 +82,29 @@ impl AppState {
         v
     }
 
-    /// Starts (or restarts) a live run of the current scenario from time zero.
+    /// Starts a new recording: a live run of the current scenario from time zero.
     pub fn start(&mut self) {
+        self.start_replaying(Vec::new());
+    }
+
+    /// [`Self::start`], each lane applying its `logs` entry (a recorded action log) when virtual
+    /// time reaches each action's instant: a recording run again live, in-process.
+    fn start_replaying(&mut self, logs: Vec<Vec<Step>>) {
         self.stop();
         let scenarios = self.lane_scenarios();
         self.lanes = scenarios.iter().cloned().map(Recording::new).collect();
+        for lane in &mut self.lanes {
+            lane.transport = self.transport;
+        }
         let wake = self.wake.clone();
         self.live = match self.transport {
+            _ if logs.iter().any(|l| !l.is_empty()) => {
+                for lane in &mut self.lanes {
+                    lane.transport = Transport::InProcess;
+                }
+                let lanes = scenarios.into_iter().zip(logs.into_iter().chain(std::iter::repeat(Vec::new()))).collect();
+                Some(Box::new(LiveRun::spawn_replaying(lanes, move || wake())))
+            }
             Transport::Udp if scenarios.len() == 1 => {
                 match crate::runtime::udp::spawn_run(Transport::Udp, scenarios[0].clone(), move || wake()) {
                     Ok(run) => Some(run),
@@ -132,7 +154,7 @@ impl AppState {
         for b in batches {
             if let Some(lane) = self.lanes.get_mut(b.lane) {
                 n += b.events.len();
-                lane.changes.extend(b.changes);
+                lane.actions.extend(b.actions);
                 lane.ingest(b.events);
             }
             if let Some(e) = b.error {
@@ -194,11 +216,88 @@ impl AppState {
         }
     }
 
-    /// Changes the strategy (and the A/B partner); takes effect by restarting the run.
+    /// Changes the strategy (and the A/B partner). In a live run with the same number of lanes
+    /// it is an action at the current instant on each lane whose strategy changes (its endpoints
+    /// are rebuilt; the recording goes on); turning A/B on or off, or with no live run, it starts
+    /// a new recording.
     pub fn set_strategy(&mut self, strategy: Strategy, ab: Option<Strategy>) {
+        let ab = ab.filter(|b| *b != strategy);
+        let lanes_stay = self.ab.is_some() == ab.is_some();
+        let was = [Some(self.scenario.strategy), self.ab];
         self.scenario.strategy = strategy;
-        self.ab = ab.filter(|b| *b != strategy);
-        self.start();
+        self.ab = ab;
+        match &self.live {
+            Some(run) if lanes_stay && run.is_running() => {
+                for (lane, (now, before)) in [Some(strategy), ab].into_iter().zip(was).enumerate() {
+                    if let (Some(s), true) = (now, now != before) {
+                        run.send(Command::Strategy { lane, strategy: s });
+                    }
+                }
+            }
+            _ => self.start(),
+        }
+    }
+
+    /// *Restart*: in a live run, rebuilds both endpoints and links now on every lane (an action
+    /// in the recording, which goes on); on a shown recording, runs it again live from time zero
+    /// with its recorded actions at their instants; otherwise starts a new recording.
+    pub fn restart(&mut self) {
+        match &self.live {
+            Some(run) if run.is_running() => {
+                run.send(Command::Restart);
+            }
+            _ => {
+                let logs: Vec<Vec<Step>> = self.lanes.iter().map(|l| l.actions.clone()).collect();
+                if let Some(first) = self.lanes.first() {
+                    self.scenario = first.scenario.clone();
+                }
+                self.start_replaying(logs);
+            }
+        }
+    }
+
+    /// *Re-run*: runs the shown recording again headless (every lane) from its header and action
+    /// log on a worker thread; the result replaces the shown lanes, and [`Self::rerun_outcome`]
+    /// says whether it is identical to the recording.
+    pub fn rerun(&mut self) {
+        self.stop();
+        let Some(header) = self.recording_header() else { return };
+        let events = self.lanes.iter().map(|l| l.store.shared_events()).collect();
+        self.rerun_outcome = Some("Re-running...".into());
+        self.rerun = Some(RerunJob::spawn(header, events, self.wake.clone()));
+    }
+
+    /// How the last re-run compared with the recording (or that one is running).
+    pub fn rerun_outcome(&self) -> Option<&str> {
+        self.rerun_outcome.as_deref()
+    }
+
+    /// Takes a finished re-run's lanes.
+    fn poll_rerun(&mut self) {
+        let Some(result) = self.rerun.as_ref().and_then(RerunJob::try_finish) else { return };
+        self.rerun = None;
+        match result {
+            Ok(r) => {
+                self.rerun_outcome = Some(r.outcome);
+                self.show_opened(Opened::Recording(r.lanes), None);
+            }
+            Err(e) => {
+                self.rerun_outcome = None;
+                self.error = Some(format!("re-run: {e:#}"));
+            }
+        }
+    }
+
+    /// The session header of the shown lanes (the first lane's, with the A/B lane's strategy and
+    /// actions), without events.
+    fn recording_header(&self) -> Option<crate::session::Session> {
+        let mut header = self.lanes.first()?.header();
+        if let Some(b) = self.lanes.get(1) {
+            header.ab = Some(b.scenario.strategy);
+            header.ab_actions = b.actions.clone();
+            header.duration_us = header.duration_us.max(b.store.end_time().0);
+        }
+        Some(header)
     }
 
     /// Queues a burst of reliable messages on side A.
@@ -238,8 +337,8 @@ impl AppState {
     /// Shows a loaded session: a recording for replay (cursor at the start), or a scenario live.
     pub fn show_session(&mut self, s: Session, file: Option<PathBuf>) {
         if s.has_events() {
-            let rec = Recording::from_session(s, &crate::session::Progress::new()).expect("never cancelled");
-            self.show_opened(Opened::Recording(Box::new(rec)), file);
+            let lanes = Recording::lanes_from_session(s, &crate::session::Progress::new()).expect("never cancelled");
+            self.show_opened(Opened::Recording(lanes), file);
         } else {
             self.show_opened(Opened::Scenario(Box::new(s)), file);
         }
@@ -249,9 +348,10 @@ impl AppState {
         self.stop();
         self.ab = None;
         match opened {
-            Opened::Recording(rec) => {
-                self.scenario = rec.scenario.clone();
-                self.lanes = vec![*rec];
+            Opened::Recording(lanes) => {
+                self.scenario = lanes[0].scenario.clone();
+                self.ab = lanes.get(1).map(|l| l.scenario.strategy);
+                self.lanes = lanes;
                 self.playback = Playback::default();
                 self.playback.seek(SimTime::ZERO);
             }
@@ -263,11 +363,12 @@ impl AppState {
         self.file = file;
     }
 
-    /// Starts saving the first lane's recording (atomically) to `path` on a worker thread.
+    /// Starts saving the recording, every lane, (atomically) to `path` on a worker thread.
     pub fn save_path(&mut self, path: &Path) {
         self.pull_events();
-        let Some(lane) = self.lanes.first() else { return };
-        let job = FileJob::save(path, lane.header(), lane.store.shared_events(), self.wake.clone());
+        let Some(header) = self.recording_header() else { return };
+        let events = self.lanes.iter().map(|l| l.store.shared_events()).collect();
+        let job = FileJob::save(path, header, events, self.wake.clone());
         self.jobs.push(job);
     }
 
@@ -276,8 +377,9 @@ impl AppState {
         &self.jobs
     }
 
-    /// Takes the results of finished file jobs and the paths chosen in dialogs.
+    /// Takes the results of finished file jobs (and re-runs) and the paths chosen in dialogs.
     pub fn poll_files(&mut self) {
+        self.poll_rerun();
         while let Some(chosen) = self.dialogs.poll() {
             match chosen {
                 DialogResult::Open(p) => self.open_path(&p),
