@@ -145,7 +145,8 @@ impl AppState {
         }
     }
 
-    fn apply_unguarded(&mut self, cmd: AppCommand) {
+    /// Applies one command without asking (the user already answered the guard).
+    pub(super) fn apply_unguarded(&mut self, cmd: AppCommand) {
         let end = self.end_time();
         match cmd {
             AppCommand::Restart => self.start(),

@@ -122,8 +122,10 @@ impl AppState {
             self.saved = Some((mark, job.path.clone()));
         }
         self.file = Some(job.path);
+        // The user chose "save, then carry on": a live run's events since the save began do
+        // not ask again.
         if let Some(cmd) = self.after_save.take() {
-            self.apply(cmd);
+            self.apply_unguarded(cmd);
         }
     }
 

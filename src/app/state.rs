@@ -323,6 +323,16 @@ impl AppState {
         self.lanes.iter().any(|l| !l.store.is_empty()) && self.saved.as_ref().map(|(m, _)| m) != Some(&self.mark())
     }
 
+    /// The file the run shown was last saved to or opened from.
+    pub fn saved_path(&self) -> Option<&std::path::Path> {
+        self.saved.as_ref().map(|(_, p)| p.as_path())
+    }
+
+    /// True once a file dialog came back at once with nothing: the path field is used instead.
+    pub fn dialogs_missing(&self) -> bool {
+        self.dialogs_missing
+    }
+
     /// True once the window may close (see [`AppCommand::Quit`]).
     pub fn quit_requested(&self) -> bool {
         self.quit

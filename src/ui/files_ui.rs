@@ -1,7 +1,7 @@
 //! The window's own file questions, as modal dialogs: the path field that takes over where no
 //! native file dialog can be shown, and the guard that asks before an unsaved run is discarded.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use egui::{CompletionPopup, Id, Key, Modal, RichText, Suggestion, TextEdit};
 
@@ -15,6 +15,9 @@ pub struct PromptView {
     open_for: Option<PromptKind>,
     text: String,
     completed: Option<(String, Vec<String>)>,
+    /// Frames left in which the field asks for keyboard focus (a modal's first frame only
+    /// measures it, so one request can be lost).
+    focus_frames: u8,
 }
 
 impl PromptView {
@@ -29,17 +32,29 @@ impl PromptView {
     }
 }
 
-/// The text the field starts with: for a save, the file the run came from or was saved to (or
-/// `session.ron`), relative to `cwd` where it lies below it; for an open, empty (the completions
-/// then list the working directory).
-fn initial_text(state: &AppState, kind: PromptKind, cwd: &std::path::Path) -> String {
-    match kind {
-        PromptKind::Open => String::new(),
-        PromptKind::Save => {
-            let file = state.file.clone().unwrap_or_else(|| cwd.join("session.ron"));
-            file.strip_prefix(cwd).unwrap_or(&file).display().to_string()
-        }
+/// The text the field starts with: for a save, the file this run was saved to before (saving
+/// again updates it), else a free name beside the file shown or in `cwd`; relative to `cwd`
+/// where it lies below it. For an open, empty (the completions then list the working directory).
+fn initial_text(state: &AppState, kind: PromptKind, cwd: &Path) -> String {
+    if kind == PromptKind::Open {
+        return String::new();
     }
+    let file = match (state.saved_path(), &state.file) {
+        (Some(saved), _) if state.has_unsaved() => saved.to_path_buf(),
+        (_, Some(shown)) => free_name(shown.parent().unwrap_or(cwd), shown),
+        (_, None) => free_name(cwd, Path::new("session.ron")),
+    };
+    file.strip_prefix(cwd).unwrap_or(&file).display().to_string()
+}
+
+/// `like`'s name in `dir` if no file has it, else with `-2`, `-3`... added to its stem.
+fn free_name(dir: &Path, like: &Path) -> PathBuf {
+    let stem = like.file_stem().map_or("session".into(), |s| s.to_string_lossy().into_owned());
+    let first = dir.join(format!("{stem}.ron"));
+    if !first.exists() {
+        return first;
+    }
+    (2..).map(|n| dir.join(format!("{stem}-{n}.ron"))).find(|p| !p.exists()).expect("a free name")
 }
 
 /// The path field, while the app asks for a path (see [`crate::app::paths`]).
@@ -53,24 +68,34 @@ pub fn path_prompt_ui(state: &AppState, view: &mut PromptView, ctx: &egui::Conte
     if view.open_for != Some(kind) {
         view.open_for = Some(kind);
         view.text = initial_text(state, kind, &cwd);
-        ctx.memory_mut(|m| m.request_focus(field));
+        view.focus_frames = 3;
     }
     let modal = Modal::new(Id::unique("path_prompt")).show(ctx, |ui| {
         ui.set_width(560.0);
         ui.heading(format!("{} a session file", kind.verb()));
-        ui.label(format!(
-            "No file dialog is available here: type a path (Tab completes). Relative to {}",
-            cwd.display()
-        ));
+        if state.dialogs_missing() {
+            ui.label("No file dialog can be shown here: type the path instead.");
+        }
+        ui.weak(format!("Relative to {}. Tab completes; directories end in /.", cwd.display()));
         let mut text = std::mem::take(&mut view.text);
-        let out = CompletionPopup::new(field).word_boundary(|_| false).accept_keys([Key::Tab]).show(
-            ui,
-            TextEdit::singleline(&mut text).desired_width(f32::INFINITY).hint_text("runs/session.ron"),
-            |q| view.completions(q.text, &cwd, &state.settings.recent).iter().map(Suggestion::new).collect(),
-        );
+        let out = CompletionPopup::new(field)
+            .word_boundary(|_| false)
+            .accept_keys([Key::Tab])
+            // Below the field, so the question above it stays readable.
+            .align(egui::RectAlign::BOTTOM_START)
+            .show(
+                ui,
+                TextEdit::singleline(&mut text).desired_width(f32::INFINITY).hint_text("runs/session.ron"),
+                |q| view.completions(q.text, &cwd, &state.settings.recent).iter().map(Suggestion::new).collect(),
+            );
         view.text = text;
+        if view.focus_frames > 0 {
+            view.focus_frames -= 1;
+            out.text_edit.response.response.request_focus();
+        }
         let target = resolve(&view.text, &cwd, kind);
         let problem = match (&target, kind) {
+            (None, _) if view.text.trim().is_empty() => Some(String::new()),
             (None, _) => Some("Type a file name.".to_string()),
             (Some(p), PromptKind::Open) if !p.is_file() => Some(format!("{} is not a file.", p.display())),
             (Some(p), PromptKind::Save) if p.parent().is_some_and(|d| !d.is_dir()) => {
@@ -79,6 +104,9 @@ pub fn path_prompt_ui(state: &AppState, view: &mut PromptView, ctx: &egui::Conte
             _ => None,
         };
         match (&target, &problem) {
+            (_, Some(problem)) if problem.is_empty() => {
+                ui.weak(" ");
+            }
             (_, Some(problem)) => {
                 ui.label(RichText::new(problem).color(ui.visuals().warn_fg_color));
             }
@@ -106,7 +134,7 @@ pub fn path_prompt_ui(state: &AppState, view: &mut PromptView, ctx: &egui::Conte
             }
         });
         if entered && problem.is_some() {
-            ui.memory_mut(|m| m.request_focus(field));
+            view.focus_frames = 1;
         }
     });
     if modal.should_close() && !cmds.iter().any(|c| matches!(c, AppCommand::PromptChosen(_))) {
