@@ -28,6 +28,7 @@ use crate::model::{Recording, Sample};
 pub struct OverviewView {
     bounds: HashMap<String, PlotBounds>,
     shown: Vec<u64>,
+    decimated: HashMap<u64, Decimated>,
 }
 
 impl OverviewView {
@@ -54,16 +55,13 @@ pub fn visible(pts: &[Sample], lo: f64, hi: f64, cursor: f64, width_px: f32) -> 
     decimate(&pts[start..end], width_px)
 }
 
-/// The part of `pts` inside `[lo, hi]` after `cursor`, starting from the last point at or before
-/// it (so the faded line continues the bright one), reduced like [`visible`]; empty when no
-/// point lies after the cursor.
-pub fn after_cursor(pts: &[Sample], lo: f64, hi: f64, cursor: f64, width_px: f32) -> Vec<PlotPoint> {
-    let start = pts.partition_point(|p| p.t_s <= cursor.max(lo)).saturating_sub(1);
-    let end = pts.partition_point(|p| p.t_s <= hi).max(start);
-    if end == start || pts[end - 1].t_s <= cursor {
-        return Vec::new();
-    }
-    decimate(&pts[start..end], width_px)
+/// Points (in time order) split at `cursor`: those at or before it, and those after it led by
+/// the last one before (so the faded line continues the bright one); the second is empty when
+/// nothing lies after the cursor.
+pub fn split_at_cursor(points: &[PlotPoint], cursor: f64) -> (Vec<PlotPoint>, Vec<PlotPoint>) {
+    let k = points.partition_point(|p| p.x <= cursor);
+    let after = if k < points.len() { points[k.saturating_sub(1)..].to_vec() } else { Vec::new() };
+    (points[..k].to_vec(), after)
 }
 
 /// `slice` reduced to the smallest and largest value per pixel column, in time order.
@@ -117,34 +115,46 @@ impl Pen {
     }
 }
 
-/// How one plot cuts its series this frame: the visible time range, the cursor, and the pixel
-/// columns on each side of it.
-struct View {
+/// A series reduced to a plot's pixel columns, kept while the plot's time range and width and
+/// the series' length stay the same: scrubbing or playing a replay then only splits it anew at
+/// the cursor.
+#[derive(Debug, Default)]
+struct Decimated {
+    key: Option<(u64, u64, u32, usize)>,
+    points: Vec<PlotPoint>,
+}
+
+/// How one plot cuts its series this frame: the visible time range, the cursor, the width, and
+/// the decimated series kept between frames.
+struct View<'a> {
     lo: f64,
     hi: f64,
     cursor: f64,
-    width_before: f32,
-    width_after: f32,
+    width: f32,
+    plot: &'a str,
+    cache: &'a mut HashMap<u64, Decimated>,
 }
 
-impl View {
-    fn new(lo: f64, hi: f64, cursor: f64, end: f64, width: f32) -> Self {
-        let (x0, x1) = (lo.max(0.0), hi.min(end));
-        let share = if x1 > x0 { ((cursor - x0) / (x1 - x0)).clamp(0.0, 1.0) as f32 } else { 1.0 };
-        Self { lo, hi, cursor, width_before: width * share, width_after: width * (1.0 - share) }
-    }
-
-    fn before(&self, pts: &[Sample]) -> Vec<PlotPoint> {
-        visible(pts, self.lo, self.hi, self.cursor, self.width_before)
-    }
-
-    fn after(&self, pts: &[Sample]) -> Vec<PlotPoint> {
-        after_cursor(pts, self.lo, self.hi, self.cursor, self.width_after)
+impl View<'_> {
+    /// `pts` in the visible range reduced to the pixel columns (from the last frame when it
+    /// still holds), split at the cursor.
+    fn split(&mut self, name: &str, pts: &[Sample]) -> (Vec<PlotPoint>, Vec<PlotPoint>) {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        let slot =
+            BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one((self.plot, name));
+        let key = (self.lo.to_bits(), self.hi.to_bits(), self.width.to_bits(), pts.len());
+        let d = self.cache.entry(slot).or_default();
+        if d.key != Some(key) {
+            d.points = visible(pts, self.lo, self.hi, f64::INFINITY, self.width);
+            d.key = Some(key);
+        }
+        split_at_cursor(&d.points, self.cursor)
     }
 
     /// `pts` as a line named `name`: bright up to the cursor, faded after it (one legend entry).
-    fn line(&self, p: &mut PlotUi, name: &str, pts: &[Sample], color: Color32, pen: Pen) {
-        self.line_points(p, name, self.before(pts), self.after(pts), color, pen);
+    fn line(&mut self, p: &mut PlotUi, name: &str, pts: &[Sample], color: Color32, pen: Pen) {
+        let (before, after) = self.split(name, pts);
+        self.line_points(p, name, before, after, color, pen);
     }
 
     /// Points already cut at the cursor as a line, bright then faded.
@@ -167,9 +177,9 @@ impl View {
     }
 
     /// `pts` as dots, bright up to the cursor, faded after it.
-    fn points(&self, p: &mut PlotUi, name: &str, pts: &[Sample], color: Color32, radius: f32) {
-        p.points(Points::new(name, PlotPoints::Owned(self.before(pts))).color(color).radius(radius));
-        let after = self.after(pts);
+    fn points(&mut self, p: &mut PlotUi, name: &str, pts: &[Sample], color: Color32, radius: f32) {
+        let (before, after) = self.split(name, pts);
+        p.points(Points::new(name, PlotPoints::Owned(before)).color(color).radius(radius));
         if !after.is_empty() {
             let faded = color.gamma_multiply(AFTER_CURSOR);
             p.points(Points::new(name, PlotPoints::Owned(after)).color(faded).radius(radius));
@@ -189,12 +199,13 @@ fn plot_ui(
     cursor: SimTime,
     reset: bool,
     cmds: &mut Vec<AppCommand>,
-    draw: impl FnOnce(&mut PlotUi, &View),
+    draw: impl FnOnce(&mut PlotUi, &mut View),
 ) {
     let link = egui::Id::unique("time_axis");
     let (lo, hi) = view.bounds.get(id).map_or((f64::MIN, f64::MAX), |b| (b.min()[0], b.max()[0]));
     let end = lane.store.end_time().as_secs_f64();
-    let cut = View::new(lo, hi, cursor.as_secs_f64(), end, ui.available_width());
+    let width = ui.available_width();
+    let mut cut = View { lo, hi, cursor: cursor.as_secs_f64(), width, plot: id, cache: &mut view.decimated };
     let mut plot = Plot::new(id);
     if reset {
         plot = plot.reset();
@@ -215,7 +226,7 @@ fn plot_ui(
         // Steps of 1, 5, 25... keep a few labelled ticks on short plots (base 10 leaves one).
         .y_grid_spacer(egui_plot::log_grid_spacer(5))
         .show(ui, |p| {
-            draw(p, &cut);
+            draw(p, &mut cut);
             p.vline(VLine::new("", cut.cursor).color(Color32::GRAY).width(1.0));
             for (t, label) in &lane.store.changes {
                 let color = if *t <= cut.cursor { MARKER } else { MARKER.gamma_multiply(AFTER_CURSOR) };
@@ -278,7 +289,8 @@ fn lane_plots_ui(
                     .flat_map(|w| [PlotPoint::new(w[0].x, w[0].y * top), PlotPoint::new(w[1].x, w[0].y * top)])
                     .collect()
             };
-            let (before, after) = (steps(v.before(&a.flow_good)), steps(v.after(&a.flow_good)));
+            let (before, after) = v.split("A flow mode", &a.flow_good);
+            let (before, after) = (steps(before), steps(after));
             v.line_points(p, "A flow mode (high = good)", before, after, Color32::LIGHT_RED, plain);
         }
     });
@@ -296,6 +308,7 @@ pub fn overview_ui(
     if reset {
         view.shown = ids;
         view.bounds.clear();
+        view.decimated.clear();
     }
     if lanes.len() == 1 {
         lane_plots_ui(&lanes[0], view, cursor, reset, ui, cmds);
@@ -326,17 +339,14 @@ mod tests {
 
     #[test]
     fn the_part_after_the_cursor_continues_from_the_last_point_before_it() {
-        let pts: Vec<Sample> = (0..100_000).map(|i| Sample { t_s: i as f64 / 1000.0, y: (i % 997) as f64 }).collect();
-        let after = after_cursor(&pts, f64::MIN, f64::MAX, 50.0, 500.0);
-        assert!(after.len() <= 1000, "{}", after.len());
-        assert_eq!(after[0].x, 50.0, "starts where the bright part ends");
-        assert!(after[1..].iter().all(|p| p.x > 50.0));
-        assert_eq!(after.last().unwrap().x, 99.999, "runs to the end");
-        assert_eq!(after.iter().map(|p| p.y).fold(0.0, f64::max), 996.0, "the maximum survives");
-        // Cut to the view: nothing past `hi`, and nothing at all once the cursor is at the end.
-        assert!(after_cursor(&pts, 10.0, 60.0, 50.0, 500.0).iter().all(|p| (50.0..=60.0).contains(&p.x)));
-        assert!(after_cursor(&pts, f64::MIN, f64::MAX, 99.999, 500.0).is_empty());
-        assert!(after_cursor(&pts, f64::MIN, f64::MAX, 200.0, 500.0).is_empty());
-        assert_eq!(after_cursor(&pts[..10], f64::MIN, f64::MAX, -1.0, 500.0).len(), 10);
+        let pts: Vec<PlotPoint> = (0..100).map(|i| PlotPoint::new(i as f64, (i % 7) as f64)).collect();
+        let (before, after) = split_at_cursor(&pts, 49.5);
+        assert_eq!((before.len(), before.last().unwrap().x), (50, 49.0));
+        assert_eq!(after[0].x, 49.0, "the faded part starts where the bright part ends");
+        assert_eq!((after.len(), after.last().unwrap().x), (51, 99.0));
+        let (all, none) = split_at_cursor(&pts, 99.0);
+        assert!(all.len() == 100 && none.is_empty(), "nothing after the cursor at the end");
+        let (none, all) = split_at_cursor(&pts, -1.0);
+        assert!(none.is_empty() && all.len() == 100);
     }
 }
