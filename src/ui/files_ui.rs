@@ -22,7 +22,7 @@ pub struct PromptView {
 
 impl PromptView {
     /// Completions of `text` (cached per text).
-    fn completions(&mut self, text: &str, cwd: &std::path::Path, recent: &[PathBuf]) -> &[String] {
+    fn completions(&mut self, text: &str, cwd: &Path, recent: &[PathBuf]) -> &[String] {
         if self.completed.as_ref().is_none_or(|(t, _)| t != text) {
             let mut found = completions(text, cwd, recent);
             found.retain(|s| s != text);
