@@ -5,15 +5,19 @@
 //! saving one about one, so each runs on its own thread and reports through a shared [`Progress`]
 //! that the status bar draws while the window keeps running; the result comes back over a channel
 //! and is picked up by the frame loop. A native dialog may block its thread until closed (zenity),
-//! so dialogs also get their own thread and send back only the chosen path.
+//! so dialogs also get their own thread and send back only the chosen path, or that none could
+//! be shown: then the window asks for a path itself (see [`super::paths`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use ackscope_protocol::Event;
 use anyhow::{anyhow, Result};
 use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
 
+use super::paths::PromptKind;
+use super::state::SavedMark;
 use crate::model::Recording;
 use crate::session::{self, Phase, Progress, Session};
 
@@ -41,6 +45,8 @@ pub enum Finished {
 pub struct FileJob {
     pub kind: JobKind,
     pub path: PathBuf,
+    /// For a save: what the window held when it started (marked saved once it finished).
+    pub(super) mark: Option<SavedMark>,
     progress: Arc<Progress>,
     result: Receiver<Result<Finished>>,
 }
@@ -72,7 +78,7 @@ impl FileJob {
                 let _ = tx.send(work(&file, &p));
             })
             .expect("spawn file thread");
-        Self { kind, path: path.to_path_buf(), progress, result: rx }
+        Self { kind, path: path.to_path_buf(), mark: None, progress, result: rx }
     }
 
     /// Loads `path` and builds its recording (with every index) on a worker thread.
@@ -131,50 +137,81 @@ impl FileJob {
     }
 }
 
-/// A path chosen in a dialog.
+/// What a dialog answered.
+#[derive(Debug, Clone, PartialEq)]
 pub enum DialogResult {
-    Open(PathBuf),
-    Save(PathBuf),
+    Chosen(PromptKind, PathBuf),
+    /// The user closed the dialog without choosing.
+    Cancelled(PromptKind),
+    /// No dialog could be shown (it answered nothing within [`NO_DIALOG_WITHIN`]).
+    Unavailable(PromptKind),
 }
 
-/// Native file dialogs, each on its own thread.
+/// Shows a file dialog and returns the chosen path; `None` when cancelled or when no dialog
+/// could be shown. Runs on a dialog thread.
+pub type DialogBackend = Arc<dyn Fn(PromptKind) -> Option<PathBuf> + Send + Sync>;
+
+/// A dialog that answers "nothing" sooner than this was never shown: rfd's portal backend
+/// returns within milliseconds where no portal (and no zenity) runs, and nobody cancels a real
+/// dialog that fast.
+pub const NO_DIALOG_WITHIN: Duration = Duration::from_millis(250);
+
+/// The native dialogs (rfd: the desktop portal, or zenity).
+pub fn native_dialog(kind: PromptKind) -> Option<PathBuf> {
+    let d = rfd::FileDialog::new().add_filter("ackscope session", &["ron"]);
+    match kind {
+        PromptKind::Open => d.pick_file(),
+        PromptKind::Save => d.set_file_name("session.ron").save_file(),
+    }
+}
+
+/// File dialogs, each on its own thread, one at a time.
 pub struct Dialogs {
     tx: Sender<DialogResult>,
     rx: Receiver<DialogResult>,
+    backend: DialogBackend,
+    showing: bool,
 }
 
 impl Default for Dialogs {
     fn default() -> Self {
-        let (tx, rx) = bounded(4);
-        Self { tx, rx }
+        Self::with_backend(Arc::new(native_dialog))
     }
 }
 
 impl Dialogs {
-    /// Shows an open dialog; the chosen path arrives later through [`Dialogs::poll`].
-    pub fn open(&self) {
-        let tx = self.tx.clone();
+    /// Dialogs shown by `backend` (tests give one that finds no dialog, as on a server).
+    pub fn with_backend(backend: DialogBackend) -> Self {
+        let (tx, rx) = bounded(4);
+        Self { tx, rx, backend, showing: false }
+    }
+
+    /// Shows a dialog; the answer arrives later through [`Dialogs::poll`], and `wake` is called
+    /// then. Does nothing while another dialog is shown.
+    pub fn show(&mut self, kind: PromptKind, wake: Arc<dyn Fn() + Send + Sync>) {
+        if self.showing {
+            return;
+        }
+        self.showing = true;
+        let (tx, backend) = (self.tx.clone(), Arc::clone(&self.backend));
         std::thread::spawn(move || {
-            if let Some(p) = rfd::FileDialog::new().add_filter("ackscope session", &["ron"]).pick_file() {
-                let _ = tx.send(DialogResult::Open(p));
-            }
+            let asked = Instant::now();
+            let answer = match backend(kind) {
+                Some(p) => DialogResult::Chosen(kind, p),
+                None if asked.elapsed() < NO_DIALOG_WITHIN => DialogResult::Unavailable(kind),
+                None => DialogResult::Cancelled(kind),
+            };
+            let _ = tx.send(answer);
+            wake();
         });
     }
 
-    /// Shows a save dialog; the chosen path arrives later through [`Dialogs::poll`].
-    pub fn save(&self) {
-        let tx = self.tx.clone();
-        std::thread::spawn(move || {
-            if let Some(p) =
-                rfd::FileDialog::new().add_filter("ackscope session", &["ron"]).set_file_name("session.ron").save_file()
-            {
-                let _ = tx.send(DialogResult::Save(p));
-            }
-        });
-    }
-
-    /// A path chosen since the last call.
-    pub fn poll(&self) -> Option<DialogResult> {
-        self.rx.try_recv().ok()
+    /// An answer given since the last call.
+    pub fn poll(&mut self) -> Option<DialogResult> {
+        let r = self.rx.try_recv().ok();
+        if r.is_some() {
+            self.showing = false;
+        }
+        r
     }
 }

@@ -6,8 +6,11 @@
 //! pick up finished file jobs, let the views draw (they read the state and push commands), then
 //! apply the commands. A frame never waits for a run thread, a file or a dialog.
 
+pub mod clock;
 mod command;
+mod file_flow;
 pub mod files;
+pub mod paths;
 pub mod settings;
 mod state;
 
@@ -15,9 +18,11 @@ use std::time::Duration;
 
 use ackscope_protocol::Scenario;
 
-pub use command::AppCommand;
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use command::{AppCommand, GuardChoice};
+pub use paths::PromptKind;
 pub use settings::{Launch, Settings};
-pub use state::AppState;
+pub use state::{AppState, MAX_FRAME_GAP};
 
 use crate::ui::WindowView;
 
@@ -31,9 +36,10 @@ const ANIMATION_FRAME: Duration = Duration::from_millis(33);
 pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) {
     let (_, behind) = state.pull_events_within(INGEST_BUDGET);
     state.poll_files();
-    let dt = ui.ctx().input(|i| i.stable_dt as f64).min(0.25);
-    let end = state.end_time();
-    state.playback.advance(dt, end);
+    // Replay moves by measured wall time, not egui's frame time: with timed repaints that is a
+    // predicted 1/60 s whatever the real interval.
+    state.advance_playback();
+    close_request_ui(state, ui.ctx());
     let mut cmds = Vec::new();
     crate::ui::window_ui(state, view, ui, &mut cmds);
     if behind || !cmds.is_empty() {
@@ -43,6 +49,20 @@ pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) 
     state.apply_all(cmds);
     if state.is_animating() {
         ui.ctx().request_repaint_after(ANIMATION_FRAME);
+    }
+}
+
+/// Closing the window with an unsaved run asks first (the guard); once the user agreed, or when
+/// nothing is unsaved, the window closes.
+fn close_request_ui(state: &mut AppState, ctx: &egui::Context) {
+    if ctx.input(|i| i.viewport().close_requested()) && !state.quit_requested() {
+        if state.has_unsaved() {
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+        }
+        state.apply(AppCommand::Quit);
+    }
+    if state.quit_requested() {
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
     }
 }
 
@@ -66,6 +86,7 @@ impl AckscopeApp {
         if launch.no_intro {
             state.settings.intro_dismissed = true;
         }
+        state.remove_stale_temps();
         state.ab = launch.ab.filter(|b| *b != state.scenario.strategy);
         match launch.path {
             Some(p) => state.open_path(&p),

@@ -5,6 +5,8 @@
 
 mod controls_ui;
 mod cursor_ui;
+mod edit;
+mod files_ui;
 mod input;
 pub mod packets_ui;
 pub mod plots_ui;
@@ -17,6 +19,8 @@ pub mod timeline_ui;
 mod topbar_ui;
 
 pub use controls_ui::{ControlsView, LinkDir};
+pub use edit::Preview;
+pub use files_ui::PromptView;
 pub use tabs::{Panel, Panels, Tab, TABS};
 
 /// The app's types at the paths they had when the window lived here.
@@ -29,6 +33,7 @@ use crate::app::{AppCommand, AppState};
 pub struct WindowView {
     pub panels: Panels,
     pub controls: ControlsView,
+    pub prompt: PromptView,
 }
 
 /// Draws the whole window into `ui`: top bar, status bar, left panel, banners, the tab bar and
@@ -47,4 +52,6 @@ pub fn window_ui(state: &AppState, view: &mut WindowView, ui: &mut egui::Ui, cmd
         ui.separator();
         view.panels.get_mut(tab).ui(&state.lanes, state.cursor(), ui, cmds);
     });
+    files_ui::guard_ui(state, ui.ctx(), cmds);
+    files_ui::path_prompt_ui(state, &mut view.prompt, ui.ctx(), cmds);
 }
