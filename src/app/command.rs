@@ -8,6 +8,7 @@ use ackscope_protocol::{SimTime, Strategy};
 
 use super::AppState;
 use crate::params::presets::Preset;
+use crate::report::export::ExportTargets;
 use crate::runtime::udp::Transport;
 use crate::ui::Tab;
 
@@ -40,9 +41,13 @@ pub enum AppCommand {
     Open(PathBuf),
     /// Save the recording to a file (on a worker thread).
     Save(PathBuf),
+    /// Export every lane's packets, messages and series as CSV files (on a worker thread).
+    Export(ExportTargets),
     /// Ask for a file to open, or to save to, in a native dialog (on its own thread).
     OpenDialog,
     SaveDialog,
+    /// Ask for a base name to export to (`NAME-packets.csv`, ...; see `ExportTargets::beside`).
+    ExportDialog,
     /// Move the time cursor here (replay; a live run stops following the end).
     SeekTo(SimTime),
     /// Let the cursor follow the newest events again.
@@ -100,6 +105,8 @@ impl AppState {
             AppCommand::Save(p) => self.save_path(&p),
             AppCommand::OpenDialog => self.open_dialog(),
             AppCommand::SaveDialog => self.save_dialog(),
+            AppCommand::Export(targets) => self.export(targets),
+            AppCommand::ExportDialog => self.export_dialog(),
             AppCommand::SeekTo(t) => self.playback.seek(t),
             AppCommand::FollowLive => self.playback.follow_live(),
             AppCommand::TogglePlay => self.playback.toggle_play(end),

@@ -14,6 +14,7 @@ use ackscope_protocol::{Scenario, Side, SimTime, Strategy};
 use super::files::{DialogResult, Dialogs, FileJob, Finished, JobKind, Opened};
 use super::settings::Settings;
 use crate::model::{Playback, Recording};
+use crate::report::export::{ExportSummary, ExportTargets};
 use crate::runtime::udp::{RunHandle, Transport};
 use crate::runtime::{Batch, Command, LiveRun};
 use crate::session::Session;
@@ -38,6 +39,8 @@ pub struct AppState {
     pub error: Option<String>,
     /// Size of the next chunk the "send chunk" button queues.
     pub chunk_kib: u32,
+    /// What the latest finished export wrote (files, rows, bytes), for a confirmation.
+    pub last_export: Option<ExportSummary>,
     jobs: Vec<FileJob>,
     dialogs: Dialogs,
     events_rate: (Instant, usize, f64),
@@ -60,6 +63,7 @@ impl AppState {
             settings: Settings::default(),
             error: None,
             chunk_kib: 64,
+            last_export: None,
             jobs: Vec::new(),
             dialogs: Dialogs::default(),
             events_rate: (Instant::now(), 0, 0.0),
@@ -271,6 +275,14 @@ impl AppState {
         self.jobs.push(job);
     }
 
+    /// Starts exporting every lane's tables to `targets` on a worker thread (both lanes of an A/B
+    /// run, told apart by the `lane` column); the window's recordings stay as they are.
+    pub fn export(&mut self, targets: ExportTargets) {
+        self.pull_events();
+        let lanes = self.lanes.iter().map(|l| (l.header(), l.store.shared_events())).collect();
+        self.jobs.push(FileJob::export(targets, lanes, self.wake.clone()));
+    }
+
     /// Loads and saves still running, oldest first.
     pub fn file_jobs(&self) -> &[FileJob] {
         &self.jobs
@@ -282,6 +294,7 @@ impl AppState {
             match chosen {
                 DialogResult::Open(p) => self.open_path(&p),
                 DialogResult::Save(p) => self.save_path(&p),
+                DialogResult::Export(p) => self.export(ExportTargets::beside(&p)),
             }
         }
         let mut i = 0;
@@ -300,6 +313,7 @@ impl AppState {
                     self.remember(&job.path);
                     self.file = Some(job.path);
                 }
+                Ok(Finished::Exported(summary)) => self.last_export = Some(summary),
                 Err(e) => self.error = Some(format!("{e:#}")),
             }
         }
@@ -321,6 +335,12 @@ impl AppState {
         self.dialogs.save();
     }
 
+    /// Asks for an export's base name, proposing the session file's name.
+    pub fn export_dialog(&self) {
+        let stem = self.file.as_deref().and_then(Path::file_stem).map(|s| s.to_string_lossy().into_owned());
+        self.dialogs.export(stem.as_deref().unwrap_or("session"));
+    }
+
     /// True while something is moving on its own: a live run that is not paused, a replay
     /// playing, or a file job.
     pub fn is_animating(&self) -> bool {
@@ -329,14 +349,14 @@ impl AppState {
 }
 
 impl Drop for AppState {
-    /// Stops the run, gives up opens, and lets saves finish: closing the window right after
-    /// *Save* must not lose the file (nor leave its temporary file behind).
+    /// Stops the run, gives up opens, and lets saves and exports finish: closing the window right
+    /// after *Save* must not lose the file (nor leave its temporary file behind).
     fn drop(&mut self) {
         self.stop();
         for j in &self.jobs {
             match j.kind {
                 JobKind::Open => j.cancel(),
-                JobKind::Save => drop(j.wait(Duration::from_secs(60))),
+                JobKind::Save | JobKind::Export => drop(j.wait(Duration::from_secs(60))),
             }
         }
     }
