@@ -12,6 +12,7 @@ use ackscope_protocol::{SimTime, Strategy};
 use super::paths::PromptKind;
 use super::AppState;
 use crate::params::presets::Preset;
+use crate::report::export::ExportTargets;
 use crate::runtime::udp::Transport;
 use crate::ui::Tab;
 
@@ -48,6 +49,8 @@ pub enum AppCommand {
     /// the path field where no dialog can be shown.
     OpenDialog,
     SaveDialog,
+    /// Ask for a base name to export to (`NAME-packets.csv`, ...; see `ExportTargets::beside`).
+    ExportDialog,
     /// Ask for a path in the window's own path field.
     OpenPrompt(PromptKind),
     /// The path field's answer: open or save there.
@@ -58,6 +61,8 @@ pub enum AppCommand {
     Guard(GuardChoice),
     /// Close the window (asks first when a run is unsaved).
     Quit,
+    /// Export every lane's packets, messages and series as CSV files (on a worker thread).
+    Export(ExportTargets),
     /// Move the time cursor here (replay; a live run stops following the end).
     SeekTo(SimTime),
     /// Let the cursor follow the newest events again.
@@ -177,11 +182,13 @@ impl AppState {
             AppCommand::Save(p) => self.save_path(&p),
             AppCommand::OpenDialog => self.open_dialog(),
             AppCommand::SaveDialog => self.save_dialog(),
+            AppCommand::ExportDialog => self.export_dialog(),
             AppCommand::OpenPrompt(kind) => self.prompt = Some(kind),
             AppCommand::PromptChosen(p) => self.prompt_chosen(p),
             AppCommand::CancelPrompt => self.prompt_cancelled(),
             AppCommand::Guard(choice) => self.answer_guard(choice),
             AppCommand::Quit => self.quit = true,
+            AppCommand::Export(targets) => self.export(targets),
             AppCommand::SeekTo(t) => self.playback.seek(t),
             AppCommand::FollowLive => self.playback.follow_live(),
             AppCommand::TogglePlay => self.toggle_play(),

@@ -12,6 +12,7 @@ use super::files::{DialogResult, FileJob, Finished, JobKind, Opened};
 use super::paths::{human_size, PromptKind};
 use super::{AppCommand, AppState};
 use crate::model::{Playback, Recording};
+use crate::report::export::ExportTargets;
 use crate::session::Session;
 
 impl AppState {
@@ -83,6 +84,7 @@ impl AppState {
             match answer {
                 DialogResult::Chosen(PromptKind::Open, p) => self.apply(AppCommand::Open(p)),
                 DialogResult::Chosen(PromptKind::Save, p) => self.save_path(&p),
+                DialogResult::Chosen(PromptKind::Export, p) => self.export(ExportTargets::beside(&p)),
                 // A save the guard asked for did not happen: keep the run, drop what waited.
                 DialogResult::Cancelled(_) => self.after_save = None,
                 DialogResult::Unavailable(kind) => {
@@ -104,6 +106,11 @@ impl AppState {
                     self.show_opened(opened, Some(job.path));
                 }
                 Ok(Finished::Saved(bytes)) => self.saved_to(job, bytes),
+                Ok(Finished::Exported(summary)) => {
+                    self.notice = Some(format!("Exported:\n{}", summary.to_text()));
+                    self.last_export = Some(summary);
+                }
+                Err(e) if job.kind == JobKind::Export => self.error = Some(format!("Not exported: {e:#}")),
                 Err(e) if job.kind == JobKind::Save => {
                     self.error = Some(format!("Not saved: {e:#}"));
                     self.after_save = None;
@@ -142,6 +149,23 @@ impl AppState {
         self.ask_path(PromptKind::Open);
     }
 
+    /// Starts exporting every lane's tables to `targets` on a worker thread (both lanes of an A/B
+    /// run, told apart by the `lane` column); the window's recordings stay as they are.
+    pub fn export(&mut self, targets: ExportTargets) {
+        self.pull_events();
+        if self.lanes.is_empty() {
+            self.error = Some("Nothing to export: no recording is shown.".into());
+            return;
+        }
+        let lanes = self.lanes.iter().map(|l| (l.header(), l.store.shared_events())).collect();
+        self.jobs.push(FileJob::export(targets, lanes, self.wake.clone()));
+    }
+
+    /// Asks for an export's base name (see [`Self::open_dialog`]).
+    pub fn export_dialog(&mut self) {
+        self.ask_path(PromptKind::Export);
+    }
+
     /// Asks for a file to save to (see [`Self::open_dialog`]).
     pub fn save_dialog(&mut self) {
         self.ask_path(PromptKind::Save);
@@ -165,6 +189,7 @@ impl AppState {
         match self.prompt.take() {
             Some(PromptKind::Open) => self.apply(AppCommand::Open(path)),
             Some(PromptKind::Save) => self.save_path(&path),
+            Some(PromptKind::Export) => self.export(ExportTargets::beside(&path)),
             None => {}
         }
     }

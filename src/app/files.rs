@@ -19,6 +19,7 @@ use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
 use super::paths::PromptKind;
 use super::state::SavedMark;
 use crate::model::Recording;
+use crate::report::export::{self, ExportSummary, ExportTargets};
 use crate::session::{self, Phase, Progress, Session};
 
 /// What a job does.
@@ -26,6 +27,7 @@ use crate::session::{self, Phase, Progress, Session};
 pub enum JobKind {
     Open,
     Save,
+    Export,
 }
 
 /// A finished open: a recording to replay, or a scenario (no events) to run live.
@@ -39,6 +41,8 @@ pub enum Finished {
     Opened(Opened),
     /// Bytes written.
     Saved(u64),
+    /// The tables written.
+    Exported(ExportSummary),
 }
 
 /// A load or save running on its own thread.
@@ -70,7 +74,11 @@ impl FileJob {
         let progress = Arc::new(Progress::new());
         let (tx, rx) = bounded(1);
         let (p, file) = (Arc::clone(&progress), path.to_path_buf());
-        let name = if kind == JobKind::Open { "ackscope-open" } else { "ackscope-save" };
+        let name = match kind {
+            JobKind::Open => "ackscope-open",
+            JobKind::Save => "ackscope-save",
+            JobKind::Export => "ackscope-export",
+        };
         std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
@@ -97,6 +105,30 @@ impl FileJob {
     pub fn save(path: &Path, header: Session, events: Arc<Vec<Event>>, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
         Self::spawn(JobKind::Save, path, wake, move |path, progress| {
             session::save_with_progress(&header, &events, path, progress).map(Finished::Saved)
+        })
+    }
+
+    /// Exports `lanes` (each a session header with its shared events) as the tables `targets`
+    /// names, on a worker thread.
+    ///
+    /// The lanes' recordings are rebuilt on the thread from their events (about 0.3 s per million
+    /// events, the indexing phase of an open): the window keeps its own and goes on drawing them,
+    /// and a recording is a pure fold of its event log, so the tables are the window's.
+    pub fn export(
+        targets: ExportTargets,
+        lanes: Vec<(Session, Arc<Vec<Event>>)>,
+        wake: Arc<dyn Fn() + Send + Sync>,
+    ) -> Self {
+        let path = export::Table::ALL.iter().find_map(|&t| targets.get(t)).unwrap_or(Path::new("")).to_path_buf();
+        Self::spawn(JobKind::Export, &path, wake, move |path, progress| {
+            let mut recs = Vec::with_capacity(lanes.len());
+            for (header, events) in lanes {
+                let s = Session { events: events.to_vec(), ..header };
+                let rec =
+                    Recording::from_session(s, progress).ok_or_else(|| anyhow!("{}: cancelled", path.display()))?;
+                recs.push(rec);
+            }
+            export::write_files(&recs, &targets, Some(progress)).map(Finished::Exported)
         })
     }
 
@@ -130,7 +162,11 @@ impl FileJob {
 
     /// A line for the status bar: what, which file, which phase, how far.
     pub fn describe(&self) -> String {
-        let what = if self.kind == JobKind::Open { "Opening" } else { "Saving" };
+        let what = match self.kind {
+            JobKind::Open => "Opening",
+            JobKind::Save => "Saving",
+            JobKind::Export => "Exporting",
+        };
         let name =
             self.path.file_name().map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into());
         format!("{what} {name}: {} {:.0} %", self.phase().label(), self.fraction() * 100.0)
@@ -162,6 +198,9 @@ pub fn native_dialog(kind: PromptKind) -> Option<PathBuf> {
     match kind {
         PromptKind::Open => d.pick_file(),
         PromptKind::Save => d.set_file_name("session.ron").save_file(),
+        PromptKind::Export => {
+            rfd::FileDialog::new().add_filter("CSV", &["csv"]).set_file_name("session.csv").save_file()
+        }
     }
 }
 

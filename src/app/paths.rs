@@ -19,6 +19,8 @@ const MAX_SUGGESTIONS: usize = 40;
 pub enum PromptKind {
     Open,
     Save,
+    /// A base name for exported tables (`NAME-packets.csv`, ...; see `ExportTargets::beside`).
+    Export,
 }
 
 impl PromptKind {
@@ -27,6 +29,7 @@ impl PromptKind {
         match self {
             PromptKind::Open => "Open",
             PromptKind::Save => "Save",
+            PromptKind::Export => "Export",
         }
     }
 }

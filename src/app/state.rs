@@ -17,6 +17,7 @@ use super::paths::PromptKind;
 use super::settings::Settings;
 use super::AppCommand;
 use crate::model::{Playback, Recording};
+use crate::report::export::ExportSummary;
 use crate::runtime::udp::{RunHandle, Transport};
 use crate::runtime::{Batch, Command, LiveRun};
 
@@ -54,6 +55,8 @@ pub struct AppState {
     pub settings: Settings,
     /// A message for the user (bad file, refused change...), dismissible.
     pub error: Option<String>,
+    /// What the latest finished export wrote (files, rows, bytes), for a confirmation.
+    pub last_export: Option<ExportSummary>,
     /// Size of the next chunk the "send chunk" button queues.
     pub chunk_kib: u32,
     /// A confirmation for the user (a save finished, files tidied), dismissible.
@@ -97,6 +100,7 @@ impl AppState {
             file: None,
             settings: Settings::default(),
             error: None,
+            last_export: None,
             chunk_kib: 64,
             notice: None,
             prompt: None,
@@ -353,7 +357,7 @@ impl Drop for AppState {
         for j in &self.jobs {
             match j.kind {
                 JobKind::Open => j.cancel(),
-                JobKind::Save => drop(j.wait(Duration::from_secs(60))),
+                JobKind::Save | JobKind::Export => drop(j.wait(Duration::from_secs(60))),
             }
         }
     }

@@ -39,6 +39,12 @@ fn initial_text(state: &AppState, kind: PromptKind, cwd: &Path) -> String {
     if kind == PromptKind::Open {
         return String::new();
     }
+    if kind == PromptKind::Export {
+        // A base name: the tables land beside it as NAME-packets.csv, NAME-messages.csv, ...
+        let shown = state.file.clone().unwrap_or_else(|| cwd.join("session.ron"));
+        let base = shown.with_extension("csv");
+        return base.strip_prefix(cwd).unwrap_or(&base).display().to_string();
+    }
     let file = match (state.saved_path(), &state.file) {
         (Some(saved), _) if state.has_unsaved() => saved.to_path_buf(),
         (_, Some(shown)) => free_name(shown.parent().unwrap_or(cwd), shown),
@@ -98,7 +104,7 @@ pub fn path_prompt_ui(state: &AppState, view: &mut PromptView, ctx: &egui::Conte
             (None, _) if view.text.trim().is_empty() => Some(String::new()),
             (None, _) => Some("Type a file name.".to_string()),
             (Some(p), PromptKind::Open) if !p.is_file() => Some(format!("{} is not a file.", p.display())),
-            (Some(p), PromptKind::Save) if p.parent().is_some_and(|d| !d.is_dir()) => {
+            (Some(p), PromptKind::Save | PromptKind::Export) if p.parent().is_some_and(|d| !d.is_dir()) => {
                 Some(format!("No directory {}.", p.parent().unwrap_or(p).display()))
             }
             _ => None,
