@@ -4,9 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use ackscope::app::{frame_ui, AppState};
+use ackscope::app::AppState;
 use ackscope::session::Change;
 use ackscope::ui::WindowView;
+use ackscope::window::frame_ui;
 use ackscope_protocol::Scenario;
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;

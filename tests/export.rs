@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use ackscope::app::{frame_ui, AppCommand, AppState};
+use ackscope::app::{AppCommand, AppState};
 use ackscope::model::Recording;
 use ackscope::report::export::{ExportTargets, Table};
 use ackscope::session::{self, Progress};
 use ackscope::ui::WindowView;
+use ackscope::window::frame_ui;
 use ackscope_protocol::{Dir, DropReason, EventKind, Scenario, Side, SimTime, Strategy};
 use csv::StringRecord;
 use egui_kittest::kittest::Queryable;

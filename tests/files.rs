@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ackscope::app::files::Dialogs;
-use ackscope::app::{frame_ui, AppState, PromptKind};
+use ackscope::app::{AppState, PromptKind};
 use ackscope::ui::WindowView;
+use ackscope::window::frame_ui;
 use ackscope_protocol::Scenario;
 use common::step_until;
 use egui::accesskit::Role;

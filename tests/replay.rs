@@ -4,9 +4,10 @@
 
 use std::time::Duration;
 
-use ackscope::app::{frame_ui, AppState, ManualClock, MAX_FRAME_GAP};
+use ackscope::app::{AppState, ManualClock, MAX_FRAME_GAP};
 use ackscope::session::{Change, Session};
 use ackscope::ui::WindowView;
+use ackscope::window::frame_ui;
 use ackscope_protocol::{Scenario, Side, SimTime};
 use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable};

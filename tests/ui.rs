@@ -4,8 +4,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use ackscope::app::{frame_ui, AppState};
+use ackscope::app::AppState;
 use ackscope::ui::WindowView;
+use ackscope::window::frame_ui;
 use ackscope_protocol::{Dir, EventKind, Scenario, Side, SimTime, Strategy};
 use common::step_until;
 use egui::accesskit::Role;

@@ -10,11 +10,11 @@ use std::path::PathBuf;
 use ackscope_protocol::{SimTime, Strategy};
 
 use super::paths::PromptKind;
+use super::tab::Tab;
 use super::AppState;
 use crate::params::presets::Preset;
 use crate::report::export::ExportTargets;
 use crate::runtime::udp::Transport;
-use crate::ui::Tab;
 
 /// Something a view asks of the app.
 #[derive(Debug, Clone, PartialEq)]

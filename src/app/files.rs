@@ -17,10 +17,20 @@ use anyhow::{anyhow, Result};
 use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
 
 use super::paths::PromptKind;
-use super::state::SavedMark;
 use crate::model::Recording;
 use crate::report::export::{self, ExportSummary, ExportTargets};
 use crate::session::{self, Phase, Progress, Session};
+
+/// What was last saved or opened: each lane's recording and how many events it held then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct SavedMark(pub(super) Vec<(u64, usize)>);
+
+impl SavedMark {
+    /// Events of the first lane (the one a session file holds).
+    pub(super) fn events(&self) -> usize {
+        self.0.first().map_or(0, |l| l.1)
+    }
+}
 
 /// What a job does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

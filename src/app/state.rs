@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use ackscope_protocol::{Scenario, Side, SimTime, Strategy};
 
 use super::clock::{Clock, SystemClock};
-use super::files::{Dialogs, FileJob, JobKind};
+use super::files::{Dialogs, FileJob, JobKind, SavedMark};
 use super::paths::PromptKind;
 use super::settings::Settings;
 use super::AppCommand;
@@ -25,17 +25,6 @@ use crate::runtime::{Batch, Command, LiveRun};
 /// was not drawn (minimised, hidden, the machine asleep): replay then resumes where it was
 /// instead of jumping ahead. Slow frames below it count in full.
 pub const MAX_FRAME_GAP: Duration = Duration::from_secs(1);
-
-/// What was last saved or opened: each lane's recording and how many events it held then.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct SavedMark(Vec<(u64, usize)>);
-
-impl SavedMark {
-    /// Events of the first lane (the one a session file holds).
-    pub(super) fn events(&self) -> usize {
-        self.0.first().map_or(0, |l| l.1)
-    }
-}
 
 /// Everything the window shows and controls.
 pub struct AppState {

@@ -1,6 +1,6 @@
 //! The window's views: panels only, one file each. They read the app state and the model at the
 //! time cursor, and ask for changes by pushing [`AppCommand`]s, which the frame loop
-//! ([`crate::app::frame_ui`]) applies after drawing. View state (timeline zoom, packet filters,
+//! ([`crate::window::frame_ui`]) applies after drawing. View state (timeline zoom, packet filters,
 //! slice selection...) lives here, in [`WindowView`], never in the model.
 
 mod controls_ui;
@@ -8,6 +8,7 @@ mod cursor_ui;
 mod edit;
 mod files_ui;
 mod input;
+mod lanes;
 pub mod packets_ui;
 pub mod plots_ui;
 pub mod slices_ui;
@@ -15,7 +16,9 @@ mod status_ui;
 mod summary_ui;
 pub mod tabs;
 mod timeline_canvas;
+mod timeline_text;
 pub mod timeline_ui;
+mod timeline_view;
 mod topbar_ui;
 
 pub use controls_ui::{ControlsView, LinkDir};
@@ -24,7 +27,8 @@ pub use files_ui::PromptView;
 pub use tabs::{Panel, Panels, Tab, TABS};
 
 /// The app's types at the paths they had when the window lived here.
-pub use crate::app::{AckscopeApp, Launch, Settings};
+pub use crate::app::{Launch, Settings};
+pub use crate::window::AckscopeApp;
 
 use crate::app::{AppCommand, AppState};
 
