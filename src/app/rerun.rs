@@ -12,6 +12,8 @@ use ackscope_protocol::Event;
 use anyhow::{anyhow, Result};
 use crossbeam_channel::{bounded, Receiver, TryRecvError};
 
+use super::files::Opened;
+use super::AppState;
 use crate::model::Recording;
 use crate::session::{self, Progress, Session};
 
@@ -75,5 +77,57 @@ impl RerunJob {
             Err(TryRecvError::Empty) => None,
             Err(TryRecvError::Disconnected) => Some(Err(anyhow!("the re-run thread stopped"))),
         }
+    }
+}
+
+impl AppState {
+    /// *Re-run*: runs the shown recording again headless (every lane) from its header and action
+    /// log on a worker thread; the result replaces the shown lanes, and [`Self::rerun_outcome`]
+    /// says whether it is identical to the recording.
+    pub fn rerun(&mut self) {
+        self.stop();
+        let Some(header) = self.recording_header() else { return };
+        let events = self.lanes.iter().map(|l| l.store.shared_events()).collect();
+        self.rerun_outcome = Some("Re-running...".into());
+        self.rerun = Some(RerunJob::spawn(header, events, self.wake.clone()));
+    }
+
+    /// True while a re-run is in progress.
+    pub fn is_rerunning(&self) -> bool {
+        self.rerun.is_some()
+    }
+
+    /// How the last re-run compared with the recording (or that one is running).
+    pub fn rerun_outcome(&self) -> Option<&str> {
+        self.rerun_outcome.as_deref()
+    }
+
+    /// Takes a finished re-run's lanes.
+    pub(super) fn poll_rerun(&mut self) {
+        let Some(result) = self.rerun.as_ref().and_then(RerunJob::try_finish) else { return };
+        self.rerun = None;
+        match result {
+            Ok(r) => {
+                self.notice = Some(r.outcome.clone());
+                self.rerun_outcome = Some(r.outcome);
+                self.show_opened(Opened::Recording(r.lanes), None);
+            }
+            Err(e) => {
+                self.rerun_outcome = None;
+                self.error = Some(format!("re-run: {e:#}"));
+            }
+        }
+    }
+
+    /// The session header of the shown lanes (the first lane's, with the A/B lane's strategy and
+    /// actions), without events.
+    pub(super) fn recording_header(&self) -> Option<crate::session::Session> {
+        let mut header = self.lanes.first()?.header();
+        if let Some(b) = self.lanes.get(1) {
+            header.ab = Some(b.scenario.strategy);
+            header.ab_actions = b.actions.clone();
+            header.duration_us = header.duration_us.max(b.store.end_time().0);
+        }
+        Some(header)
     }
 }

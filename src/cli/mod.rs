@@ -11,6 +11,7 @@
 
 pub mod common;
 pub mod compare;
+pub mod export;
 pub mod gui;
 pub mod peer;
 pub mod run;
@@ -43,4 +44,6 @@ pub enum Cmd {
     /// Run Glenn redundancy (fixed 100 ms, RTT x 1.25, every packet) and UE4 Nak resend on the
     /// same seed, link trace and workload over loss 1/5/20 % and one-way latency 25/100 ms.
     Compare(compare::CompareArgs),
+    /// Write a recorded session's packets, messages and series as CSV files (or print them as JSON).
+    Export(export::ExportArgs),
 }

@@ -1,7 +1,8 @@
 //! Headless runs and the figures they report: one scenario on virtual time ([`run`],
 //! [`run_with_actions`]), a session file run again ([`run_session`]: a recording re-run exactly,
 //! both lanes of an A/B one), the figures of a recording ([`from_session`]), a grid of runs
-//! ([`compare`]), and one endpoint on real UDP against another process ([`peer`]).
+//! ([`compare`]), and one endpoint on real UDP against another process ([`peer`]); and a
+//! recording exported as tables ([`export`]).
 //!
 //! This is library code, apart from the command line (`crate::cli` parses arguments and prints):
 //! tests, examples and the window can run and summarise the same way `ackscope run` does.
@@ -9,6 +10,7 @@
 //! interface people script against: keep them.
 
 pub mod compare;
+pub mod export;
 pub mod flow;
 pub mod peer;
 

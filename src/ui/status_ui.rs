@@ -1,5 +1,6 @@
 //! The status bar (mode, times, event counts, file, and a progress bar per file job) and the
-//! banners above the tabs (dismissible errors, first-run hints).
+//! banners above the tabs (dismissible errors, confirmations such as a finished save, first-run
+//! hints).
 
 use crate::app::{AppCommand, AppState};
 
@@ -29,6 +30,11 @@ pub fn status_bar_ui(state: &AppState, ui: &mut egui::Ui) {
             ui.separator();
             ui.label(f.display().to_string());
         }
+        if state.is_rerunning() {
+            ui.separator();
+            ui.add(egui::Spinner::new());
+            ui.label("Re-running...");
+        }
         for job in state.file_jobs() {
             ui.separator();
             let bar = egui::ProgressBar::new(job.fraction()).text(job.describe()).desired_width(260.0);
@@ -45,6 +51,17 @@ pub fn banners_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand
                     cmds.push(AppCommand::DismissError);
                 }
                 ui.add(egui::Label::new(egui::RichText::new(e).strong()).wrap());
+            });
+        });
+    }
+    if let Some(n) = &state.notice {
+        let fill = ui.visuals().selection.bg_fill.gamma_multiply(0.35);
+        egui::Frame::new().fill(fill).inner_margin(6.0).show(ui, |ui| {
+            ui.horizontal(|ui| {
+                if ui.button("OK").clicked() {
+                    cmds.push(AppCommand::DismissNotice);
+                }
+                ui.add(egui::Label::new(egui::RichText::new(n).strong()).wrap());
             });
         });
     }
