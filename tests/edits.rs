@@ -28,7 +28,11 @@ fn live_window() -> Harness<'static, AppState> {
 
 /// Changes of parameters whose name ends in `field` that the run recorded.
 fn recorded(h: &Harness<'static, AppState>, field: &str) -> Vec<Change> {
-    h.state().lanes[0].changes.iter().filter(|c| c.name.ends_with(field)).cloned().collect()
+    let lane = &h.state().lanes[0];
+    let sets = lane.actions.iter().filter_map(|s| s.as_set().map(|(name, value)| (s.at.0, name, value)));
+    sets.filter(|(_, name, _)| name.ends_with(field))
+        .map(|(at_us, name, value)| Change { at_us, name: name.into(), value: value.into() })
+        .collect()
 }
 
 /// Steps frames for `ms` of wall time, so anything sent to the run has come back recorded.

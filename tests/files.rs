@@ -109,15 +109,16 @@ fn a_failed_save_says_why() {
 }
 
 #[test]
-fn restart_asks_before_discarding_an_unsaved_run_and_cancel_keeps_it() {
+fn turning_ab_on_asks_before_discarding_an_unsaved_run_and_cancel_keeps_it() {
     let mut h = window(AppState::new(Scenario::default(), || {}));
     h.state_mut().start();
     assert!(step_until(&mut h, 10.0, |s| s.lanes[0].store.len() > 100));
     let lane = h.state().lanes[0].id();
-    h.get_by_label("Restart").click();
+    // A second lane means a new run (Restart and a strategy change are actions in the run).
+    h.get_by_label("A/B").click();
     h.run_steps(3);
     h.get_by_label("Unsaved run");
-    h.get_by_label_contains("Restart starts a new run and discards the run shown");
+    h.get_by_label_contains("Changing the strategy starts a new run and discards the run shown");
     h.get_by_label("Cancel").click();
     h.step();
     let s = h.state();
@@ -126,7 +127,7 @@ fn restart_asks_before_discarding_an_unsaved_run_and_cancel_keeps_it() {
     assert!(s.is_running());
 
     // Discard restarts.
-    h.get_by_label("Restart").click();
+    h.get_by_label("A/B").click();
     h.run_steps(3);
     h.get_by_label("Discard").click();
     h.step();
@@ -144,8 +145,10 @@ fn save_in_the_guard_saves_first_then_carries_on() {
     // The run stays live while the user answers: what it records meanwhile is saved too, and
     // does not make the guard ask again once the save is done.
     let (lane, events) = (h.state().lanes[0].id(), h.state().lanes[0].store.len());
-    h.state_mut()
-        .apply(ackscope::app::AppCommand::SetStrategy { strategy: ackscope_protocol::Strategy::Ue4, ab: None });
+    h.state_mut().apply(ackscope::app::AppCommand::SetStrategy {
+        strategy: ackscope_protocol::Strategy::Ue4,
+        ab: Some(ackscope_protocol::Strategy::Glenn),
+    });
     h.run_steps(3);
     h.get_by_label("Save").click();
     assert!(step_until(&mut h, 5.0, |s| s.prompt == Some(PromptKind::Save)));
@@ -205,4 +208,20 @@ fn the_window_tidies_temporary_files_interrupted_saves_left() {
     let notice = state.notice.clone().expect("the user is told");
     assert!(notice.contains(&stale.display().to_string()), "{notice}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn restart_in_a_live_run_is_an_action_in_it_and_discards_nothing() {
+    let mut h = window(AppState::new(Scenario::default(), || {}));
+    h.state_mut().start();
+    assert!(step_until(&mut h, 10.0, |s| s.lanes[0].store.len() > 100));
+    let (lane, events) = (h.state().lanes[0].id(), h.state().lanes[0].store.len());
+    h.get_by_label("Restart").click();
+    assert!(step_until(&mut h, 10.0, |s| !s.lanes[0].actions.is_empty()));
+    let s = h.state();
+    assert!(s.guard.is_none(), "the guard asked, but nothing is discarded");
+    assert_eq!(s.lanes[0].id(), lane, "Restart replaced the recording");
+    assert!(s.lanes[0].store.len() >= events);
+    assert_eq!(s.lanes[0].actions[0].action, ackscope_protocol::Action::Restart);
+    h.state_mut().stop();
 }

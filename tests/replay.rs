@@ -27,7 +27,8 @@ fn window(clock: &ManualClock) -> Harness<'static, Window> {
 
 /// A recording of `secs` seconds of the default scenario, with `changes` made live.
 fn recording(secs: f64, changes: &[Change]) -> Session {
-    ackscope::report::run_with_changes(&Scenario::default(), secs, changes).unwrap().session
+    let actions: Vec<_> = changes.iter().cloned().map(Into::into).collect();
+    ackscope::report::run_with_actions(&Scenario::default(), secs, &actions).unwrap().session
 }
 
 /// Frame intervals as irregular as a real window's: fast, slow, a 200 ms hitch, near-zero.

@@ -21,9 +21,11 @@ fn recorded(seconds: f64) -> Session {
         at_s: 2.0,
         dir: StepDirection::AToB,
         set: LinkPatch { loss_percent: Some(50.0), ..Default::default() },
-    }];
-    let changes = vec![session::Change { at_us: 3_500_000, name: "glenn.resend_delay_ms".into(), value: "30".into() }];
-    report::run_with_changes(&s, seconds, &changes).unwrap().session
+    }
+    .into()];
+    let changes =
+        vec![session::Change { at_us: 3_500_000, name: "glenn.resend_delay_ms".into(), value: "30".into() }.into()];
+    report::run_with_actions(&s, seconds, &changes).unwrap().session
 }
 
 #[test]
@@ -36,7 +38,7 @@ fn save_load_round_trip_is_identical() {
     let back = session::load(&path).unwrap();
     assert_eq!(back.events, s.events);
     assert_eq!(back.scenario, s.scenario);
-    assert_eq!(back.changes, s.changes);
+    assert_eq!(back.actions, s.actions);
     assert_eq!(back.duration_us, s.duration_us);
     assert!(bytes as f64 / s.events.len() as f64 <= 64.0, "{} bytes per event", bytes as f64 / s.events.len() as f64);
     // No temporary file is left beside it.
@@ -47,7 +49,7 @@ fn save_load_round_trip_is_identical() {
 #[test]
 fn rerun_from_the_header_reproduces_identical_events() {
     let s = recorded(8.0);
-    assert!(s.changes.len() >= 3, "the live change and the drain are recorded: {:?}", s.changes);
+    assert!(s.actions.len() >= 3, "the live change and the drain are recorded: {:?}", s.actions);
     let again = session::rerun(&s).unwrap();
     assert_eq!(again.len(), s.events.len());
     assert!(again == s.events, "re-run differs from the recording");
@@ -65,7 +67,7 @@ fn every_shipped_file_loads_and_runs() {
                 let again = session::rerun(&s).unwrap();
                 assert!(again == s.events, "{}: recording does not re-run identically", p.display());
             } else {
-                let run = report::run_with_changes(&s.scenario, 5.0, &s.changes).unwrap();
+                let run = report::run_with_actions(&s.scenario, 5.0, &s.actions).unwrap();
                 assert!(run.report.packets.sent > 0, "{}", p.display());
                 assert_eq!(run.report.packets.false_acks, 0);
             }
@@ -113,8 +115,8 @@ fn truncated_and_corrupted_files_are_refused_with_the_file_named() {
 #[test]
 fn wrong_version_not_ron_and_unknown_strategy_are_explained() {
     let text = session::to_text(&Session::scenario_only(Scenario::default())).unwrap();
-    let v2 = text.replacen("format_version:1", "format_version:2", 1);
-    assert!(refused(&v2, "v2.ron").contains("format version 2 is not supported"));
+    let v3 = text.replacen("format_version:2", "format_version:3", 1);
+    assert!(refused(&v3, "v3.ron").contains("format version 3 is not supported"));
     assert!(refused("this is not RON at all", "junk.ron").contains("not an ackscope session"));
     assert!(refused("{\"format_version\": 1}", "json.ron").contains("line"));
     let hand = "(format_version: 1, app_version: \"x\", scenario: (strategy: warp_drive))";
@@ -157,5 +159,5 @@ fn hand_written_scenarios_without_checksum_load() {
     assert_eq!(s.scenario.seed, 5);
     assert_eq!(s.scenario.link.a_to_b.loss_percent, 20.0);
     assert_eq!(s.scenario.link.a_to_b.latency_ms, 50.0, "unset fields keep their defaults");
-    assert_eq!(s.scenario.script[0].set.latency_ms, Some(300.0));
+    assert_eq!(s.scenario.script[0].as_link().unwrap().1.latency_ms, Some(300.0));
 }

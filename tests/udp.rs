@@ -157,7 +157,8 @@ fn scripted_link_steps_apply_on_the_receiving_end() {
         at_s: 0.5,
         dir: ackscope_protocol::StepDirection::AToB,
         set: ackscope_protocol::LinkPatch { loss_percent: Some(100.0), ..Default::default() },
-    }];
+    }
+    .into()];
     let mut run = UdpRun::spawn(sc, any_port(), any_port(), || {}).unwrap();
     let mut events = Vec::new();
     let until = Instant::now() + Duration::from_millis(1500);
@@ -303,7 +304,7 @@ fn udp_run_link_changes_reach_the_receiving_end() {
         if let Some(b) = run.recv_batch_timeout(Duration::from_millis(20)) {
             assert_eq!(b.lane, 0);
             t.observe(&b.events);
-            changes.extend(b.changes);
+            changes.extend(b.actions);
             errors.extend(b.error);
         }
     }
@@ -311,7 +312,7 @@ fn udp_run_link_changes_reach_the_receiving_end() {
     let ctx = format!("seed {seed}: {:?}", t.totals());
     // Both ends applied the change; it is recorded once, and the bad one refused once.
     assert_eq!(changes.len(), 1, "{changes:?}");
-    assert_eq!((changes[0].name.as_str(), changes[0].value.as_str()), ("link.a_to_b.loss_percent", "100"));
+    assert_eq!(changes[0].as_set(), Some(("link.a_to_b.loss_percent", "100")));
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].contains("link.nope"), "{errors:?}");
     // A->B now drops everything (the very first datagram may have met the old link).

@@ -155,7 +155,7 @@ fn flow_control_switches_the_same_way_over_udp_as_simulated() {
         dir: StepDirection::Both,
         set: LinkPatch { latency_ms: Some(ms), ..LinkPatch::default() },
     };
-    sc.script = vec![latency(0.8, 200.0), latency(2.0, 50.0)];
+    sc.script = vec![latency(0.8, 200.0).into(), latency(2.0, 50.0).into()];
     let secs = 4.0;
     let sim = flow_modes(&sim_events(sc.clone(), secs));
     let udp = flow_modes(&udp_events(sc, secs, |_, _| {}));

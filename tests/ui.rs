@@ -220,14 +220,14 @@ fn saving_from_the_window_writes_a_session_that_reloads() {
     h.state_mut().start();
     assert!(step_until(&mut h, 10.0, |s| s.lanes[0].store.len() > 500));
     h.state_mut().set_param("link.loss_percent", 30);
-    assert!(step_until(&mut h, 10.0, |s| !s.lanes[0].changes.is_empty()));
+    assert!(step_until(&mut h, 10.0, |s| !s.lanes[0].actions.is_empty()));
     h.state_mut().stop();
     h.state_mut().save_path(&path);
     finish_file_jobs(&mut h);
     assert!(h.state().error.is_none(), "{:?}", h.state().error);
     let loaded = ackscope::session::load(&path).unwrap();
     assert_eq!(loaded.events.len(), h.state().lanes[0].store.len());
-    assert_eq!(loaded.changes.len(), 1);
+    assert_eq!(loaded.actions.len(), 1);
     // A live recording re-runs identically from its header too.
     let again = ackscope::session::rerun(&loaded).unwrap();
     assert!(again == loaded.events, "live recording does not re-run identically");

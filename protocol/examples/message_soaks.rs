@@ -238,7 +238,7 @@ fn outage() {
             dir: StepDirection::AToB,
             set: LinkPatch { loss_percent: Some(loss), ..LinkPatch::default() },
         };
-        s.script = vec![step(10.0, 100.0), step(710.0, normal)];
+        s.script = vec![step(10.0, 100.0).into(), step(710.0, normal).into()];
         let r = soak(s, 800.0, 0, DRAIN_SECS);
         row(label, &r);
         notes.push((label, r));

@@ -154,7 +154,8 @@ fn outage(seed: u64, actors: u32) {
         at_s: 10.0,
         dir: StepDirection::AToB,
         set: LinkPatch { loss_percent: Some(100.0), ..Default::default() },
-    }];
+    }
+    .into()];
     let mut check = Check::new(&s);
     let mut sim = Simulation::new(s);
     run_slices(&mut sim, &mut check, 710.0);

@@ -167,7 +167,8 @@ pub enum EventKind {
     /// A packet was rejected as malformed, counted and dropped.
     Malformed { side: Side, reason: MalformedReason },
     /// A scenario parameter changed while running (a live edit or a scripted link step), by its
-    /// dotted `--set` name; reported on side A.
+    /// dotted `--set` name; reported on side A. Also the marker of a restart of both endpoints
+    /// (name `restart`, value the strategy; or name `strategy`): see [`EventKind::is_restart`].
     ParamChanged { name: String, value: String },
 
     // ----- messages (workload level; `msg` is the sending side's workload id) -----
@@ -293,6 +294,13 @@ pub enum RefuseReason {
 }
 
 impl EventKind {
+    /// True for the marker of a restart of both endpoints (a `ParamChanged` named `restart` or
+    /// `strategy`, see [`crate::action`]): folds keyed by per-run ids (message ids, chunk ids,
+    /// sequences) start afresh there, as the new endpoints count from zero again.
+    pub fn is_restart(&self) -> bool {
+        matches!(self, EventKind::ParamChanged { name, .. } if name == "restart" || name == "strategy")
+    }
+
     /// The endpoint this event belongs to: the sender for link events.
     pub fn side(&self) -> Side {
         match self {

@@ -10,13 +10,15 @@
 //! `Peer::update`; collect events.
 //!
 //! Layout, from the bottom up: [`event`] (the one event language), [`wire`] (bits, sequences,
-//! header codec), [`link`] (the seeded lossy link and its script), [`reliability`] (acks,
+//! header codec), [`link`] (the seeded lossy link and its changes), [`action`] (timed actions:
+//! scenario scripts and recorded action logs), [`reliability`] (acks,
 //! channels, message layer, estimators, flow control, budgets), [`workload`] (the traffic every
 //! strategy carries), [`peer`] (the endpoint contract), [`strategies`] (one module per protocol),
 //! [`scenario`] and [`registry`] (what a run is and which endpoint implements which strategy),
 //! the [`driver`] (one endpoint's loop, the two-endpoint simulation, the drain) and [`measure`] (every fold over events: ground
 //! truth and the figures a run reports).
 
+pub mod action;
 pub mod driver;
 pub mod event;
 pub mod link;
@@ -29,9 +31,10 @@ pub mod strategies;
 pub mod wire;
 pub mod workload;
 
+pub use action::{Action, Step};
 pub use driver::{
-    drain, DrainOutcome, EndpointDriver, Inbound, Outbound, SendIds, Simulation, TickTiming, Ticker, Transmit,
-    MAX_PACKETS_PER_TICK,
+    drain, DrainOutcome, EndpointDriver, Inbound, LinkUpdate, Outbound, PeerFactory, SendIds, Simulation, TickTiming,
+    Ticker, Transmit, MAX_PACKETS_PER_TICK,
 };
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
@@ -51,6 +54,7 @@ pub use reliability::{
     AckConfig, AckCounters, AckEndpoint, Acked, ChannelError, ChannelSizes, FlowConfig, FlowControl, HeaderVerdict,
     Message, MessageError, MessageFactory, MessageType, ReliableChannel, RttFilter, StatsConfig,
 };
+pub use scenario::set::{nearest_name, SetError};
 pub use scenario::{LinkPair, Scenario, SideConfig, Strategy, TickPhase};
 pub use strategies::acks::AckPeer;
 pub use strategies::chunks::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};

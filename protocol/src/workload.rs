@@ -59,7 +59,7 @@ impl Senders {
 
 /// Workload settings (dotted names `workload.*`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct WorkloadConfig {
     /// Unreliable state snapshots per second (0 = none).
     pub snapshot_rate_hz: f64,

@@ -187,12 +187,14 @@ fn scripted_one_way_outage_applies_at_its_time_and_is_reported() {
             at_s: 10.0,
             dir: StepDirection::AToB,
             set: LinkPatch { loss_percent: Some(100.0), ..Default::default() },
-        },
+        }
+        .into(),
         LinkStep {
             at_s: 20.0,
             dir: StepDirection::AToB,
             set: LinkPatch { loss_percent: Some(0.0), ..Default::default() },
-        },
+        }
+        .into(),
     ];
     let mut sim = Simulation::new(s);
     sim.run_for_secs(30.0);

@@ -22,7 +22,7 @@ fn scenario(strategy: Strategy, seed: u64) -> Scenario {
         dir: StepDirection::Both,
         set: LinkPatch { latency_ms: Some(ms), ..LinkPatch::default() },
     };
-    s.script = vec![latency(STEP_UP_S, 200.0), latency(STEP_DOWN_S, 50.0)];
+    s.script = vec![latency(STEP_UP_S, 200.0).into(), latency(STEP_DOWN_S, 50.0).into()];
     s
 }
 

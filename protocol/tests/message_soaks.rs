@@ -98,7 +98,7 @@ fn a_700_s_one_way_outage_loses_nothing_and_acks_nothing_falsely() {
             dir: StepDirection::AToB,
             set: LinkPatch { loss_percent: Some(loss), ..LinkPatch::default() },
         };
-        s.script = vec![step(10.0, 100.0), step(710.0, normal)];
+        s.script = vec![step(10.0, 100.0).into(), step(710.0, normal).into()];
         let (_, m) = soak(strategy.name(), s, 760.0, 120.0);
         // About 10 messages a second from A for 700 s, less the 1024 its send window holds.
         assert!(m.backlog_peak > 5000, "{} (seed {seed}): {m:?}", strategy.name());

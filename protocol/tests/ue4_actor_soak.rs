@@ -67,7 +67,8 @@ fn a_700_s_one_way_outage_closes_the_connection_and_says_why_when_and_what_was_a
             at_s: 10.0,
             dir: StepDirection::AToB,
             set: LinkPatch { loss_percent: Some(100.0), ..Default::default() },
-        }];
+        }
+        .into()];
         let mut sim = Simulation::new(s);
         let mut ledger = Ledger::default();
         let mut summary = Ue4SummaryAccumulator::default();

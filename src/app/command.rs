@@ -19,8 +19,12 @@ use crate::runtime::udp::Transport;
 /// Something a view asks of the app.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AppCommand {
-    /// Start the scenario again from time zero (live).
+    /// Restart: rebuild the endpoints now in a live run (recorded), or run a shown recording
+    /// again live from time zero with its recorded actions ([`AppState::restart`]).
     Restart,
+    /// Re-run the shown recording headless and compare it with the recording
+    /// ([`AppState::rerun`]).
+    Rerun,
     /// Stop the live run and keep what it recorded for replay.
     Stop,
     /// Pause (true) or resume (false) the live run's virtual time.
@@ -100,11 +104,13 @@ pub enum GuardChoice {
 }
 
 impl AppCommand {
-    /// True for commands that replace the recording shown (a new run, another file, closing).
+    /// True for commands that may replace the recording shown (a new run, another file, a
+    /// re-run, closing); [`AppState::discards_run`] says whether they do now.
     pub fn discards_run(&self) -> bool {
         matches!(
             self,
             AppCommand::Restart
+                | AppCommand::Rerun
                 | AppCommand::SetStrategy { .. }
                 | AppCommand::SetTransport(_)
                 | AppCommand::Open(_)
@@ -114,9 +120,22 @@ impl AppCommand {
 }
 
 impl AppState {
+    /// True when `cmd` would replace the recording shown now. In a live run *Restart* and a
+    /// strategy change that keeps the number of lanes are actions in the recording, which goes
+    /// on, so they discard nothing.
+    pub fn discards_run(&self, cmd: &AppCommand) -> bool {
+        let acts_live = self.is_running()
+            && match cmd {
+                AppCommand::Restart => true,
+                AppCommand::SetStrategy { strategy, ab } => ab.filter(|b| b != strategy).is_some() == self.ab.is_some(),
+                _ => false,
+            };
+        cmd.discards_run() && !acts_live
+    }
+
     /// Applies one command; one that would discard an unsaved run waits for the guard instead.
     pub fn apply(&mut self, cmd: AppCommand) {
-        if cmd.discards_run() && self.has_unsaved() {
+        if self.discards_run(&cmd) && self.has_unsaved() {
             self.guard = Some(cmd);
             return;
         }
@@ -128,6 +147,7 @@ impl AppState {
         let cmd = self.guard.as_ref()?;
         let what = match cmd {
             AppCommand::Restart => "Restart starts a new run and discards".to_string(),
+            AppCommand::Rerun => "Re-run replaces".to_string(),
             AppCommand::SetStrategy { .. } => "Changing the strategy starts a new run and discards".to_string(),
             AppCommand::SetTransport(_) => "Changing the transport starts a new run and discards".to_string(),
             AppCommand::Open(p) => format!("Opening {} discards", p.display()),
@@ -154,7 +174,8 @@ impl AppState {
     pub(super) fn apply_unguarded(&mut self, cmd: AppCommand) {
         let end = self.end_time();
         match cmd {
-            AppCommand::Restart => self.start(),
+            AppCommand::Restart => self.restart(),
+            AppCommand::Rerun => self.rerun(),
             AppCommand::Stop => self.stop(),
             AppCommand::SetPaused(p) => self.set_paused(p),
             AppCommand::SetStrategy { strategy, ab } => self.set_strategy(strategy, ab),

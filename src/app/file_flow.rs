@@ -26,23 +26,25 @@ impl AppState {
         self.jobs.push(FileJob::open(path, self.wake.clone()));
     }
 
-    /// Shows a loaded session: a recording for replay (cursor at the start), or a scenario live.
+    /// Shows a loaded session: a recording for replay (cursor at the start; both lanes of an
+    /// A/B session), or a scenario live.
     pub fn show_session(&mut self, s: Session, file: Option<PathBuf>) {
         if s.has_events() {
-            let rec = Recording::from_session(s, &crate::session::Progress::new()).expect("never cancelled");
-            self.show_opened(Opened::Recording(Box::new(rec)), file);
+            let lanes = Recording::lanes_from_session(s, &crate::session::Progress::new()).expect("never cancelled");
+            self.show_opened(Opened::Recording(lanes), file);
         } else {
             self.show_opened(Opened::Scenario(Box::new(s)), file);
         }
     }
 
-    fn show_opened(&mut self, opened: Opened, file: Option<PathBuf>) {
+    pub(super) fn show_opened(&mut self, opened: Opened, file: Option<PathBuf>) {
         self.stop();
         self.ab = None;
         match opened {
-            Opened::Recording(rec) => {
-                self.scenario = rec.scenario.clone();
-                self.lanes = vec![*rec];
+            Opened::Recording(lanes) => {
+                self.scenario = lanes[0].scenario.clone();
+                self.ab = lanes.get(1).map(|l| l.scenario.strategy);
+                self.lanes = lanes;
                 self.playback = Playback::default();
                 self.playback.seek(SimTime::ZERO);
                 self.replay_edits.clear();
@@ -57,10 +59,11 @@ impl AppState {
         self.file = file;
     }
 
-    /// Starts saving the first lane's recording (atomically) to `path` on a worker thread.
+    /// Starts saving the recording, every lane (both of an A/B run), atomically to `path` on a
+    /// worker thread.
     pub fn save_path(&mut self, path: &Path) {
         self.pull_events();
-        let Some(lane) = self.lanes.first() else {
+        let Some(header) = self.recording_header() else {
             self.error = Some("Nothing to save: no recording is shown.".into());
             return;
         };
@@ -68,7 +71,8 @@ impl AppState {
             self.error = Some(format!("{} is being saved already.", path.display()));
             return;
         }
-        let mut job = FileJob::save(path, lane.header(), lane.store.shared_events(), self.wake.clone());
+        let events = self.lanes.iter().map(|l| l.store.shared_events()).collect();
+        let mut job = FileJob::save(path, header, events, self.wake.clone());
         job.mark = Some(self.mark());
         self.jobs.push(job);
     }
@@ -78,8 +82,9 @@ impl AppState {
         &self.jobs
     }
 
-    /// Takes the answers of dialogs and the results of finished file jobs.
+    /// Takes the answers of dialogs and the results of finished file jobs (and re-runs).
     pub fn poll_files(&mut self) {
+        self.poll_rerun();
         while let Some(answer) = self.dialogs.poll() {
             match answer {
                 DialogResult::Chosen(PromptKind::Open, p) => self.apply(AppCommand::Open(p)),

@@ -40,9 +40,10 @@ pub enum JobKind {
     Export,
 }
 
-/// A finished open: a recording to replay, or a scenario (no events) to run live.
+/// A finished open: a recording to replay (its lanes: two for an A/B session), or a scenario (no
+/// events) to run live.
 pub enum Opened {
-    Recording(Box<Recording>),
+    Recording(Vec<Recording>),
     Scenario(Box<Session>),
 }
 
@@ -106,15 +107,18 @@ impl FileJob {
             if !s.has_events() {
                 return Ok(Finished::Opened(Opened::Scenario(Box::new(s))));
             }
-            let rec = Recording::from_session(s, progress).ok_or_else(|| anyhow!("{}: cancelled", path.display()))?;
-            Ok(Finished::Opened(Opened::Recording(Box::new(rec))))
+            let lanes =
+                Recording::lanes_from_session(s, progress).ok_or_else(|| anyhow!("{}: cancelled", path.display()))?;
+            Ok(Finished::Opened(Opened::Recording(lanes)))
         })
     }
 
-    /// Saves `header` with `events` (shared with the store, not copied) on a worker thread.
-    pub fn save(path: &Path, header: Session, events: Arc<Vec<Event>>, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
+    /// Saves `header` with each lane's `events` (shared with the stores, not copied; the second
+    /// is the A/B lane's) on a worker thread.
+    pub fn save(path: &Path, header: Session, events: Vec<Arc<Vec<Event>>>, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
         Self::spawn(JobKind::Save, path, wake, move |path, progress| {
-            session::save_with_progress(&header, &events, path, progress).map(Finished::Saved)
+            let lane = |i: usize| events.get(i).map_or(&[][..], |e| &e[..]);
+            session::save_with_progress(&header, [lane(0), lane(1)], path, progress).map(Finished::Saved)
         })
     }
 

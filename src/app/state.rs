@@ -9,11 +9,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ackscope_protocol::{Scenario, Side, SimTime, Strategy};
+use ackscope_protocol::{Scenario, Side, SimTime, Step, Strategy};
 
 use super::clock::{Clock, SystemClock};
 use super::files::{Dialogs, FileJob, JobKind, SavedMark};
 use super::paths::PromptKind;
+use super::rerun::RerunJob;
 use super::settings::Settings;
 use super::AppCommand;
 use crate::model::{Playback, Recording};
@@ -65,6 +66,9 @@ pub struct AppState {
     pub(super) quit: bool,
     /// A file dialog returned at once with nothing: none can be shown here, use the path field.
     pub(super) dialogs_missing: bool,
+    /// A re-run of the shown recording in progress, and how the last one compared.
+    pub(super) rerun: Option<RerunJob>,
+    pub(super) rerun_outcome: Option<String>,
     pub(super) jobs: Vec<FileJob>,
     pub(super) dialogs: Dialogs,
     events_rate: (Instant, usize, f64),
@@ -101,6 +105,8 @@ impl AppState {
             dialogs_missing: false,
             jobs: Vec::new(),
             dialogs: Dialogs::default(),
+            rerun: None,
+            rerun_outcome: None,
             events_rate: (Instant::now(), 0, 0.0),
             clock: Box::new(SystemClock::default()),
             last_tick: None,
@@ -117,13 +123,29 @@ impl AppState {
         v
     }
 
-    /// Starts (or restarts) a live run of the current scenario from time zero.
+    /// Starts a new recording: a live run of the current scenario from time zero.
     pub fn start(&mut self) {
+        self.start_replaying(Vec::new());
+    }
+
+    /// [`Self::start`], each lane applying its `logs` entry (a recorded action log) when virtual
+    /// time reaches each action's instant: a recording run again live, in-process.
+    fn start_replaying(&mut self, logs: Vec<Vec<Step>>) {
         self.stop();
         let scenarios = self.lane_scenarios();
         self.lanes = scenarios.iter().cloned().map(Recording::new).collect();
+        for lane in &mut self.lanes {
+            lane.transport = self.transport;
+        }
         let wake = self.wake.clone();
         self.live = match self.transport {
+            _ if logs.iter().any(|l| !l.is_empty()) => {
+                for lane in &mut self.lanes {
+                    lane.transport = Transport::InProcess;
+                }
+                let lanes = scenarios.into_iter().zip(logs.into_iter().chain(std::iter::repeat(Vec::new()))).collect();
+                Some(Box::new(LiveRun::spawn_replaying(lanes, move || wake())))
+            }
             Transport::Udp if scenarios.len() == 1 => {
                 match crate::runtime::udp::spawn_run(Transport::Udp, scenarios[0].clone(), move || wake()) {
                     Ok(run) => Some(run),
@@ -175,7 +197,7 @@ impl AppState {
         for b in batches {
             if let Some(lane) = self.lanes.get_mut(b.lane) {
                 n += b.events.len();
-                lane.changes.extend(b.changes);
+                lane.actions.extend(b.actions);
                 lane.ingest(b.events);
             }
             if let Some(e) = b.error {
@@ -246,11 +268,50 @@ impl AppState {
         self.live.is_some()
     }
 
-    /// Changes the strategy (and the A/B partner); takes effect by restarting the run.
+    /// Changes the strategy (and the A/B partner). In a live run with the same number of lanes
+    /// it is an action at the current instant on each lane whose strategy changes (its endpoints
+    /// are rebuilt; the recording goes on); turning A/B on or off, or with no live run, it starts
+    /// a new recording.
     pub fn set_strategy(&mut self, strategy: Strategy, ab: Option<Strategy>) {
+        let ab = ab.filter(|b| *b != strategy);
+        let lanes_stay = self.ab.is_some() == ab.is_some();
+        let was = [Some(self.scenario.strategy), self.ab];
         self.scenario.strategy = strategy;
-        self.ab = ab.filter(|b| *b != strategy);
-        self.start();
+        self.ab = ab;
+        match &self.live {
+            Some(run) if lanes_stay && run.is_running() => {
+                for (lane, (now, before)) in [Some(strategy), ab].into_iter().zip(was).enumerate() {
+                    if let (Some(s), true) = (now, now != before) {
+                        run.send(Command::Strategy { lane, strategy: s });
+                    }
+                }
+            }
+            _ => self.start(),
+        }
+    }
+
+    /// *Restart*: in a live run, rebuilds both endpoints and links now on every lane (an action
+    /// in the recording, which goes on); on a shown recording, runs it again live from time zero
+    /// with its recorded actions at their instants, starting from its scenario with the edits
+    /// made in replay ([`Self::replay_edits`]); otherwise starts a new recording.
+    pub fn restart(&mut self) {
+        match &self.live {
+            Some(run) if run.is_running() => {
+                run.send(Command::Restart);
+            }
+            _ => {
+                let logs: Vec<Vec<Step>> = self.lanes.iter().map(|l| l.actions.clone()).collect();
+                if let Some(first) = self.lanes.first() {
+                    // The recording's own start, then what was edited in replay (each already
+                    // checked when it was made): the recorded actions follow at their instants.
+                    self.scenario = first.scenario.clone();
+                    for (name, value) in &self.replay_edits {
+                        let _ = crate::params::overrides::apply(&mut self.scenario, &format!("{name}={value}"));
+                    }
+                }
+                self.start_replaying(logs);
+            }
+        }
     }
 
     /// Queues a burst of reliable messages on side A.

@@ -4,21 +4,23 @@ use std::fmt::Display;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ackscope_protocol::Scenario;
+use ackscope_protocol::{Scenario, Step};
 use clap::Args;
 use serde::Serialize;
 
 use crate::report::export::cells::round_significant;
-use crate::{overrides, session};
+use crate::session::{self, Session, Verify};
+use crate::{overrides, params};
 
 /// What every virtual-time command starts from: a scenario, how long, which seed, overrides.
 #[derive(Args, Debug)]
 pub struct ScenarioArgs {
     /// Scenario (or session) file to start from; the built-in default scenario without one.
     pub scenario: Option<PathBuf>,
-    /// Virtual seconds to simulate per run (message strategies then drain).
-    #[arg(long, default_value_t = 60.0)]
-    pub seconds: f64,
+    /// Virtual seconds to simulate per run (message strategies then drain) [default: 60]. A
+    /// recorded session given without it is re-run exactly: its actions, for its duration.
+    #[arg(long)]
+    pub seconds: Option<f64>,
     /// Seed for every random decision (same seed and scenario = same events).
     #[arg(long)]
     pub seed: Option<u64>,
@@ -26,37 +28,67 @@ pub struct ScenarioArgs {
     /// or link.a_to_b.latency_ms=80 (one); repeatable.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// Open a recording whose checksum is missing or does not match (a hand-edited file).
+    #[arg(long)]
+    pub no_verify: bool,
 }
 
 impl ScenarioArgs {
-    /// The scenario and its recorded changes, or a one-line reason.
-    pub fn load(&self) -> Result<(Scenario, Vec<session::Change>), String> {
-        if !(self.seconds.is_finite() && self.seconds > 0.0) {
-            return Err(format!("--seconds must be a positive number, got {}", self.seconds));
+    /// `--seconds`, or the default.
+    pub fn seconds(&self) -> f64 {
+        self.seconds.unwrap_or(crate::report::DEFAULT_SECONDS)
+    }
+
+    /// The scenario and the action log recorded in the file, or a one-line reason.
+    pub fn load(&self) -> Result<(Scenario, Vec<Step>), String> {
+        let s = self.load_session()?;
+        Ok((s.scenario, s.actions))
+    }
+
+    /// The whole file (the default scenario without one) with `--set` and `--seed` applied to
+    /// its scenario, every value checked against the parameter table, or a one-line reason.
+    pub fn load_session(&self) -> Result<Session, String> {
+        if let Some(s) = self.seconds.filter(|s| !(s.is_finite() && *s > 0.0 && *s <= MAX_SECONDS)) {
+            return Err(format!("--seconds must be a positive number up to {MAX_SECONDS}, got {s}"));
         }
-        scenario_from(self.scenario.as_ref(), &self.set, self.seed).map_err(|e| format!("{e:#}"))
+        let verify = if self.no_verify { Verify::Skip } else { Verify::Checksum };
+        session_from(self.scenario.as_ref(), &self.set, self.seed, verify).map_err(|e| format!("{e:#}"))
     }
 }
 
+/// Most virtual seconds one run may last (a week): beyond, a run is a mistake, not a test.
+pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+
+/// The session in `file` (a session header around the default scenario without a file) with
+/// `set` overrides and `seed` applied to its scenario and the result checked against the
+/// parameter table.
+pub fn session_from(
+    file: Option<&PathBuf>,
+    set: &[String],
+    seed: Option<u64>,
+    verify: Verify,
+) -> anyhow::Result<Session> {
+    let mut s = match file {
+        Some(p) => session::load_verified(p, verify)?,
+        None => Session::scenario_only(Scenario::default()),
+    };
+    overrides::apply_all(&mut s.scenario, set)?;
+    if let Some(seed) = seed {
+        s.scenario.seed = seed;
+    }
+    params::validate::scenario(&s.scenario)?;
+    Ok(s)
+}
+
 /// The scenario in `file` (the default one without a file) with `set` overrides and `seed`
-/// applied, and the changes recorded in the file.
+/// applied, and the action log recorded in the file.
 pub fn scenario_from(
     file: Option<&PathBuf>,
     set: &[String],
     seed: Option<u64>,
-) -> anyhow::Result<(Scenario, Vec<session::Change>)> {
-    let (mut s, changes) = match file {
-        Some(p) => {
-            let sess = session::load(p)?;
-            (sess.scenario, sess.changes)
-        }
-        None => (Scenario::default(), Vec::new()),
-    };
-    overrides::apply_all(&mut s, set)?;
-    if let Some(seed) = seed {
-        s.seed = seed;
-    }
-    Ok((s, changes))
+) -> anyhow::Result<(Scenario, Vec<Step>)> {
+    let s = session_from(file, set, seed, Verify::Checksum)?;
+    Ok((s.scenario, s.actions))
 }
 
 /// Reports bad input: `ackscope: REASON` on one line of stderr, exit status 2.

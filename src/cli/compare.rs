@@ -32,12 +32,19 @@ pub fn main(args: CompareArgs) -> ExitCode {
     if let Some(bad) = args.loss.iter().chain(&args.latency).find(|v| !(v.is_finite() && **v >= 0.0)) {
         return fail(format!("loss and latency values must be non-negative numbers, got {bad}"));
     }
+    for (name, values) in [("link.loss_percent", &args.loss), ("link.latency_ms", &args.latency)] {
+        for v in values {
+            if let Err(e) = crate::params::get(name).check_value(name, Some(*v)) {
+                return fail(e);
+            }
+        }
+    }
     let (scenario, _) = match args.base.load() {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
     let variants = if args.all { &Variant::ALL[..] } else { &Variant::DEFAULT[..] };
-    let rows = compare::compare(&scenario, args.base.seconds, &args.loss, &args.latency, variants);
+    let rows = compare::compare(&scenario, args.base.seconds(), &args.loss, &args.latency, variants);
     print(&rows, args.json, |rows| compare::to_table(rows))
 }
 

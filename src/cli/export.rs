@@ -29,6 +29,9 @@ pub struct ExportArgs {
     /// files: print every table as JSON on stdout instead.
     #[arg(long)]
     pub json: bool,
+    /// Open a recording whose checksum is missing or does not match (a hand-edited file).
+    #[arg(long)]
+    pub no_verify: bool,
 }
 
 /// The closing section of `--help`: each table's columns (from the tables themselves), fates,
@@ -67,7 +70,7 @@ row an object keyed by column (empty fields null). With files it prints what was
 
 /// The recordings of a loaded session, one per lane.
 fn recordings(s: Session) -> Vec<Recording> {
-    vec![Recording::from_session(s, &Progress::new()).expect("an uncancelled progress")]
+    Recording::lanes_from_session(s, &Progress::new()).expect("an uncancelled progress")
 }
 
 /// Loads the session and writes the tables asked for (or prints them all as JSON).
@@ -80,7 +83,8 @@ pub fn main(args: ExportArgs) -> ExitCode {
     if let Err(e) = targets.check(Some(&args.session)) {
         return fail(format!("{e:#}"));
     }
-    let s = match session::load(&args.session) {
+    let verify = if args.no_verify { session::Verify::Skip } else { session::Verify::Checksum };
+    let s = match session::load_verified(&args.session, verify) {
         Ok(s) => s,
         Err(e) => return fail(format!("{e:#}")),
     };

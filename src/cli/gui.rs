@@ -29,6 +29,9 @@ pub struct WindowArgs {
     /// Overrides for the scenario the window starts with (NAME=VALUE, dotted names).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// Window: open recordings whose checksum is missing or does not match (hand-edited files).
+    #[arg(long)]
+    pub no_verify: bool,
 }
 
 /// Opens the window and returns when it closes.
@@ -37,6 +40,9 @@ pub fn main(args: WindowArgs) -> ExitCode {
         Ok((s, _)) => s,
         Err(e) => return fail(e),
     };
+    if args.no_verify {
+        crate::session::skip_verification_from_now_on();
+    }
     let launch = Launch { path: args.path, tab: args.tab, ab: args.ab, no_intro: args.no_intro };
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default().with_inner_size([1280.0, 800.0]).with_title("ackscope"),

@@ -8,6 +8,7 @@ use clap::Args;
 use super::common::{fail, print, ScenarioArgs};
 use super::values::strategies_help;
 use crate::report::{self, RunReport};
+use crate::runtime::udp::Transport;
 use crate::session;
 
 #[derive(Args, Debug)]
@@ -18,24 +19,31 @@ pub struct RunArgs {
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
-    /// Save the recorded session (header, changes, events) to this file.
+    /// Save the recorded session (header, action log, events; both lanes of an A/B session) to
+    /// this file.
     #[arg(long, value_name = "SESSION.ron")]
     pub out: Option<PathBuf>,
 }
 
-/// Runs the scenario (replaying a session's changes), saves it with `--out`, prints the report.
+/// Runs the scenario or session file (a recording is re-run exactly, every lane), saves it with
+/// `--out`, prints the report.
 pub fn main(args: RunArgs) -> ExitCode {
-    let (scenario, changes) = match args.base.load() {
+    let file = match args.base.load_session() {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    let finished = match report::run_with_changes(&scenario, args.base.seconds, &changes) {
-        Ok(f) => f,
+    if file.has_events() && file.transport == Transport::Udp && args.base.seconds.is_none() {
+        eprintln!(
+            "ackscope: note: this session was recorded over UDP on real time; the re-run simulates it in-process, \
+             so its events differ"
+        );
+    }
+    let (session, mut rep) = match report::run_session(&file, args.base.seconds) {
+        Ok(r) => r,
         Err(e) => return fail(format!("{e:#}")),
     };
-    let mut rep = finished.report;
     if let Some(out) = &args.out {
-        match session::save(&finished.session, out) {
+        match session::save(&session, out) {
             Ok(bytes) => rep.session_bytes = Some(bytes),
             Err(e) => return fail(format!("{e:#}")),
         }

@@ -16,11 +16,16 @@ pub struct SummaryArgs {
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
+    /// Open a recording whose checksum is missing or does not match (a hand-edited file).
+    #[arg(long)]
+    pub no_verify: bool,
 }
 
-/// Loads the session and prints its report (the same figures `run` prints).
+/// Loads the session and prints its report (the same figures `run` prints; both lanes of an A/B
+/// session).
 pub fn main(args: SummaryArgs) -> ExitCode {
-    match session::load(&args.session) {
+    let verify = if args.no_verify { session::Verify::Skip } else { session::Verify::Checksum };
+    match session::load_verified(&args.session, verify) {
         Ok(s) => print(&report::from_session(&s), args.json, RunReport::to_text),
         Err(e) => fail(format!("{e:#}")),
     }

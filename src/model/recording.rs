@@ -1,13 +1,14 @@
-//! One strategy's recording: the scenario it started from, its live changes, its events and the
+//! One strategy's recording: the scenario it started from, its action log, its events and the
 //! indexes the panels read, all fed from the same events in one place.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use ackscope_protocol::{Event, PacketLedger, Scenario};
+use ackscope_protocol::{Event, PacketLedger, Scenario, Step};
 
 use super::index::{ChunkIndex, MessageIndex, PacketIndex};
 use super::store::Store;
-use crate::session::{Change, Phase, Progress, Session};
+use crate::runtime::udp::Transport;
+use crate::session::{Phase, Progress, Session};
 
 /// Gives every recording its own identity, so view state kept beside it notices a replacement.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -19,7 +20,10 @@ const INDEX_STEP: usize = 16 * 1024;
 pub struct Recording {
     id: u64,
     pub scenario: Scenario,
-    pub changes: Vec<Change>,
+    /// The user's actions on this lane, each at the virtual instant it was applied.
+    pub actions: Vec<Step>,
+    /// How it was recorded (in-process recordings re-run exactly).
+    pub transport: Transport,
     /// Ground truth per send (what the link did, what the sender reported), the one source the
     /// store's true-loss series and the indexes' packet fates read.
     pub ledger: PacketLedger,
@@ -35,7 +39,8 @@ impl Recording {
         Self {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             scenario,
-            changes: Vec::new(),
+            actions: Vec::new(),
+            transport: Transport::InProcess,
             ledger: PacketLedger::new(),
             store: Store::new(),
             messages: MessageIndex::new(),
@@ -44,14 +49,47 @@ impl Recording {
         }
     }
 
-    /// A loaded session's recording with every index built; reports progress (phase
-    /// [`Phase::Indexing`]) and stops early, returning `None`, when `progress` is cancelled.
+    /// A loaded session's recording (its first lane) with every index built; reports progress
+    /// (phase [`Phase::Indexing`]) and stops early, returning `None`, when `progress` is cancelled.
     pub fn from_session(s: Session, progress: &Progress) -> Option<Self> {
-        let mut rec = Recording::new(s.scenario);
-        rec.changes = s.changes;
         progress.start(Phase::Indexing, s.events.len() as u64);
-        let mut events = s.events.into_iter();
-        let mut done = 0;
+        let transport = s.transport;
+        let mut rec = Self::indexed(s.scenario, s.actions, s.events, progress, 0)?;
+        rec.transport = transport;
+        Some(rec)
+    }
+
+    /// Every lane of a loaded session (two for A/B), each with its indexes built; `None` when
+    /// `progress` is cancelled.
+    pub fn lanes_from_session(mut s: Session, progress: &Progress) -> Option<Vec<Self>> {
+        progress.start(Phase::Indexing, (s.events.len() + s.ab_events.len()) as u64);
+        let transport = s.transport;
+        let b = s.ab.map(|strategy| {
+            let scenario = Scenario { strategy, ..s.scenario.clone() };
+            (scenario, std::mem::take(&mut s.ab_actions), std::mem::take(&mut s.ab_events))
+        });
+        let done = s.events.len();
+        let mut lanes = vec![Self::indexed(s.scenario, s.actions, s.events, progress, 0)?];
+        if let Some((scenario, actions, events)) = b {
+            lanes.push(Self::indexed(scenario, actions, events, progress, done)?);
+        }
+        for lane in &mut lanes {
+            lane.transport = transport;
+        }
+        Some(lanes)
+    }
+
+    /// A recording of `events` with every index built, reporting progress from `done`.
+    fn indexed(
+        scenario: Scenario,
+        actions: Vec<Step>,
+        events: Vec<Event>,
+        progress: &Progress,
+        mut done: usize,
+    ) -> Option<Self> {
+        let mut rec = Recording::new(scenario);
+        rec.actions = actions;
+        let mut events = events.into_iter();
         loop {
             if progress.is_cancelled() {
                 return None;
@@ -85,10 +123,11 @@ impl Recording {
         }
     }
 
-    /// The session header of this recording (scenario, changes, duration), without events.
+    /// The session header of this recording (scenario, action log, duration), without events.
     pub fn header(&self) -> Session {
         let mut s = Session::scenario_only(self.scenario.clone());
-        s.changes = self.changes.clone();
+        s.actions = self.actions.clone();
+        s.transport = self.transport;
         s.duration_us = self.store.end_time().0;
         s
     }

@@ -1,7 +1,8 @@
-//! Scenario parameters by dotted name: one table ([`table::PARAMS`]) with each settable
+//! Scenario parameters by dotted name: one table ([`table::PARAMS`]) with every settable
 //! parameter's name, label, unit, valid range and help, read by the window's controls, by `--set`
-//! (which refuses values outside the range) and by README's parameter list
-//! ([`markdown`]); the `--set` machinery itself ([`overrides`]); and link presets ([`presets`]).
+//! (which refuses values outside the range), by the check of every loaded scenario and session
+//! ([`validate`]) and by README's parameter list ([`markdown`]); the `--set` machinery itself
+//! ([`overrides`]); and link presets ([`presets`]).
 //!
 //! Keeping name, range and help in one row means the slider, the command line and the docs can
 //! never disagree about them.
@@ -11,6 +12,7 @@ pub mod presets;
 pub mod table;
 #[cfg(test)]
 mod tests;
+pub mod validate;
 
 pub use table::PARAMS;
 
@@ -24,6 +26,12 @@ pub enum Kind {
         max: f64,
         integer: bool,
         log: bool,
+    },
+    /// Either unset (`null`) or a number in `min..=max` (a setting that otherwise comes from
+    /// elsewhere, such as a side's own tick phase).
+    OptionalNumber {
+        min: f64,
+        max: f64,
     },
     Bool,
     /// One of these names.
@@ -49,7 +57,7 @@ impl Param {
     /// The range of a number parameter.
     pub fn range(&self) -> Option<std::ops::RangeInclusive<f64>> {
         match self.kind {
-            Kind::Number { min, max, .. } => Some(min..=max),
+            Kind::Number { min, max, .. } | Kind::OptionalNumber { min, max } => Some(min..=max),
             _ => None,
         }
     }
@@ -59,8 +67,24 @@ impl Param {
     /// A whole number written as a float (`1e6`, `1500.0`) comes back as plain digits, which the
     /// scenario's integer fields accept.
     pub fn check(&self, name: &str, raw: &str) -> anyhow::Result<Option<String>> {
-        let Kind::Number { min, max, integer, .. } = self.kind else { return Ok(None) };
+        let (min, max, integer) = match self.kind {
+            Kind::Number { min, max, integer, .. } => (min, max, integer),
+            Kind::OptionalNumber { min, max } => {
+                if matches!(raw.trim(), "null" | "none" | "None" | "") {
+                    return Ok(Some("null".into()));
+                }
+                (min, max, false)
+            }
+            _ => return Ok(None),
+        };
         let Ok(v) = raw.trim().parse::<f64>() else { return Ok(None) };
+        self.check_number(name, v, raw.trim(), min, max, integer)?;
+        Ok(integer.then(|| format!("{v:.0}")))
+    }
+
+    /// Refuses `v` (written `raw`) unless it is finite, in `min..=max` and, for an integer
+    /// parameter, whole.
+    fn check_number(&self, name: &str, v: f64, raw: &str, min: f64, max: f64, integer: bool) -> anyhow::Result<()> {
         let unit = if self.unit.is_empty() { String::new() } else { format!(" {}", self.unit) };
         if !v.is_finite() {
             anyhow::bail!("'{name}' must be a finite number from {min} to {max}{unit}, got {raw}");
@@ -71,13 +95,27 @@ impl Param {
         if integer && v.fract() != 0.0 {
             anyhow::bail!("'{name}' takes whole numbers from {min} to {max}{unit}, got {raw}");
         }
-        Ok(integer.then(|| format!("{v:.0}")))
+        Ok(())
+    }
+
+    /// Refuses a value a scenario holds for `name` that is not in this parameter's range (a
+    /// number that is NaN or infinite included); other kinds are the deserializer's business.
+    pub fn check_value(&self, name: &str, v: Option<f64>) -> anyhow::Result<()> {
+        match (self.kind, v) {
+            (Kind::Number { min, max, integer, .. }, Some(v)) => {
+                self.check_number(name, v, &v.to_string(), min, max, integer)
+            }
+            (Kind::OptionalNumber { min, max }, Some(v)) => self.check_number(name, v, &v.to_string(), min, max, false),
+            (Kind::Number { .. }, None) => anyhow::bail!("'{name}' must be a number"),
+            _ => Ok(()),
+        }
     }
 
     /// The values it takes, as README shows them.
     fn values_text(&self) -> String {
         match self.kind {
             Kind::Number { min, max, .. } => format!("{min} - {max}"),
+            Kind::OptionalNumber { min, max } => format!("unset, or {min} - {max}"),
             Kind::Bool => "true, false".into(),
             Kind::Choice(names) => names().join(", "),
             Kind::AnyInteger => "any whole number".into(),

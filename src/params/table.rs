@@ -53,6 +53,18 @@ const fn int(
     num(name, label, unit, min, max, tip).int()
 }
 
+/// A number that may also be unset (`null`): the value then comes from elsewhere.
+const fn opt(
+    name: &'static str,
+    label: &'static str,
+    unit: &'static str,
+    min: f64,
+    max: f64,
+    tip: &'static str,
+) -> Param {
+    Param { name, label, unit, kind: Kind::OptionalNumber { min, max }, tip }
+}
+
 const fn flag(name: &'static str, label: &'static str, tip: &'static str) -> Param {
     Param { name, label, unit: "", kind: Kind::Bool, tip }
 }
@@ -73,6 +85,8 @@ pub static PARAMS: &[Param] = &[
     num("send_rate_pps", "packets/s", "packets/s", 1.0, 1000.0, "Packets each endpoint sends per second; every packet carries acks for the other side's.").log(),
     choice("tick_phase", "tick phase", || vec!["seeded", "lockstep"], "seeded: each side's send ticks start at a phase drawn from the seed and wake up to tick_jitter_ms late, as real endpoints do; lockstep: both tick at the same instants from 0 (the pathological case)."),
     num("tick_jitter_ms", "tick lateness ms", "ms", 0.0, 50.0, "How late a send tick may wake (drawn per side and tick, at most half a tick interval); not in lockstep."),
+    opt("a.tick_phase_ms", "A tick phase ms", "ms", 0.0, 1000.0, "Side A's own send-tick phase: its ticks fall at phase + k / rate (taken modulo the tick interval); unset: drawn from the seed (or 0 in lockstep)."),
+    opt("b.tick_phase_ms", "B tick phase ms", "ms", 0.0, 1000.0, "Side B's own send-tick phase, as a.tick_phase_ms."),
     int("payload_bytes", "payload bytes", "bytes", 0.0, 16384.0, "Opaque payload per packet of the acks strategy."),
     num("stats_interval_ms", "stats interval ms", "ms", 1.0, 10000.0, "How often each endpoint reports its estimates (the plots' sample spacing, the arrow keys' step)."),
     // The link, per direction: `link.X` sets both, `link.a_to_b.X` / `link.b_to_a.X` one.

@@ -10,8 +10,13 @@ use super::{find, Kind, PARAMS};
 fn current(s: &Scenario, name: &str) -> String {
     let tree = serde_json::to_value(s).unwrap();
     let path = name.replacen("link.", "link.a_to_b.", 1);
-    let leaf = path.split('.').fold(&tree, |node, key| &node[key]);
-    assert!(!leaf.is_null() && !leaf.is_object(), "'{name}' is not a leaf of the scenario");
+    let (parent, key) = path.rsplit_once('.').unwrap_or(("", &path));
+    let parent = parent.split('.').filter(|k| !k.is_empty()).fold(&tree, |node, key| &node[key]);
+    let leaf = &parent[key];
+    // An optional number's leaf is `null` while unset, but its key is there.
+    let unset_optional = matches!(find(name).map(|p| p.kind), Some(Kind::OptionalNumber { .. }))
+        && parent.as_object().is_some_and(|o| o.contains_key(key));
+    assert!((!leaf.is_null() || unset_optional) && !leaf.is_object(), "'{name}' is not a leaf of the scenario");
     leaf.as_str().map_or_else(|| leaf.to_string(), str::to_string)
 }
 
@@ -130,7 +135,7 @@ fn run_with(mut scenario: Scenario, name: &str, value: &str) {
 #[test]
 fn every_strategy_runs_at_both_ends_of_every_range() {
     for p in PARAMS {
-        let Kind::Number { min, max, .. } = p.kind else { continue };
+        let (Kind::Number { min, max, .. } | Kind::OptionalNumber { min, max }) = p.kind else { continue };
         for value in [min, max] {
             let value = value.to_string();
             for strategy in strategies_for(p.name) {

@@ -1,6 +1,8 @@
-//! Headless runs and the figures they report: one scenario on virtual time ([`run`], and
-//! [`from_session`] for a recording), a grid of such runs ([`compare`]), and one endpoint on real
-//! UDP against another process ([`peer`]); and a recording exported as tables ([`export`]).
+//! Headless runs and the figures they report: one scenario on virtual time ([`run`],
+//! [`run_with_actions`]), a session file run again ([`run_session`]: a recording re-run exactly,
+//! both lanes of an A/B one), the figures of a recording ([`from_session`]), a grid of runs
+//! ([`compare`]), and one endpoint on real UDP against another process ([`peer`]); and a
+//! recording exported as tables ([`export`]).
 //!
 //! This is library code, apart from the command line (`crate::cli` parses arguments and prints):
 //! tests, examples and the window can run and summarise the same way `ackscope run` does.
@@ -15,12 +17,12 @@ pub mod peer;
 use std::time::Instant;
 
 use ackscope_protocol::{
-    registry, reliable_metrics, snapshot_summary, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals,
-    ReliableMetrics, Scenario, SimTime, Simulation, SnapshotSummary, Strategy, Ue4Summary,
+    registry, reliable_metrics, snapshot_summary, Action, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals,
+    ReliableMetrics, Scenario, SimTime, Simulation, SnapshotSummary, Step, Strategy, Ue4Summary,
 };
 use serde::Serialize;
 
-use crate::session::{self, Change, Session};
+use crate::session::{self, Session};
 pub use flow::{FlowSummary, FlowSwitch};
 
 /// What `ackscope run --json` prints.
@@ -55,6 +57,9 @@ pub struct RunReport {
     /// Flow-control mode switches, when flow control was enabled at any point.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow: Option<FlowSummary>,
+    /// The second lane of an A/B session (the same report for its strategy).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ab: Option<Box<RunReport>>,
 }
 
 /// Longest the run keeps going after `--seconds` for unacked reliable messages to drain; messages
@@ -65,31 +70,23 @@ pub const MAX_DRAIN_SECONDS: f64 = 30.0;
 pub struct FinishedRun {
     pub report: RunReport,
     pub sim: Simulation,
-    /// Header, changes and every event: what `--out` saves.
+    /// Header, action log and every event: what `--out` saves.
     pub session: Session,
 }
 
-/// Runs `scenario` for `seconds` of virtual time as fast as the CPU allows, applying `changes`
-/// at their times, then (for message strategies) stops the workload and drains.
-pub fn run_with_changes(scenario: &Scenario, seconds: f64, changes: &[Change]) -> anyhow::Result<FinishedRun> {
+/// Runs `scenario` for `seconds` of virtual time as fast as the CPU allows, applying `actions`
+/// at their times, then (for message strategies) stops the workload and drains: the drain's
+/// parameter changes are logged like any action, so a re-run of the saved session repeats it.
+pub fn run_with_actions(scenario: &Scenario, seconds: f64, actions: &[Step]) -> anyhow::Result<FinishedRun> {
     let start = Instant::now();
-    let mut sim = Simulation::new(scenario.clone());
-    let mut recorded = Vec::new();
-    let mut events: Vec<Event> = Vec::new();
-    let end = SimTime::from_secs_f64(seconds);
-    for c in changes.iter().filter(|c| SimTime(c.at_us) <= end) {
-        sim.run_until(SimTime(c.at_us));
-        session::apply_and_record(&mut sim, &mut recorded, &c.name, &c.value)?;
-        events.extend(sim.drain_events());
-    }
-    sim.run_until(end);
-    let is_messages = registry::info(scenario.strategy).has_messages;
+    let (mut sim, mut events, mut log) = session::run_lane(scenario, actions, SimTime::from_secs_f64(seconds))?;
+    let is_messages = registry::info(sim.scenario().strategy).has_messages;
     let mut drain_seconds = 0.0;
     if is_messages {
-        // Stop the workload (recorded like any change, so a re-run repeats it), then let every
-        // unacked reliable message arrive or give up after MAX_DRAIN_SECONDS.
+        // Stop the workload, then let every unacked reliable message arrive or give up after
+        // MAX_DRAIN_SECONDS.
         for name in ["workload.snapshot_rate_hz", "workload.reliable_rate_hz"] {
-            session::apply_and_record(&mut sim, &mut recorded, name, "0")?;
+            session::apply_and_record(&mut sim, &mut log, Action::Set { name: name.into(), value: "0".into() })?;
         }
         let drain_start = sim.now();
         let limit = drain_start.plus_micros((MAX_DRAIN_SECONDS * 1e6) as u64);
@@ -102,23 +99,69 @@ pub fn run_with_changes(scenario: &Scenario, seconds: f64, changes: &[Change]) -
     events.extend(sim.drain_events());
     let report = build(scenario, &events, (sim.totals(), sim.estimates()), sim.now(), drain_seconds, start);
     let mut session = Session::scenario_only(scenario.clone());
-    session.changes = recorded;
+    session.actions = log;
     session.duration_us = sim.now().0;
     session.events = events;
     Ok(FinishedRun { report, sim, session })
 }
 
-/// The report of a recorded session, recomputed from its events (`ackscope summary`).
-pub fn from_session(session: &Session) -> RunReport {
+/// Runs a session file again, every lane (both in A/B): a recording without `seconds` is re-run
+/// exactly (its scenario, its actions at their instants, for its duration; no drain is added, as
+/// the recording's own is in its log), anything else runs for `seconds` (or 60) from its
+/// scenario and actions, then drains. Returns the session with the new events and its report.
+pub fn run_session(file: &Session, seconds: Option<f64>) -> anyhow::Result<(Session, RunReport)> {
     let start = Instant::now();
-    let drain_seconds = session
-        .changes
+    if seconds.is_none() && file.has_events() {
+        let again = session::rerun_all(file)?;
+        let mut report = from_session(&again);
+        report.wall_seconds = start.elapsed().as_secs_f64();
+        return Ok((again, report));
+    }
+    let seconds = seconds.unwrap_or(DEFAULT_SECONDS);
+    let mut out = Session { transport: Default::default(), ..file.header() };
+    let mut reports = Vec::new();
+    for (i, (scenario, actions)) in file.lanes().into_iter().enumerate() {
+        let run = run_with_actions(&scenario, seconds, actions)?;
+        if i == 0 {
+            (out.actions, out.events, out.duration_us) =
+                (run.session.actions, run.session.events, run.session.duration_us);
+        } else {
+            (out.ab_actions, out.ab_events) = (run.session.actions, run.session.events);
+            out.duration_us = out.duration_us.max(run.session.duration_us);
+        }
+        reports.push(run.report);
+    }
+    let mut reports = reports.into_iter();
+    let mut report = reports.next().expect("one lane at least");
+    report.ab = reports.next().map(Box::new);
+    Ok((out, report))
+}
+
+/// Virtual seconds a run lasts when nothing says otherwise (`run --seconds`' default).
+pub const DEFAULT_SECONDS: f64 = 60.0;
+
+/// The report of a recorded session, recomputed from its events (`ackscope summary`); an A/B
+/// session's second lane is in `ab`.
+pub fn from_session(session: &Session) -> RunReport {
+    let mut report = lane_report(&session.scenario, &session.actions, &session.events, session.duration_us);
+    if let Some(b) = session.ab {
+        let scenario = Scenario { strategy: b, ..session.scenario.clone() };
+        report.ab =
+            Some(Box::new(lane_report(&scenario, &session.ab_actions, &session.ab_events, session.duration_us)));
+    }
+    report
+}
+
+/// One lane's report from its recorded events; the drain is found in its action log.
+fn lane_report(scenario: &Scenario, actions: &[Step], events: &[Event], duration_us: u64) -> RunReport {
+    let start = Instant::now();
+    let drain_seconds = actions
         .iter()
         .rev()
-        .find(|c| c.name == "workload.reliable_rate_hz" && c.value == "0")
-        .map_or(0.0, |c| (session.duration_us.saturating_sub(c.at_us)) as f64 / 1e6);
-    let truth = ackscope_protocol::summarize(&session.events);
-    build(&session.scenario, &session.events, truth, SimTime(session.duration_us), drain_seconds, start)
+        .find(|s| s.as_set() == Some(("workload.reliable_rate_hz", "0")))
+        .map_or(0.0, |s| (duration_us.saturating_sub(s.at.0)) as f64 / 1e6);
+    let truth = ackscope_protocol::summarize(events);
+    build(scenario, events, truth, SimTime(duration_us), drain_seconds, start)
 }
 
 /// One report from a run's events, whether it just ran or was loaded: the strategy decides which
@@ -154,12 +197,13 @@ fn build(
         ue4: (scenario.strategy == Strategy::Ue4).then(|| Ue4Summary::from_events(events)),
         chunk,
         flow: FlowSummary::from_events(scenario, events),
+        ab: None,
     }
 }
 
-/// [`run_with_changes`] without changes.
+/// [`run_with_actions`] without actions.
 pub fn run(scenario: &Scenario, seconds: f64) -> FinishedRun {
-    run_with_changes(scenario, seconds, &[]).expect("a run without changes cannot fail")
+    run_with_actions(scenario, seconds, &[]).expect("a run without actions cannot fail")
 }
 
 impl RunReport {
@@ -196,6 +240,7 @@ impl RunReport {
                 + &self.ue4.as_ref().map(ue4_text).unwrap_or_default()
                 + &self.chunk.as_ref().map(chunk_text).unwrap_or_default()
                 + &self.flow.as_ref().map(FlowSummary::to_text).unwrap_or_default()
+                + &self.ab.as_ref().map(|b| format!("\n\nsecond lane (A/B):\n{}", b.to_text())).unwrap_or_default()
         )
     }
 }

@@ -30,15 +30,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ackscope_protocol::{
-    Dir, EndpointDriver, Event, EventKind, Link, Outbound, Peer, Scenario, Side, SimTime, Transmit,
+    Dir, EndpointDriver, Event, Link, Outbound, Peer, PeerFactory, Scenario, Side, SimTime, Step, Transmit,
 };
 use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender, TryRecvError, TrySendError};
 
 pub use super::clock::RunClock;
 pub use super::uid_book::{send_uid, unnamed_uid, UidBook, UID_KINDS};
 use super::{Batch, Command};
-use crate::overrides;
-use crate::session::Change;
+use crate::params;
 
 /// Longest the endpoint waits for a datagram before looking at its clock and commands again.
 const MAX_WAIT: Duration = Duration::from_millis(5);
@@ -64,10 +63,13 @@ pub struct EndpointSpec {
     pub end: Option<SimTime>,
     /// In-process runs: one book per direction (indexed by `Dir::index`), shared by both ends.
     pub books: Option<Arc<[UidBook; 2]>>,
-    /// This endpoint reports live changes (`ParamChanged` events, `Batch::changes`, refused
-    /// changes): true for a lone endpoint and for side A of an in-process run, so a change both
-    /// ends apply is recorded once.
+    /// This endpoint reports live changes (`ParamChanged` events and restart markers, the
+    /// action log in `Batch::actions`, refused changes): true for a lone endpoint and for side A
+    /// of an in-process run, so an action both ends apply is recorded once. Bursts and chunks are
+    /// recorded by the side that queues them.
     pub records_changes: bool,
+    /// How a restart builds the new endpoint (None: the scenario's strategy, `make_peer`).
+    pub factory: Option<PeerFactory>,
 }
 
 /// What an endpoint thread reports when it ends.
@@ -208,7 +210,11 @@ impl Endpoint {
                 send_uid(side, n - 1)
             })
         };
-        let driver = EndpointDriver::new(side, spec.scenario, spec.peer, ids);
+        let mut driver = EndpointDriver::new(side, spec.scenario, spec.peer, ids);
+        driver.set_records_actions(spec.records_changes);
+        if let Some(f) = spec.factory {
+            driver.set_peer_factory(f);
+        }
         let link = Link::new(driver.link_dir(), *driver.link_config(), driver.scenario().seed);
         Self {
             side,
@@ -250,9 +256,7 @@ impl Endpoint {
             }
             let book = self.books.as_ref().map(|b| &b[self.side.outgoing().index()]);
             let mut out = SocketOut { socket: &self.socket, book, errors: &mut self.send_errors };
-            if self.driver.step(t, &mut self.link, &mut out, ev) {
-                self.link.set_config(*self.driver.link_config());
-            }
+            self.driver.step_with_link(t, &mut self.link, &mut out, ev);
         }
     }
 
@@ -274,46 +278,50 @@ impl Endpoint {
     }
 }
 
-/// What the consumer gets in the next batch: events, recorded changes, a refused change.
+/// What the consumer gets in the next batch: events, recorded actions, a refused action.
 #[derive(Default)]
 struct Reports {
     ev: Vec<Event>,
-    changes: Vec<Change>,
+    actions: Vec<Step>,
     error: Option<String>,
 }
 
-/// Applies one command at `now` (not `Shutdown`, which the loop handles).
+/// Applies one command at `now` (not `Shutdown`, which the loop handles) through the driver, as
+/// the simulation does: a `set` reaches the link into this endpoint, its send rate, flow control
+/// (a live `flow.*` edit; turning it off restores the configured rate) and the peer's live
+/// settings; a restart or strategy change builds a new endpoint and an empty link.
 fn apply_command(ep: &mut Endpoint, cmd: Command, now: SimTime, r: &mut Reports) {
     let records = ep.records_changes;
     match cmd {
-        Command::Set { name, value } => {
-            // Through the driver, as in the simulation: the link into this endpoint, send rate,
-            // flow control (a live `flow.*` edit; turning it off restores the configured rate),
-            // then the peer's live settings.
-            let mut s = ep.driver.scenario().clone();
-            match overrides::apply(&mut s, &format!("{name}={value}")) {
-                Err(e) => {
-                    if records {
-                        r.error = Some(format!("{e:#}"));
-                    }
-                }
-                Ok(()) => {
-                    if ep.driver.reconfigure(now, s) {
-                        ep.link.set_config(*ep.driver.link_config());
-                    }
-                    if records {
-                        let kind = EventKind::ParamChanged { name: name.clone(), value: value.clone() };
-                        r.ev.push(Event { time: now, kind });
-                        r.changes.push(Change { at_us: now.0, name, value });
-                    }
-                }
-            }
-        }
-        Command::Burst(s) if s == ep.side => ep.driver.burst(now),
-        Command::SendChunk(s, bytes) if s == ep.side => ep.driver.send_chunk(now, bytes),
-        Command::Burst(_) | Command::SendChunk(..) | Command::Shutdown => {}
         Command::Pause => ep.clock.pause(),
         Command::Resume => ep.clock.resume(),
+        _ => {}
+    }
+    let Some(action) = cmd.action_on(0) else { return };
+    if !action.concerns(ep.side) {
+        return;
+    }
+    let check = match &action {
+        ackscope_protocol::Action::Set { name, value } => {
+            params::overrides::apply(&mut ep.driver.scenario().clone(), &format!("{name}={value}"))
+                .map_err(|e| format!("{e:#}"))
+        }
+        _ => Ok(()),
+    };
+    match check.and_then(|()| ep.driver.apply_action(now, &action, &mut r.ev).map_err(|e| e.to_string())) {
+        Err(e) => {
+            if records {
+                r.error = Some(e);
+            }
+        }
+        Ok(update) => {
+            update.apply(&ep.driver, &mut ep.link, now);
+            let own =
+                matches!(action, ackscope_protocol::Action::Burst { .. } | ackscope_protocol::Action::SendChunk { .. });
+            if records || own {
+                r.actions.push(Step::new(now, action));
+            }
+        }
     }
 }
 
@@ -410,11 +418,11 @@ fn real_time_loop(
 
 /// Queues what happened since the last batch (the UDP transport runs one lane).
 fn push_batch(backlog: &mut VecDeque<Batch>, r: &mut Reports) {
-    if !r.ev.is_empty() || !r.changes.is_empty() || r.error.is_some() {
+    if !r.ev.is_empty() || !r.actions.is_empty() || r.error.is_some() {
         backlog.push_back(Batch {
             lane: 0,
             events: std::mem::take(&mut r.ev),
-            changes: std::mem::take(&mut r.changes),
+            actions: std::mem::take(&mut r.actions),
             error: r.error.take(),
         });
     }

@@ -10,8 +10,10 @@
 //! A run has one or two *lanes*: in A/B mode the same scenario runs under two strategies on one
 //! thread, stepped to the same virtual time, so both see the identical link trace (the link's
 //! draws are keyed by send time) and every difference on screen comes from the strategy.
-//! Every live change is applied with `session::apply_and_record`, so it is both an event and a
-//! header entry, and a saved session re-runs identically.
+//! Every command becomes a timed [`Action`] applied with `session::apply_and_record` at the
+//! virtual instant the run thread reached (after everything due then), so it is both in the
+//! events and in the lane's action log ([`Batch::actions`]), and a saved session re-runs
+//! identically: parameter changes, bursts, chunks, restarts, strategy changes, pauses.
 //!
 //! Every transport here runs the protocol crate's `EndpointDriver` (the in-process one through
 //! `Simulation`, UDP one driver per endpoint thread) and owns only sockets, clocks and channels.
@@ -26,10 +28,10 @@ pub mod uid_book;
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use ackscope_protocol::{Event, Scenario, Side, SimTime, Simulation};
+use ackscope_protocol::{Action, Event, Scenario, Side, SimTime, Simulation, Step, Strategy};
 use crossbeam_channel::{bounded, Receiver, Sender, TrySendError};
 
-use crate::session::{self, Change};
+use crate::session;
 
 /// What the UI can ask of a running simulation.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,21 +43,48 @@ pub enum Command {
     },
     /// Queue a burst of reliable messages on a side.
     Burst(Side),
-    /// Queue one large block of `bytes` on a side (chunk strategies).
+    /// Queue one large block of `bytes` on a side (chunk strategies; whole KiB, rounded up).
     SendChunk(Side, usize),
+    /// Rebuild both endpoints and links now, on every lane (see [`Action::Restart`]).
+    Restart,
+    /// Switch lane `lane` (0: the first) to `strategy` now, rebuilding its endpoints.
+    Strategy {
+        lane: usize,
+        strategy: Strategy,
+    },
     Pause,
     Resume,
     /// Stop the thread (also sent on drop).
     Shutdown,
 }
 
-/// Events (and changes) from one lane since the previous batch.
+impl Command {
+    /// The action this command applies to lane `lane` (none for `Shutdown`, nor for a strategy
+    /// change of another lane).
+    pub fn action_on(&self, lane: usize) -> Option<Action> {
+        Some(match self {
+            Command::Set { name, value } => Action::Set { name: name.clone(), value: value.clone() },
+            Command::Burst(side) => Action::Burst { side: *side },
+            Command::SendChunk(side, bytes) => {
+                Action::SendChunk { side: *side, kib: (bytes.div_ceil(1024)).clamp(1, u32::MAX as usize) as u32 }
+            }
+            Command::Restart => Action::Restart,
+            Command::Strategy { lane: l, strategy } if *l == lane => Action::Strategy(*strategy),
+            Command::Pause => Action::Pause,
+            Command::Resume => Action::Resume,
+            Command::Strategy { .. } | Command::Shutdown => return None,
+        })
+    }
+}
+
+/// Events (and actions) from one lane since the previous batch.
 #[derive(Debug, Clone, Default)]
 pub struct Batch {
     pub lane: usize,
     pub events: Vec<Event>,
-    pub changes: Vec<Change>,
-    /// A change the run refused (bad name or value), to show the user.
+    /// The actions applied, each at the virtual instant it was applied: the lane's action log.
+    pub actions: Vec<Step>,
+    /// An action the run refused (bad name or value), to show the user.
     pub error: Option<String>,
 }
 
@@ -74,6 +103,13 @@ pub struct LiveRun {
 impl LiveRun {
     /// Starts one lane per scenario at time 0; `wake` is called whenever batches are ready.
     pub fn spawn(lanes: Vec<Scenario>, wake: impl Fn() + Send + 'static) -> Self {
+        Self::spawn_replaying(lanes.into_iter().map(|s| (s, Vec::new())).collect(), wake)
+    }
+
+    /// Starts one lane per scenario at time 0, each applying its recorded `actions` when virtual
+    /// time reaches their instants (a recording run again live: the same events as its re-run,
+    /// until the user acts). A recorded pause is logged again but does not pause the clock.
+    pub fn spawn_replaying(lanes: Vec<(Scenario, Vec<Step>)>, wake: impl Fn() + Send + 'static) -> Self {
         let (cmd_tx, cmd_rx) = bounded::<Command>(1024);
         let (ev_tx, ev_rx) = bounded::<Batch>(EVENT_CHANNEL_BATCHES);
         let thread = std::thread::Builder::new()
@@ -115,29 +151,50 @@ impl Drop for LiveRun {
 
 struct Lane {
     sim: Simulation,
-    changes: Vec<Change>,
+    actions: Vec<Step>,
     error: Option<String>,
+    /// Recorded actions still to apply, in time order.
+    pending: VecDeque<Step>,
 }
 
-fn apply(lanes: &mut [Lane], cmd: Command) {
-    for lane in lanes {
-        match &cmd {
-            Command::Set { name, value } => {
-                if let Err(e) = session::apply_and_record(&mut lane.sim, &mut lane.changes, name, value) {
-                    lane.error = Some(format!("{e:#}"));
-                }
+impl Lane {
+    /// Runs the lane to `now`, applying each pending recorded action at its instant on the way.
+    fn run_until(&mut self, now: SimTime) {
+        while self.pending.front().is_some_and(|s| s.at <= now) {
+            let step = self.pending.pop_front().expect("checked");
+            self.sim.run_until(step.at);
+            if let Err(e) = session::apply_and_record(&mut self.sim, &mut self.actions, step.action) {
+                self.error = Some(format!("recorded action at {:.3} s: {e:#}", step.at.as_secs_f64()));
             }
-            Command::Burst(side) => lane.sim.burst(*side),
-            Command::SendChunk(side, bytes) => lane.sim.send_chunk(*side, *bytes),
-            _ => {}
+        }
+        self.sim.run_until(now);
+    }
+}
+
+/// Applies `cmd` to every lane it concerns, at each lane's current instant, and logs it.
+fn apply(lanes: &mut [Lane], cmd: &Command) {
+    for (i, lane) in lanes.iter_mut().enumerate() {
+        if let Some(action) = cmd.action_on(i) {
+            if let Err(e) = session::apply_and_record(&mut lane.sim, &mut lane.actions, action) {
+                lane.error = Some(format!("{e:#}"));
+            }
         }
     }
 }
 
-fn run_thread(scenarios: Vec<Scenario>, commands: Receiver<Command>, events: Sender<Batch>, wake: impl Fn()) {
+fn run_thread(
+    scenarios: Vec<(Scenario, Vec<Step>)>,
+    commands: Receiver<Command>,
+    events: Sender<Batch>,
+    wake: impl Fn(),
+) {
     let mut lanes: Vec<Lane> = scenarios
         .into_iter()
-        .map(|s| Lane { sim: threaded_peer::threaded_simulation(s), changes: Vec::new(), error: None })
+        .map(|(s, mut log)| {
+            log.sort_by_key(|step| step.at);
+            let pending = log.into();
+            Lane { sim: threaded_peer::threaded_simulation(s), actions: Vec::new(), error: None, pending }
+        })
         .collect();
     let mut paused = false;
     // Virtual time = sim_base + (wall now - wall_base) while running.
@@ -153,7 +210,7 @@ fn run_thread(scenarios: Vec<Scenario>, commands: Receiver<Command>, events: Sen
         // Virtual time first, so a change lands at the instant the user made it.
         let now = if paused { sim_base } else { sim_base.plus_micros(wall_base.elapsed().as_micros() as u64) };
         for lane in &mut lanes {
-            lane.sim.run_until(now);
+            lane.run_until(now);
         }
         for cmd in first.into_iter().chain(std::iter::from_fn(|| commands.try_recv().ok())) {
             match cmd {
@@ -161,21 +218,24 @@ fn run_thread(scenarios: Vec<Scenario>, commands: Receiver<Command>, events: Sen
                 Command::Pause if !paused => {
                     paused = true;
                     sim_base = now;
+                    apply(&mut lanes, &cmd);
                 }
                 Command::Resume if paused => {
                     paused = false;
                     wall_base = Instant::now();
                     sim_base = now;
+                    apply(&mut lanes, &cmd);
                 }
-                other => apply(&mut lanes, other),
+                Command::Pause | Command::Resume => {}
+                other => apply(&mut lanes, &other),
             }
         }
         for (i, lane) in lanes.iter_mut().enumerate() {
             let events: Vec<Event> = lane.sim.drain_events().collect();
-            let changes = std::mem::take(&mut lane.changes);
+            let actions = std::mem::take(&mut lane.actions);
             let error = lane.error.take();
-            if !events.is_empty() || !changes.is_empty() || error.is_some() {
-                backlog.push_back(Batch { lane: i, events, changes, error });
+            if !events.is_empty() || !actions.is_empty() || error.is_some() {
+                backlog.push_back(Batch { lane: i, events, actions, error });
             }
         }
         let mut delivered = false;
@@ -209,13 +269,13 @@ mod tests {
         while (n[0] < 200 || n[1] < 200 || changes.is_empty()) && Instant::now() < deadline {
             for b in run.try_batches() {
                 n[b.lane] += b.events.len();
-                changes.extend(b.changes);
+                changes.extend(b.actions);
             }
             std::thread::sleep(Duration::from_millis(10));
         }
         assert!(n[0] >= 200 && n[1] >= 200, "{n:?}");
         assert_eq!(changes.len(), 2, "one recorded change per lane: {changes:?}");
-        assert!(changes.iter().all(|c| c.name == "link.loss_percent" && c.value == "20"));
+        assert!(changes.iter().all(|c| c.as_set() == Some(("link.loss_percent", "20"))));
         run.stop();
         assert!(!run.is_running());
     }

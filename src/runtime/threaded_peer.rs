@@ -132,14 +132,18 @@ impl Peer for ThreadedPeer {
     }
 }
 
-/// A simulation whose two endpoints each run on their own thread (names `ackscope-a`/`-b`).
+/// A simulation whose two endpoints each run on their own thread (names `ackscope-a`/`-b`),
+/// also after a restart (the old endpoint's thread is joined when it is dropped).
 pub fn threaded_simulation(scenario: Scenario) -> ackscope_protocol::Simulation {
-    use ackscope_protocol::{make_peer, Side};
-    let peers: [Box<dyn Peer>; 2] = [
-        Box::new(ThreadedPeer::spawn("ackscope-a", make_peer(&scenario, Side::A))),
-        Box::new(ThreadedPeer::spawn("ackscope-b", make_peer(&scenario, Side::B))),
-    ];
-    ackscope_protocol::Simulation::with_peers(scenario, peers)
+    use ackscope_protocol::{make_peer, PeerFactory, Side};
+    fn threaded(scenario: &Scenario, side: Side) -> Box<dyn Peer> {
+        let name = if side == Side::A { "ackscope-a" } else { "ackscope-b" };
+        Box::new(ThreadedPeer::spawn(name, make_peer(scenario, side)))
+    }
+    let peers: [Box<dyn Peer>; 2] = [threaded(&scenario, Side::A), threaded(&scenario, Side::B)];
+    let mut sim = ackscope_protocol::Simulation::with_peers(scenario, peers);
+    sim.set_peer_factory(|| -> PeerFactory { Box::new(threaded) });
+    sim
 }
 
 #[cfg(test)]

@@ -68,6 +68,11 @@ pub fn endpoint_peer(scenario: &Scenario, side: Side, raw: bool) -> Box<dyn Peer
     }
 }
 
+/// Builds [`endpoint_peer`]s: what a restart of a lone endpoint runs.
+fn peer_factory(raw: bool) -> ackscope_protocol::PeerFactory {
+    Box::new(move |scenario, side| endpoint_peer(scenario, side, raw))
+}
+
 /// One endpoint on its own thread and socket, talking to an endpoint elsewhere.
 pub struct UdpEndpoint {
     commands: Sender<Command>,
@@ -99,6 +104,7 @@ impl UdpEndpoint {
             end,
             books: None,
             records_changes: true,
+            factory: Some(peer_factory(opts.raw)),
         };
         let (cmd_tx, cmd_rx) = bounded(1024);
         let (ev_tx, ev_rx) = bounded(EVENT_CHANNEL_BATCHES);
@@ -200,6 +206,7 @@ impl UdpRun {
                 end: None,
                 books: Some(books.clone()),
                 records_changes: side == Side::A,
+                factory: None,
             };
             let (cmd_tx, cmd_rx) = bounded(1024);
             commands.push(cmd_tx);
@@ -232,26 +239,32 @@ impl UdpRun {
 
     /// Queues a command without blocking; false when the run has ended.
     ///
-    /// A parameter change goes to both endpoints (each applies what concerns it through its
-    /// driver's `reconfigure`: the link into it, its send rate, its flow control, its peer's live
-    /// settings; side A records it); a burst or a chunk goes to its
-    /// side; pause and resume freeze and restart the shared clock, so both ends stop at one instant.
+    /// A parameter change, a restart or a strategy change goes to both endpoints (each applies
+    /// what concerns it through its driver: the link into it, its send rate, its flow control,
+    /// its peer's live settings, or a new endpoint and link; side A records it); a burst or a
+    /// chunk goes to its side; pause and resume freeze and restart the shared clock, so both ends
+    /// stop at one instant (side A records them).
     pub fn send(&self, cmd: Command) -> bool {
         if !self.is_running() {
             return false;
         }
         match cmd {
-            Command::Pause => self.clock.pause(),
-            Command::Resume => self.clock.resume(),
-            Command::Burst(side) | Command::SendChunk(side, _) => {
-                return self.commands[side.index()].try_send(cmd).is_ok();
+            Command::Pause | Command::Resume => {
+                if cmd == Command::Pause {
+                    self.clock.pause();
+                } else {
+                    self.clock.resume();
+                }
+                // Side A logs it (its clock call is a no-op by then).
+                self.commands[Side::A.index()].try_send(cmd).is_ok()
             }
-            Command::Set { .. } | Command::Shutdown => {
+            Command::Burst(side) | Command::SendChunk(side, _) => self.commands[side.index()].try_send(cmd).is_ok(),
+            Command::Strategy { lane, .. } if lane != 0 => false,
+            Command::Set { .. } | Command::Restart | Command::Strategy { .. } | Command::Shutdown => {
                 let sent: Vec<bool> = self.commands.iter().map(|c| c.try_send(cmd.clone()).is_ok()).collect();
-                return sent.iter().all(|&ok| ok);
+                sent.iter().all(|&ok| ok)
             }
         }
-        true
     }
 
     /// Every batch available now (each comes from one endpoint, in its time order).

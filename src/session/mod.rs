@@ -1,38 +1,59 @@
-//! Session files: a scenario header, every parameter change with its time, and the events (RON).
+//! Session files: a scenario header, the action log, and the events of one or two lanes (RON).
 //!
 //! One format serves scenarios and recordings: a scenario file is a session header without
-//! events. Files are written with a trailing FNV-1a checksum over the whole text, so a truncated
-//! or corrupted recording is refused with a message naming the file and what is wrong instead of
-//! loading silently altered data; hand-written scenario files may leave the checksum out. Saves
-//! are atomic: the text goes to a temporary file beside the target, is synced, then renamed over
-//! it, so a failed save never damages the previous file.
+//! events. A recording holds the scenario it started from, every action the user took while it
+//! ran ([`Step`]s: parameter changes, bursts, chunks, restarts, strategy changes, pauses, each at
+//! its virtual instant), and its events; an A/B recording holds the second lane's strategy,
+//! actions and events too. A re-run ([`rerun`]) applies the same actions at the same instants and,
+//! for an in-process recording, reproduces the events exactly.
+//!
+//! Files are written with a trailing FNV-1a checksum over the whole text. A recording (a file
+//! with events) without a valid checksum is refused with a message naming the file and what is
+//! wrong, so an edited or truncated recording never loads silently; `--no-verify` (or
+//! [`Verify::Skip`]) opens a hand-edited one anyway. Hand-written scenario files (no events) may
+//! leave the checksum out. Every field is read strictly ([`strict`]): unknown names are refused
+//! with the nearest valid one, and every value is checked against the parameter table before a
+//! run starts. Saves are atomic: the text goes to a temporary file beside the target, is synced,
+//! then renamed over it, so a failed save never damages the previous file.
 //!
 //! Events are stored as `(dt_us, kind)` pairs with the time as a delta from the previous event,
-//! which keeps a recording around 40-50 bytes per event.
+//! which keeps a recording around 40-50 bytes per event. Version 1 files (whose log held only
+//! parameter changes, as `changes`) still load; they are written back as version 2.
 
 mod codec;
 mod progress;
+mod rerun;
+pub mod strict;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use ackscope_protocol::{Event, Scenario, SimTime, Simulation};
+use ackscope_protocol::{Action, Event, Scenario, SimTime, Step, Strategy};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 pub use progress::{Phase, Progress};
+pub use rerun::{apply_and_record, apply_change, rerun, rerun_all, run_lane};
 
-use crate::params::overrides;
+use crate::runtime::udp::Transport;
 
-/// Version of the file layout; bumped on incompatible changes.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version of the file layout; bumped on incompatible changes. Version 1 is still read.
+pub const FORMAT_VERSION: u32 = 2;
 
-/// A parameter change applied while a session ran, by dotted `--set` name.
+/// A parameter change as version 1 files recorded it (their whole action log).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Change {
     pub at_us: u64,
     pub name: String,
     pub value: String,
+}
+
+impl From<Change> for Step {
+    fn from(c: Change) -> Step {
+        Step::new(SimTime(c.at_us), Action::Set { name: c.name, value: c.value })
+    }
 }
 
 /// A scenario or a recorded session.
@@ -41,16 +62,32 @@ pub struct Change {
 pub struct Session {
     pub format_version: u32,
     pub app_version: String,
+    /// How the recording was made: in-process recordings re-run exactly; a UDP one ran on real
+    /// time, so a re-run (always in-process) simulates it instead.
+    #[serde(default)]
+    pub transport: Transport,
     /// The scenario the run started from (seed, strategy, workload, link, script).
     pub scenario: Scenario,
-    /// Live parameter changes in time order (scripted link steps are part of the scenario).
+    /// The user's actions on the first lane, in time order (the scenario's own script apart).
     #[serde(default)]
+    pub actions: Vec<Step>,
+    /// Version 1's log (parameter changes only): moved into `actions` when loaded, never written.
+    #[serde(default, skip_serializing)]
     pub changes: Vec<Change>,
     /// Virtual time the recording covers, in microseconds.
     #[serde(default)]
     pub duration_us: u64,
     #[serde(default, with = "codec")]
     pub events: Vec<Event>,
+    /// A/B: the second lane's strategy (the same scenario and link trace otherwise).
+    #[serde(default)]
+    pub ab: Option<Strategy>,
+    /// A/B: the second lane's actions (the first lane's, except strategy changes of its own).
+    #[serde(default)]
+    pub ab_actions: Vec<Step>,
+    /// A/B: the second lane's events.
+    #[serde(default, with = "codec")]
+    pub ab_events: Vec<Event>,
     /// FNV-1a 64 of the file text with these digits zeroed; absent in hand-written scenarios.
     #[serde(default)]
     pub checksum: Option<String>,
@@ -62,17 +99,76 @@ impl Session {
         Self {
             format_version: FORMAT_VERSION,
             app_version: env!("CARGO_PKG_VERSION").to_string(),
+            transport: Transport::InProcess,
             scenario,
+            actions: Vec::new(),
             changes: Vec::new(),
             duration_us: 0,
             events: Vec::new(),
+            ab: None,
+            ab_actions: Vec::new(),
+            ab_events: Vec::new(),
+            checksum: None,
+        }
+    }
+
+    /// The same session without events (header, action logs, duration), copied.
+    pub fn header(&self) -> Session {
+        Session {
+            format_version: self.format_version,
+            app_version: self.app_version.clone(),
+            transport: self.transport,
+            scenario: self.scenario.clone(),
+            actions: self.actions.clone(),
+            changes: self.changes.clone(),
+            duration_us: self.duration_us,
+            events: Vec::new(),
+            ab: self.ab,
+            ab_actions: self.ab_actions.clone(),
+            ab_events: Vec::new(),
             checksum: None,
         }
     }
 
     /// True when the file holds a recording, not only a scenario.
     pub fn has_events(&self) -> bool {
-        !self.events.is_empty()
+        !self.events.is_empty() || !self.ab_events.is_empty()
+    }
+
+    /// Each lane's scenario and actions: the first lane, then the A/B lane if any.
+    pub fn lanes(&self) -> Vec<(Scenario, &[Step])> {
+        let mut v = vec![(self.scenario.clone(), &self.actions[..])];
+        if let Some(b) = self.ab {
+            v.push((Scenario { strategy: b, ..self.scenario.clone() }, &self.ab_actions[..]));
+        }
+        v
+    }
+}
+
+/// Whether a load checks the checksum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verify {
+    /// A recording must carry a valid checksum; a scenario file's is checked when present.
+    Checksum,
+    /// No checksum check (`--no-verify`): for hand-edited recordings.
+    Skip,
+}
+
+/// The window's `--no-verify`: loads that do not say otherwise skip the check for the rest of
+/// the process.
+static SKIP_VERIFY: AtomicBool = AtomicBool::new(false);
+
+/// Makes every later [`load`] of this process skip the checksum check (the window's
+/// `--no-verify`; the headless commands pass [`Verify`] explicitly).
+pub fn skip_verification_from_now_on() {
+    SKIP_VERIFY.store(true, Ordering::Relaxed);
+}
+
+fn default_verify() -> Verify {
+    if SKIP_VERIFY.load(Ordering::Relaxed) {
+        Verify::Skip
+    } else {
+        Verify::Checksum
     }
 }
 
@@ -81,11 +177,16 @@ impl Session {
 struct SessionOut<'a> {
     format_version: u32,
     app_version: &'a str,
+    transport: Transport,
     scenario: &'a Scenario,
-    changes: &'a [Change],
+    actions: &'a [Step],
     duration_us: u64,
     #[serde(serialize_with = "codec::serialize")]
     events: &'a [Event],
+    ab: Option<Strategy>,
+    ab_actions: &'a [Step],
+    #[serde(serialize_with = "codec::serialize")]
+    ab_events: &'a [Event],
     checksum: Option<&'a str>,
 }
 
@@ -113,7 +214,7 @@ fn fnv1a(parts: &[&[u8]], progress: Option<&Progress>) -> u64 {
     h
 }
 
-/// The text layout of session files: one event per line.
+/// The text layout of session files: one event (and one action) per line.
 fn pretty() -> ron::ser::PrettyConfig {
     ron::ser::PrettyConfig::new()
         .depth_limit(2)
@@ -125,21 +226,26 @@ fn pretty() -> ron::ser::PrettyConfig {
 
 /// Serialises a session to RON text with its checksum filled in.
 pub fn to_text(session: &Session) -> Result<String> {
-    encode(session, &session.events, None)
+    encode(session, [&session.events, &session.ab_events], None)
 }
 
-/// `header` with `events` in place of its own, as RON text with the checksum filled in.
-fn encode(header: &Session, events: &[Event], progress: Option<&Arc<Progress>>) -> Result<String> {
+/// `header` with `lanes` (the first lane's events, then the A/B lane's) in place of its own, as
+/// RON text with the checksum filled in.
+fn encode(header: &Session, lanes: [&[Event]; 2], progress: Option<&Arc<Progress>>) -> Result<String> {
     if let Some(p) = progress {
-        p.start(Phase::Encoding, events.len() as u64);
+        p.start(Phase::Encoding, (lanes[0].len() + lanes[1].len()) as u64);
     }
     let out = SessionOut {
         format_version: FORMAT_VERSION,
         app_version: &header.app_version,
+        transport: header.transport,
         scenario: &header.scenario,
-        changes: &header.changes,
+        actions: &header.actions,
         duration_us: header.duration_us,
-        events,
+        events: lanes[0],
+        ab: header.ab,
+        ab_actions: &header.ab_actions,
+        ab_events: lanes[1],
         checksum: Some(CHECKSUM_PLACEHOLDER),
     };
     let mut text = codec::with_progress(progress.cloned(), || ron::ser::to_string_pretty(&out, pretty()))
@@ -151,50 +257,77 @@ fn encode(header: &Session, events: &[Event], progress: Option<&Arc<Progress>>) 
     Ok(text)
 }
 
-/// Parses session text; `origin` names the file in errors.
+/// Parses session text, checking the checksum; `origin` names the file in errors.
 pub fn from_text(text: &str, origin: &str) -> Result<Session> {
-    from_text_with(text, origin, None)
+    from_text_with(text, origin, None, default_verify())
+}
+
+/// [`from_text`] with the checksum check as `verify` says.
+pub fn from_text_verified(text: &str, origin: &str, verify: Verify) -> Result<Session> {
+    from_text_with(text, origin, None, verify)
+}
+
+/// Checks the stored checksum against the text; `Ok(false)` when the file has none.
+fn check_sum(text: &str, origin: &str, progress: Option<&Arc<Progress>>) -> Result<bool> {
+    let Some(key_at) = text.rfind(CHECKSUM_KEY) else { return Ok(false) };
+    let at = key_at + CHECKSUM_KEY.len();
+    let Some(stored) = text.get(at..at + 16) else { bail!("{origin}: truncated in the checksum") };
+    let b = text.as_bytes();
+    if let Some(p) = progress {
+        p.start(Phase::Checking, b.len() as u64);
+    }
+    let computed = fnv1a(&[&b[..at], CHECKSUM_PLACEHOLDER.as_bytes(), &b[at + 16..]], progress.map(|p| &**p));
+    if u64::from_str_radix(stored, 16).ok() != Some(computed) {
+        bail!(
+            "{origin}: checksum mismatch (stored {stored}, computed {computed:016x}): the file is corrupted or was \
+             edited (--no-verify opens it anyway)"
+        );
+    }
+    Ok(true)
 }
 
 /// [`from_text`], reporting the checking and parsing phases to `progress`.
-fn from_text_with(text: &str, origin: &str, progress: Option<&Arc<Progress>>) -> Result<Session> {
-    check_version(text, origin)?;
-    if let Some(key_at) = text.rfind(CHECKSUM_KEY) {
-        let at = key_at + CHECKSUM_KEY.len();
-        let Some(stored) = text.get(at..at + 16) else { bail!("{origin}: truncated in the checksum") };
-        let b = text.as_bytes();
-        if let Some(p) = progress {
-            p.start(Phase::Checking, b.len() as u64);
-        }
-        let computed = fnv1a(&[&b[..at], CHECKSUM_PLACEHOLDER.as_bytes(), &b[at + 16..]], progress.map(|p| &**p));
-        if u64::from_str_radix(stored, 16).ok() != Some(computed) {
-            bail!(
-                "{origin}: checksum mismatch (stored {stored}, computed {computed:016x}): the file is corrupted or was edited"
-            );
-        }
-    }
+fn from_text_with(text: &str, origin: &str, progress: Option<&Arc<Progress>>, verify: Verify) -> Result<Session> {
+    let version = check_version(text, origin)?;
+    let summed = match verify {
+        Verify::Checksum => check_sum(text, origin, progress)?,
+        Verify::Skip => false,
+    };
     if let Some(p) = progress {
         // One event per line: the line count bounds the events to parse.
         p.start(Phase::Parsing, text.bytes().filter(|&b| b == b'\n').count() as u64);
     }
-    let session: Session = codec::with_progress(progress.cloned(), || ron::from_str(text)).map_err(|e| {
-        if progress.is_some_and(|p| p.is_cancelled()) {
-            anyhow!("{origin}: cancelled")
-        } else {
-            anyhow!("{origin}: line {}, column {}: {}", e.span.start.line, e.span.start.col, e.code)
-        }
-    })?;
-    if session.format_version != FORMAT_VERSION {
+    let session: Session =
+        codec::with_progress(progress.cloned(), || strict::ron_options().from_str(text)).map_err(|e| {
+            if progress.is_some_and(|p| p.is_cancelled()) {
+                anyhow!("{origin}: cancelled")
+            } else {
+                anyhow!("{origin}: {}", strict::describe(text, &e))
+            }
+        })?;
+    let mut session = session;
+    if verify == Verify::Checksum && !summed && (session.has_events() || session.checksum.is_some()) {
         bail!(
-            "{origin}: format version {} is not supported (this ackscope reads {FORMAT_VERSION})",
-            session.format_version
+            "{origin}: the recording has no checksum line (it was edited or cut short), so it cannot be verified; \
+             --no-verify opens it anyway"
         );
     }
+    if session.format_version != version {
+        bail!("{origin}: format_version {} is not where it is expected (at the start)", session.format_version);
+    }
+    if version == 1 {
+        session.actions = std::mem::take(&mut session.changes).into_iter().map(Step::from).collect();
+        session.format_version = FORMAT_VERSION;
+    } else if !session.changes.is_empty() {
+        bail!("{origin}: `changes` is how version 1 files wrote the action log; version {version} writes `actions`");
+    }
+    crate::params::validate::session(&session).map_err(|e| anyhow!("{origin}: {e}"))?;
     Ok(session)
 }
 
-/// Refuses a wrong version before a full parse (whose errors would be less helpful).
-fn check_version(text: &str, origin: &str) -> Result<()> {
+/// Refuses a version this build cannot read before a full parse (whose errors would be less
+/// helpful); returns the version.
+fn check_version(text: &str, origin: &str) -> Result<u32> {
     let head: String = text.chars().take(512).collect();
     let Some(i) = head.find("format_version") else {
         bail!("{origin}: not an ackscope session or scenario (no format_version near the start)");
@@ -205,24 +338,30 @@ fn check_version(text: &str, origin: &str) -> Result<()> {
         .take_while(char::is_ascii_digit)
         .collect();
     match digits.parse::<u32>() {
-        Ok(FORMAT_VERSION) => Ok(()),
-        Ok(v) => bail!("{origin}: format version {v} is not supported (this ackscope reads {FORMAT_VERSION})"),
+        Ok(v @ (1 | FORMAT_VERSION)) => Ok(v),
+        Ok(v) => bail!("{origin}: format version {v} is not supported (this ackscope reads 1 and {FORMAT_VERSION})"),
         Err(_) => bail!("{origin}: format_version is not a number"),
     }
 }
 
-/// Loads a session or scenario file.
+/// Loads a session or scenario file (checking its checksum unless this process was told not to:
+/// [`skip_verification_from_now_on`]).
 pub fn load(path: &Path) -> Result<Session> {
-    load_with(path, None)
+    load_with(path, None, default_verify())
+}
+
+/// [`load`] with the checksum check as `verify` says (`run`/`summary --no-verify`).
+pub fn load_verified(path: &Path, verify: Verify) -> Result<Session> {
+    load_with(path, None, verify)
 }
 
 /// [`load`] on a worker thread: reports each phase to `progress` and stops with an error when
 /// it is cancelled.
 pub fn load_with_progress(path: &Path, progress: &Arc<Progress>) -> Result<Session> {
-    load_with(path, Some(progress))
+    load_with(path, Some(progress), default_verify())
 }
 
-fn load_with(path: &Path, progress: Option<&Arc<Progress>>) -> Result<Session> {
+fn load_with(path: &Path, progress: Option<&Arc<Progress>>, verify: Verify) -> Result<Session> {
     use std::io::Read;
     let origin = path.display().to_string();
     let mut file = std::fs::File::open(path).with_context(|| format!("{origin}: cannot read"))?;
@@ -247,7 +386,7 @@ fn load_with(path: &Path, progress: Option<&Arc<Progress>>) -> Result<Session> {
     }
     let text = String::from_utf8(bytes)
         .map_err(|e| anyhow!("{origin}: not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))?;
-    from_text_with(&text, &origin, progress)
+    from_text_with(&text, &origin, progress, verify)
 }
 
 /// Saves atomically: writes beside `path`, syncs, renames over it.
@@ -257,10 +396,16 @@ pub fn save(session: &Session, path: &Path) -> Result<u64> {
     Ok(text.len() as u64)
 }
 
-/// [`save`] of `header` with `events` in place of its own, on a worker thread: the events are
-/// borrowed, not copied, and each phase is reported to `progress`.
-pub fn save_with_progress(header: &Session, events: &[Event], path: &Path, progress: &Arc<Progress>) -> Result<u64> {
-    let text = encode(header, events, Some(progress))?;
+/// [`save`] of `header` with `lanes`' events (the first lane's, then the A/B lane's) in place of
+/// its own, on a worker thread: the events are borrowed, not copied, and each phase is reported
+/// to `progress`.
+pub fn save_with_progress(
+    header: &Session,
+    lanes: [&[Event]; 2],
+    path: &Path,
+    progress: &Arc<Progress>,
+) -> Result<u64> {
+    let text = encode(header, lanes, Some(progress))?;
     write_atomic(path, text.as_bytes(), Some(progress))?;
     Ok(text.len() as u64)
 }
@@ -345,41 +490,6 @@ fn process_may_run(pid: u32, file: &Path) -> bool {
     age.is_none_or(|a| a < day)
 }
 
-/// Applies one recorded change to a running simulation.
-pub fn apply_change(sim: &mut Simulation, name: &str, value: &str) -> Result<()> {
-    let mut s = sim.scenario().clone();
-    overrides::apply(&mut s, &format!("{name}={value}"))?;
-    sim.reconfigure(|cur| *cur = s);
-    Ok(())
-}
-
-/// Applies a change at the simulation's current time and records it, both as a `ParamChanged`
-/// event and in `changes`: the one way every live or drain-time change is made, so a re-run from
-/// the header repeats it exactly.
-pub fn apply_and_record(sim: &mut Simulation, changes: &mut Vec<Change>, name: &str, value: &str) -> Result<()> {
-    apply_change(sim, name, value)?;
-    sim.record_param_change(name, value);
-    changes.push(Change { at_us: sim.now().0, name: name.to_string(), value: value.to_string() });
-    Ok(())
-}
-
-/// Re-runs a session from its header on virtual time: the same scenario, the same changes at the
-/// same instants, for the same duration. For a virtual-time recording the events are identical.
-pub fn rerun(session: &Session) -> Result<Vec<Event>> {
-    let mut sim = Simulation::new(session.scenario.clone());
-    let mut events = Vec::new();
-    let mut changes = Vec::new();
-    for c in &session.changes {
-        sim.run_until(SimTime(c.at_us));
-        apply_and_record(&mut sim, &mut changes, &c.name, &c.value)
-            .with_context(|| format!("change at {} us", c.at_us))?;
-        events.extend(sim.drain_events());
-    }
-    sim.run_until(SimTime(session.duration_us));
-    events.extend(sim.drain_events());
-    Ok(events)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,6 +538,7 @@ mod tests {
         let at = text.rfind(CHECKSUM_KEY).unwrap() + CHECKSUM_KEY.len();
         let unsummed = format!("{}{CHECKSUM_PLACEHOLDER}{}", &text[..at], &text[at + 16..]);
         let owned = Session { checksum: Some(CHECKSUM_PLACEHOLDER.into()), ..s };
+        assert!(owned.changes.is_empty(), "version 1's field is never written");
         assert!(ron::ser::to_string_pretty(&owned, pretty()).unwrap() == unsummed, "SessionOut differs from Session");
     }
 }

@@ -30,6 +30,11 @@ pub fn status_bar_ui(state: &AppState, ui: &mut egui::Ui) {
             ui.separator();
             ui.label(f.display().to_string());
         }
+        if state.is_rerunning() {
+            ui.separator();
+            ui.add(egui::Spinner::new());
+            ui.label("Re-running...");
+        }
         for job in state.file_jobs() {
             ui.separator();
             let bar = egui::ProgressBar::new(job.fraction()).text(job.describe()).desired_width(260.0);

@@ -16,10 +16,15 @@ pub fn top_bar_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand
     ui.horizontal_wrapped(|ui| {
         ui.strong("ackscope");
         ui.separator();
-        if ui.button("Restart").on_hover_text("Start the scenario again from time zero (live)").clicked() {
+        let running = state.is_running();
+        let restart_tip = if running {
+            "Rebuild both endpoints and empty the links now; recorded as an action, the run goes on"
+        } else {
+            "Run the recording shown again live from time zero, its recorded actions at their instants"
+        };
+        if ui.button("Restart").on_hover_text(restart_tip).clicked() {
             cmds.push(AppCommand::Restart);
         }
-        let running = state.is_running();
         let label = if state.is_paused() { "Resume" } else { "Pause" };
         if ui
             .add_enabled(running, egui::Button::new(label))
@@ -34,6 +39,18 @@ pub fn top_bar_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand
             .clicked()
         {
             cmds.push(AppCommand::Stop);
+        }
+        let has_events = state.lanes.iter().any(|l| !l.store.is_empty());
+        if ui
+            .add_enabled(has_events && !state.is_rerunning(), egui::Button::new("Re-run"))
+            .on_hover_text(
+                "Run the recording again headless from its scenario and action log (every lane) and say \
+                 whether the events are identical",
+            )
+            .on_disabled_hover_text("Needs a recording, and one re-run at a time")
+            .clicked()
+        {
+            cmds.push(AppCommand::Rerun);
         }
         ui.separator();
         strategy_ui(state, ui, cmds);
@@ -89,7 +106,7 @@ fn strategy_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) 
             }
         })
         .response
-        .on_hover_text("The protocol both endpoints run (restarts the run)");
+        .on_hover_text("The protocol both endpoints run (in a live run: new endpoints now, recorded as an action)");
     let mut ab_on = ab.is_some();
     if ui
         .checkbox(&mut ab_on, "A/B")

@@ -11,6 +11,8 @@ mod simulation;
 mod ticker;
 
 pub use drain::{drain, DrainOutcome};
-pub use endpoint::{EndpointDriver, Inbound, Outbound, SendIds, Transmit, MAX_PACKETS_PER_TICK};
+pub use endpoint::{
+    EndpointDriver, Inbound, LinkUpdate, Outbound, PeerFactory, SendIds, Transmit, MAX_PACKETS_PER_TICK,
+};
 pub use simulation::Simulation;
 pub use ticker::{TickTiming, Ticker};

@@ -1,8 +1,8 @@
 //! The simulation: two [`EndpointDriver`]s and a two-way lossy link on virtual time.
 //!
 //! [`Simulation::run_until`] takes the instants at which anything is due, in time order, and at
-//! each one makes the drivers' calls in this order: scripted link steps (in script order, each
-//! step's A->B direction first), deliveries A->B then B->A (each delivery noted by the link just
+//! each one makes the drivers' calls in this order: scripted actions (in script order, each
+//! action on side B's driver first, which owns the A->B link), deliveries A->B then B->A (each delivery noted by the link just
 //! before the receiver handles it), side A's send tick then side B's (each datagram put on the
 //! outgoing link as it is made), stats for A then B, then flow control for A then B. It runs as
 //! fast as the CPU allows; the app paces it by calling `run_until(wall-clock elapsed)`. Ground
@@ -10,19 +10,25 @@
 //! record of that very send (the link tags each send with a run-unique id because 16-bit
 //! sequences wrap). The composition follows quinn-proto's test `Pair`, which drives two
 //! `TestEndpoint`s and carries their datagrams between them.
+//!
+//! Live and recorded actions ([`Simulation::apply`]) happen at the current instant, after
+//! everything due then: call `run_until(t)`, then `apply`. A re-run that does the same at the
+//! same instants produces the same events.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use crate::action::Action;
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
 use crate::link::{Link, LinkConfig};
 use crate::measure::{EstimateSummary, PacketTotals, SummaryAccumulator};
 use crate::peer::Peer;
 use crate::registry::make_peer;
 use crate::reliability::flow::FlowControl;
-use crate::scenario::Scenario;
+use crate::scenario::set::SetError;
+use crate::scenario::{Scenario, Strategy};
 
-use super::endpoint::{EndpointDriver, SendIds};
+use super::endpoint::{EndpointDriver, LinkUpdate, PeerFactory, SendIds};
 
 /// Two endpoints, a two-way link, virtual time.
 pub struct Simulation {
@@ -43,9 +49,10 @@ impl Simulation {
         Self::with_peers(scenario, peers)
     }
 
-    /// A simulation around endpoints built elsewhere (tests, other strategies).
+    /// A simulation around endpoints built elsewhere (tests, other strategies); a restart builds
+    /// new ones with [`make_peer`] (see [`Self::set_peer_factory`]).
     pub fn with_peers(mut scenario: Scenario, peers: [Box<dyn Peer>; 2]) -> Self {
-        scenario.script.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
+        crate::action::sort_steps(&mut scenario.script);
         let links = [
             Link::new(Dir::AtoB, scenario.link.a_to_b, scenario.seed),
             Link::new(Dir::BtoA, scenario.link.b_to_a, scenario.seed),
@@ -69,6 +76,13 @@ impl Simulation {
             keep_events: true,
             summary: SummaryAccumulator::default(),
             scenario,
+        }
+    }
+
+    /// How a restart builds each side's new endpoint (`factory()` is called once per side).
+    pub fn set_peer_factory(&mut self, mut factory: impl FnMut() -> PeerFactory) {
+        for d in &mut self.drivers {
+            d.set_peer_factory(factory());
         }
     }
 
@@ -121,14 +135,12 @@ impl Simulation {
 
     /// Changes the scenario while running: `change` edits it, then each endpoint takes it
     /// ([`EndpointDriver::reconfigure`]: its link where changed, send rate, flow control, live
-    /// settings). Seed, strategy and tick phases are fixed per run.
+    /// settings). The strategy stays (see [`Self::apply`] for a change of strategy); seed and
+    /// tick phases are kept in the scenario and take effect at the next restart.
     pub fn reconfigure(&mut self, change: impl FnOnce(&mut Scenario)) {
         let mut s = self.scenario.clone();
         change(&mut s);
-        s.seed = self.scenario.seed;
         s.strategy = self.scenario.strategy;
-        (s.tick_phase, s.tick_jitter_ms) = (self.scenario.tick_phase, self.scenario.tick_jitter_ms);
-        (s.a, s.b) = (self.scenario.a, self.scenario.b);
         for side in Side::BOTH {
             if self.drivers[side.index()].reconfigure(self.now, s.clone()) {
                 self.sync_link(side.other().outgoing());
@@ -141,6 +153,55 @@ impl Simulation {
     pub fn record_param_change(&mut self, name: &str, value: &str) {
         let kind = EventKind::ParamChanged { name: name.to_string(), value: value.to_string() };
         self.events.push(Event { time: self.now, kind });
+    }
+
+    /// Applies `action` now, after everything due at this instant ran (a live or recorded
+    /// action; see [`crate::action`]): a `set` changes the scenario ([`Self::reconfigure`]) and
+    /// is reported as a `ParamChanged` event; a restart or strategy change rebuilds both
+    /// endpoints and both links. A refused `set` changes nothing.
+    pub fn apply(&mut self, action: &Action) -> Result<(), SetError> {
+        match action {
+            Action::Set { name, value } if name.trim() != "strategy" => {
+                let mut s = self.scenario.clone();
+                s.set(name, value)?;
+                self.reconfigure(|cur| *cur = s);
+                self.record_param_change(name.trim(), value);
+            }
+            Action::Set { value, .. } => {
+                let s = Strategy::parse(value.trim()).map_err(SetError)?;
+                self.apply_on_drivers(&Action::Strategy(s))?;
+            }
+            other => self.apply_on_drivers(other)?,
+        }
+        Ok(())
+    }
+
+    /// Applies `action` on each driver it concerns, side B's first (it owns the A->B link), as
+    /// scripted actions are; then brings links and the scenario up to date.
+    fn apply_on_drivers(&mut self, action: &Action) -> Result<(), SetError> {
+        for side in [Side::B, Side::A] {
+            let update = self.drivers[side.index()].apply_action(self.now, action, &mut self.events)?;
+            self.update_link(side, update);
+        }
+        self.sync_scenario();
+        Ok(())
+    }
+
+    /// Applies a driver's [`LinkUpdate`] to the link into its endpoint.
+    fn update_link(&mut self, side: Side, update: LinkUpdate) {
+        let dir = side.other().outgoing();
+        update.apply(&self.drivers[side.index()], &mut self.links[dir.index()], self.now);
+        *self.scenario.link.get_mut(dir) = *self.drivers[side.index()].link_config();
+    }
+
+    /// The scenario in force from the drivers after actions they applied themselves: side A's
+    /// settings, each link direction from the driver that owns it.
+    fn sync_scenario(&mut self) {
+        let mut s = self.drivers[Side::A.index()].scenario().clone();
+        s.link.a_to_b = *self.drivers[Side::B.index()].link_config();
+        s.link.b_to_a = *self.drivers[Side::A.index()].link_config();
+        s.script = std::mem::take(&mut self.scenario.script);
+        self.scenario = s;
     }
 
     /// Queues one large block of `bytes` on `side` (chunk and fragment strategies).
@@ -211,9 +272,11 @@ impl Simulation {
         self.run_until(until);
     }
 
-    /// Applies every scripted link step due at `t`, in script order. Each driver holds the steps
-    /// of the direction into it, so their due steps are merged by (script position, direction).
+    /// Applies every scripted action due at `t`, in script order. Each driver holds the steps
+    /// that concern it, so their due steps are merged by (script position, direction into it):
+    /// at one position side B's driver (which owns A->B) goes first.
     fn apply_script(&mut self, t: SimTime) {
+        let mut applied = false;
         loop {
             let next = self
                 .drivers
@@ -221,10 +284,14 @@ impl Simulation {
                 .filter_map(|d| d.next_script_step(t).map(|i| (i, d.link_dir().index(), d.side())))
                 .min();
             let Some((_, _, side)) = next else {
-                return;
+                break;
             };
-            self.drivers[side.index()].apply_script_step(t, &mut self.events);
-            self.sync_link(side.other().outgoing());
+            let update = self.drivers[side.index()].apply_script_step(t, &mut self.events);
+            self.update_link(side, update);
+            applied = true;
+        }
+        if applied {
+            self.sync_scenario();
         }
     }
 
@@ -258,10 +325,11 @@ impl Simulation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::action::Step;
     use crate::link::{LinkPatch, LinkStep, StepDirection};
 
-    fn step(at_s: f64, dir: StepDirection, set: LinkPatch) -> LinkStep {
-        LinkStep { at_s, dir, set }
+    fn step(at_s: f64, dir: StepDirection, set: LinkPatch) -> Step {
+        LinkStep { at_s, dir, set }.into()
     }
 
     #[test]

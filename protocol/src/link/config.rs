@@ -20,7 +20,7 @@ pub enum JitterDistribution {
 
 /// Gilbert-Elliott two-state burst loss, on a 1 ms time grid ([`super::burst`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct BurstLoss {
     /// Chance (%) per 1 ms step of moving from the good to the bad state (a good spell lasts
     /// `100 / p_percent` ms on average).
@@ -40,7 +40,7 @@ impl Default for BurstLoss {
 
 /// Everything about one direction of the link; any field may change while running.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct LinkConfig {
     /// Base one-way latency.
     pub latency_ms: f64,

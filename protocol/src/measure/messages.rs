@@ -92,6 +92,8 @@ pub struct MetricsAccumulator {
     highest_delivered: [Option<u64>; 2],
     latencies_ms: Vec<f64>,
     m: ReliableMetrics,
+    /// Sends, messages sent at least once and most sends of one, from before the last restart.
+    carried: (u64, u64, u32),
 }
 
 impl MetricsAccumulator {
@@ -111,8 +113,34 @@ impl MetricsAccumulator {
         (create || s.known).then_some(s)
     }
 
+    /// Starts a new run of the endpoints (a restart marker): message ids count from zero again,
+    /// so the per-message state of the previous run is folded into totals and dropped; what it
+    /// never delivered stays lost.
+    fn restart(&mut self) {
+        let (sends, n, max) = Self::sends(&self.msgs);
+        self.carried = (self.carried.0 + sends, self.carried.1 + n, self.carried.2.max(max));
+        self.msgs = Default::default();
+        self.depth = [0; 2];
+        self.backlog = [0; 2];
+        self.highest_delivered = [None; 2];
+    }
+
+    /// Sends, messages sent at least once and most sends of one, over reliable messages in `msgs`.
+    fn sends(msgs: &[Vec<MsgState>; 2]) -> (u64, u64, u32) {
+        let (mut sends, mut n, mut max) = (0u64, 0u64, 0u32);
+        for s in msgs.iter().flatten().filter(|s| s.known && s.reliable && s.sends > 0) {
+            sends += s.sends as u64;
+            n += 1;
+            max = max.max(s.sends);
+        }
+        (sends, n, max)
+    }
+
     /// Takes one event into account (events must come in emission order).
     pub fn observe(&mut self, e: &Event) {
+        if e.kind.is_restart() {
+            self.restart();
+        }
         match e.kind {
             EventKind::PacketSent { bytes, .. } => {
                 self.m.wire_bytes += bytes as u64;
@@ -216,12 +244,8 @@ impl MetricsAccumulator {
         m.latency_ms = LatencyMs::from(&Percentiles::of(self.latencies_ms.clone()));
         let delivered_all = m.delivered + m.unreliable_delivered;
         m.wire_bytes_per_delivered = if delivered_all == 0 { 0.0 } else { m.wire_bytes as f64 / delivered_all as f64 };
-        let (mut sends, mut n, mut max) = (0u64, 0u64, 0u32);
-        for s in self.msgs.iter().flatten().filter(|s| s.known && s.reliable && s.sends > 0) {
-            sends += s.sends as u64;
-            n += 1;
-            max = max.max(s.sends);
-        }
+        let (sends, n, max) = Self::sends(&self.msgs);
+        let (sends, n, max) = (sends + self.carried.0, n + self.carried.1, max.max(self.carried.2));
         m.sends_per_message = if n == 0 { 0.0 } else { sends as f64 / n as f64 };
         m.max_sends_per_message = max;
         m
@@ -249,6 +273,8 @@ pub struct InOrderLatency {
     queued: [Vec<(u64, SimTime)>; 2],
     /// Per sender: when the peer first delivered each id.
     delivered: [HashMap<u64, SimTime>; 2],
+    /// Samples of the runs before the last restart (ids count from zero after one).
+    carried: Vec<f64>,
 }
 
 impl InOrderLatency {
@@ -257,6 +283,12 @@ impl InOrderLatency {
     }
 
     pub fn observe(&mut self, e: &Event) {
+        if e.kind.is_restart() {
+            let samples = self.samples();
+            self.carried.extend(samples);
+            self.queued = Default::default();
+            self.delivered = Default::default();
+        }
         match e.kind {
             EventKind::MessageQueued { side, msg, reliable: true, .. } => self.queued[side.index()].push((msg, e.time)),
             EventKind::MessageDelivered { side, msg } => {
@@ -268,6 +300,13 @@ impl InOrderLatency {
 
     /// The percentiles over every message usable in order so far.
     pub fn finish(&self) -> LatencyMs {
+        let mut samples = self.carried.clone();
+        samples.extend(self.samples());
+        LatencyMs::from(&Percentiles::of(samples))
+    }
+
+    /// The in-order latencies since the last restart.
+    fn samples(&self) -> Vec<f64> {
         let mut samples = Vec::new();
         for (q, d) in self.queued.iter().zip(&self.delivered) {
             let mut ready = SimTime::ZERO;
@@ -277,7 +316,7 @@ impl InOrderLatency {
                 samples.push(ready.saturating_since(*at).as_millis_f64());
             }
         }
-        LatencyMs::from(&Percentiles::of(samples))
+        samples
     }
 }
 

@@ -80,6 +80,12 @@ impl SnapshotAccumulator {
     pub fn observe(&mut self, e: &Event) {
         sample_until(e.time.0, &self.held, &mut self.next_sample, &mut self.ages);
         self.last_us = Some(e.time.0);
+        if e.kind.is_restart() {
+            // New endpoints: snapshot ids count from zero again and nothing is held yet.
+            self.queued_at = Default::default();
+            self.delivered = Default::default();
+            self.held = [None; 2];
+        }
         match e.kind {
             EventKind::MessageQueued { side, msg, reliable: false, .. } => {
                 self.queued_at[side.index()].insert(msg, e.time);

@@ -94,6 +94,13 @@ impl Ue4SummaryAccumulator {
     }
 
     pub fn observe(&mut self, e: &Event) {
+        if e.kind.is_restart() {
+            // New endpoints: sequences and message ids count afresh, and a closed connection is
+            // open again.
+            self.last_received = [None; 2];
+            self.outstanding = Default::default();
+            self.closed = [false; 2];
+        }
         let s = &mut self.s;
         match &e.kind {
             EventKind::LinkDelivered { .. } => self.link_delivered += 1,

@@ -44,7 +44,7 @@ const MAX_SENT_BUFFER: usize = 32_768;
 
 /// Settings of the ack endpoint (defaults from reliable.io).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct AckConfig {
     /// Starting size; it grows to hold every packet until its loss verdict (see [`AckEndpoint`]).
     pub sent_packets_buffer_size: usize,

@@ -35,7 +35,7 @@ const FILTER_SAMPLES_PER_SEC: f64 = 30.0;
 
 /// Flow control settings (dotted names `flow.*`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct FlowConfig {
     /// When false the scenario's `send_rate_pps` applies unchanged.
     pub enabled: bool,

@@ -24,7 +24,7 @@ pub enum RttFilter {
 
 /// Estimator settings.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct StatsConfig {
     /// EWMA factor for the smoothed RTT (first sample taken as is). reliable.io: 0.0025.
     pub rtt_smoothing: f64,

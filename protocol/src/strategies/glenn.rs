@@ -46,7 +46,7 @@ const PAYLOAD_OVERHEAD_BITS: usize = 9 + 9 + 7;
 /// `max_messages_per_packet` may change while running; the queue sizes are fixed when the endpoint
 /// is created.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct GlennConfig {
     /// An unacked message is included again once this long has passed since its last send;
     /// 0 = in every packet until acked (maximum redundancy).

@@ -37,7 +37,7 @@ pub const MAX_SLICES_LIMIT: u32 = 4096;
 /// Chunk system settings (dotted names `chunk.*`). Both ends must agree on `slice_bytes` and
 /// `max_slices`: they bound the wire fields, as in the seed's `serialize_int` ranges.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct ChunkConfig {
     /// The sender's target bandwidth in kbit/s, counting 28 bytes IP+UDP per packet.
     pub bandwidth_kbps: f64,

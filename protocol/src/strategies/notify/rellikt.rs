@@ -35,7 +35,7 @@ pub const RELLIKT_HEADER_BYTES: usize = 12;
 
 /// Settings of the `rellikt` strategy (dotted names `rellikt.*`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct RelliktConfig {
     /// Packets starting with another id are foreign.
     pub protocol_id: u32,

@@ -39,7 +39,7 @@ pub const FIRST_ACTOR_CHANNEL: u32 = 3;
 
 /// UE4 strategy settings (dotted names `ue4.*`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Ue4Config {
     /// `CurrentNetSpeed` in bytes per second; 0 = unthrottled. Default 10000, UE4's
     /// `ConfiguredInternetSpeed` (the seed; `ConfiguredLanSpeed` is 20000).

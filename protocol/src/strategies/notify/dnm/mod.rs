@@ -28,7 +28,7 @@ pub use wire::{AckRange, DnmPacket, WireError};
 
 /// Settings of the `dnm` strategy (dotted names `dnm.*`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct DnmConfig {
     /// A packet not acked this long after dispatch is a delivery failure (the seed's kAckTimeout).
     pub timeout_ms: f64,

@@ -8,8 +8,10 @@
 use serde::{Deserialize, Serialize};
 use strum::{EnumCount, EnumIter, EnumString, IntoStaticStr};
 
+pub mod set;
+
+use crate::action::Step;
 use crate::event::Dir;
-use crate::link::script::LinkStep;
 use crate::link::LinkConfig;
 use crate::reliability::ack::AckConfig;
 use crate::reliability::flow::FlowConfig;
@@ -84,7 +86,7 @@ impl Strategy {
 
 /// Both directions of the link.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct LinkPair {
     pub a_to_b: LinkConfig,
     pub b_to_a: LinkConfig,
@@ -127,7 +129,7 @@ pub enum TickPhase {
 
 /// Settings of one endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct SideConfig {
     /// This endpoint's send-tick phase: its ticks fall at `phase + k / rate`. Overrides
     /// `tick_phase` for this side when set; taken modulo the tick interval.
@@ -136,7 +138,7 @@ pub struct SideConfig {
 
 /// Everything a run depends on: with the same scenario, a run produces the same events.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Scenario {
     pub seed: u64,
     pub strategy: Strategy,
@@ -164,8 +166,9 @@ pub struct Scenario {
     pub chunk: ChunkConfig,
     /// rellikt's RTT-driven send-rate switch; when enabled it sets each side's packet rate.
     pub flow: FlowConfig,
-    /// Scripted link changes over time (outages, lag spikes, bandwidth drops).
-    pub script: Vec<LinkStep>,
+    /// Timed actions planned in advance: link changes (outages, lag spikes, bandwidth drops),
+    /// parameter changes, bursts, chunks, restarts ([`crate::action`]).
+    pub script: Vec<Step>,
     /// Settings of the `glenn` strategy.
     pub glenn: GlennConfig,
     /// Settings of the `ue4` strategy.

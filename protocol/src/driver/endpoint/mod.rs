@@ -1,22 +1,31 @@
-//! One endpoint's loop on time it is given: scripted link steps, deliveries, send ticks, stats,
+//! One endpoint's loop on time it is given: scripted actions, deliveries, send ticks, stats,
 //! flow control, and live changes.
 //!
 //! The simulation composes two of these with two links; the real-time transports (UDP, ...) run
 //! one per endpoint thread around a socket and a clock. Both therefore apply the same order at an
-//! instant, the same send ticks, the same flow control and the same live reconfiguration.
+//! instant, the same send ticks, the same flow control, the same live reconfiguration and the
+//! same scripted actions ([`actions`]).
 
+mod actions;
+
+use crate::action::{sort_steps, Step};
 use crate::event::{Dir, Event, EventKind, Side, SimTime, StatsSample};
-use crate::link::LinkStep;
 use crate::link::{Link, LinkConfig};
 use crate::peer::{Peer, PeerCommand};
-use crate::registry::live_settings;
+use crate::registry::{live_settings, make_peer};
 use crate::reliability::flow::FlowControl;
 use crate::scenario::Scenario;
 
 use super::ticker::{TickTiming, Ticker};
 
+pub use actions::LinkUpdate;
+
 /// Safety cap on packets one endpoint may send in a single tick.
 pub const MAX_PACKETS_PER_TICK: usize = 4096;
+
+/// Builds a fresh endpoint for a side under a scenario: [`make_peer`] by default; the app's
+/// runtimes wrap it (an endpoint on its own thread, the raw packet-ack peer). A restart calls it.
+pub type PeerFactory = Box<dyn FnMut(&Scenario, Side) -> Box<dyn Peer> + Send>;
 
 /// Where an endpoint's send ids come from: called once per datagram, in send order.
 ///
@@ -79,13 +88,18 @@ impl Outbound for Vec<Transmit> {
 /// link script and its live settings.
 ///
 /// Each endpoint owns the direction of the link *into* it ([`EndpointDriver::link_dir`]): its
-/// scripted steps and live link edits, because in the real-time transports that link sits where
-/// datagrams arrive. The caller holds the [`Link`] itself and sets its configuration from
-/// [`EndpointDriver::link_config`] whenever a call reports that it changed.
+/// scripted changes and live link edits, because in the real-time transports that link sits where
+/// datagrams arrive. The caller holds the [`Link`] itself and updates it whenever a call reports
+/// a [`LinkUpdate`] (new settings, or a new empty link after a restart).
+///
+/// The driver runs the script's actions that concern its endpoint ([`crate::action::Action::concerns`]):
+/// link changes of its direction, bursts and chunks of its side, and every `set`, `restart` and
+/// `strategy`. Side A's driver reports `set`s and restarts as events (see
+/// [`Self::set_records_actions`]), so two drivers applying one action report it once.
 ///
 /// Call order at one instant `now` ([`EndpointDriver::step`] makes these calls in this order;
 /// the simulation makes them itself so that its two endpoints interleave as documented there):
-/// 1. [`apply_script_step`](Self::apply_script_step) while
+/// 1. [`apply_script_step`](Self::apply_script_step) (a time-ordered action) while
 ///    [`next_script_step`](Self::next_script_step) has one due;
 /// 2. [`receive`](Self::receive): every datagram due;
 /// 3. [`tick`](Self::tick): at a send tick, `on_tick` then `poll_send` until the peer is done;
@@ -115,20 +129,24 @@ pub struct EndpointDriver {
     last_tick: Option<SimTime>,
     next_stats: SimTime,
     flow: FlowControl,
-    /// This endpoint's link steps: (position in the time-sorted script, step), in time order.
-    script: Vec<(usize, LinkStep)>,
+    /// The script's steps that concern this endpoint: (position in the time-sorted script, step),
+    /// in time order.
+    script: Vec<(usize, Step)>,
     next_step: usize,
     ids: SendIds,
+    factory: PeerFactory,
+    /// Reports `set` actions and restarts as `ParamChanged` events (side A by default).
+    records: bool,
     now: SimTime,
 }
 
 impl EndpointDriver {
-    /// The driver of `side` at time 0, running `peer` under `scenario`.
+    /// The driver of `side` at time 0, running `peer` under `scenario`; a restart builds the
+    /// new endpoint with [`make_peer`] unless [`Self::set_peer_factory`] says otherwise.
     pub fn new(side: Side, scenario: Scenario, peer: Box<dyn Peer>, ids: SendIds) -> Self {
-        let dir = side.other().outgoing();
         let mut sorted = scenario.script.clone();
-        sorted.sort_by(|a, b| a.at_s.total_cmp(&b.at_s));
-        let script = sorted.into_iter().enumerate().filter(|(_, s)| s.dir.includes(dir)).collect();
+        sort_steps(&mut sorted);
+        let script = sorted.into_iter().enumerate().filter(|(_, s)| s.action.concerns(side)).collect();
         let timing = TickTiming::of(&scenario, side);
         Self {
             side,
@@ -142,8 +160,21 @@ impl EndpointDriver {
             script,
             next_step: 0,
             ids,
+            factory: Box::new(make_peer),
+            records: side == Side::A,
             now: SimTime::ZERO,
         }
+    }
+
+    /// How a restart builds this side's new endpoint.
+    pub fn set_peer_factory(&mut self, factory: PeerFactory) {
+        self.factory = factory;
+    }
+
+    /// Whether this driver reports `set` actions and restarts as `ParamChanged` events (true for
+    /// side A by default; a lone endpoint in a process of its own reports its own).
+    pub fn set_records_actions(&mut self, records: bool) {
+        self.records = records;
     }
 
     /// Sets when send ticks fall from `now`: at `pps` on this endpoint's grid (its phase), the
@@ -210,63 +241,76 @@ impl EndpointDriver {
     }
 
     /// When this driver next has something to do by itself: a send tick, a stats sample or a
-    /// scripted link step.
+    /// scripted action.
     pub fn next_due(&self) -> SimTime {
         let mut t = self.next_stats.min(self.ticker.next());
         if let Some((_, step)) = self.script.get(self.next_step) {
-            t = t.min(SimTime::from_secs_f64(step.at_s));
+            t = t.min(step.at);
         }
         t
     }
 
-    /// Runs the instant `now`: script steps, every datagram `inbound` has due, the send tick,
+    /// Runs the instant `now`: scripted actions, every datagram `inbound` has due, the send tick,
     /// stats and flow control, in that order. Datagrams sent go to `outbound` as they are made.
-    /// Returns true when the link into this endpoint changed (see [`Self::link_config`]).
-    #[must_use = "a changed link configuration must reach the caller's link"]
+    /// The caller applies the returned [`LinkUpdate`] to its link *before* the next call (a
+    /// restart empties the link: see [`Self::step_with_link`], which does it).
+    #[must_use = "a changed link must reach the caller's link"]
     pub fn step(
         &mut self,
         now: SimTime,
         inbound: &mut dyn Inbound,
         outbound: &mut dyn Outbound,
         events: &mut Vec<Event>,
-    ) -> bool {
-        let mut link_changed = false;
+    ) -> LinkUpdate {
+        let mut update = LinkUpdate::None;
         while self.next_script_step(now).is_some() {
-            self.apply_script_step(now, events);
-            link_changed = true;
+            update = update.and(self.apply_script_step(now, events));
         }
         self.receive(now, inbound, events);
         self.tick(now, outbound, events);
         if let Some(stats) = self.sample_stats(now, events) {
             self.apply_flow(now, &stats, events);
         }
-        link_changed
+        update
+    }
+
+    /// [`Self::step`] with `link` (the link into this endpoint) as its inbound side: a scripted
+    /// change or restart reaches the link before any datagram is taken from it.
+    pub fn step_with_link(
+        &mut self,
+        now: SimTime,
+        link: &mut Link,
+        outbound: &mut dyn Outbound,
+        events: &mut Vec<Event>,
+    ) {
+        while self.next_script_step(now).is_some() {
+            let update = self.apply_script_step(now, events);
+            update.apply(self, link, now);
+        }
+        self.receive(now, link, events);
+        self.tick(now, outbound, events);
+        if let Some(stats) = self.sample_stats(now, events) {
+            self.apply_flow(now, &stats, events);
+        }
     }
 
     /// The position in the (time-sorted) scenario script of this endpoint's next step, if it is
     /// due at or before `now`.
     pub fn next_script_step(&self, now: SimTime) -> Option<usize> {
         let (i, step) = self.script.get(self.next_step)?;
-        (SimTime::from_secs_f64(step.at_s) <= now).then_some(*i)
+        (step.at <= now).then_some(*i)
     }
 
-    /// Applies the next scripted step to this endpoint's link settings, reporting each parameter
-    /// it sets as a `ParamChanged` event at `now`; the link changed (see [`Self::link_config`]).
-    pub fn apply_script_step(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        let Some((_, step)) = self.script.get(self.next_step).copied() else {
-            return;
+    /// Applies this endpoint's next scripted action at `now` (see [`Self::apply_action`]); an
+    /// action the endpoint cannot take (a `set` of an unknown name: scenario files are checked
+    /// before a run, so only a caller building a scenario by hand gets here) is skipped.
+    pub fn apply_script_step(&mut self, now: SimTime, events: &mut Vec<Event>) -> LinkUpdate {
+        let Some((_, step)) = self.script.get(self.next_step) else {
+            return LinkUpdate::None;
         };
-        self.touch(now);
+        let action = step.action.clone();
         self.next_step += 1;
-        let dir = self.link_dir();
-        let d = match dir {
-            Dir::AtoB => "a_to_b",
-            Dir::BtoA => "b_to_a",
-        };
-        for (field, v) in step.set.apply(self.scenario.link.get_mut(dir)) {
-            let name = format!("link.{d}.{field}");
-            events.push(Event { time: now, kind: EventKind::ParamChanged { name, value: v.to_string() } });
-        }
+        self.apply_action(now, &action, events).unwrap_or(LinkUpdate::None)
     }
 
     /// Hands every datagram `inbound` has due at `now` to the peer.
@@ -368,9 +412,10 @@ impl EndpointDriver {
     /// Takes `scenario` as the new settings from `now`: the link into this endpoint where it
     /// changed, the send rate where it changed or when flow control was switched off (the
     /// configured rate applies again), flow control's settings, then the peer's live settings
-    /// ([`Peer::command`] with `Reconfigure`). Seed, strategy and tick phases are fixed per run,
-    /// and scripted steps stay those the driver started with. Returns true when the link into this
-    /// endpoint changed.
+    /// ([`Peer::command`] with `Reconfigure`). The strategy stays (a change of strategy rebuilds
+    /// the endpoint: [`Self::restart`]); seed and tick phases are taken into the settings but the
+    /// running endpoint keeps its own until a restart; scripted steps stay those the driver
+    /// started with. Returns true when the link into this endpoint changed.
     #[must_use = "a changed link configuration must reach the caller's link"]
     pub fn reconfigure(&mut self, now: SimTime, mut scenario: Scenario) -> bool {
         self.touch(now);
@@ -383,10 +428,7 @@ impl EndpointDriver {
         if scenario.flow != self.scenario.flow {
             self.flow.set_config(scenario.flow);
         }
-        scenario.seed = self.scenario.seed;
         scenario.strategy = self.scenario.strategy;
-        (scenario.tick_phase, scenario.tick_jitter_ms) = (self.scenario.tick_phase, self.scenario.tick_jitter_ms);
-        (scenario.a, scenario.b) = (self.scenario.a, self.scenario.b);
         self.scenario = scenario;
         self.peer.command(now, PeerCommand::Reconfigure(live_settings(&self.scenario)));
         link_changed
@@ -429,106 +471,4 @@ impl EndpointDriver {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::registry::make_peer;
-    use crate::scenario::TickPhase;
-
-    fn driver(scenario: Scenario) -> EndpointDriver {
-        let peer = make_peer(&scenario, Side::A);
-        let mut n = 0;
-        EndpointDriver::new(
-            Side::A,
-            scenario,
-            peer,
-            Box::new(move || {
-                n += 1;
-                n - 1
-            }),
-        )
-    }
-
-    /// Runs the driver alone (nothing inbound) until `until`; returns what it sent.
-    fn run(d: &mut EndpointDriver, until: SimTime, events: &mut Vec<Event>) -> Vec<Transmit> {
-        let mut sent = Vec::new();
-        while d.next_due() <= until {
-            let t = d.next_due();
-            let _ = d.step(t, &mut std::collections::VecDeque::new(), &mut sent, events);
-        }
-        sent
-    }
-
-    #[test]
-    fn turning_flow_control_off_restores_the_configured_send_rate() {
-        let mut s = Scenario { send_rate_pps: 60.0, tick_phase: TickPhase::Lockstep, ..Scenario::default() };
-        s.flow.enabled = true;
-        let mut d = driver(s.clone());
-        let mut events = Vec::new();
-        run(&mut d, SimTime::from_secs_f64(1.0), &mut events);
-        assert_eq!(d.ticker().pps, 30.0, "flow control's good rate, not the configured one");
-        s.flow.enabled = false;
-        let now = d.now();
-        let _ = d.reconfigure(now, s);
-        assert_eq!((d.ticker().pps, d.next_tick()), (60.0, now));
-    }
-
-    #[test]
-    fn sends_carry_fresh_ids_and_the_instant_of_their_tick() {
-        let mut d = driver(Scenario { send_rate_pps: 50.0, tick_phase: TickPhase::Lockstep, ..Scenario::default() });
-        let mut events = Vec::new();
-        let sent = run(&mut d, SimTime::from_millis_f64(100.0), &mut events);
-        let got: Vec<(u64, u64)> = sent.iter().map(|t| (t.uid, t.sent_at.0)).collect();
-        assert_eq!(got, [(0, 0), (1, 20_000), (2, 40_000), (3, 60_000), (4, 80_000), (5, 100_000)]);
-        let sent_events = events.iter().filter(|e| matches!(e.kind, EventKind::PacketSent { .. })).count();
-        assert_eq!(sent_events, sent.len());
-    }
-
-    #[test]
-    fn skipping_ticks_after_a_stall_keeps_the_tick_grid() {
-        let mut d = driver(Scenario { send_rate_pps: 60.0, tick_phase: TickPhase::Lockstep, ..Scenario::default() });
-        d.skip_ticks_to(SimTime(1_005_000));
-        // Ticks fall at round(k * 1e6 / 60) us: 1_000_000 (k = 60), then 1_016_667.
-        assert_eq!(d.next_tick(), SimTime(1_016_667));
-        d.skip_ticks_to(SimTime(1_016_667));
-        assert_eq!(d.next_tick(), SimTime(1_016_667), "a tick due now is not skipped");
-    }
-
-    fn tick_times(events: &[Event]) -> Vec<u64> {
-        let mut t: Vec<u64> =
-            events.iter().filter(|e| matches!(e.kind, EventKind::PacketSent { .. })).map(|e| e.time.0).collect();
-        t.dedup();
-        t
-    }
-
-    #[test]
-    fn ticks_fall_on_the_endpoints_own_phase() {
-        let mut s = Scenario { send_rate_pps: 50.0, tick_jitter_ms: 0.0, ..Scenario::default() };
-        s.a.tick_phase_ms = Some(7.5);
-        let mut d = driver(s);
-        assert_eq!(d.tick_timing().phase_us, 7_500.0);
-        let mut events = Vec::new();
-        run(&mut d, SimTime::from_millis_f64(70.0), &mut events);
-        assert_eq!(tick_times(&events), [7_500, 27_500, 47_500, 67_500]);
-    }
-
-    #[test]
-    fn flow_control_keeps_the_phase_when_it_changes_the_rate() {
-        // 60 pps configured, flow control's good rate 30: after the switch the ticks stay on the
-        // grid 4 ms + k / 30 s, the first at least one 30 pps interval after the last tick.
-        let mut s = Scenario { send_rate_pps: 60.0, tick_jitter_ms: 0.0, ..Scenario::default() };
-        s.flow.enabled = true;
-        s.a.tick_phase_ms = Some(4.0);
-        let mut d = driver(s);
-        let mut events = Vec::new();
-        run(&mut d, SimTime::from_secs_f64(1.0), &mut events);
-        let ticks = tick_times(&events);
-        assert_eq!(&ticks[..2], [4_000, 37_333], "the switch at 0 s (stats) applies before the first tick");
-        for t in &ticks {
-            let k = (*t as f64 - 4_000.0) * 30.0 / 1e6;
-            assert!((k - k.round()).abs() * 1e6 / 30.0 <= 1.0, "tick at {t} us is off the 30 pps grid");
-        }
-        for w in ticks.windows(2) {
-            assert!(w[1] - w[0] >= 33_332, "{w:?}");
-        }
-    }
-}
+mod tests;

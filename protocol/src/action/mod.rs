@@ -1,0 +1,153 @@
+//! Timed actions: everything that can happen to a run besides its own traffic, at an instant of
+//! virtual time.
+//!
+//! One type serves two lists. A scenario's `script` holds the steps planned in advance (an outage
+//! at 20 s, a burst at 12 s); a recorded session's action log holds what the user did while it ran
+//! (a parameter edit, *Send burst*, *Restart*...). A re-run applies both at the same virtual
+//! instants, so a recording reproduces. In files a step reads
+//! `(at_s: 12, action: burst)`, `(at_s: 5, action: send_chunk(kib: 256))` or, for a link change,
+//! `(at_s: 20.0, dir: a_to_b, set: (loss_percent: 100.0))` (the form scenario scripts had first;
+//! [`repr`] has every spelling).
+//!
+//! *Restart* and a *strategy* change mean the same inside one recording: the recording is one
+//! continuous virtual timeline, and at that instant both endpoints are rebuilt from the scenario
+//! in force (every change so far included) and both links start empty (what was in flight is
+//! discarded, as it would mean nothing to the new endpoints); send ids keep counting. The driver
+//! reports it as a `ParamChanged` marker named `restart` or `strategy`
+//! ([`crate::EventKind::is_restart`]), where folds over events start their per-run state afresh.
+
+mod repr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::{Side, SimTime};
+use crate::link::{LinkPatch, StepDirection};
+use crate::scenario::Strategy;
+
+/// Most KiB one `send_chunk` action queues (16 MiB, as `workload.chunk_kib`).
+pub const MAX_CHUNK_KIB: u32 = 16 * 1024;
+
+/// Something done to a running pair of endpoints at an instant.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Sets a scenario parameter by its dotted `--set` name; the value is text as `--set` takes it.
+    Set { name: String, value: String },
+    /// Queues a workload burst (`workload.burst_messages` reliable messages) on `side`.
+    Burst { side: Side },
+    /// Queues one large block of `kib` KiB on `side` (chunk and fragment strategies).
+    SendChunk { side: Side, kib: u32 },
+    /// Changes link settings of one or both directions.
+    Link { dir: StepDirection, set: LinkPatch },
+    /// Rebuilds both endpoints and links from the scenario in force (see the module doc).
+    Restart,
+    /// Rebuilds both endpoints and links running this strategy.
+    Strategy(Strategy),
+    /// The user froze the run's clock (a marker: virtual time does not pass while paused).
+    Pause,
+    /// The user let the clock run again.
+    Resume,
+}
+
+impl Action {
+    /// The action's name as files spell it (`set`, `burst`, `send_chunk`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Set { .. } => "set",
+            Action::Burst { .. } => "burst",
+            Action::SendChunk { .. } => "send_chunk",
+            Action::Link { .. } => "link",
+            Action::Restart => "restart",
+            Action::Strategy(_) => "strategy",
+            Action::Pause => "pause",
+            Action::Resume => "resume",
+        }
+    }
+
+    /// True for the actions that rebuild the endpoints (restart, strategy change, and a `set` of
+    /// `strategy`, which means the same).
+    pub fn rebuilds(&self) -> bool {
+        match self {
+            Action::Restart | Action::Strategy(_) => true,
+            Action::Set { name, .. } => name.trim() == "strategy",
+            _ => false,
+        }
+    }
+
+    /// Whether this action concerns the endpoint of `side` (a link change concerns the receiving
+    /// end of its direction, which owns that link).
+    pub fn concerns(&self, side: Side) -> bool {
+        match self {
+            Action::Burst { side: s } | Action::SendChunk { side: s, .. } => *s == side,
+            Action::Link { dir, .. } => dir.includes(side.other().outgoing()),
+            _ => true,
+        }
+    }
+}
+
+impl std::fmt::Display for Action {
+    /// One line for logs and messages: `set link.loss_percent=20`, `burst on A`, ...
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Action::Set { name, value } => write!(f, "set {name}={value}"),
+            Action::Burst { side } => write!(f, "burst on {side:?}"),
+            Action::SendChunk { side, kib } => write!(f, "send a {kib} KiB chunk on {side:?}"),
+            Action::Link { dir, set } => write!(f, "link {dir:?} {set:?}"),
+            Action::Restart => write!(f, "restart"),
+            Action::Strategy(s) => write!(f, "strategy {}", s.name()),
+            Action::Pause => write!(f, "pause"),
+            Action::Resume => write!(f, "resume"),
+        }
+    }
+}
+
+/// An action at an instant of virtual time (a scenario script step or an action-log entry).
+///
+/// Files write the time as `at_s` (seconds; exact to the microsecond) and also accept `at_us`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "repr::StepIn", into = "repr::StepOut")]
+pub struct Step {
+    pub at: SimTime,
+    pub action: Action,
+}
+
+impl Step {
+    pub fn new(at: SimTime, action: Action) -> Self {
+        Self { at, action }
+    }
+
+    /// `action` at `at_s` seconds.
+    pub fn at_secs(at_s: f64, action: Action) -> Self {
+        Self { at: SimTime::from_secs_f64(at_s), action }
+    }
+
+    /// The name and value of a `set` step.
+    pub fn as_set(&self) -> Option<(&str, &str)> {
+        match &self.action {
+            Action::Set { name, value } => Some((name, value)),
+            _ => None,
+        }
+    }
+
+    /// The direction and patch of a link step.
+    pub fn as_link(&self) -> Option<(StepDirection, &LinkPatch)> {
+        match &self.action {
+            Action::Link { dir, set } => Some((*dir, set)),
+            _ => None,
+        }
+    }
+}
+
+impl From<crate::link::LinkStep> for Step {
+    fn from(s: crate::link::LinkStep) -> Self {
+        Step::at_secs(s.at_s, Action::Link { dir: s.dir, set: s.set })
+    }
+}
+
+/// Sorts steps by time, keeping the order of steps at one instant (the order they were written
+/// or done in).
+pub fn sort_steps(steps: &mut [Step]) {
+    steps.sort_by_key(|s| s.at);
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,143 @@
+//! Actions on one endpoint: `set`, bursts and chunks, link changes, and restarts.
+//!
+//! The same code runs a scenario's scripted step (at the start of its instant) and a live or
+//! recorded action (after everything due at its instant), in the simulation and in every
+//! real-time transport.
+
+use super::{EndpointDriver, Ticker};
+use crate::action::Action;
+use crate::driver::ticker::TickTiming;
+use crate::event::{Dir, Event, EventKind, SimTime};
+use crate::link::Link;
+use crate::reliability::flow::FlowControl;
+use crate::scenario::set::SetError;
+use crate::scenario::Strategy;
+
+/// What an action did to the link into the endpoint: the caller applies it to its [`Link`].
+#[must_use = "a changed link must reach the caller's link"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkUpdate {
+    /// Nothing changed.
+    None,
+    /// New settings ([`EndpointDriver::link_config`]) from now on.
+    Config,
+    /// The endpoint restarted: a new, empty link with its settings (what was in flight is gone).
+    Rebuild,
+}
+
+impl LinkUpdate {
+    /// Both updates, the stronger one winning.
+    pub fn and(self, other: LinkUpdate) -> LinkUpdate {
+        match (self, other) {
+            (LinkUpdate::Rebuild, _) | (_, LinkUpdate::Rebuild) => LinkUpdate::Rebuild,
+            (LinkUpdate::Config, _) | (_, LinkUpdate::Config) => LinkUpdate::Config,
+            _ => LinkUpdate::None,
+        }
+    }
+
+    /// Brings `link` (the link into `driver`'s endpoint) up to date at `now`.
+    pub fn apply(self, driver: &EndpointDriver, link: &mut Link, now: SimTime) {
+        match self {
+            LinkUpdate::None => {}
+            LinkUpdate::Config => link.set_config_at(now, *driver.link_config()),
+            LinkUpdate::Rebuild => {
+                *link = Link::new(driver.link_dir(), *driver.link_config(), driver.scenario().seed);
+            }
+        }
+    }
+}
+
+impl EndpointDriver {
+    /// Applies `action` at `now` as far as it concerns this endpoint:
+    /// - `set`: the parameter in this endpoint's settings ([`Self::reconfigure`]); `set` of
+    ///   `strategy` is a strategy change;
+    /// - `burst` / `send_chunk` of this side: queued on the endpoint;
+    /// - `link` of the direction into this endpoint: its settings, each changed field reported
+    ///   as a `ParamChanged` event;
+    /// - `restart` / `strategy`: [`Self::restart`];
+    /// - `pause` / `resume`: nothing (virtual time does not pass while paused).
+    ///
+    /// `set`s and restarts are reported as `ParamChanged` events when this driver records them.
+    /// A refused `set` changes nothing.
+    pub fn apply_action(
+        &mut self,
+        now: SimTime,
+        action: &Action,
+        events: &mut Vec<Event>,
+    ) -> Result<LinkUpdate, SetError> {
+        self.touch(now);
+        if !action.concerns(self.side) {
+            return Ok(LinkUpdate::None);
+        }
+        Ok(match action {
+            Action::Set { name, value } if name.trim() == "strategy" => {
+                let strategy = Strategy::parse(value.trim()).map_err(SetError)?;
+                self.restart(now, Some(strategy), events)
+            }
+            Action::Set { name, value } => {
+                let mut s = self.scenario.clone();
+                s.set(name, value)?;
+                let changed = self.reconfigure(now, s);
+                if self.records {
+                    let kind = EventKind::ParamChanged { name: name.trim().to_string(), value: value.clone() };
+                    events.push(Event { time: now, kind });
+                }
+                if changed {
+                    LinkUpdate::Config
+                } else {
+                    LinkUpdate::None
+                }
+            }
+            Action::Burst { .. } => {
+                self.burst(now);
+                LinkUpdate::None
+            }
+            Action::SendChunk { kib, .. } => {
+                self.send_chunk(now, *kib as usize * 1024);
+                LinkUpdate::None
+            }
+            Action::Link { set, .. } => {
+                let dir = self.link_dir();
+                let d = match dir {
+                    Dir::AtoB => "a_to_b",
+                    Dir::BtoA => "b_to_a",
+                };
+                for (field, v) in set.apply(self.scenario.link.get_mut(dir)) {
+                    let name = format!("link.{d}.{field}");
+                    events.push(Event { time: now, kind: EventKind::ParamChanged { name, value: v.to_string() } });
+                }
+                LinkUpdate::Config
+            }
+            Action::Restart => self.restart(now, None, events),
+            Action::Strategy(s) => self.restart(now, Some(*s), events),
+            Action::Pause | Action::Resume => LinkUpdate::None,
+        })
+    }
+
+    /// Rebuilds the endpoint at `now` from the settings in force (with `strategy` if given): a
+    /// new peer from the factory, its tick phase and lateness drawn again from the (possibly new)
+    /// seed, ticks on its grid from `now`, a stats sample at `now`, flow control afresh. The
+    /// script position and the send ids carry on. Reported (when this driver records) as
+    /// `ParamChanged { name: "strategy", value }` for a strategy change, else
+    /// `ParamChanged { name: "restart", value: strategy }`. The caller rebuilds the link.
+    pub fn restart(&mut self, now: SimTime, strategy: Option<Strategy>, events: &mut Vec<Event>) -> LinkUpdate {
+        self.touch(now);
+        if let Some(s) = strategy {
+            self.scenario.strategy = s;
+        }
+        self.peer = (self.factory)(&self.scenario, self.side);
+        self.timing = TickTiming::of(&self.scenario, self.side);
+        self.flow = FlowControl::new(self.scenario.flow);
+        self.last_tick = None;
+        self.ticker = Ticker::on_grid(&self.timing, self.scenario.send_rate_pps, now);
+        self.next_stats = now;
+        if self.records {
+            let (name, value) = match strategy {
+                Some(s) => ("strategy", s.name()),
+                None => ("restart", self.scenario.strategy.name()),
+            };
+            events.push(Event { time: now, kind: EventKind::ParamChanged { name: name.into(), value: value.into() } });
+        }
+        LinkUpdate::Rebuild
+    }
+}
