@@ -61,6 +61,8 @@ impl From<Change> for Step {
 #[serde(deny_unknown_fields)]
 pub struct Session {
     pub format_version: u32,
+    /// The version that wrote the file; a hand-written scenario may leave it out.
+    #[serde(default)]
     pub app_version: String,
     /// How the recording was made: in-process recordings re-run exactly; a UDP one ran on real
     /// time, so a re-run (always in-process) simulates it instead.
