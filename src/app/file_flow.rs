@@ -68,7 +68,11 @@ impl AppState {
             self.error = Some(format!("{} is being saved already.", path.display()));
             return;
         }
-        let mut job = FileJob::save(path, lane.header(), lane.store.shared_events(), self.wake.clone());
+        // A live run that kept only a window in memory saves its stream file, which has it all.
+        let mut job = match self.live_log.full_log(lane) {
+            Some(full) => FileJob::copy(path, full, self.wake.clone()),
+            None => FileJob::save(path, lane.header(), lane.store.shared_events(), self.wake.clone()),
+        };
         job.mark = Some(self.mark());
         self.jobs.push(job);
     }

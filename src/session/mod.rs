@@ -11,7 +11,10 @@
 //! which keeps a recording around 40-50 bytes per event.
 
 mod codec;
+mod fast_load;
+mod lines;
 mod progress;
+pub mod stream;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -177,13 +180,17 @@ fn from_text_with(text: &str, origin: &str, progress: Option<&Arc<Progress>>) ->
         // One event per line: the line count bounds the events to parse.
         p.start(Phase::Parsing, text.bytes().filter(|&b| b == b'\n').count() as u64);
     }
-    let session: Session = codec::with_progress(progress.cloned(), || ron::from_str(text)).map_err(|e| {
-        if progress.is_some_and(|p| p.is_cancelled()) {
-            anyhow!("{origin}: cancelled")
-        } else {
-            anyhow!("{origin}: line {}, column {}: {}", e.span.start.line, e.span.start.col, e.code)
-        }
-    })?;
+    let fast = fast_load::parse(text, origin, progress).transpose()?;
+    let session: Session = match fast {
+        Some(s) => s,
+        None => codec::with_progress(progress.cloned(), || ron::from_str(text)).map_err(|e| {
+            if progress.is_some_and(|p| p.is_cancelled()) {
+                anyhow!("{origin}: cancelled")
+            } else {
+                anyhow!("{origin}: line {}, column {}: {}", e.span.start.line, e.span.start.col, e.code)
+            }
+        })?,
+    };
     if session.format_version != FORMAT_VERSION {
         bail!(
             "{origin}: format version {} is not supported (this ackscope reads {FORMAT_VERSION})",
