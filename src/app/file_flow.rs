@@ -71,8 +71,19 @@ impl AppState {
             self.error = Some(format!("{} is being saved already.", path.display()));
             return;
         }
-        let events = self.lanes.iter().map(|l| l.store.shared_events()).collect();
-        let mut job = FileJob::save(path, header, events, self.wake.clone());
+        // A live run that kept only a window in memory saves its stream file, which has it all.
+        // Streams are one lane each: an A/B pair saves what both lanes hold in memory.
+        let full = match self.lanes.as_slice() {
+            [lane] => self.live_log.full_log(lane),
+            _ => None,
+        };
+        let mut job = match full {
+            Some(full) => FileJob::copy(path, full, self.wake.clone()),
+            None => {
+                let events = self.lanes.iter().map(|l| l.store.shared_events()).collect();
+                FileJob::save(path, header, events, self.wake.clone())
+            }
+        };
         job.mark = Some(self.mark());
         self.jobs.push(job);
     }

@@ -122,6 +122,15 @@ impl FileJob {
         })
     }
 
+    /// Saves by copying `source`, a complete session file (the stream file of a live run that
+    /// keeps only a window in memory), on a worker thread.
+    pub fn copy(path: &Path, source: PathBuf, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
+        Self::spawn(JobKind::Save, path, wake, move |path, progress| {
+            progress.start(Phase::Writing, 1);
+            session::stream::copy_atomic(&source, path).map(Finished::Saved)
+        })
+    }
+
     /// Exports `lanes` (each a session header with its shared events) as the tables `targets`
     /// names, on a worker thread.
     ///

@@ -6,6 +6,7 @@ pub mod clock;
 mod command;
 mod file_flow;
 pub mod files;
+pub mod live_log;
 pub mod paths;
 mod rerun;
 pub mod settings;

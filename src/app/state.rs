@@ -13,6 +13,7 @@ use ackscope_protocol::{Scenario, Side, SimTime, Step, Strategy};
 
 use super::clock::{Clock, SystemClock};
 use super::files::{Dialogs, FileJob, JobKind, SavedMark};
+use super::live_log::LiveLog;
 use super::paths::PromptKind;
 use super::rerun::RerunJob;
 use super::settings::Settings;
@@ -77,6 +78,8 @@ pub struct AppState {
     last_tick: Option<Duration>,
     /// Called from other threads when something arrived (requests a repaint).
     pub(super) wake: Arc<dyn Fn() + Send + Sync>,
+    /// The live run's stream files and memory window.
+    pub live_log: LiveLog,
 }
 
 impl AppState {
@@ -111,6 +114,7 @@ impl AppState {
             clock: Box::new(SystemClock::default()),
             last_tick: None,
             wake: Arc::new(wake),
+            live_log: LiveLog::new(LiveLog::default_dir()),
         }
     }
 
@@ -161,6 +165,11 @@ impl AppState {
             }
             Transport::InProcess => Some(Box::new(LiveRun::spawn(scenarios, move || wake()))),
         };
+        if self.live.is_some() {
+            if let Err(e) = self.live_log.start(&self.lanes) {
+                self.error = Some(format!("streaming the run to disk: {e:#}"));
+            }
+        }
         self.paused = false;
         self.playback = Playback::default();
         self.file = None;
@@ -174,6 +183,7 @@ impl AppState {
             run.stop();
             let rest: Vec<Batch> = run.try_batches().collect();
             self.ingest(rest);
+            self.live_log.finish_at(self.end_time().0);
         }
     }
 
@@ -197,8 +207,9 @@ impl AppState {
         for b in batches {
             if let Some(lane) = self.lanes.get_mut(b.lane) {
                 n += b.events.len();
-                lane.actions.extend(b.actions);
-                lane.ingest(b.events);
+                if let Err(e) = self.live_log.ingest(b.lane, lane, b.events, b.actions) {
+                    self.error = Some(format!("streaming the run to disk: {e:#}"));
+                }
             }
             if let Some(e) = b.error {
                 self.error = Some(e);

@@ -21,8 +21,11 @@
 //! parameter changes, as `changes`) still load; they are written back as version 2.
 
 mod codec;
+mod fast_load;
+mod lines;
 mod progress;
 mod rerun;
+pub mod stream;
 pub mod strict;
 
 use std::path::{Path, PathBuf};
@@ -299,14 +302,17 @@ fn from_text_with(text: &str, origin: &str, progress: Option<&Arc<Progress>>, ve
         // One event per line: the line count bounds the events to parse.
         p.start(Phase::Parsing, text.bytes().filter(|&b| b == b'\n').count() as u64);
     }
-    let session: Session =
-        codec::with_progress(progress.cloned(), || strict::ron_options().from_str(text)).map_err(|e| {
+    let fast = fast_load::parse(text, origin, progress).transpose()?;
+    let session: Session = match fast {
+        Some(s) => s,
+        None => codec::with_progress(progress.cloned(), || strict::ron_options().from_str(text)).map_err(|e| {
             if progress.is_some_and(|p| p.is_cancelled()) {
                 anyhow!("{origin}: cancelled")
             } else {
                 anyhow!("{origin}: {}", strict::describe(text, &e))
             }
-        })?;
+        })?,
+    };
     let mut session = session;
     if verify == Verify::Checksum && !summed && (session.has_events() || session.checksum.is_some()) {
         bail!(

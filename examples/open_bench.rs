@@ -1,0 +1,173 @@
+//! Opening a 10-million-event session: file size per event, time per phase of a load, peak
+//! memory, and the window's frames while it opens and while scrubbing it.
+//!
+//! The session (a long run at 1000 packets/s each way with 5 % loss) is generated once by a
+//! child process and kept in the temporary directory, so the figures of this process are the
+//! load's alone (peak RSS is the kernel's `VmHWM`, which only grows).
+//!
+//! Run: `cargo run --release --example open_bench` (`-- EVENTS` for another size)
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ackscope::app::AppState;
+use ackscope::model::Recording;
+use ackscope::session::{self, Phase, Progress};
+use ackscope::ui::{Tab, WindowView};
+use ackscope::window::frame_ui;
+use ackscope::{report, session::Session};
+use ackscope_protocol::{Scenario, SimTime};
+use egui_kittest::Harness;
+
+/// The scenario recorded: 1000 packets/s each way, default workload, 5 % loss each way.
+fn scenario() -> Scenario {
+    Scenario { send_rate_pps: 1000.0, ..Scenario::default() }
+}
+
+/// A kernel memory figure of this process (`VmHWM`, `VmRSS`) in MiB.
+fn status_mib(key: &str) -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib: f64 = status
+        .lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    kib / 1024.0
+}
+
+/// Runs the scenario long enough for `events` events and saves it to `path` (in the child).
+fn generate(path: &Path, events: usize) {
+    let s = scenario();
+    let probe = report::run(&s, 10.0).session.events.len() as f64 / 10.0;
+    let secs = (events as f64 / probe).ceil();
+    let t = Instant::now();
+    let run = report::run(&s, secs);
+    println!(
+        "generated {} events ({secs} s simulated) in {:.1} s",
+        run.session.events.len(),
+        t.elapsed().as_secs_f64()
+    );
+    session::save(&run.session, path).expect("save");
+}
+
+/// Loads `path` headless: time per phase, then indexing, and memory.
+fn load_headless(path: &Path) {
+    let progress = Arc::new(Progress::new());
+    let watch = Arc::clone(&progress);
+    let t0 = Instant::now();
+    let watcher = std::thread::spawn(move || {
+        let mut seen: Vec<(Phase, f64)> = Vec::new();
+        while seen.last().map(|s| s.0) != Some(Phase::Indexing) || watch.phase_fraction() < 1.0 {
+            let p = watch.phase();
+            if seen.last().map(|s| s.0) != Some(p) {
+                seen.push((p, t0.elapsed().as_secs_f64()));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        seen
+    });
+    let s: Session = session::load_with_progress(path, &progress).expect("load");
+    let loaded = t0.elapsed().as_secs_f64();
+    let n = s.events.len();
+    let after_parse = status_mib("VmHWM");
+    let rec = Recording::from_session(s, &progress).expect("index");
+    let indexed = t0.elapsed().as_secs_f64();
+    let phases = watcher.join().unwrap();
+    let bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    println!("{n} events, file {:.0} MB = {:.1} bytes/event", bytes as f64 / 1e6, bytes as f64 / n as f64);
+    for w in phases.windows(2) {
+        println!("  {:15} {:6.2} s", w[0].0.label(), w[1].1 - w[0].1);
+    }
+    println!(
+        "  loaded (read, check, parse) in {loaded:.2} s = {:.0} ns/event; indexed, ready to draw, at {indexed:.2} s",
+        loaded * 1e9 / n as f64
+    );
+    println!(
+        "  peak RSS {after_parse:.0} MiB after parsing, {:.0} MiB after indexing ({:.0} bytes/event); now {:.0} MiB",
+        status_mib("VmHWM"),
+        status_mib("VmHWM") * 1024.0 * 1024.0 / n as f64,
+        status_mib("VmRSS")
+    );
+    drop(rec);
+}
+
+/// The whole window around `state`, headless at 1280x800.
+fn window(state: AppState) -> Harness<'static, AppState> {
+    let mut view = WindowView::default();
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 800.0))
+        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+}
+
+/// Opens `path` in the window as a user would: the first frame, the frames while it loads, and
+/// frames while scrubbing each tab.
+fn open_in_window(path: &Path) {
+    let mut state = AppState::new(Scenario::default(), || {});
+    state.settings.intro_dismissed = true;
+    let mut h = window(state);
+    let t = Instant::now();
+    h.state_mut().open_path(path);
+    h.step();
+    let first = t.elapsed().as_secs_f64();
+    let (mut frames, mut worst) = (1, 0.0f64);
+    while !h.state().file_jobs().is_empty() {
+        let f = Instant::now();
+        h.step();
+        worst = worst.max(f.elapsed().as_secs_f64() * 1000.0);
+        frames += 1;
+        std::thread::sleep(Duration::from_millis(16));
+    }
+    h.step();
+    assert!(h.state().error.is_none(), "{:?}", h.state().error);
+    println!(
+        "window: first frame (progress bar) after {first:.3} s; run shown after {:.2} s; {frames} frames meanwhile (slowest {worst:.2} ms)",
+        t.elapsed().as_secs_f64()
+    );
+    let end = h.state().end_time();
+    for tab in Tab::all() {
+        h.state_mut().settings.tab = tab;
+        let mut worst = 0.0f64;
+        let mut total = 0.0;
+        // Warm the tab's caches, then drag the cursor back and forth across the run.
+        h.step();
+        let steps = 40;
+        for i in 0..steps {
+            let frac = if i % 2 == 0 { i as f64 / steps as f64 } else { 1.0 - i as f64 / steps as f64 };
+            h.state_mut().playback.seek(SimTime((end.0 as f64 * frac) as u64));
+            let f = Instant::now();
+            h.step();
+            let ms = f.elapsed().as_secs_f64() * 1000.0;
+            total += ms;
+            worst = worst.max(ms);
+        }
+        println!(
+            "  scrubbing {:9} {:6.2} ms per frame (worst {worst:6.2} ms)",
+            tab.name().to_lowercase(),
+            total / steps as f64
+        );
+    }
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    if let Some("--generate") = args.next().as_deref() {
+        let path = PathBuf::from(args.next().unwrap());
+        generate(&path, args.next().unwrap().parse().unwrap());
+        return;
+    }
+    let events: usize = std::env::args().nth(1).map_or(10_000_000, |a| a.parse().expect("EVENTS"));
+    let path = std::env::temp_dir().join(format!("ackscope-open-bench-{events}.ron"));
+    if !path.exists() {
+        let status = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--generate", &path.display().to_string(), &events.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    load_headless(&path);
+    if std::env::var_os("OPEN_BENCH_NO_WINDOW").is_none() {
+        open_in_window(&path);
+    }
+}

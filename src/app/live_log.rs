@@ -1,0 +1,373 @@
+//! Bounded live memory: a live run streams its whole event log to a session file and keeps only a
+//! window of it in memory.
+//!
+//! At 1000 packets/s each way a run makes about 13,000 events a second, and a recording holds
+//! each with its share of the ledger, indexes and series (about [`BYTES_PER_EVENT`]), so memory
+//! grew without bound (1.3 MB/s). Every event now goes first to the lane's [`SessionStream`] (a
+//! complete, checksummed session after every flush, so a killed app leaves a readable file), then
+//! into the lane's recording. When the recording spans more than [`LiveLimits::window_s`] of run
+//! time, or holds more than half of [`LiveLimits::max_bytes`], the newest half of it is rebuilt
+//! into a fresh recording on a worker thread (the same fold as opening a file), caught up with
+//! the events that arrived meanwhile, and swapped in: the window shown then covers between half
+//! and all of the limits, and old plus new stay under the byte limit while the rebuild runs.
+//!
+//! Scrubbing before the window shows the window's start: what came before is in the stream file
+//! ([`LiveLog::files`]), which opens like any saved session once the run stops, and is what a
+//! save of a trimmed run writes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use ackscope_protocol::{Event, SimTime, Step};
+use anyhow::Result;
+use crossbeam_channel::{bounded, Receiver};
+
+use crate::model::Recording;
+use crate::session::stream::SessionStream;
+use crate::session::{Progress, Session};
+
+/// Memory a recording is reckoned to take per event (log, ledger, indexes, series).
+///
+/// `examples/live_memory.rs` measures 109 bytes per event at 1000 packets/s each way; the rest is
+/// headroom for the allocator's slack and the copy a rebuild holds while it runs.
+pub const BYTES_PER_EVENT: u64 = 200;
+
+/// Stream files kept in the directory: older ones are removed when a run starts.
+pub const KEEP_FILES: usize = 20;
+
+/// How much of a live run stays in memory.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LiveLimits {
+    /// Run time a lane's recording covers at most, in seconds.
+    pub window_s: f64,
+    /// Memory all lanes' recordings take at most, in bytes (estimated at [`BYTES_PER_EVENT`]).
+    pub max_bytes: u64,
+}
+
+impl Default for LiveLimits {
+    /// 30 minutes or 2 GiB, whichever comes first.
+    fn default() -> Self {
+        Self { window_s: 1800.0, max_bytes: 2 << 30 }
+    }
+}
+
+/// A recording of a lane's newest events being built on a worker thread.
+struct Rebuild {
+    /// The recording it replaces (a restart makes its result useless).
+    replaces: u64,
+    /// Events of the replaced recording it was given (the rest it takes on arrival).
+    upto: usize,
+    result: Receiver<Option<Recording>>,
+}
+
+#[derive(Default)]
+struct LaneLog {
+    stream: Option<SessionStream>,
+    rebuild: Option<Rebuild>,
+    trims: usize,
+    /// The lane's recording since its latest trim (saving it must copy the stream file).
+    trimmed_id: Option<u64>,
+}
+
+/// The stream files and the memory window of a live run's lanes.
+pub struct LiveLog {
+    pub limits: LiveLimits,
+    dir: PathBuf,
+    lanes: Vec<LaneLog>,
+    /// Stream files of runs finished in this window, newest last.
+    finished: Vec<PathBuf>,
+    /// Recordings of finished runs that were trimmed, with the stream file holding all of them.
+    trimmed: Vec<(u64, PathBuf)>,
+}
+
+impl LiveLog {
+    /// Stream files go to `dir` (created when the first run starts).
+    pub fn new(dir: PathBuf) -> Self {
+        Self { limits: LiveLimits::default(), dir, lanes: Vec::new(), finished: Vec::new(), trimmed: Vec::new() }
+    }
+
+    /// Where the window's live runs are streamed: `$ACKSCOPE_LIVE_DIR`, or `ackscope-live` in the
+    /// temporary directory.
+    pub fn default_dir() -> PathBuf {
+        std::env::var_os("ACKSCOPE_LIVE_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| std::env::temp_dir().join("ackscope-live"))
+    }
+
+    /// Opens a stream file for each of `lanes` (a new run). The run goes on in memory alone
+    /// when a file cannot be created; the error says why.
+    pub fn start(&mut self, lanes: &[Recording]) -> Result<()> {
+        self.finish();
+        self.lanes = lanes.iter().map(|_| LaneLog::default()).collect();
+        std::fs::create_dir_all(&self.dir)?;
+        prune(&self.dir, KEEP_FILES);
+        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        for (i, lane) in lanes.iter().enumerate() {
+            let name = format!("live-{stamp}-{}-{}-{}.ron", std::process::id(), i, lane.scenario.strategy.name());
+            self.lanes[i].stream = Some(SessionStream::create(&self.dir.join(name), &lane.header())?);
+        }
+        Ok(())
+    }
+
+    /// Moves a batch of lane `i`'s events into its stream file and its recording, then keeps the
+    /// recording within the limits. The events reach the recording even when the file fails.
+    pub fn ingest(&mut self, i: usize, lane: &mut Recording, events: Vec<Event>, actions: Vec<Step>) -> Result<()> {
+        let mut result = Ok(());
+        if let Some(log) = self.lanes.get_mut(i) {
+            if let Some(stream) = &mut log.stream {
+                result = stream.append(&events, &actions);
+                if result.is_err() {
+                    log.stream = None;
+                }
+            }
+        }
+        lane.actions.extend(actions);
+        lane.ingest(events);
+        let lanes = self.lanes.len().max(1) as u64;
+        let limits = self.limits;
+        if let Some(log) = self.lanes.get_mut(i) {
+            log.swap_in_rebuild(lane);
+            if log.rebuild.is_none() {
+                if let Some(from) = cut_for(lane, limits, lanes) {
+                    log.rebuild = Some(spawn_rebuild(lane, from));
+                }
+            }
+        }
+        result
+    }
+
+    /// Waits for rebuilds under way and swaps them in (tests and examples, to see the result).
+    pub fn settle(&mut self, lanes: &mut [Recording]) {
+        for (log, lane) in self.lanes.iter_mut().zip(lanes) {
+            if let Some(r) = log.rebuild.take() {
+                if let Ok(rec) = r.result.recv() {
+                    log.rebuild = Some(Rebuild { result: ready(rec), ..r });
+                }
+            }
+            log.swap_in_rebuild(lane);
+        }
+    }
+
+    /// Times in each lane before which events were dropped from memory (zero: none were).
+    pub fn window_starts(&self, lanes: &[Recording]) -> Vec<SimTime> {
+        self.lanes
+            .iter()
+            .zip(lanes)
+            .map(|(log, lane)| {
+                if log.trims == 0 {
+                    SimTime::ZERO
+                } else {
+                    lane.store.events().first().map_or(SimTime::ZERO, |e| e.time)
+                }
+            })
+            .collect()
+    }
+
+    /// True when a lane of the live run dropped events from memory.
+    pub fn trimmed(&self) -> bool {
+        self.lanes.iter().any(|l| l.trims > 0)
+    }
+
+    /// The stream file (flushed) holding every event of `rec` when `rec` is a live lane, or the
+    /// lane of a finished run, that dropped events from memory: a save copies it.
+    pub fn full_log(&mut self, rec: &Recording) -> Option<PathBuf> {
+        for l in &mut self.lanes {
+            if l.trimmed_id == Some(rec.id()) {
+                let stream = l.stream.as_mut()?;
+                stream.flush().ok()?;
+                return Some(stream.path().to_path_buf());
+            }
+        }
+        self.trimmed.iter().find(|(id, _)| *id == rec.id()).map(|(_, p)| p.clone())
+    }
+
+    /// The stream files of the run (one per lane), flushed.
+    pub fn files(&mut self) -> Vec<PathBuf> {
+        self.lanes
+            .iter_mut()
+            .filter_map(|l| l.stream.as_mut())
+            .map(|s| {
+                let _ = s.flush();
+                s.path().to_path_buf()
+            })
+            .collect()
+    }
+
+    /// Stream files of the runs that ended, newest last.
+    pub fn finished_files(&self) -> &[PathBuf] {
+        &self.finished
+    }
+
+    /// Closes the run's stream files (each a complete session), ending with `duration_us`.
+    pub fn finish_at(&mut self, duration_us: u64) {
+        for l in &mut self.lanes {
+            if let Some(s) = &mut l.stream {
+                s.set_duration(duration_us);
+            }
+        }
+        self.finish();
+    }
+
+    /// Closes the run's stream files.
+    pub fn finish(&mut self) {
+        for l in self.lanes.drain(..) {
+            if let Some(s) = l.stream {
+                let path = s.path().to_path_buf();
+                if s.finish().is_ok() {
+                    if let Some(id) = l.trimmed_id {
+                        self.trimmed.push((id, path.clone()));
+                    }
+                    self.finished.push(path);
+                }
+            }
+        }
+    }
+}
+
+impl LaneLog {
+    /// Replaces `lane` with a finished rebuild, caught up with the events that came meanwhile.
+    fn swap_in_rebuild(&mut self, lane: &mut Recording) {
+        let Some(r) = &self.rebuild else { return };
+        let Ok(done) = r.result.try_recv() else { return };
+        let (replaces, upto) = (r.replaces, r.upto);
+        self.rebuild = None;
+        let Some(mut fresh) = done.filter(|_| replaces == lane.id()) else { return };
+        fresh.ingest(lane.store.events()[upto..].to_vec());
+        fresh.actions = std::mem::take(&mut lane.actions);
+        self.trimmed_id = Some(fresh.id());
+        *lane = fresh;
+        self.trims += 1;
+    }
+}
+
+/// A channel already holding `rec`.
+fn ready(rec: Option<Recording>) -> Receiver<Option<Recording>> {
+    let (tx, rx) = bounded(1);
+    let _ = tx.send(rec);
+    rx
+}
+
+/// Where to cut `lane` when it is over `limits` (one of `lanes` sharing the bytes): the first
+/// event to keep, halfway through the window by time or by count, whichever keeps fewer.
+fn cut_for(lane: &Recording, limits: LiveLimits, lanes: u64) -> Option<usize> {
+    let events = lane.store.events();
+    let (first, last) = (events.first()?.time, events.last()?.time);
+    let span_s = last.saturating_since(first).as_secs_f64();
+    let bytes = events.len() as u64 * BYTES_PER_EVENT;
+    let over_bytes = bytes > limits.max_bytes / lanes / 2;
+    if span_s <= limits.window_s && !over_bytes {
+        return None;
+    }
+    let mut from = 0;
+    if span_s > limits.window_s {
+        let keep_from = last.0.saturating_sub((limits.window_s * 0.5e6) as u64);
+        from = events.partition_point(|e| e.time.0 < keep_from);
+    }
+    if over_bytes {
+        from = from.max(events.len() / 2);
+    }
+    // Cut between instants, so no instant is split between the file alone and memory.
+    let at = events.get(from)?.time;
+    Some(events.partition_point(|e| e.time < at)).filter(|&f| f > 0)
+}
+
+/// Starts building a recording of `lane`'s events from `from` on a worker thread.
+fn spawn_rebuild(lane: &Recording, from: usize) -> Rebuild {
+    let events = lane.store.events();
+    let session = Session { events: events[from..].to_vec(), ..lane.header() };
+    let (tx, rx) = bounded(1);
+    let upto = events.len();
+    std::thread::Builder::new()
+        .name("ackscope-window".into())
+        .spawn(move || {
+            let _ = tx.send(Recording::from_session(session, &Arc::new(Progress::new())));
+        })
+        .expect("spawn window thread");
+    Rebuild { replaces: lane.id(), upto, result: rx }
+}
+
+/// Removes all but the newest `keep` stream files (`live-STAMP-...`) in `dir`; errors are ignored.
+fn prune(dir: &Path, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut files: Vec<(u64, PathBuf)> = entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let stamp = name.strip_prefix("live-")?.split('-').next()?.parse().ok()?;
+            name.ends_with(".ron").then(|| (stamp, e.path()))
+        })
+        .collect();
+    files.sort();
+    let excess = files.len().saturating_sub(keep);
+    for (_, path) in files.into_iter().take(excess) {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ackscope_protocol::{Scenario, Simulation};
+
+    use super::*;
+    use crate::session::load;
+
+    /// Runs `s` for `secs`, feeding one-second batches through `log` into one lane as a live run
+    /// would, waiting for each rebuild; the lane, every event and the largest event count held.
+    fn drive(log: &mut LiveLog, s: Scenario, secs: u64) -> (Recording, Vec<Event>, usize) {
+        let mut lanes = vec![Recording::new(s.clone())];
+        log.start(&lanes).unwrap();
+        let mut sim = Simulation::new(s);
+        let (mut all, mut most) = (Vec::new(), 0);
+        for second in 1..=secs {
+            sim.run_until(SimTime(second * 1_000_000));
+            let batch: Vec<Event> = sim.drain_events().collect();
+            all.extend(batch.iter().cloned());
+            log.ingest(0, &mut lanes[0], batch, Vec::new()).unwrap();
+            most = most.max(lanes[0].store.len());
+            log.settle(&mut lanes);
+        }
+        (lanes.pop().unwrap(), all, most)
+    }
+
+    fn temp_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ackscope-live-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn a_live_lane_keeps_at_most_the_window_and_the_file_keeps_everything() {
+        let dir = temp_dir("window");
+        let mut log = LiveLog::new(dir.clone());
+        log.limits.window_s = 10.0;
+        let (lane, all, _) = drive(&mut log, Scenario { seed: 9, ..Scenario::default() }, 60);
+        let events = lane.store.events();
+        let span = events.last().unwrap().time.saturating_since(events[0].time).as_secs_f64();
+        assert!(span <= 11.0, "{span} s in memory");
+        assert!(span >= 5.0, "{span} s in memory: the newest half stays");
+        assert!(log.trimmed());
+        assert!(log.window_starts(std::slice::from_ref(&lane))[0] >= SimTime(49_000_000));
+        // The recording in memory is exactly the end of the log.
+        assert!(events == &all[all.len() - events.len()..]);
+        let files = log.files();
+        log.finish();
+        let back = load(&files[0]).unwrap();
+        assert!(back.events == all, "the stream file holds every event");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_byte_limit_bounds_the_events_in_memory() {
+        let dir = temp_dir("bytes");
+        let mut log = LiveLog::new(dir.clone());
+        let cap_events = 20_000;
+        log.limits.max_bytes = cap_events * BYTES_PER_EVENT;
+        let s = Scenario { seed: 4, send_rate_pps: 200.0, ..Scenario::default() };
+        let (lane, all, most) = drive(&mut log, s, 60);
+        let per_second = all.len() / 60;
+        assert!(all.len() as u64 > 3 * cap_events, "{} events", all.len());
+        assert!((most as u64) <= cap_events / 2 + per_second as u64, "{most} events held, {per_second}/s");
+        assert!(lane.store.len() >= (cap_events / 4) as usize, "{} events", lane.store.len());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

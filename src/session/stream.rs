@@ -1,0 +1,273 @@
+//! A session file written while the run goes on: every event appended as it arrives, and the file
+//! a complete, checksummed session after each flush.
+//!
+//! A live run keeps only a window of its events in memory (see `app::live_log`); the whole log
+//! goes here. The layout is the one [`super::save`] writes except that `actions` and `duration_us`
+//! follow the events (RON fields may come in any order), so that everything that grows stays at
+//! the end: each flush writes the new event lines over the previous trailer, then a new trailer
+//! (actions, duration, checksum) after them. The checksum is FNV-1a, which runs forward, so the
+//! hash of the header and events so far is kept and only the trailer is hashed again. A killed
+//! app therefore leaves a file that opens like any saved session, up to the last flush (at most
+//! [`FLUSH_EVERY`] of wall time old); one killed while writing a flush is read by [`recover`].
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use ackscope_protocol::{Event, Step};
+use anyhow::{anyhow, Context, Result};
+use serde::Serialize;
+
+use super::{pretty, Session, CHECKSUM_KEY, CHECKSUM_PLACEHOLDER};
+
+/// Longest wall time between two flushes while events arrive.
+pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
+
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a 64 of `bytes` continued from `h`.
+fn fnv_more(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// What follows the events.
+#[derive(Serialize)]
+struct Trailer<'a> {
+    actions: &'a [Step],
+    duration_us: u64,
+    checksum: Option<&'a str>,
+}
+
+/// A session file being written as a run goes on.
+pub struct SessionStream {
+    path: PathBuf,
+    file: BufWriter<File>,
+    /// FNV-1a of everything before the trailer.
+    hash: u64,
+    /// File offset where the trailer starts (the end of the last event line).
+    events_end: u64,
+    prev_us: u64,
+    events: u64,
+    actions: Vec<Step>,
+    duration_us: u64,
+    /// Events written since the last flush.
+    dirty: bool,
+    last_flush: Instant,
+}
+
+impl SessionStream {
+    /// Creates `path` (replacing it) with `header`'s scenario and no events yet.
+    pub fn create(path: &Path, header: &Session) -> Result<Self> {
+        let origin = path.display();
+        // One lane per stream file: the A/B lane streams to a file of its own.
+        let head = Session {
+            actions: Vec::new(),
+            duration_us: 0,
+            events: Vec::new(),
+            ab: None,
+            ab_actions: Vec::new(),
+            ab_events: Vec::new(),
+            ..header.clone()
+        };
+        let text = super::to_text(&head)?;
+        // `to_text` writes actions, duration and events after the scenario: keep what precedes.
+        let cut = text.find("\nactions:").ok_or_else(|| anyhow!("unexpected session layout"))?;
+        let head_text = format!("{}\nevents:[\n", &text[..cut]);
+        let file = File::create(path).with_context(|| format!("{origin}: cannot create"))?;
+        let mut s = Self {
+            path: path.to_path_buf(),
+            file: BufWriter::with_capacity(1 << 20, file),
+            hash: fnv_more(FNV_START, head_text.as_bytes()),
+            events_end: head_text.len() as u64,
+            prev_us: 0,
+            events: 0,
+            actions: header.actions.clone(),
+            duration_us: header.duration_us,
+            dirty: false,
+            last_flush: Instant::now(),
+        };
+        s.file.write_all(head_text.as_bytes()).with_context(|| format!("{origin}: write failed"))?;
+        s.flush()?;
+        Ok(s)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Events written so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Bytes of the file as of the last flush.
+    pub fn bytes(&self) -> u64 {
+        self.events_end
+    }
+
+    /// Appends `events` (in time order, after those written) and `actions`; flushes when the
+    /// last flush is [`FLUSH_EVERY`] old.
+    pub fn append(&mut self, events: &[Event], actions: &[Step]) -> Result<()> {
+        let mut line = String::with_capacity(128);
+        for e in events {
+            line.clear();
+            let dt = e.time.0 as i64 - self.prev_us as i64;
+            line.push_str(&ron::ser::to_string(&(dt, &e.kind)).context("serialising an event")?);
+            line.push_str(",\n");
+            self.file.write_all(line.as_bytes()).with_context(|| format!("{}: write failed", self.path.display()))?;
+            self.hash = fnv_more(self.hash, line.as_bytes());
+            self.events_end += line.len() as u64;
+            self.prev_us = e.time.0;
+            self.duration_us = self.duration_us.max(e.time.0);
+            self.events += 1;
+            self.dirty = true;
+        }
+        self.actions.extend_from_slice(actions);
+        self.dirty |= !actions.is_empty();
+        if self.dirty && self.last_flush.elapsed() >= FLUSH_EVERY {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Sets the duration the file covers (a run may end after its last event).
+    pub fn set_duration(&mut self, duration_us: u64) {
+        self.duration_us = self.duration_us.max(duration_us);
+        self.dirty = true;
+    }
+
+    /// Writes the trailer after the events and hands everything to the system: from here a
+    /// killed process leaves a complete session. The next events overwrite the trailer.
+    pub fn flush(&mut self) -> Result<()> {
+        let origin = self.path.display().to_string();
+        let trailer =
+            Trailer { actions: &self.actions, duration_us: self.duration_us, checksum: Some(CHECKSUM_PLACEHOLDER) };
+        let text = ron::ser::to_string_pretty(&trailer, pretty()).context("serialising the trailer")?;
+        // `(\nactions:...,\nchecksum:Some("0.."),\n)`: the fields go after `],` closing the events.
+        let fields = text.strip_prefix("(\n").ok_or_else(|| anyhow!("unexpected trailer layout"))?;
+        let mut tail = format!("],\n{fields}");
+        let at = tail.rfind(CHECKSUM_KEY).ok_or_else(|| anyhow!("checksum missing"))? + CHECKSUM_KEY.len();
+        let sum = format!("{:016x}", fnv_more(self.hash, tail.as_bytes()));
+        tail.replace_range(at..at + 16, &sum);
+        self.file.write_all(tail.as_bytes()).with_context(|| format!("{origin}: write failed"))?;
+        self.file.flush().with_context(|| format!("{origin}: write failed"))?;
+        let end = self.events_end + tail.len() as u64;
+        self.file.get_ref().set_len(end).with_context(|| format!("{origin}: write failed"))?;
+        self.file.seek(SeekFrom::Start(self.events_end)).with_context(|| format!("{origin}: seek failed"))?;
+        self.dirty = false;
+        self.last_flush = Instant::now();
+        Ok(())
+    }
+
+    /// Flushes a last time and closes the file; its size.
+    pub fn finish(mut self) -> Result<u64> {
+        self.flush()?;
+        self.file.get_ref().sync_all().with_context(|| format!("{}: sync failed", self.path.display()))?;
+        std::fs::metadata(&self.path).map(|m| m.len()).with_context(|| format!("{}: cannot read", self.path.display()))
+    }
+}
+
+/// Copies the session file `source` to `path` atomically (a temporary file beside it, synced,
+/// renamed over it), without reading it into memory: the size.
+pub fn copy_atomic(source: &Path, path: &Path) -> Result<u64> {
+    let origin = path.display().to_string();
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
+    super::remove_stale_temps(dir);
+    let tmp = dir.join(format!(".{name}{}{}", super::TEMP_MARK, std::process::id()));
+    let result = (|| -> Result<u64> {
+        let bytes =
+            std::fs::copy(source, &tmp).with_context(|| format!("{origin}: cannot copy {}", source.display()))?;
+        File::open(&tmp).and_then(|f| f.sync_all()).with_context(|| format!("{origin}: sync failed"))?;
+        std::fs::rename(&tmp, path).with_context(|| format!("{origin}: cannot replace the file"))?;
+        Ok(bytes)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Reads a stream file cut short while a flush was being written (no complete trailer): the
+/// header and every complete event line, without verification; `None` when the file is not a
+/// cut-short stream. The changes were in the lost trailer: each is still a `ParamChanged` event
+/// in the log, but a re-run of the recovered session starts from the scenario alone.
+pub fn recover(path: &Path) -> Result<Option<Session>> {
+    let origin = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("{origin}: cannot read"))?;
+    let Some(open) = text.find("\nevents:[\n") else { return Ok(None) };
+    if text[open..].contains("\n],\n") {
+        return Ok(None);
+    }
+    // Keep whole event lines only.
+    let body = &text[..text.rfind("),\n").map_or(open + "\nevents:[\n".len(), |i| i + "),\n".len())];
+    let closed = format!("{body}],\n)");
+    let mut session = match super::fast_load::parse(&closed, &origin, None) {
+        Some(s) => s?,
+        None => ron::from_str::<Session>(&closed).map_err(|e| anyhow!("{origin}: {e}"))?,
+    };
+    session.duration_us = session.events.last().map_or(0, |e| e.time.0);
+    Ok(Some(session))
+}
+
+#[cfg(test)]
+mod tests {
+    use ackscope_protocol::{Action, Scenario, SimTime, Simulation};
+
+    use super::*;
+    use crate::session::{apply_and_record, load};
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ackscope-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join(name)
+    }
+
+    #[test]
+    fn a_streamed_file_is_a_verified_session_after_every_flush() {
+        let s = Scenario { seed: 3, ..Scenario::default() };
+        let path = temp("flushes.ron");
+        let mut stream = SessionStream::create(&path, &Session::scenario_only(s.clone())).unwrap();
+        let mut sim = Simulation::new(s);
+        let (mut all, mut changes) = (Vec::new(), Vec::new());
+        for second in 1..=6u64 {
+            let mut new_changes = Vec::new();
+            if second == 3 {
+                let set = Action::Set { name: "link.a_to_b.loss_percent".into(), value: "30".into() };
+                apply_and_record(&mut sim, &mut new_changes, set).unwrap();
+            }
+            sim.run_until(SimTime(second * 1_000_000));
+            let batch: Vec<Event> = sim.drain_events().collect();
+            stream.append(&batch, &new_changes).unwrap();
+            all.extend(batch);
+            changes.extend(new_changes);
+            stream.flush().unwrap();
+            let back = load(&path).unwrap();
+            assert_eq!(back.events.len(), all.len(), "after second {second}");
+            assert!(back.events == all, "after second {second}");
+            assert_eq!(back.actions, changes);
+            assert!(back.checksum.is_some());
+        }
+        stream.set_duration(6_500_000);
+        let bytes = stream.finish().unwrap();
+        let back = load(&path).unwrap();
+        assert_eq!(back.duration_us, 6_500_000);
+        assert_eq!(bytes, std::fs::metadata(&path).unwrap().len());
+        assert!(back.events == all && changes.len() == 1);
+        assert_eq!(recover(&path).unwrap(), None, "a complete file is not recovered");
+
+        // Killed in the middle of writing a flush: the trailer and half a line are missing.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let cut = text.find("\n],\n").unwrap() - 10;
+        std::fs::write(&path, &text[..cut]).unwrap();
+        let got = recover(&path).unwrap().unwrap();
+        assert_eq!(got.events.len(), all.len() - 1);
+        assert!(got.events[..] == all[..all.len() - 1]);
+        let _ = std::fs::remove_file(&path);
+    }
+}
