@@ -220,7 +220,7 @@ impl ReliableChannel {
     /// Remembers which message ids packet `sequence` carries. Call it for every packet, even one
     /// without messages, so an entry left from 65536 packets ago can never answer for this one.
     pub fn on_packet_sent(&mut self, now: SimTime, sequence: u16, picks: &[Pick]) {
-        if let Some(p) = self.sent_packets.insert(sequence) {
+        if let Some(p) = self.sent_packets.insert_reusing(sequence) {
             p.time = now;
             p.ids.clear();
             p.ids.extend(picks.iter().map(|p| p.id));
@@ -230,10 +230,8 @@ impl ReliableChannel {
     /// Acks the messages packet `sequence` carried; appends the newly acked ones to `out`.
     pub fn on_packet_acked(&mut self, sequence: u16, out: &mut Vec<AckedMessage>) {
         let Some(p) = self.sent_packets.get_mut(sequence) else { return };
-        let ids = std::mem::take(&mut p.ids);
         let sent_at = p.time;
-        self.sent_packets.remove(sequence);
-        for id in ids {
+        for &id in &p.ids {
             if let Some(e) = self.send_queue.get_mut(id) {
                 if e.first_sent.is_none_or(|t| t > sent_at) {
                     continue;
@@ -243,6 +241,9 @@ impl ReliableChannel {
                 self.send_queue.remove(id);
             }
         }
+        // Emptied, not freed: the slot's buffer serves the packet that reuses it.
+        p.ids.clear();
+        self.sent_packets.remove(sequence);
         while self.oldest_unacked != self.send_message_id && !self.send_queue.exists(self.oldest_unacked) {
             self.oldest_unacked = self.oldest_unacked.wrapping_add(1);
         }

@@ -349,27 +349,33 @@ impl GlennPeer {
         }
     }
 
-    /// Writes the payload for the picked reliable messages and `unreliable_n` snapshots.
+    /// Writes the payload for the picked reliable messages and `unreliable_n` snapshots after
+    /// what `out` holds (the header); on an error `out` holds what was written so far.
     fn write_payload(&mut self, unreliable_n: usize, out: &mut Vec<u8>) -> Result<(), BitError> {
         // Room for the budget plus one oversized message (see `ReliableChannel::select`).
         let room = self.config.packet_budget_bytes as usize + MAX_MESSAGE_BYTES as usize + 64;
-        let mut w = BitWriter::with_capacity(room);
+        let mut w = BitWriter::appending(std::mem::take(out), room);
+        let written = self.write_messages(unreliable_n, &mut w);
+        *out = w.finish();
+        written
+    }
+
+    fn write_messages(&mut self, unreliable_n: usize, w: &mut BitWriter) -> Result<(), BitError> {
         let mut n = self.picks.len() as u32;
         w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
         let mut prev: Option<u16> = None;
         for p in &self.picks {
-            write_message_id(&mut w, prev, p.id)?;
+            write_message_id(w, prev, p.id)?;
             prev = Some(p.id);
             if let Some(m) = self.channel.message_mut(p.id) {
-                self.factory.write(&mut w, m)?;
+                self.factory.write(w, m)?;
             }
         }
         let mut n = unreliable_n as u32;
         w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
         for q in self.unreliable.iter_mut().take(unreliable_n) {
-            self.factory.write(&mut w, &mut q.message)?;
+            self.factory.write(w, &mut q.message)?;
         }
-        out.extend_from_slice(&w.finish());
         Ok(())
     }
 
