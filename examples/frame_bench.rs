@@ -6,9 +6,10 @@
 
 use std::time::Instant;
 
-use ackscope::app::{frame_ui, AppState};
+use ackscope::app::AppState;
 use ackscope::report;
 use ackscope::ui::{Tab, WindowView};
+use ackscope::window::frame_ui;
 use ackscope_protocol::{Scenario, SimTime};
 use egui_kittest::Harness;
 

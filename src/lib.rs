@@ -2,7 +2,7 @@
 //!
 //! The binary's modules live here so integration tests can drive them: the headless run and its
 //! report, the parameter table and `--set` overrides, the live runtime threads, sessions, the
-//! model the window shows, the application state and its frame loop, and the views.
+//! model the window shows, the application state, the views, and the window's frame loop above both.
 
 pub mod app;
 pub mod cli;
@@ -12,6 +12,7 @@ pub mod report;
 pub mod runtime;
 pub mod session;
 pub mod ui;
+pub mod window;
 
 /// `--set` overrides at their former path (`crate::overrides`), used by the runtime and the CLI.
 pub use params::overrides;

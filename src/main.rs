@@ -1,5 +1,5 @@
-//! Command-line entry: `ackscope` opens the window; `ackscope run|summary|compare|sweep|peer` run
-//! headless. Parsing and dispatch only: the commands live in `ackscope::cli`.
+//! Command-line entry: `ackscope` opens the window; `ackscope run|summary|compare|sweep|peer|export`
+//! run headless. Parsing and dispatch only: the commands live in `ackscope::cli`.
 
 use std::process::ExitCode;
 
@@ -17,6 +17,7 @@ fn main() -> ExitCode {
         Some(Cmd::Summary(args)) => cli::summary::main(args),
         Some(Cmd::Compare(args)) => cli::compare::main(args),
         Some(Cmd::Sweep(args)) => cli::sweep::main(args),
+        Some(Cmd::Export(args)) => cli::export::main(args),
         None => cli::gui::main(cli.window),
     }
 }

@@ -1,10 +1,14 @@
 //! The window's state and wiring, driven headless with egui_kittest (no display needed).
 
+mod common;
+
 use std::time::{Duration, Instant};
 
-use ackscope::app::{frame_ui, AppState};
+use ackscope::app::AppState;
 use ackscope::ui::WindowView;
+use ackscope::window::frame_ui;
 use ackscope_protocol::{Dir, EventKind, Scenario, Side, SimTime, Strategy};
+use common::step_until;
 use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
@@ -22,19 +26,6 @@ fn harness(scenario: Scenario) -> Harness<'static, AppState> {
 /// Steps frames until every file job (open, save) has finished.
 fn finish_file_jobs(h: &mut Harness<'static, AppState>) {
     assert!(step_until(h, 30.0, |s| s.file_jobs().is_empty()), "a file job did not finish");
-}
-
-/// Steps frames until `cond` holds or `secs` of wall time pass.
-fn step_until(h: &mut Harness<'static, AppState>, secs: f64, cond: impl Fn(&AppState) -> bool) -> bool {
-    let deadline = Instant::now() + Duration::from_secs_f64(secs);
-    while Instant::now() < deadline {
-        h.step();
-        if cond(h.state()) {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    false
 }
 
 #[test]

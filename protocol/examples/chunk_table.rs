@@ -2,7 +2,10 @@
 //! directions) and 100 ms RTT, beside the ideal (bytes on the wire / bandwidth + RTT), and the
 //! fragmentation baseline on the same links.
 //!
-//! Run: `cargo run -p ackscope-protocol --release --example chunk_table`
+//! Run: `cargo run -p ackscope-protocol --release --example chunk_table`. README quotes
+//! [`report`]; a test checks the quote against it.
+
+use std::fmt::Write;
 
 use ackscope_protocol::measure::ChunkSummary;
 use ackscope_protocol::{LinkConfig, Scenario, Simulation, Strategy};
@@ -36,8 +39,15 @@ fn first_chunk(s: Scenario, max_seconds: f64) -> Option<(f64, f64, u64, u64)> {
 }
 
 fn main() {
-    println!("256 KiB chunk, 100 ms RTT, {SEEDS} seeds each (mean; fragments: mean over completed runs)");
-    println!(
+    print!("{}", report());
+}
+
+/// The whole table.
+pub fn report() -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "256 KiB chunk, 100 ms RTT, {SEEDS} seeds each (mean; fragments: mean over completed runs)");
+    let _ = writeln!(
+        out,
         "{:>6} {:>6} | {:>8} {:>8} {:>7} {:>7} {:>7} | {:>10} {:>6}",
         "kbps", "loss%", "ideal s", "chunks s", "x ideal", "sent", "resent", "fragments s", "done"
     );
@@ -58,7 +68,8 @@ fn main() {
                 }
             }
             let frag = if fdone > 0 { format!("{:.2}", fsum / fdone as f64) } else { "-".into() };
-            println!(
+            let _ = writeln!(
+                out,
                 "{:>6} {:>6} | {:>8.2} {:>8.2} {:>7.3} {:>7.0} {:>7.1} | {:>10} {:>3}/{}",
                 kbps,
                 loss,
@@ -73,4 +84,5 @@ fn main() {
             );
         }
     }
+    out
 }

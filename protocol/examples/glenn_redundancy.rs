@@ -1,11 +1,22 @@
 //! Prints Glenn reliable-message figures for several resend delays on the identical link and
 //! workload: `cargo run -p ackscope-protocol --release --example glenn_redundancy [seconds]`.
+//!
+//! README quotes [`report`]`(60.0)`; a test checks the quote against it.
+
+use std::fmt::Write;
 
 use ackscope_protocol::*;
 
 fn main() {
     let secs: f64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(60.0);
-    println!(
+    print!("{}", report(secs));
+}
+
+/// The table for runs of `secs` virtual seconds.
+pub fn report(secs: f64) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
         "{:>11} {:>6} {:>9} {:>4} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9} {:>8} {:>8}",
         "resend",
         "sent",
@@ -40,7 +51,8 @@ fn main() {
         let events: Vec<Event> = sim.drain_events().collect();
         let m = reliable_metrics(&events);
         let l = m.latency_ms;
-        println!(
+        let _ = writeln!(
+            out,
             "{name:>11} {:>6} {:>9} {:>4} {:>7.1} {:>7.1} {:>7.1} {:>7.1} {:>9.1} {:>9.2} {:>8} {:>8}{}",
             m.sent,
             m.delivered,
@@ -56,4 +68,5 @@ fn main() {
             if d.drained { "" } else { "  (not drained)" }
         );
     }
+    out
 }

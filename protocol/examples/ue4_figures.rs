@@ -4,6 +4,8 @@
 //! The last table is the actors A/B: the same messages spread over 1 or 16 actors, UE4 (one
 //! channel per actor) against Glenn (one ordered stream, which ignores actors).
 
+use std::fmt::Write;
+
 use ackscope_protocol::*;
 
 fn run(name: &str, mut s: Scenario, secs: f64) {
@@ -50,7 +52,7 @@ fn run(name: &str, mut s: Scenario, secs: f64) {
 }
 
 /// One row of the actors table: a 120 s run with 60 reliable messages per second each way.
-fn actors_row(strategy: Strategy, actors: u32, loss: f64) {
+fn actors_row(out: &mut String, strategy: Strategy, actors: u32, loss: f64) {
     let mut s = Scenario { seed: 1, strategy, ..Default::default() };
     s.workload.reliable_rate_hz = 60.0;
     s.workload.actors = actors;
@@ -68,7 +70,8 @@ fn actors_row(strategy: Strategy, actors: u32, loss: f64) {
     } else {
         format!("{:>5} {:>8}", "-", "-")
     };
-    println!(
+    let _ = writeln!(
+        out,
         "  {:<6} {:>6} {:>5}% {:>8.1} {:>8.1} {:>8.1} {:>7.3} {:>9.1} {hol}",
         strategy.name(),
         actors,
@@ -115,14 +118,23 @@ fn main() {
     s.ue4.net_speed_bytes_per_sec = 0.0;
     run("wrap: 250 pps from seq 16000", s, 140.0);
 
-    println!("== actors: 120 s, 60 reliable/s each way, 50 ms latency, seed 1");
-    println!(
+    print!("{}", actors_table());
+}
+
+/// Glenn's one ordered stream beside UE4 with 1 and 16 actor channels (README quotes it; a test
+/// checks the quote).
+pub fn actors_table() -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "== actors: 120 s, 60 reliable/s each way, 50 ms latency, seed 1");
+    let _ = writeln!(
+        out,
         "  {:<6} {:>6} {:>6} {:>8} {:>8} {:>8} {:>7} {:>9} {:>5} {:>8}",
         "", "actors", "loss", "p50 ms", "p95 ms", "p99 ms", "sends", "wire B", "InRec", "blocked"
     );
     for loss in [5.0, 20.0] {
         for (strategy, actors) in [(Strategy::Glenn, 1), (Strategy::Ue4, 1), (Strategy::Ue4, 16)] {
-            actors_row(strategy, actors, loss);
+            actors_row(&mut out, strategy, actors, loss);
         }
     }
+    out
 }

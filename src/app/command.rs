@@ -1,15 +1,20 @@
 //! What views ask of the app. Views push [`AppCommand`]s while drawing; the frame loop applies
 //! them at the end of the frame (rerun's `command_sender`), so no view starts a run, opens a file
 //! or changes shared state in the middle of another view's drawing.
+//!
+//! Commands that would throw away a run nobody saved ([`AppCommand::discards_run`]) wait in
+//! [`AppState::guard`] until the user picks Save, Discard or Cancel ([`GuardChoice`]).
 
 use std::path::PathBuf;
 
 use ackscope_protocol::{SimTime, Strategy};
 
+use super::paths::PromptKind;
+use super::tab::Tab;
 use super::AppState;
 use crate::params::presets::Preset;
+use crate::report::export::ExportTargets;
 use crate::runtime::udp::Transport;
-use crate::ui::Tab;
 
 /// Something a view asks of the app.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,9 +45,24 @@ pub enum AppCommand {
     Open(PathBuf),
     /// Save the recording to a file (on a worker thread).
     Save(PathBuf),
-    /// Ask for a file to open, or to save to, in a native dialog (on its own thread).
+    /// Ask for a file to open, or to save to, in a native dialog (on its own thread), or in
+    /// the path field where no dialog can be shown.
     OpenDialog,
     SaveDialog,
+    /// Ask for a base name to export to (`NAME-packets.csv`, ...; see `ExportTargets::beside`).
+    ExportDialog,
+    /// Ask for a path in the window's own path field.
+    OpenPrompt(PromptKind),
+    /// The path field's answer: open or save there.
+    PromptChosen(PathBuf),
+    /// Close the path field without a path.
+    CancelPrompt,
+    /// The user's answer to the discard guard.
+    Guard(GuardChoice),
+    /// Close the window (asks first when a run is unsaved).
+    Quit,
+    /// Export every lane's packets, messages and series as CSV files (on a worker thread).
+    Export(ExportTargets),
     /// Move the time cursor here (replay; a live run stops following the end).
     SeekTo(SimTime),
     /// Let the cursor follow the newest events again.
@@ -62,14 +82,76 @@ pub enum AppCommand {
     /// Show a message to the user.
     ShowError(String),
     DismissError,
+    DismissNotice,
     DismissIntro,
     SetDark(bool),
     SetTab(Tab),
 }
 
+/// The answers to "discard the unsaved run?".
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuardChoice {
+    /// Save the run first (to its file, or where the user says), then carry on.
+    Save,
+    /// Carry on without saving.
+    Discard,
+    /// Do nothing; the run stays.
+    Cancel,
+}
+
+impl AppCommand {
+    /// True for commands that replace the recording shown (a new run, another file, closing).
+    pub fn discards_run(&self) -> bool {
+        matches!(
+            self,
+            AppCommand::Restart
+                | AppCommand::SetStrategy { .. }
+                | AppCommand::SetTransport(_)
+                | AppCommand::Open(_)
+                | AppCommand::Quit
+        )
+    }
+}
+
 impl AppState {
-    /// Applies one command.
+    /// Applies one command; one that would discard an unsaved run waits for the guard instead.
     pub fn apply(&mut self, cmd: AppCommand) {
+        if cmd.discards_run() && self.has_unsaved() {
+            self.guard = Some(cmd);
+            return;
+        }
+        self.apply_unguarded(cmd);
+    }
+
+    /// What the guard asks, in a sentence.
+    pub fn guard_question(&self) -> Option<String> {
+        let cmd = self.guard.as_ref()?;
+        let what = match cmd {
+            AppCommand::Restart => "Restart starts a new run and discards".to_string(),
+            AppCommand::SetStrategy { .. } => "Changing the strategy starts a new run and discards".to_string(),
+            AppCommand::SetTransport(_) => "Changing the transport starts a new run and discards".to_string(),
+            AppCommand::Open(p) => format!("Opening {} discards", p.display()),
+            AppCommand::Quit => "Closing the window discards".to_string(),
+            _ => "This discards".to_string(),
+        };
+        let events: usize = self.lanes.iter().map(|l| l.store.len()).sum();
+        Some(format!(
+            "{what} the run shown ({:.1} s, {events} events), which is not saved.",
+            self.end_time().as_secs_f64()
+        ))
+    }
+
+    fn answer_guard(&mut self, choice: GuardChoice) {
+        let Some(cmd) = self.guard.take() else { return };
+        match choice {
+            GuardChoice::Save => self.save_for_guard(cmd),
+            GuardChoice::Discard => self.apply_unguarded(cmd),
+            GuardChoice::Cancel => {}
+        }
+    }
+
+    /// Applies one command without asking (the user already answered the guard).
+    pub(super) fn apply_unguarded(&mut self, cmd: AppCommand) {
         let end = self.end_time();
         match cmd {
             AppCommand::Restart => self.start(),
@@ -100,9 +182,16 @@ impl AppState {
             AppCommand::Save(p) => self.save_path(&p),
             AppCommand::OpenDialog => self.open_dialog(),
             AppCommand::SaveDialog => self.save_dialog(),
+            AppCommand::ExportDialog => self.export_dialog(),
+            AppCommand::OpenPrompt(kind) => self.prompt = Some(kind),
+            AppCommand::PromptChosen(p) => self.prompt_chosen(p),
+            AppCommand::CancelPrompt => self.prompt_cancelled(),
+            AppCommand::Guard(choice) => self.answer_guard(choice),
+            AppCommand::Quit => self.quit = true,
+            AppCommand::Export(targets) => self.export(targets),
             AppCommand::SeekTo(t) => self.playback.seek(t),
             AppCommand::FollowLive => self.playback.follow_live(),
-            AppCommand::TogglePlay => self.playback.toggle_play(end),
+            AppCommand::TogglePlay => self.toggle_play(),
             AppCommand::Step(delta_us) => self.playback.step(delta_us, end),
             AppCommand::SetSpeed(s) => self.playback.speed = s,
             AppCommand::Burst => self.burst(),
@@ -110,6 +199,7 @@ impl AppState {
             AppCommand::SetChunkKib(k) => self.chunk_kib = k,
             AppCommand::ShowError(e) => self.error = Some(e),
             AppCommand::DismissError => self.error = None,
+            AppCommand::DismissNotice => self.notice = None,
             AppCommand::DismissIntro => self.settings.intro_dismissed = true,
             AppCommand::SetDark(d) => self.settings.dark = d,
             AppCommand::SetTab(t) => self.settings.tab = t,

@@ -5,23 +5,39 @@
 //! saving one about one, so each runs on its own thread and reports through a shared [`Progress`]
 //! that the status bar draws while the window keeps running; the result comes back over a channel
 //! and is picked up by the frame loop. A native dialog may block its thread until closed (zenity),
-//! so dialogs also get their own thread and send back only the chosen path.
+//! so dialogs also get their own thread and send back only the chosen path, or that none could
+//! be shown: then the window asks for a path itself (see [`super::paths`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use ackscope_protocol::Event;
 use anyhow::{anyhow, Result};
 use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
 
+use super::paths::PromptKind;
 use crate::model::Recording;
+use crate::report::export::{self, ExportSummary, ExportTargets};
 use crate::session::{self, Phase, Progress, Session};
+
+/// What was last saved or opened: each lane's recording and how many events it held then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct SavedMark(pub(super) Vec<(u64, usize)>);
+
+impl SavedMark {
+    /// Events of the first lane (the one a session file holds).
+    pub(super) fn events(&self) -> usize {
+        self.0.first().map_or(0, |l| l.1)
+    }
+}
 
 /// What a job does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum JobKind {
     Open,
     Save,
+    Export,
 }
 
 /// A finished open: a recording to replay, or a scenario (no events) to run live.
@@ -35,12 +51,16 @@ pub enum Finished {
     Opened(Opened),
     /// Bytes written.
     Saved(u64),
+    /// The tables written.
+    Exported(ExportSummary),
 }
 
 /// A load or save running on its own thread.
 pub struct FileJob {
     pub kind: JobKind,
     pub path: PathBuf,
+    /// For a save: what the window held when it started (marked saved once it finished).
+    pub(super) mark: Option<SavedMark>,
     progress: Arc<Progress>,
     result: Receiver<Result<Finished>>,
 }
@@ -64,7 +84,11 @@ impl FileJob {
         let progress = Arc::new(Progress::new());
         let (tx, rx) = bounded(1);
         let (p, file) = (Arc::clone(&progress), path.to_path_buf());
-        let name = if kind == JobKind::Open { "ackscope-open" } else { "ackscope-save" };
+        let name = match kind {
+            JobKind::Open => "ackscope-open",
+            JobKind::Save => "ackscope-save",
+            JobKind::Export => "ackscope-export",
+        };
         std::thread::Builder::new()
             .name(name.into())
             .spawn(move || {
@@ -72,7 +96,7 @@ impl FileJob {
                 let _ = tx.send(work(&file, &p));
             })
             .expect("spawn file thread");
-        Self { kind, path: path.to_path_buf(), progress, result: rx }
+        Self { kind, path: path.to_path_buf(), mark: None, progress, result: rx }
     }
 
     /// Loads `path` and builds its recording (with every index) on a worker thread.
@@ -91,6 +115,30 @@ impl FileJob {
     pub fn save(path: &Path, header: Session, events: Arc<Vec<Event>>, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
         Self::spawn(JobKind::Save, path, wake, move |path, progress| {
             session::save_with_progress(&header, &events, path, progress).map(Finished::Saved)
+        })
+    }
+
+    /// Exports `lanes` (each a session header with its shared events) as the tables `targets`
+    /// names, on a worker thread.
+    ///
+    /// The lanes' recordings are rebuilt on the thread from their events (about 0.3 s per million
+    /// events, the indexing phase of an open): the window keeps its own and goes on drawing them,
+    /// and a recording is a pure fold of its event log, so the tables are the window's.
+    pub fn export(
+        targets: ExportTargets,
+        lanes: Vec<(Session, Arc<Vec<Event>>)>,
+        wake: Arc<dyn Fn() + Send + Sync>,
+    ) -> Self {
+        let path = export::Table::ALL.iter().find_map(|&t| targets.get(t)).unwrap_or(Path::new("")).to_path_buf();
+        Self::spawn(JobKind::Export, &path, wake, move |path, progress| {
+            let mut recs = Vec::with_capacity(lanes.len());
+            for (header, events) in lanes {
+                let s = Session { events: events.to_vec(), ..header };
+                let rec =
+                    Recording::from_session(s, progress).ok_or_else(|| anyhow!("{}: cancelled", path.display()))?;
+                recs.push(rec);
+            }
+            export::write_files(&recs, &targets, Some(progress)).map(Finished::Exported)
         })
     }
 
@@ -124,57 +172,95 @@ impl FileJob {
 
     /// A line for the status bar: what, which file, which phase, how far.
     pub fn describe(&self) -> String {
-        let what = if self.kind == JobKind::Open { "Opening" } else { "Saving" };
+        let what = match self.kind {
+            JobKind::Open => "Opening",
+            JobKind::Save => "Saving",
+            JobKind::Export => "Exporting",
+        };
         let name =
             self.path.file_name().map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into());
         format!("{what} {name}: {} {:.0} %", self.phase().label(), self.fraction() * 100.0)
     }
 }
 
-/// A path chosen in a dialog.
+/// What a dialog answered.
+#[derive(Debug, Clone, PartialEq)]
 pub enum DialogResult {
-    Open(PathBuf),
-    Save(PathBuf),
+    Chosen(PromptKind, PathBuf),
+    /// The user closed the dialog without choosing.
+    Cancelled(PromptKind),
+    /// No dialog could be shown (it answered nothing within [`NO_DIALOG_WITHIN`]).
+    Unavailable(PromptKind),
 }
 
-/// Native file dialogs, each on its own thread.
+/// Shows a file dialog and returns the chosen path; `None` when cancelled or when no dialog
+/// could be shown. Runs on a dialog thread.
+pub type DialogBackend = Arc<dyn Fn(PromptKind) -> Option<PathBuf> + Send + Sync>;
+
+/// A dialog that answers "nothing" sooner than this was never shown: rfd's portal backend
+/// returns within milliseconds where no portal (and no zenity) runs, and nobody cancels a real
+/// dialog that fast.
+pub const NO_DIALOG_WITHIN: Duration = Duration::from_millis(250);
+
+/// The native dialogs (rfd: the desktop portal, or zenity).
+pub fn native_dialog(kind: PromptKind) -> Option<PathBuf> {
+    let d = rfd::FileDialog::new().add_filter("ackscope session", &["ron"]);
+    match kind {
+        PromptKind::Open => d.pick_file(),
+        PromptKind::Save => d.set_file_name("session.ron").save_file(),
+        PromptKind::Export => {
+            rfd::FileDialog::new().add_filter("CSV", &["csv"]).set_file_name("session.csv").save_file()
+        }
+    }
+}
+
+/// File dialogs, each on its own thread, one at a time.
 pub struct Dialogs {
     tx: Sender<DialogResult>,
     rx: Receiver<DialogResult>,
+    backend: DialogBackend,
+    showing: bool,
 }
 
 impl Default for Dialogs {
     fn default() -> Self {
-        let (tx, rx) = bounded(4);
-        Self { tx, rx }
+        Self::with_backend(Arc::new(native_dialog))
     }
 }
 
 impl Dialogs {
-    /// Shows an open dialog; the chosen path arrives later through [`Dialogs::poll`].
-    pub fn open(&self) {
-        let tx = self.tx.clone();
+    /// Dialogs shown by `backend` (tests give one that finds no dialog, as on a server).
+    pub fn with_backend(backend: DialogBackend) -> Self {
+        let (tx, rx) = bounded(4);
+        Self { tx, rx, backend, showing: false }
+    }
+
+    /// Shows a dialog; the answer arrives later through [`Dialogs::poll`], and `wake` is called
+    /// then. Does nothing while another dialog is shown.
+    pub fn show(&mut self, kind: PromptKind, wake: Arc<dyn Fn() + Send + Sync>) {
+        if self.showing {
+            return;
+        }
+        self.showing = true;
+        let (tx, backend) = (self.tx.clone(), Arc::clone(&self.backend));
         std::thread::spawn(move || {
-            if let Some(p) = rfd::FileDialog::new().add_filter("ackscope session", &["ron"]).pick_file() {
-                let _ = tx.send(DialogResult::Open(p));
-            }
+            let asked = Instant::now();
+            let answer = match backend(kind) {
+                Some(p) => DialogResult::Chosen(kind, p),
+                None if asked.elapsed() < NO_DIALOG_WITHIN => DialogResult::Unavailable(kind),
+                None => DialogResult::Cancelled(kind),
+            };
+            let _ = tx.send(answer);
+            wake();
         });
     }
 
-    /// Shows a save dialog; the chosen path arrives later through [`Dialogs::poll`].
-    pub fn save(&self) {
-        let tx = self.tx.clone();
-        std::thread::spawn(move || {
-            if let Some(p) =
-                rfd::FileDialog::new().add_filter("ackscope session", &["ron"]).set_file_name("session.ron").save_file()
-            {
-                let _ = tx.send(DialogResult::Save(p));
-            }
-        });
-    }
-
-    /// A path chosen since the last call.
-    pub fn poll(&self) -> Option<DialogResult> {
-        self.rx.try_recv().ok()
+    /// An answer given since the last call.
+    pub fn poll(&mut self) -> Option<DialogResult> {
+        let r = self.rx.try_recv().ok();
+        if r.is_some() {
+            self.showing = false;
+        }
+        r
     }
 }

@@ -1,90 +1,19 @@
 //! The application: its state ([`AppState`], no egui), the commands views send it
-//! ([`AppCommand`]), file work off the UI thread ([`files`]), persisted settings, and the frame
-//! loop that ties them to the views.
-//!
-//! One frame: move the live run's new events into the recordings within a small time budget,
-//! pick up finished file jobs, let the views draw (they read the state and push commands), then
-//! apply the commands. A frame never waits for a run thread, a file or a dialog.
+//! ([`AppCommand`]), file work off the UI thread ([`files`]), persisted settings and the tab
+//! shown. The frame loop that ties this to the views is [`crate::window`], above both.
 
+pub mod clock;
 mod command;
+mod file_flow;
 pub mod files;
+pub mod paths;
 pub mod settings;
 mod state;
+pub mod tab;
 
-use std::time::Duration;
-
-use ackscope_protocol::Scenario;
-
-pub use command::AppCommand;
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use command::{AppCommand, GuardChoice};
+pub use paths::PromptKind;
 pub use settings::{Launch, Settings};
-pub use state::AppState;
-
-use crate::ui::WindowView;
-
-/// Most time a frame spends moving live events into the recordings; the rest waits a frame.
-pub const INGEST_BUDGET: Duration = Duration::from_millis(8);
-/// Frame interval while something moves on its own (live run, replay, file job).
-const ANIMATION_FRAME: Duration = Duration::from_millis(33);
-
-/// One frame of the window: ingest, draw, apply what the views asked (also used headless by
-/// tests, which keep `view` beside the state they inspect).
-pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) {
-    let (_, behind) = state.pull_events_within(INGEST_BUDGET);
-    state.poll_files();
-    let dt = ui.ctx().input(|i| i.stable_dt as f64).min(0.25);
-    let end = state.end_time();
-    state.playback.advance(dt, end);
-    let mut cmds = Vec::new();
-    crate::ui::window_ui(state, view, ui, &mut cmds);
-    if behind || !cmds.is_empty() {
-        // Events left for the next frame, or changes this frame did not draw yet.
-        ui.ctx().request_repaint();
-    }
-    state.apply_all(cmds);
-    if state.is_animating() {
-        ui.ctx().request_repaint_after(ANIMATION_FRAME);
-    }
-}
-
-/// The eframe application: the state and the views' own state.
-pub struct AckscopeApp {
-    pub state: AppState,
-    pub view: WindowView,
-}
-
-impl AckscopeApp {
-    /// Starts on `scenario` live, or opens `path` (a session to replay or a scenario to run).
-    pub fn new(cc: &eframe::CreationContext<'_>, scenario: Scenario, launch: Launch) -> Self {
-        let ctx = cc.egui_ctx.clone();
-        let mut state = AppState::new(scenario, move || ctx.request_repaint());
-        if let Some(settings) = cc.storage.and_then(|s| eframe::get_value::<Settings>(s, eframe::APP_KEY)) {
-            state.settings = settings;
-        }
-        if let Some(t) = launch.tab {
-            state.settings.tab = t;
-        }
-        if launch.no_intro {
-            state.settings.intro_dismissed = true;
-        }
-        state.ab = launch.ab.filter(|b| *b != state.scenario.strategy);
-        match launch.path {
-            Some(p) => state.open_path(&p),
-            None => state.start(),
-        }
-        Self { state, view: WindowView::default() }
-    }
-}
-
-impl eframe::App for AckscopeApp {
-    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
-        frame_ui(&mut self.state, &mut self.view, ui);
-    }
-
-    fn save(&mut self, storage: &mut dyn eframe::Storage) {
-        eframe::set_value(storage, eframe::APP_KEY, &self.state.settings);
-    }
-
-    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
-        self.state.stop();
-    }
-}
+pub use state::{AppState, MAX_FRAME_GAP};
+pub use tab::{Tab, TABS};

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use ackscope_protocol::Strategy;
 use serde::{Deserialize, Serialize};
 
+use super::tab::Tab;
 use crate::params::presets::Preset;
-use crate::ui::Tab;
 
 /// How the window starts (command-line options).
 #[derive(Debug, Clone, Default)]

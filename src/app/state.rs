@@ -5,18 +5,26 @@
 //! here, which tests call directly too. Nothing in this file knows egui, so the whole behaviour
 //! of the window is testable without a display.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ackscope_protocol::{Scenario, Side, SimTime, Strategy};
 
-use super::files::{DialogResult, Dialogs, FileJob, Finished, JobKind, Opened};
+use super::clock::{Clock, SystemClock};
+use super::files::{Dialogs, FileJob, JobKind, SavedMark};
+use super::paths::PromptKind;
 use super::settings::Settings;
+use super::AppCommand;
 use crate::model::{Playback, Recording};
+use crate::report::export::ExportSummary;
 use crate::runtime::udp::{RunHandle, Transport};
 use crate::runtime::{Batch, Command, LiveRun};
-use crate::session::Session;
+
+/// Longest wall-time gap between two frames that replay counts. A longer one means the window
+/// was not drawn (minimised, hidden, the machine asleep): replay then resumes where it was
+/// instead of jumping ahead. Slow frames below it count in full.
+pub const MAX_FRAME_GAP: Duration = Duration::from_secs(1);
 
 /// Everything the window shows and controls.
 pub struct AppState {
@@ -36,13 +44,35 @@ pub struct AppState {
     pub settings: Settings,
     /// A message for the user (bad file, refused change...), dismissible.
     pub error: Option<String>,
+    /// What the latest finished export wrote (files, rows, bytes), for a confirmation.
+    pub last_export: Option<ExportSummary>,
     /// Size of the next chunk the "send chunk" button queues.
     pub chunk_kib: u32,
-    jobs: Vec<FileJob>,
-    dialogs: Dialogs,
+    /// A confirmation for the user (a save finished, files tidied), dismissible.
+    pub notice: Option<String>,
+    /// The in-window path field is open, asking for a file to open or to save to.
+    pub prompt: Option<PromptKind>,
+    /// A command that would discard an unsaved run, waiting for Save / Discard / Cancel.
+    pub guard: Option<AppCommand>,
+    /// Parameters set while no run is live, in order: the next Restart starts with them.
+    pub replay_edits: Vec<(String, String)>,
+    /// The command the guard holds back until the save it asked for has finished.
+    pub(super) after_save: Option<AppCommand>,
+    /// What was last saved or opened, and its file; the lanes differ from it when something is
+    /// unsaved.
+    pub(super) saved: Option<(SavedMark, PathBuf)>,
+    /// The window may close (nothing unsaved, or the user chose to discard it).
+    pub(super) quit: bool,
+    /// A file dialog returned at once with nothing: none can be shown here, use the path field.
+    pub(super) dialogs_missing: bool,
+    pub(super) jobs: Vec<FileJob>,
+    pub(super) dialogs: Dialogs,
     events_rate: (Instant, usize, f64),
+    clock: Box<dyn Clock>,
+    /// Wall time of the last replay step, while replay plays.
+    last_tick: Option<Duration>,
     /// Called from other threads when something arrived (requests a repaint).
-    wake: Arc<dyn Fn() + Send + Sync>,
+    pub(super) wake: Arc<dyn Fn() + Send + Sync>,
 }
 
 impl AppState {
@@ -59,10 +89,21 @@ impl AppState {
             file: None,
             settings: Settings::default(),
             error: None,
+            last_export: None,
             chunk_kib: 64,
+            notice: None,
+            prompt: None,
+            guard: None,
+            replay_edits: Vec::new(),
+            after_save: None,
+            saved: None,
+            quit: false,
+            dialogs_missing: false,
             jobs: Vec::new(),
             dialogs: Dialogs::default(),
             events_rate: (Instant::now(), 0, 0.0),
+            clock: Box::new(SystemClock::default()),
+            last_tick: None,
             wake: Arc::new(wake),
         }
     }
@@ -101,6 +142,8 @@ impl AppState {
         self.paused = false;
         self.playback = Playback::default();
         self.file = None;
+        self.saved = None;
+        self.replay_edits.clear();
     }
 
     /// Stops the live run and joins its thread; the recording stays for replay.
@@ -183,15 +226,24 @@ impl AppState {
     }
 
     /// Sets a scenario parameter by dotted name, now, in the scenario and the running lanes.
+    /// With no live run it sets up the next Restart (kept in [`Self::replay_edits`]).
     pub fn set_param(&mut self, name: &str, value: impl ToString) {
         let value = value.to_string();
         if let Err(e) = crate::params::overrides::apply(&mut self.scenario, &format!("{name}={value}")) {
             self.error = Some(format!("{e:#}"));
             return;
         }
-        if let Some(run) = &self.live {
-            run.send(Command::Set { name: name.to_string(), value });
+        match &self.live {
+            Some(run) => {
+                run.send(Command::Set { name: name.to_string(), value });
+            }
+            None => self.replay_edits.push((name.to_string(), value)),
         }
+    }
+
+    /// True while a run is live (its thread running), false in replay.
+    pub fn is_live(&self) -> bool {
+        self.live.is_some()
     }
 
     /// Changes the strategy (and the A/B partner); takes effect by restarting the run.
@@ -225,100 +277,58 @@ impl AppState {
         self.playback.cursor(self.end_time())
     }
 
-    /// Starts opening a session or scenario file on a worker thread: once read, a recording is
-    /// shown for replay and a scenario is run live. An open still running is given up for this one.
-    pub fn open_path(&mut self, path: &Path) {
-        for j in self.jobs.iter().filter(|j| j.kind == JobKind::Open) {
-            j.cancel();
+    /// Uses `clock` for replay's wall time instead of the system's (tests move it by hand).
+    pub fn set_clock(&mut self, clock: impl Clock + 'static) {
+        self.clock = Box::new(clock);
+        self.last_tick = None;
+    }
+
+    /// Moves a playing replay by the wall time since the last step times the speed. The first
+    /// step after play starts (or after a gap over [`MAX_FRAME_GAP`]) only starts measuring.
+    pub fn advance_playback(&mut self) {
+        if !self.playback.is_replaying() {
+            self.last_tick = None;
+            return;
         }
-        self.jobs.retain(|j| j.kind != JobKind::Open);
-        self.jobs.push(FileJob::open(path, self.wake.clone()));
-    }
-
-    /// Shows a loaded session: a recording for replay (cursor at the start), or a scenario live.
-    pub fn show_session(&mut self, s: Session, file: Option<PathBuf>) {
-        if s.has_events() {
-            let rec = Recording::from_session(s, &crate::session::Progress::new()).expect("never cancelled");
-            self.show_opened(Opened::Recording(Box::new(rec)), file);
-        } else {
-            self.show_opened(Opened::Scenario(Box::new(s)), file);
-        }
-    }
-
-    fn show_opened(&mut self, opened: Opened, file: Option<PathBuf>) {
-        self.stop();
-        self.ab = None;
-        match opened {
-            Opened::Recording(rec) => {
-                self.scenario = rec.scenario.clone();
-                self.lanes = vec![*rec];
-                self.playback = Playback::default();
-                self.playback.seek(SimTime::ZERO);
-            }
-            Opened::Scenario(s) => {
-                self.scenario = s.scenario;
-                self.start();
-            }
-        }
-        self.file = file;
-    }
-
-    /// Starts saving the first lane's recording (atomically) to `path` on a worker thread.
-    pub fn save_path(&mut self, path: &Path) {
-        self.pull_events();
-        let Some(lane) = self.lanes.first() else { return };
-        let job = FileJob::save(path, lane.header(), lane.store.shared_events(), self.wake.clone());
-        self.jobs.push(job);
-    }
-
-    /// Loads and saves still running, oldest first.
-    pub fn file_jobs(&self) -> &[FileJob] {
-        &self.jobs
-    }
-
-    /// Takes the results of finished file jobs and the paths chosen in dialogs.
-    pub fn poll_files(&mut self) {
-        while let Some(chosen) = self.dialogs.poll() {
-            match chosen {
-                DialogResult::Open(p) => self.open_path(&p),
-                DialogResult::Save(p) => self.save_path(&p),
-            }
-        }
-        let mut i = 0;
-        while i < self.jobs.len() {
-            let Some(result) = self.jobs[i].try_finish() else {
-                i += 1;
-                continue;
-            };
-            let job = self.jobs.remove(i);
-            match result {
-                Ok(Finished::Opened(opened)) => {
-                    self.remember(&job.path);
-                    self.show_opened(opened, Some(job.path));
-                }
-                Ok(Finished::Saved(_)) => {
-                    self.remember(&job.path);
-                    self.file = Some(job.path);
-                }
-                Err(e) => self.error = Some(format!("{e:#}")),
-            }
+        let now = self.clock.now();
+        let wall = self.last_tick.map_or(Duration::ZERO, |t| now.saturating_sub(t));
+        self.last_tick = Some(now);
+        if wall <= MAX_FRAME_GAP {
+            let end = self.end_time();
+            self.playback.advance_by(wall, end);
         }
     }
 
-    fn remember(&mut self, path: &Path) {
-        let p = path.to_path_buf();
-        self.settings.recent.retain(|r| r != &p);
-        self.settings.recent.insert(0, p);
-        self.settings.recent.truncate(8);
+    /// Starts or stops replay; wall time counts from now.
+    pub fn toggle_play(&mut self) {
+        let end = self.end_time();
+        self.playback.toggle_play(end);
+        self.last_tick = self.playback.is_replaying().then(|| self.clock.now());
     }
 
-    /// Shows a file dialog on its own thread (a native dialog may block); the answer arrives later.
-    pub fn open_dialog(&self) {
-        self.dialogs.open();
+    /// Each lane's recording and its events now.
+    pub(super) fn mark(&self) -> SavedMark {
+        SavedMark(self.lanes.iter().map(|l| (l.id(), l.store.len())).collect())
     }
 
-    pub fn save_dialog(&self) {
-        self.dialogs.save();
+    /// True when the lanes hold events that were neither saved nor opened from a file.
+    pub fn has_unsaved(&self) -> bool {
+        self.lanes.iter().any(|l| !l.store.is_empty()) && self.saved.as_ref().map(|(m, _)| m) != Some(&self.mark())
+    }
+
+    /// The file the run shown was last saved to or opened from.
+    pub fn saved_path(&self) -> Option<&std::path::Path> {
+        self.saved.as_ref().map(|(_, p)| p.as_path())
+    }
+
+    /// True once a file dialog came back at once with nothing: the path field is used instead.
+    pub fn dialogs_missing(&self) -> bool {
+        self.dialogs_missing
+    }
+
+    /// True once the window may close (see [`AppCommand::Quit`]).
+    pub fn quit_requested(&self) -> bool {
+        self.quit
     }
 
     /// True while something is moving on its own: a live run that is not paused, a replay
@@ -336,7 +346,7 @@ impl Drop for AppState {
         for j in &self.jobs {
             match j.kind {
                 JobKind::Open => j.cancel(),
-                JobKind::Save => drop(j.wait(Duration::from_secs(60))),
+                JobKind::Save | JobKind::Export => drop(j.wait(Duration::from_secs(60))),
             }
         }
     }

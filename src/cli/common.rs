@@ -8,6 +8,7 @@ use ackscope_protocol::Scenario;
 use clap::Args;
 use serde::Serialize;
 
+use crate::report::export::cells::round_significant;
 use crate::{overrides, session};
 
 /// What every virtual-time command starts from: a scenario, how long, which seed, overrides.
@@ -68,8 +69,9 @@ pub fn fail(reason: impl Display) -> ExitCode {
 }
 
 /// Significant digits kept in JSON figures: a 100 ms RTT prints as `100.892`, not
-/// `100.89190292358398` (the estimators work in f32; the tail digits were noise).
-const JSON_SIGNIFICANT_DIGITS: usize = 6;
+/// `100.89190292358398` (the estimators work in f32; the tail digits were noise). The same as
+/// exported tables keep.
+const JSON_SIGNIFICANT_DIGITS: usize = crate::report::export::cells::SIGNIFICANT_DIGITS;
 
 /// `value` as one JSON line, every float rounded to [`JSON_SIGNIFICANT_DIGITS`].
 pub fn json_line<T: Serialize>(value: &T) -> serde_json::Result<String> {
@@ -83,9 +85,9 @@ fn round_floats(v: &mut serde_json::Value) {
     match v {
         Value::Number(n) if n.is_f64() => {
             let x = n.as_f64().unwrap_or(0.0);
-            // Through scientific notation: rounding to significant digits, then the shortest
-            // decimal that reads back as that value.
-            let rounded: f64 = format!("{x:.*e}", JSON_SIGNIFICANT_DIGITS - 1).parse().unwrap_or(x);
+            // Rounded to significant digits; serde_json then prints the shortest decimal that
+            // reads back as that value.
+            let rounded = round_significant(x, JSON_SIGNIFICANT_DIGITS);
             if let Some(r) = serde_json::Number::from_f64(rounded) {
                 *n = r;
             }
@@ -144,7 +146,7 @@ mod tests {
             "list": [4.815059645801571, 30.1, 0.0]});
         assert_eq!(
             json_line(&v).unwrap(),
-            r#"{"list":[4.81506,30.1,0.0],"n":18446744073709551615,"rtt_ms":100.892,"tiny":0.00571235}"#
+            r#"{"rtt_ms":100.892,"tiny":0.00571235,"n":18446744073709551615,"list":[4.81506,30.1,0.0]}"#
         );
     }
 }

@@ -9,7 +9,8 @@ use clap::Args;
 
 use super::common::{fail, scenario_from};
 use super::values::{self, Listed};
-use crate::ui::{AckscopeApp, Launch, Tab};
+use crate::app::{Launch, Tab};
+use crate::window::AckscopeApp;
 
 /// The window's options (the top level of the command line, without a subcommand).
 #[derive(Args, Debug)]

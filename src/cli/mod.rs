@@ -11,6 +11,7 @@
 
 pub mod common;
 pub mod compare;
+pub mod export;
 pub mod gui;
 pub mod peer;
 pub mod run;
@@ -47,4 +48,6 @@ pub enum Cmd {
     /// Vary parameters over ranges for several strategies and seeds on virtual time, on every
     /// core, and print each point's latency and bytes per message with the frontier.
     Sweep(sweep::SweepArgs),
+    /// Write a recorded session's packets, messages and series as CSV files (or print them as JSON).
+    Export(export::ExportArgs),
 }

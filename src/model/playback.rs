@@ -1,5 +1,11 @@
 //! The time cursor: live runs follow the newest event, replays scrub. Changed only through its
 //! methods (views push `AppCommand`s that the app applies here).
+//!
+//! Replay is moved by wall time the app measures ([`Playback::advance_by`]); the fraction of a
+//! microsecond each step cannot move is carried to the next, so over any number of frames the
+//! cursor moves by exactly the wall time times the speed.
+
+use std::time::Duration;
 
 use ackscope_protocol::SimTime;
 
@@ -13,11 +19,13 @@ pub struct Playback {
     cursor: SimTime,
     pub playing: bool,
     pub speed: f64,
+    /// Nanoseconds of virtual time owed to the cursor by earlier steps (less than one microsecond).
+    carry_ns: f64,
 }
 
 impl Default for Playback {
     fn default() -> Self {
-        Self { follow: true, cursor: SimTime::ZERO, playing: false, speed: 1.0 }
+        Self { follow: true, cursor: SimTime::ZERO, playing: false, speed: 1.0, carry_ns: 0.0 }
     }
 }
 
@@ -35,6 +43,7 @@ impl Playback {
     pub fn seek(&mut self, t: SimTime) {
         self.follow = false;
         self.cursor = t;
+        self.carry_ns = 0.0;
     }
 
     /// Follows the newest event again.
@@ -52,16 +61,29 @@ impl Playback {
         let c = self.cursor(end);
         self.follow = false;
         self.cursor = if c >= end { SimTime::ZERO } else { c };
+        self.carry_ns = 0.0;
         self.playing = true;
+    }
+
+    /// True while replay moves the cursor on its own.
+    pub fn is_replaying(&self) -> bool {
+        self.playing && !self.follow
     }
 
     /// Moves the cursor by `wall_seconds x speed` while playing; stops at `end`.
     pub fn advance(&mut self, wall_seconds: f64, end: SimTime) {
-        if !self.playing || self.follow {
+        self.advance_by(Duration::from_secs_f64(wall_seconds.max(0.0)), end);
+    }
+
+    /// Moves the cursor by `wall x speed` while playing; stops at `end`.
+    pub fn advance_by(&mut self, wall: Duration, end: SimTime) {
+        if !self.is_replaying() {
             return;
         }
-        let step = (wall_seconds.max(0.0) * self.speed * 1e6) as u64;
-        self.cursor = self.cursor.plus_micros(step);
+        let ns = wall.as_nanos() as f64 * self.speed.max(0.0) + self.carry_ns;
+        let step = (ns / 1000.0).floor();
+        self.carry_ns = ns - step * 1000.0;
+        self.cursor = self.cursor.plus_micros(step as u64);
         if self.cursor >= end {
             self.cursor = end;
             self.playing = false;

@@ -1,6 +1,6 @@
 //! Headless runs and the figures they report: one scenario on virtual time ([`run`], and
 //! [`from_session`] for a recording), a grid of such runs ([`compare`]), and one endpoint on real
-//! UDP against another process ([`peer`]).
+//! UDP against another process ([`peer`]); and a recording exported as tables ([`export`]).
 //!
 //! This is library code, apart from the command line (`crate::cli` parses arguments and prints):
 //! tests, examples and the window can run and summarise the same way `ackscope run` does.
@@ -8,6 +8,7 @@
 //! interface people script against: keep them.
 
 pub mod compare;
+pub mod export;
 pub mod flow;
 pub mod peer;
 pub mod sweep;

@@ -265,13 +265,15 @@ pub fn save_with_progress(header: &Session, events: &[Event], path: &Path, progr
     Ok(text.len() as u64)
 }
 
-/// Writes `bytes` to a temporary file beside `path` and renames it into place.
+/// Writes `bytes` to a temporary file beside `path` and renames it into place; first removes
+/// what interrupted saves left in that directory ([`remove_stale_temps`]).
 pub fn write_atomic(path: &Path, bytes: &[u8], progress: Option<&Progress>) -> Result<()> {
     use std::io::Write;
     let origin = path.display().to_string();
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
-    let tmp: PathBuf = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    remove_stale_temps(dir);
+    let tmp: PathBuf = dir.join(format!(".{name}{TEMP_MARK}{}", std::process::id()));
     if let Some(p) = progress {
         p.start(Phase::Writing, bytes.len() as u64);
     }
@@ -294,6 +296,53 @@ pub fn write_atomic(path: &Path, bytes: &[u8], progress: Option<&Progress>) -> R
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Between a session's name and the saving process's id in a temporary file's name.
+const TEMP_MARK: &str = ".tmp-";
+
+/// Removes the temporary files interrupted session saves left in `dir`
+/// (`.NAME.ron.tmp-PID`, see [`write_atomic`]) whose process no longer runs; the files removed.
+///
+/// A save killed between writing and renaming leaves its temporary file behind, as large as the
+/// session. Files of a process still running are kept (it may be saving right now), including
+/// this process's own. Whether a process runs is read from `/proc`; where there is none, only
+/// files untouched for a day are taken as abandoned. Errors are ignored: this is tidying up.
+pub fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+    let mut removed = Vec::new();
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = stale_temp_pid(&name) else { continue };
+        if pid == std::process::id() || process_may_run(pid, &e.path()) {
+            continue;
+        }
+        if std::fs::remove_file(e.path()).is_ok() {
+            removed.push(e.path());
+        }
+    }
+    removed.sort();
+    removed
+}
+
+/// The process id in a session save's temporary file name (`.NAME.ron.tmp-PID`).
+fn stale_temp_pid(name: &str) -> Option<u32> {
+    let (stem, pid) = name.rsplit_once(TEMP_MARK)?;
+    if !name.starts_with('.') || !stem.ends_with(".ron") || stem.len() <= ".ron".len() + 1 {
+        return None;
+    }
+    pid.bytes().all(|b| b.is_ascii_digit()).then(|| pid.parse().ok()).flatten()
+}
+
+/// True unless process `pid` is known to have ended (see [`remove_stale_temps`]).
+fn process_may_run(pid: u32, file: &Path) -> bool {
+    let proc = Path::new("/proc");
+    if proc.join("self").exists() {
+        return proc.join(pid.to_string()).exists();
+    }
+    let day = std::time::Duration::from_secs(24 * 3600);
+    let age = std::fs::metadata(file).and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
+    age.is_none_or(|a| a < day)
 }
 
 /// Applies one recorded change to a running simulation.
@@ -334,6 +383,42 @@ pub fn rerun(session: &Session) -> Result<Vec<Event>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(unix)]
+    fn stale_temporary_files_of_ended_processes_are_removed() {
+        let dir = std::env::temp_dir().join(format!("ackscope-temps-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // A process that has ended: a child we waited for (its id is not reused this quickly).
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let me = std::process::id();
+        let parent = std::os::unix::process::parent_id();
+        let names = [
+            format!(".run.ron.tmp-{dead}"),
+            format!(".run.ron.tmp-{me}"),
+            format!(".other.ron.tmp-{parent}"),
+            format!("run.ron.tmp-{dead}"),
+            format!(".notes.txt.tmp-{dead}"),
+            ".run.ron.tmp-12x".to_string(),
+        ];
+        for n in &names {
+            std::fs::write(dir.join(n), "partial").unwrap();
+        }
+        assert_eq!(remove_stale_temps(&dir), [dir.join(&names[0])]);
+        let left: Vec<String> = names[1..].to_vec();
+        for n in &left {
+            assert!(dir.join(n).exists(), "{n} was removed");
+        }
+        // A save cleans its target's directory too.
+        std::fs::write(dir.join(&names[0]), "partial").unwrap();
+        write_atomic(&dir.join("run.ron"), b"saved", None).unwrap();
+        assert!(!dir.join(&names[0]).exists(), "the save left the stale file");
+        assert_eq!(std::fs::read(dir.join("run.ron")).unwrap(), b"saved");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn the_borrowing_encoder_writes_what_the_session_type_would() {

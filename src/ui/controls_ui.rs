@@ -1,12 +1,19 @@
 //! The left panel: every setting that acts on the running simulation, grouped. Each control takes
 //! its label, range and tooltip from the parameter table ([`crate::params::PARAMS`]) under its
-//! dotted `--set` name, and an edit is pushed as [`AppCommand::SetParam`], so it is applied live,
-//! recorded in the session, and re-applied identically on a re-run.
+//! dotted `--set` name, and an edit is pushed as [`AppCommand::SetParam`] once the user lets go
+//! ([`super::edit`]), so it is applied live, recorded in the session, and re-applied
+//! identically on a re-run.
+//!
+//! Live, the panel shows the values in force now. In replay it shows the values in force at the
+//! cursor: the recording's scenario with every change recorded up to the cursor (live edits and
+//! scripted link steps alike, as `ParamChanged` events). Edits made in replay cannot change the
+//! recording; they set up the next Restart, which the panel says, listing them.
 
-use ackscope_protocol::{JitterDistribution, Side};
+use ackscope_protocol::{JitterDistribution, Scenario, Side};
 
+use super::edit::Preview;
 use crate::app::{AppCommand, AppState};
-use crate::model::Sample;
+use crate::model::{Recording, Sample};
 use crate::params::{self, Kind};
 
 /// Which link direction the link group edits ("both" keeps them equal).
@@ -33,117 +40,201 @@ impl LinkDir {
 #[derive(Debug, Default)]
 pub struct ControlsView {
     pub link_dir: LinkDir,
+    /// The value a control shows while it is being changed.
+    pub preview: Preview,
+    /// The values in force at the cursor in replay, and what they were computed for.
+    at_cursor: Option<(AtKey, Scenario)>,
 }
 
-fn set(cmds: &mut Vec<AppCommand>, name: &str, value: impl ToString) {
-    cmds.push(AppCommand::SetParam { name: name.to_string(), value: value.to_string() });
+/// What the values at the cursor depend on: the recording, the changes up to the cursor, and
+/// the edits made since.
+type AtKey = (u64, usize, usize);
+
+/// Where a control's change goes: the commands, and the preview of a change not yet let go.
+struct Ctl<'a> {
+    cmds: &'a mut Vec<AppCommand>,
+    preview: &'a mut Preview,
 }
 
-/// A slider for the number parameter `name` showing `v`.
-fn slider_ui(ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>, name: &str, mut v: f64) {
-    let p = params::get(name);
-    let Kind::Number { min, max, integer, log } = p.kind else { panic!("'{name}' is not a number") };
-    let mut slider = egui::Slider::new(&mut v, min..=max).logarithmic(log).text(p.label);
-    if integer {
-        slider = slider.integer();
+impl Ctl<'_> {
+    fn set(&mut self, name: &str, value: impl ToString) {
+        self.cmds.push(AppCommand::SetParam { name: name.to_string(), value: value.to_string() });
     }
-    if ui.add(slider).on_hover_text(p.tip).changed() {
-        set(cmds, name, v);
+
+    /// A slider for the number parameter `name` showing `v`; commits once on release.
+    fn slider_ui(&mut self, ui: &mut egui::Ui, name: &str, model: f64) {
+        let p = params::get(name);
+        let Kind::Number { min, max, integer, log } = p.kind else { panic!("'{name}' is not a number") };
+        let mut v = self.preview.shown(name, model);
+        let mut slider =
+            egui::Slider::new(&mut v, min..=max).logarithmic(log).text(p.label).update_while_editing(false);
+        if integer {
+            slider = slider.integer();
+        }
+        let r = ui.add(slider).on_hover_text(p.tip);
+        if let Some(v) = self.preview.commit_on_release(ui, &r, name, v, model) {
+            self.set(name, v);
+        }
+    }
+
+    /// A checkbox for the true/false parameter `name` showing `v` (a click is one change).
+    fn checkbox_ui(&mut self, ui: &mut egui::Ui, name: &str, mut v: bool) {
+        let p = params::get(name);
+        if ui.checkbox(&mut v, p.label).on_hover_text(p.tip).changed() {
+            self.set(name, v);
+        }
     }
 }
 
-/// A checkbox for the true/false parameter `name` showing `v`.
-fn checkbox_ui(ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>, name: &str, mut v: bool) {
-    let p = params::get(name);
-    if ui.checkbox(&mut v, p.label).on_hover_text(p.tip).changed() {
-        set(cmds, name, v);
+/// The values in force at the cursor of `lane`: its scenario, every change recorded up to the
+/// cursor, then `edits`; cached in `slot` until one of those moves.
+fn values_at<'a>(
+    lane: &Recording,
+    cursor_s: f64,
+    edits: &[(String, String)],
+    slot: &'a mut Option<(AtKey, Scenario)>,
+) -> &'a Scenario {
+    let changes = &lane.store.changes;
+    let upto = changes.partition_point(|(t, _)| *t <= cursor_s);
+    let key = (lane.id(), upto, edits.len());
+    if slot.as_ref().is_none_or(|(k, _)| *k != key) {
+        let mut s = lane.scenario.clone();
+        // Recorded as `name=value`, the `--set` form; a name this build does not know is skipped.
+        for (_, change) in &changes[..upto] {
+            let _ = params::overrides::apply(&mut s, change);
+        }
+        for (name, value) in edits {
+            let _ = params::overrides::apply(&mut s, &format!("{name}={value}"));
+        }
+        *slot = Some((key, s));
     }
+    &slot.as_ref().expect("just filled").1
 }
 
-fn link_ui(state: &AppState, view: &mut ControlsView, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+fn link_ui(s: &Scenario, dir: &mut LinkDir, ui: &mut egui::Ui, ctl: &mut Ctl) {
     ui.horizontal(|ui| {
-        let d = &mut view.link_dir;
-        ui.selectable_value(d, LinkDir::Both, "both").on_hover_text("Edit both directions together");
-        ui.selectable_value(d, LinkDir::AtoB, "A->B").on_hover_text("Edit the A->B direction only");
-        ui.selectable_value(d, LinkDir::BtoA, "B->A").on_hover_text("Edit the B->A direction only");
+        ui.selectable_value(dir, LinkDir::Both, "both").on_hover_text("Edit both directions together");
+        ui.selectable_value(dir, LinkDir::AtoB, "A->B").on_hover_text("Edit the A->B direction only");
+        ui.selectable_value(dir, LinkDir::BtoA, "B->A").on_hover_text("Edit the B->A direction only");
     });
-    let p = view.link_dir.prefix();
-    let c = if view.link_dir == LinkDir::BtoA { state.scenario.link.b_to_a } else { state.scenario.link.a_to_b };
+    let p = dir.prefix();
+    let c = if *dir == LinkDir::BtoA { s.link.b_to_a } else { s.link.a_to_b };
     let n = |f: &str| format!("{p}.{f}");
-    slider_ui(ui, cmds, &n("latency_ms"), c.latency_ms);
-    slider_ui(ui, cmds, &n("jitter_ms"), c.jitter_ms);
+    ctl.slider_ui(ui, &n("latency_ms"), c.latency_ms);
+    ctl.slider_ui(ui, &n("jitter_ms"), c.jitter_ms);
     let jitter = params::get("link.jitter_distribution");
     let mut normal = c.jitter_distribution == JitterDistribution::Normal;
     if ui.checkbox(&mut normal, jitter.label).on_hover_text(jitter.tip).changed() {
-        set(cmds, &n("jitter_distribution"), if normal { "normal" } else { "uniform" });
+        ctl.set(&n("jitter_distribution"), if normal { "normal" } else { "uniform" });
     }
-    slider_ui(ui, cmds, &n("loss_percent"), c.loss_percent);
-    slider_ui(ui, cmds, &n("burst.p_percent"), c.burst.p_percent);
-    slider_ui(ui, cmds, &n("burst.r_percent"), c.burst.r_percent);
-    slider_ui(ui, cmds, &n("burst.loss_in_bad_percent"), c.burst.loss_in_bad_percent);
-    slider_ui(ui, cmds, &n("duplicate_percent"), c.duplicate_percent);
-    slider_ui(ui, cmds, &n("reorder_percent"), c.reorder_percent);
-    slider_ui(ui, cmds, &n("bandwidth_kbps"), c.bandwidth_kbps);
-    slider_ui(ui, cmds, &n("queue_bytes"), c.queue_bytes as f64);
-    slider_ui(ui, cmds, &n("mtu_bytes"), c.mtu_bytes as f64);
+    ctl.slider_ui(ui, &n("loss_percent"), c.loss_percent);
+    ctl.slider_ui(ui, &n("burst.p_percent"), c.burst.p_percent);
+    ctl.slider_ui(ui, &n("burst.r_percent"), c.burst.r_percent);
+    ctl.slider_ui(ui, &n("burst.loss_in_bad_percent"), c.burst.loss_in_bad_percent);
+    ctl.slider_ui(ui, &n("duplicate_percent"), c.duplicate_percent);
+    ctl.slider_ui(ui, &n("reorder_percent"), c.reorder_percent);
+    ctl.slider_ui(ui, &n("bandwidth_kbps"), c.bandwidth_kbps);
+    ctl.slider_ui(ui, &n("queue_bytes"), c.queue_bytes as f64);
+    ctl.slider_ui(ui, &n("mtu_bytes"), c.mtu_bytes as f64);
 }
 
-fn strategy_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-    let s = &state.scenario;
+fn strategy_ui(s: &Scenario, ui: &mut egui::Ui, ctl: &mut Ctl) {
     ui.label("Glenn reliable-ordered messages");
-    slider_ui(ui, cmds, "glenn.resend_delay_ms", s.glenn.resend_delay_ms);
-    checkbox_ui(ui, cmds, "glenn.rtt_resend", s.glenn.rtt_resend);
-    slider_ui(ui, cmds, "glenn.packet_budget_bytes", s.glenn.packet_budget_bytes as f64);
-    slider_ui(ui, cmds, "glenn.max_messages_per_packet", s.glenn.max_messages_per_packet as f64);
+    ctl.slider_ui(ui, "glenn.resend_delay_ms", s.glenn.resend_delay_ms);
+    ctl.checkbox_ui(ui, "glenn.rtt_resend", s.glenn.rtt_resend);
+    ctl.slider_ui(ui, "glenn.packet_budget_bytes", s.glenn.packet_budget_bytes as f64);
+    ctl.slider_ui(ui, "glenn.max_messages_per_packet", s.glenn.max_messages_per_packet as f64);
     ui.separator();
     ui.label("UE4 bunches");
-    slider_ui(ui, cmds, "ue4.net_speed_bytes_per_sec", s.ue4.net_speed_bytes_per_sec);
+    ctl.slider_ui(ui, "ue4.net_speed_bytes_per_sec", s.ue4.net_speed_bytes_per_sec);
     ui.separator();
     ui.label("Delivery notification / rellikt");
-    slider_ui(ui, cmds, "dnm.timeout_ms", s.dnm.timeout_ms);
-    slider_ui(ui, cmds, "rellikt.loss_timeout_ms", s.rellikt.loss_timeout_ms);
+    ctl.slider_ui(ui, "dnm.timeout_ms", s.dnm.timeout_ms);
+    ctl.slider_ui(ui, "rellikt.loss_timeout_ms", s.rellikt.loss_timeout_ms);
 }
 
-fn workload_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-    let w = &state.scenario.workload;
-    slider_ui(ui, cmds, "workload.snapshot_rate_hz", w.snapshot_rate_hz);
-    slider_ui(ui, cmds, "workload.snapshot_bytes", w.snapshot_bytes as f64);
-    slider_ui(ui, cmds, "workload.reliable_rate_hz", w.reliable_rate_hz);
-    slider_ui(ui, cmds, "workload.reliable_max_bytes", w.reliable_max_bytes as f64);
-    let c = &state.scenario.chunk;
+fn workload_ui(state: &AppState, s: &Scenario, ui: &mut egui::Ui, ctl: &mut Ctl) {
+    let w = &s.workload;
+    ctl.slider_ui(ui, "workload.snapshot_rate_hz", w.snapshot_rate_hz);
+    ctl.slider_ui(ui, "workload.snapshot_bytes", w.snapshot_bytes as f64);
+    ctl.slider_ui(ui, "workload.reliable_rate_hz", w.reliable_rate_hz);
+    ctl.slider_ui(ui, "workload.reliable_max_bytes", w.reliable_max_bytes as f64);
+    let c = &s.chunk;
     ui.label("Large blocks (Chunks / Fragments strategies)");
-    slider_ui(ui, cmds, "chunk.bandwidth_kbps", c.bandwidth_kbps);
-    slider_ui(ui, cmds, "chunk.resend_delay_ms", c.resend_delay_ms);
-    checkbox_ui(ui, cmds, "chunk.rtt_resend", c.rtt_resend);
+    ctl.slider_ui(ui, "chunk.bandwidth_kbps", c.bandwidth_kbps);
+    ctl.slider_ui(ui, "chunk.resend_delay_ms", c.resend_delay_ms);
+    ctl.checkbox_ui(ui, "chunk.rtt_resend", c.rtt_resend);
+    let live = state.is_live();
+    let why = "Only while a run is live (Restart to start one)";
     ui.horizontal(|ui| {
         if ui
-            .button("Send burst")
+            .add_enabled(live, egui::Button::new("Send burst"))
             .on_hover_text("Queue a burst of reliable messages on A (exercises the send queue and receive window)")
+            .on_disabled_hover_text(why)
             .clicked()
         {
-            cmds.push(AppCommand::Burst);
+            ctl.cmds.push(AppCommand::Burst);
         }
-        let mut kib = state.chunk_kib;
-        if ui.add(egui::DragValue::new(&mut kib).range(1..=256).suffix(" KiB")).changed() {
-            cmds.push(AppCommand::SetChunkKib(kib));
+        let model = state.chunk_kib as f64;
+        let mut kib = ctl.preview.shown("chunk_kib", model);
+        let r = ui.add(
+            egui::DragValue::new(&mut kib)
+                .range(1.0..=256.0)
+                .max_decimals(0)
+                .suffix(" KiB")
+                .update_while_editing(false),
+        );
+        if let Some(k) = ctl.preview.commit_on_release(ui, &r, "chunk_kib", kib, model) {
+            ctl.cmds.push(AppCommand::SetChunkKib(k.round() as u32));
         }
-        if ui.button("Send chunk").on_hover_text("Queue one large block on A (Chunks / Fragments strategies)").clicked()
+        if ui
+            .add_enabled(live, egui::Button::new("Send chunk"))
+            .on_hover_text("Queue one large block on A (Chunks / Fragments strategies)")
+            .on_disabled_hover_text(why)
+            .clicked()
         {
-            cmds.push(AppCommand::SendChunk);
+            ctl.cmds.push(AppCommand::SendChunk);
+        }
+    });
+}
+
+/// In replay: what the panel shows, and where edits go.
+fn replay_note_ui(state: &AppState, ui: &mut egui::Ui) {
+    egui::Frame::new().fill(ui.visuals().faint_bg_color).inner_margin(6.0).corner_radius(4.0).show(ui, |ui| {
+        ui.set_width(ui.available_width());
+        ui.label(egui::RichText::new("Replay (read-only)").strong());
+        ui.label(format!("Values in force at the cursor, {:.2} s.", state.cursor().as_secs_f64()));
+        if state.replay_edits.is_empty() {
+            ui.weak("Edits here do not change the recording: they set up the next Restart.");
+        } else {
+            let edits: Vec<String> = state.replay_edits.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            ui.label(
+                egui::RichText::new(format!("For the next Restart: {}", edits.join(", ")))
+                    .color(ui.visuals().warn_fg_color),
+            );
         }
     });
 }
 
 pub fn controls_ui(state: &AppState, view: &mut ControlsView, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-    egui::CollapsingHeader::new("Link").default_open(true).show(ui, |ui| link_ui(state, view, ui, cmds));
+    let shown: Scenario = match state.lanes.first() {
+        Some(lane) if !state.is_live() => {
+            replay_note_ui(state, ui);
+            values_at(lane, state.cursor().as_secs_f64(), &state.replay_edits, &mut view.at_cursor).clone()
+        }
+        _ => state.scenario.clone(),
+    };
+    let s = &shown;
+    let mut ctl = Ctl { cmds, preview: &mut view.preview };
+    let dir = &mut view.link_dir;
+    egui::CollapsingHeader::new("Link").default_open(true).show(ui, |ui| link_ui(s, dir, ui, &mut ctl));
     egui::CollapsingHeader::new("Send rate and flow control").default_open(true).show(ui, |ui| {
-        let s = &state.scenario;
-        slider_ui(ui, cmds, "send_rate_pps", s.send_rate_pps);
-        checkbox_ui(ui, cmds, "flow.enabled", s.flow.enabled);
-        slider_ui(ui, cmds, "flow.rtt_threshold_ms", s.flow.rtt_threshold_ms);
+        ctl.slider_ui(ui, "send_rate_pps", s.send_rate_pps);
+        ctl.checkbox_ui(ui, "flow.enabled", s.flow.enabled);
+        ctl.slider_ui(ui, "flow.rtt_threshold_ms", s.flow.rtt_threshold_ms);
     });
-    egui::CollapsingHeader::new("Strategy parameters").default_open(false).show(ui, |ui| strategy_ui(state, ui, cmds));
-    egui::CollapsingHeader::new("Workload").default_open(true).show(ui, |ui| workload_ui(state, ui, cmds));
+    egui::CollapsingHeader::new("Strategy parameters").default_open(false).show(ui, |ui| strategy_ui(s, ui, &mut ctl));
+    egui::CollapsingHeader::new("Workload").default_open(true).show(ui, |ui| workload_ui(state, s, ui, &mut ctl));
     egui::CollapsingHeader::new("Estimates at the cursor (A, B)")
         .default_open(true)
         .show(ui, |ui| estimates_ui(state, ui));

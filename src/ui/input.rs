@@ -13,7 +13,8 @@ pub fn input_ui(state: &AppState, ctx: &egui::Context, cmds: &mut Vec<AppCommand
         cmds.push(AppCommand::Open(p));
     }
     use egui::{Key, KeyboardShortcut, Modifiers};
-    if ctx.egui_wants_keyboard_input() {
+    // Keys belong to a focused field, or to the question a modal asks.
+    if ctx.egui_wants_keyboard_input() || state.guard.is_some() || state.prompt.is_some() {
         return;
     }
     let step_us = (state.scenario.stats_interval_ms.max(1.0) * 1000.0) as i64;

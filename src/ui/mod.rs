@@ -1,11 +1,14 @@
 //! The window's views: panels only, one file each. They read the app state and the model at the
 //! time cursor, and ask for changes by pushing [`AppCommand`]s, which the frame loop
-//! ([`crate::app::frame_ui`]) applies after drawing. View state (timeline zoom, packet filters,
+//! ([`crate::window::frame_ui`]) applies after drawing. View state (timeline zoom, packet filters,
 //! slice selection...) lives here, in [`WindowView`], never in the model.
 
 mod controls_ui;
 mod cursor_ui;
+mod edit;
+mod files_ui;
 mod input;
+mod lanes;
 pub mod packets_ui;
 pub mod plots_ui;
 pub mod slices_ui;
@@ -13,14 +16,19 @@ mod status_ui;
 mod summary_ui;
 pub mod tabs;
 mod timeline_canvas;
+mod timeline_text;
 pub mod timeline_ui;
+mod timeline_view;
 mod topbar_ui;
 
 pub use controls_ui::{ControlsView, LinkDir};
+pub use edit::Preview;
+pub use files_ui::PromptView;
 pub use tabs::{Panel, Panels, Tab, TABS};
 
 /// The app's types at the paths they had when the window lived here.
-pub use crate::app::{AckscopeApp, Launch, Settings};
+pub use crate::app::{Launch, Settings};
+pub use crate::window::AckscopeApp;
 
 use crate::app::{AppCommand, AppState};
 
@@ -29,6 +37,7 @@ use crate::app::{AppCommand, AppState};
 pub struct WindowView {
     pub panels: Panels,
     pub controls: ControlsView,
+    pub prompt: PromptView,
 }
 
 /// Draws the whole window into `ui`: top bar, status bar, left panel, banners, the tab bar and
@@ -47,4 +56,6 @@ pub fn window_ui(state: &AppState, view: &mut WindowView, ui: &mut egui::Ui, cmd
         ui.separator();
         view.panels.get_mut(tab).ui(&state.lanes, state.cursor(), ui, cmds);
     });
+    files_ui::guard_ui(state, ui.ctx(), cmds);
+    files_ui::path_prompt_ui(state, &mut view.prompt, ui.ctx(), cmds);
 }

@@ -1,5 +1,6 @@
 //! The status bar (mode, times, event counts, file, and a progress bar per file job) and the
-//! banners above the tabs (dismissible errors, first-run hints).
+//! banners above the tabs (dismissible errors, confirmations such as a finished save, first-run
+//! hints).
 
 use crate::app::{AppCommand, AppState};
 
@@ -45,6 +46,17 @@ pub fn banners_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand
                     cmds.push(AppCommand::DismissError);
                 }
                 ui.add(egui::Label::new(egui::RichText::new(e).strong()).wrap());
+            });
+        });
+    }
+    if let Some(n) = &state.notice {
+        let fill = ui.visuals().selection.bg_fill.gamma_multiply(0.35);
+        egui::Frame::new().fill(fill).inner_margin(6.0).show(ui, |ui| {
+            ui.horizontal(|ui| {
+                if ui.button("OK").clicked() {
+                    cmds.push(AppCommand::DismissNotice);
+                }
+                ui.add(egui::Label::new(egui::RichText::new(n).strong()).wrap());
             });
         });
     }

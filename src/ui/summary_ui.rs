@@ -3,7 +3,7 @@
 
 use ackscope_protocol::SimTime;
 
-use super::tabs::PerLane;
+use super::lanes::PerLane;
 use crate::model::index::summary::{SummaryFigures, REFRESH};
 use crate::model::index::SummaryFold;
 use crate::model::Recording;

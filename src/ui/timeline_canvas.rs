@@ -1,21 +1,18 @@
 //! The drawing half of the message timeline: the canvas with its rows, marks, time axis and
 //! cursor, the pointer's pan/zoom/scroll/select, and the legend of marks. [`super::timeline_ui`]
-//! holds the state, the toolbar and the selected message's list.
+//! holds the toolbar and the selected message's list, [`super::timeline_view`] the state.
 
 use ackscope_protocol::{PacketFate, PacketLedger, SendKind, SimTime};
 use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, Vec2};
 
 use super::plots_ui::{COLOR_A, COLOR_B};
-use super::timeline_ui::{
-    at_or_before, message_details_ui, send_kind_name, zoom, TimelineLayout, TimelineState, FOLLOW_MARGIN,
-};
+use super::timeline_text::{at_or_before, message_details_ui, send_kind_name};
+use super::timeline_view::{x_of, zoom, TimelineLayout, TimelineState, FOLLOW_MARGIN};
 use crate::model::index::{MessageIndex, MessageRecord};
 
 const MIN_ROW_H: f32 = 3.0;
 const MAX_ROW_H: f32 = 16.0;
 const AXIS_H: f32 = 18.0;
-pub(super) const MIN_SPAN_S: f64 = 0.01;
-pub(super) const MAX_SPAN_S: f64 = 24.0 * 3600.0;
 
 pub const COLOR_FIRST: Color32 = Color32::from_rgb(225, 225, 225);
 pub const COLOR_DELAY: Color32 = Color32::from_rgb(240, 200, 60);
@@ -26,10 +23,6 @@ pub const COLOR_ACK: Color32 = Color32::from_rgb(80, 225, 225);
 pub const COLOR_DELIVERED: Color32 = Color32::from_rgb(120, 220, 120);
 pub const COLOR_SPURIOUS: Color32 = Color32::from_rgb(255, 60, 60);
 pub const COLOR_CURSOR: Color32 = Color32::from_rgb(255, 230, 120);
-
-pub(super) fn x_of(rect: Rect, t0: f64, t1: f64, t: f64) -> f32 {
-    rect.left() + ((t - t0) / (t1 - t0).max(1e-9)) as f32 * rect.width()
-}
 
 pub fn send_kind_color(kind: SendKind) -> Color32 {
     match kind {

@@ -3,7 +3,7 @@
 
 use ackscope_protocol::{registry, Strategy};
 
-use crate::app::{AppCommand, AppState};
+use crate::app::{AppCommand, AppState, PromptKind};
 use crate::params::presets;
 use crate::runtime::udp::Transport;
 
@@ -47,7 +47,19 @@ pub fn top_bar_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand
         if ui.button("Save...").on_hover_text("Save the recording as a session file (Ctrl+S)").clicked() {
             cmds.push(AppCommand::SaveDialog);
         }
+        if ui
+            .button("Export...")
+            .on_hover_text("Write packets, messages and series as CSV files (NAME-packets.csv, ...)")
+            .clicked()
+        {
+            cmds.push(AppCommand::ExportDialog);
+        }
         ui.menu_button("Recent", |ui| {
+            if ui.button("Type a path...").on_hover_text("Open a file by typing its path, with completion").clicked() {
+                cmds.push(AppCommand::OpenPrompt(PromptKind::Open));
+                ui.close();
+            }
+            ui.separator();
             if state.settings.recent.is_empty() {
                 ui.label("(none yet)");
             }

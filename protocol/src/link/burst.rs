@@ -24,8 +24,8 @@
 
 use std::collections::VecDeque;
 
+use super::config::BurstLoss;
 use super::draws::uniform;
-use super::lossy::BurstLoss;
 use crate::event::SimTime;
 
 /// Length of one step of the burst chain's own time grid.

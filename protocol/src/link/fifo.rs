@@ -12,8 +12,8 @@
 //! that of a blend of two neighbouring draws (about 0.82 x the configured spread on average).
 //! Integer arithmetic keeps the order exact.
 
+use super::config::{JitterDistribution, LinkConfig};
 use super::draws::{normal, uniform};
-use super::lossy::{JitterDistribution, LinkConfig};
 use crate::event::SimTime;
 
 /// How far normal jitter reaches, in standard deviations, on a FIFO link.

@@ -10,11 +10,13 @@
 //! whoever sends on it.
 
 pub mod burst;
+pub mod config;
 pub(crate) mod draws;
 pub mod fifo;
 pub mod lossy;
 pub mod script;
 
 pub use burst::{BurstChain, BURST_STEP_US};
-pub use lossy::{BurstLoss, JitterDistribution, Link, LinkConfig, IP_UDP_OVERHEAD_BYTES};
+pub use config::{BurstLoss, JitterDistribution, LinkConfig, IP_UDP_OVERHEAD_BYTES};
+pub use lossy::Link;
 pub use script::{LinkPatch, LinkStep, StepDirection};

@@ -1,0 +1,44 @@
+//! Panels that show each lane (A and B) side by side: view state kept per lane, and the
+//! columns that draw them.
+
+use crate::model::Recording;
+
+/// View state per lane, started afresh whenever a lane holds a different recording (a restart or
+/// an opened file), so no panel shows a filter, selection or fold of a recording that is gone.
+#[derive(Debug, Default)]
+pub struct PerLane<T> {
+    items: Vec<(u64, T)>,
+}
+
+impl<T: Default> PerLane<T> {
+    /// Each lane with its state.
+    pub fn zip<'a>(&'a mut self, lanes: &'a [Recording]) -> impl Iterator<Item = (&'a Recording, &'a mut T)> {
+        self.items.truncate(lanes.len());
+        for (i, lane) in lanes.iter().enumerate() {
+            match self.items.get_mut(i) {
+                Some(item) if item.0 == lane.id() => {}
+                Some(item) => *item = (lane.id(), T::default()),
+                None => self.items.push((lane.id(), T::default())),
+            }
+        }
+        lanes.iter().zip(self.items.iter_mut().map(|(_, t)| t))
+    }
+}
+
+/// Draws each lane in its own column, named by its strategy.
+pub(super) fn lane_columns_ui<T: Default>(
+    lanes: &[Recording],
+    states: &mut PerLane<T>,
+    ui: &mut egui::Ui,
+    mut lane_ui: impl FnMut(&Recording, &mut T, &mut egui::Ui),
+) {
+    ui.columns(lanes.len(), |cols| {
+        for ((lane, state), col) in states.zip(lanes).zip(cols.iter_mut()) {
+            let name = lane.scenario.strategy.name();
+            col.push_id(name, |ui| {
+                ui.strong(name);
+                lane_ui(lane, state, ui);
+            });
+        }
+    });
+}

@@ -1,0 +1,98 @@
+//! The window: the frame loop that ties the application state ([`crate::app`]) to the views
+//! ([`crate::ui`]), and the eframe application. It sits above both so neither imports the other
+//! back: the views read the state and push commands, the state knows nothing of egui panels.
+//!
+//! One frame: move the live run's new events into the recordings within a small time budget,
+//! pick up finished file jobs, let the views draw (they read the state and push commands), then
+//! apply the commands. A frame never waits for a run thread, a file or a dialog.
+
+use std::time::Duration;
+
+use ackscope_protocol::Scenario;
+
+use crate::app::{AppCommand, AppState, Launch, Settings};
+use crate::ui::WindowView;
+
+/// Most time a frame spends moving live events into the recordings; the rest waits a frame.
+pub const INGEST_BUDGET: Duration = Duration::from_millis(8);
+/// Frame interval while something moves on its own (live run, replay, file job).
+const ANIMATION_FRAME: Duration = Duration::from_millis(33);
+
+/// One frame of the window: ingest, draw, apply what the views asked (also used headless by
+/// tests, which keep `view` beside the state they inspect).
+pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) {
+    let (_, behind) = state.pull_events_within(INGEST_BUDGET);
+    state.poll_files();
+    // Replay moves by measured wall time, not egui's frame time: with timed repaints that is a
+    // predicted 1/60 s whatever the real interval.
+    state.advance_playback();
+    close_request_ui(state, ui.ctx());
+    let mut cmds = Vec::new();
+    crate::ui::window_ui(state, view, ui, &mut cmds);
+    if behind || !cmds.is_empty() {
+        // Events left for the next frame, or changes this frame did not draw yet.
+        ui.ctx().request_repaint();
+    }
+    state.apply_all(cmds);
+    if state.is_animating() {
+        ui.ctx().request_repaint_after(ANIMATION_FRAME);
+    }
+}
+
+/// Closing the window with an unsaved run asks first (the guard); once the user agreed, or when
+/// nothing is unsaved, the window closes.
+fn close_request_ui(state: &mut AppState, ctx: &egui::Context) {
+    if ctx.input(|i| i.viewport().close_requested()) && !state.quit_requested() {
+        if state.has_unsaved() {
+            ctx.send_viewport_cmd(egui::ViewportCommand::CancelClose);
+        }
+        state.apply(AppCommand::Quit);
+    }
+    if state.quit_requested() {
+        ctx.send_viewport_cmd(egui::ViewportCommand::Close);
+    }
+}
+
+/// The eframe application: the state and the views' own state.
+pub struct AckscopeApp {
+    pub state: AppState,
+    pub view: WindowView,
+}
+
+impl AckscopeApp {
+    /// Starts on `scenario` live, or opens `path` (a session to replay or a scenario to run).
+    pub fn new(cc: &eframe::CreationContext<'_>, scenario: Scenario, launch: Launch) -> Self {
+        let ctx = cc.egui_ctx.clone();
+        let mut state = AppState::new(scenario, move || ctx.request_repaint());
+        if let Some(settings) = cc.storage.and_then(|s| eframe::get_value::<Settings>(s, eframe::APP_KEY)) {
+            state.settings = settings;
+        }
+        if let Some(t) = launch.tab {
+            state.settings.tab = t;
+        }
+        if launch.no_intro {
+            state.settings.intro_dismissed = true;
+        }
+        state.remove_stale_temps();
+        state.ab = launch.ab.filter(|b| *b != state.scenario.strategy);
+        match launch.path {
+            Some(p) => state.open_path(&p),
+            None => state.start(),
+        }
+        Self { state, view: WindowView::default() }
+    }
+}
+
+impl eframe::App for AckscopeApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        frame_ui(&mut self.state, &mut self.view, ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        eframe::set_value(storage, eframe::APP_KEY, &self.state.settings);
+    }
+
+    fn on_exit(&mut self, _gl: Option<&eframe::glow::Context>) {
+        self.state.stop();
+    }
+}
