@@ -116,6 +116,24 @@ fn bad_specs_are_refused_with_one_line_and_status_2() {
 }
 
 #[test]
+fn bad_vary_specs_name_the_spec_and_the_valid_range_from_the_table() {
+    let cases = [
+        ("glenn.nope=1,2", "--vary 'glenn.nope=1,2': unknown parameter 'glenn.nope'"),
+        (
+            "glenn.resend_delay_ms=200:100:10",
+            "--vary 'glenn.resend_delay_ms=200:100:10': empty range, END 100 is below START 200 (glenn.resend_delay_ms takes 0 - 1000 ms)",
+        ),
+        ("link.loss_percent=1,101", "--vary 'link.loss_percent=1,101': 'link.loss_percent' = 101 is out of range: valid from 0 to 100 %"),
+        ("hybrid.rtt_factor=0.1:1:0.1", "is out of range: valid from 0.5 to 10"),
+        ("hybrid.redundant_copies=0:20:1", "valid from 0 to 16 copies"),
+    ];
+    for (spec, want) in cases {
+        let e = sweep::parse_vary(spec).unwrap_err();
+        assert!(e.contains(want), "{spec}: {e}");
+    }
+}
+
+#[test]
 fn a_cancelled_sweep_stops_and_says_so() {
     let spec = spec(5.0, &["glenn.resend_delay_ms=0:100:10"], &[Strategy::Glenn], 1);
     let cancel = AtomicBool::new(false);

@@ -17,8 +17,26 @@ pub struct Vary {
 }
 
 /// Parses `NAME=START:END:STEP` (numbers, END included) or `NAME=V1,V2,...` (any kind), with the
-/// name from the parameter table and every value in its range; the reason otherwise.
+/// name from the parameter table and every value in its range; otherwise one line naming the
+/// spec as given, the reason, and what the parameter takes (from the table), so the user can
+/// fix it without opening README.
 pub fn parse_vary(spec: &str) -> Result<Vary, String> {
+    parse(spec).map_err(|reason| {
+        let reason = reason.strip_prefix("--vary: ").unwrap_or(&reason);
+        let name = spec.split_once('=').map_or(spec, |(n, _)| n).trim();
+        let reason = reason.strip_prefix(&format!("--vary {name}: ")).unwrap_or(reason);
+        let takes = params::find(name)
+            .filter(|_| !reason.contains("valid from") && !reason.contains("from ") && !reason.contains("one of"))
+            .map(|p| {
+                let unit = if p.unit.is_empty() { String::new() } else { format!(" {}", p.unit) };
+                format!(" ({name} takes {}{unit})", p.values_text())
+            })
+            .unwrap_or_default();
+        format!("--vary '{spec}': {reason}{takes}")
+    })
+}
+
+fn parse(spec: &str) -> Result<Vary, String> {
     let usage = "--vary expects NAME=START:END:STEP or NAME=V1,V2,...";
     let (name, rhs) = spec.split_once('=').ok_or_else(|| format!("{usage}, got '{spec}'"))?;
     let name = name.trim();
