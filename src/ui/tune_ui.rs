@@ -62,6 +62,10 @@ pub struct TuneView {
     pub drawn: Vec<(usize, Pos2)>,
 }
 
+/// The live settings' mark: orange reads on both dark and light backgrounds (yellow vanished on
+/// light).
+const LIVE: Color32 = Color32::from_rgb(240, 140, 0);
+
 /// A strategy's colour in both plots.
 fn colour(strategy: &str) -> Color32 {
     match strategy {
@@ -240,7 +244,7 @@ fn scatter_ui(
             p.line(Line::new("frontier", PlotPoints::from(frontier)).color(Color32::GRAY).width(1.5));
             if let Some((_, r)) = live_row {
                 let ring = Points::new("live settings", PlotPoints::from(vec![[r.p99_ms, r.bytes_per_message]]));
-                p.points(ring.shape(MarkerShape::Circle).filled(false).radius(9.0).color(Color32::YELLOW));
+                p.points(ring.shape(MarkerShape::Circle).filled(false).radius(9.0).color(LIVE));
             }
         });
     view.drawn = rows
@@ -292,7 +296,7 @@ fn metric_ui(rows: &[(usize, SweepRow)], live: Option<f64>, param: &str, view: &
                 p.points(Points::new("", PlotPoints::from(pts)).color(colour(&name)).radius(3.0));
             }
             if let Some(x) = live {
-                p.vline(VLine::new("live settings", x).color(Color32::YELLOW));
+                p.vline(VLine::new("live settings", x).color(LIVE));
             }
         });
 }

@@ -346,6 +346,13 @@ pub fn pareto_flags(rows: &[SweepRow]) -> Vec<bool> {
     flags
 }
 
+/// A row's value of each varied parameter as text, `missing` where it does not concern the
+/// row's strategy.
+fn value_cells(r: &SweepRow, names: &[&str], missing: &str) -> Vec<String> {
+    let text = |v: &serde_json::Value| v.as_str().map_or(v.to_string(), str::to_string);
+    names.iter().map(|n| r.values.get(*n).map_or(missing.to_string(), text)).collect()
+}
+
 /// The table `ackscope sweep` prints without `--json`: one line per point.
 pub fn to_table(spec: &SweepSpec, rows: &[SweepRow]) -> String {
     let names: Vec<&str> = spec.vary.iter().map(|v| v.name.as_str()).collect();
@@ -359,11 +366,8 @@ pub fn to_table(spec: &SweepSpec, rows: &[SweepRow]) -> String {
     out.push_str(&"---|".repeat(names.len() + 10));
     out.push('\n');
     for r in rows {
-        out.push_str(&format!("| {} |", r.strategy));
-        for n in &names {
-            let v = r.values.get(*n).map_or("-".to_string(), |v| v.as_str().map_or(v.to_string(), str::to_string));
-            out.push_str(&format!(" {v} |"));
-        }
+        let cells: String = value_cells(r, &names, "-").iter().map(|v| format!(" {v} |")).collect();
+        out.push_str(&format!("| {} |{cells}", r.strategy));
         out.push_str(&format!(
             " {} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {:.1} | {} | {} |\n",
             r.seeds,
@@ -391,25 +395,14 @@ pub fn to_csv(spec: &SweepSpec, rows: &[SweepRow]) -> String {
     }
     out.push_str(",seeds,p50_ms,p95_ms,p99_ms,p99_ms_spread,bytes_per_message,bytes_per_message_spread,sends_per_message,spurious_resends,lost,pareto\n");
     for r in rows {
-        out.push_str(&r.strategy);
-        for n in &names {
-            let v = r.values.get(*n).map_or(String::new(), |v| v.as_str().map_or(v.to_string(), str::to_string));
-            out.push_str(&format!(",{v}"));
-        }
-        out.push_str(&format!(
-            ",{},{},{},{},{},{},{},{},{},{},{}\n",
-            r.seeds,
-            r.p50_ms,
-            r.p95_ms,
-            r.p99_ms,
-            r.p99_ms_spread,
-            r.bytes_per_message,
-            r.bytes_per_message_spread,
-            r.sends_per_message,
-            r.spurious_resends,
-            r.lost,
-            r.pareto
-        ));
+        let cells: String = value_cells(r, &names, "").iter().map(|v| format!(",{v}")).collect();
+        out.push_str(&format!("{}{cells}", r.strategy));
+        let means = [r.p50_ms, r.p95_ms, r.p99_ms, r.p99_ms_spread, r.bytes_per_message, r.bytes_per_message_spread];
+        let rest =
+            [r.sends_per_message.to_string(), r.spurious_resends.to_string(), r.lost.to_string(), r.pareto.to_string()];
+        let figures: Vec<String> =
+            std::iter::once(r.seeds.to_string()).chain(means.iter().map(f64::to_string)).chain(rest).collect();
+        out.push_str(&format!(",{}\n", figures.join(",")));
     }
     out
 }
