@@ -1,4 +1,4 @@
-//! Command-line entry: `ackscope` opens the window; `ackscope run|summary|compare|peer|export`
+//! Command-line entry: `ackscope` opens the window; `ackscope run|summary|compare|sweep|peer|export`
 //! run headless. Parsing and dispatch only: the commands live in `ackscope::cli`.
 
 use std::process::ExitCode;
@@ -16,6 +16,7 @@ fn main() -> ExitCode {
         Some(Cmd::Peer(args)) => cli::peer::main(args),
         Some(Cmd::Summary(args)) => cli::summary::main(args),
         Some(Cmd::Compare(args)) => cli::compare::main(args),
+        Some(Cmd::Sweep(args)) => cli::sweep::main(args),
         Some(Cmd::Export(args)) => cli::export::main(args),
         None => cli::gui::main(cli.window),
     }

@@ -23,6 +23,7 @@ const ANIMATION_FRAME: Duration = Duration::from_millis(33);
 pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) {
     let (_, behind) = state.pull_events_within(INGEST_BUDGET);
     state.poll_files();
+    state.tune.poll();
     // Replay moves by measured wall time, not egui's frame time: with timed repaints that is a
     // predicted 1/60 s whatever the real interval.
     state.advance_playback();

@@ -16,6 +16,7 @@ use crate::strategies::acks::AckPeer;
 use crate::strategies::chunks::ChunkPeer;
 use crate::strategies::fragments::FragmentPeer;
 use crate::strategies::glenn::GlennPeer;
+use crate::strategies::hybrid::hybrid_peer;
 use crate::strategies::notify::dnm::DnmPeer;
 use crate::strategies::notify::rellikt::RelliktPeer;
 use crate::strategies::ue4::Ue4Peer;
@@ -44,6 +45,7 @@ pub fn info(strategy: Strategy) -> &'static StrategyInfo {
         Strategy::Ue4 => &UE4,
         Strategy::Dnm => &DNM,
         Strategy::Rellikt => &RELLIKT,
+        Strategy::Hybrid => &HYBRID,
         Strategy::Acks => &ACKS,
         Strategy::Chunks => &CHUNKS,
         Strategy::Fragments => &FRAGMENTS,
@@ -111,6 +113,16 @@ static RELLIKT: StrategyInfo = StrategyInfo {
     has_chunks: false,
     build: |s, side| Box::new(RelliktPeer::new(side, s.rellikt, s.workload, s.seed)),
     own: |s| Box::new(s.rellikt),
+};
+
+static HYBRID: StrategyInfo = StrategyInfo {
+    strategy: Strategy::Hybrid,
+    label: "Hybrid (ackscope)",
+    summary: "Glenn's packets and channel, resent on a Nak read from the ack bits or after RTT x factor, young messages sent twice",
+    has_messages: true,
+    has_chunks: false,
+    build: |s, side| Box::new(hybrid_peer(side, s.ack, s.glenn, s.hybrid, s.workload, s.seed)),
+    own: |s| Box::new((s.glenn, s.hybrid)),
 };
 
 static ACKS: StrategyInfo = StrategyInfo {

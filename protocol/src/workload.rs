@@ -113,26 +113,51 @@ pub struct MessageRequest {
 /// The deterministic content of message `id` from `side`, `bytes` long (at least 8).
 pub fn make_payload(side: Side, id: u64, bytes: u32) -> Vec<u8> {
     let n = bytes.max(MIN_MESSAGE_BYTES) as usize;
-    let mut out = Vec::with_capacity(n);
-    out.extend_from_slice(&id.to_le_bytes());
-    let mut x = id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (side as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03);
-    while out.len() < n {
-        // xorshift64*: cheap and fully determined by (side, id).
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        out.push((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8);
+    let mut out = vec![0u8; n];
+    let (head, tail) = out.split_at_mut(MIN_MESSAGE_BYTES as usize);
+    head.copy_from_slice(&id.to_le_bytes());
+    for (b, x) in tail.iter_mut().zip(PayloadTail::new(side, id)) {
+        *b = x;
     }
     out
 }
 
 /// Checks a received payload sent by `sender`: returns its id if the content is intact.
+///
+/// Compares against the content as it is generated, without building a copy: every received
+/// message is checked, so this runs as often as payloads are made.
 pub fn check_payload(sender: Side, payload: &[u8]) -> Option<u64> {
     if payload.len() < MIN_MESSAGE_BYTES as usize {
         return None;
     }
-    let id = u64::from_le_bytes(payload[..8].try_into().ok()?);
-    (make_payload(sender, id, payload.len() as u32) == payload).then_some(id)
+    let (head, tail) = payload.split_at(MIN_MESSAGE_BYTES as usize);
+    let id = u64::from_le_bytes(head.try_into().ok()?);
+    tail.iter().copied().eq(PayloadTail::new(sender, id).take(tail.len())).then_some(id)
+}
+
+/// The bytes of a payload after its 8-byte id: xorshift64*, cheap and fully determined by
+/// (side, id).
+struct PayloadTail {
+    x: u64,
+}
+
+impl PayloadTail {
+    fn new(side: Side, id: u64) -> Self {
+        Self { x: id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (side as u64 + 1).wrapping_mul(0xD1B5_4A32_D192_ED03) }
+    }
+}
+
+impl Iterator for PayloadTail {
+    type Item = u8;
+
+    #[inline]
+    fn next(&mut self) -> Option<u8> {
+        let x = &mut self.x;
+        *x ^= *x >> 12;
+        *x ^= *x << 25;
+        *x ^= *x >> 27;
+        Some((x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 56) as u8)
+    }
 }
 
 /// Generates one side's messages on virtual time.

@@ -11,6 +11,7 @@ use ackscope_protocol::{SimTime, Strategy};
 
 use super::paths::PromptKind;
 use super::tab::Tab;
+use super::tune::TuneSetup;
 use super::AppState;
 use crate::params::presets::Preset;
 use crate::report::export::ExportTargets;
@@ -90,6 +91,14 @@ pub enum AppCommand {
     DismissIntro,
     SetDark(bool),
     SetTab(Tab),
+    /// Start a Tune sweep (cancelling one still running).
+    TuneRun(TuneSetup),
+    /// Stop the Tune sweep's workers now; the points so far stay.
+    TuneCancel,
+    /// Run Tune point `i` at its first seed as a normal live session; restarts the run.
+    TuneOpen(usize),
+    /// Copy Tune point `i`'s values to the live run's settings.
+    TuneApply(usize),
 }
 
 /// The answers to "discard the unsaved run?".
@@ -114,6 +123,7 @@ impl AppCommand {
                 | AppCommand::SetStrategy { .. }
                 | AppCommand::SetTransport(_)
                 | AppCommand::Open(_)
+                | AppCommand::TuneOpen(_)
                 | AppCommand::Quit
         )
     }
@@ -151,6 +161,7 @@ impl AppState {
             AppCommand::SetStrategy { .. } => "Changing the strategy starts a new run and discards".to_string(),
             AppCommand::SetTransport(_) => "Changing the transport starts a new run and discards".to_string(),
             AppCommand::Open(p) => format!("Opening {} discards", p.display()),
+            AppCommand::TuneOpen(_) => "Running the sweep point starts a new run and discards".to_string(),
             AppCommand::Quit => "Closing the window discards".to_string(),
             _ => "This discards".to_string(),
         };
@@ -224,6 +235,18 @@ impl AppState {
             AppCommand::DismissIntro => self.settings.intro_dismissed = true,
             AppCommand::SetDark(d) => self.settings.dark = d,
             AppCommand::SetTab(t) => self.settings.tab = t,
+            AppCommand::TuneRun(setup) => {
+                let wake = self.wake.clone();
+                self.tune.start(&self.scenario, setup, wake);
+            }
+            AppCommand::TuneCancel => self.tune.cancel(),
+            AppCommand::TuneOpen(i) => self.tune_open(i),
+            AppCommand::TuneApply(i) => {
+                let values = self.tune.points.get(i).map(|p| p.values.clone()).unwrap_or_default();
+                for (name, value) in values {
+                    self.set_param(&name, value);
+                }
+            }
         }
     }
 

@@ -1,6 +1,6 @@
 //! The application: its state ([`AppState`], no egui), the commands views send it
-//! ([`AppCommand`]), file work off the UI thread ([`files`]), persisted settings and the tab
-//! shown. The frame loop that ties this to the views is [`crate::window`], above both.
+//! ([`AppCommand`]), file work off the UI thread ([`files`]), persisted settings, the tab
+//! shown and the Tune tab's sweep job ([`tune`]). The frame loop that ties this to the views is [`crate::window`], above both.
 
 pub mod clock;
 mod command;
@@ -12,6 +12,7 @@ mod rerun;
 pub mod settings;
 mod state;
 pub mod tab;
+pub mod tune;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use command::{AppCommand, GuardChoice};
@@ -19,3 +20,4 @@ pub use paths::PromptKind;
 pub use settings::{Launch, Settings};
 pub use state::{AppState, MAX_FRAME_GAP};
 pub use tab::{Tab, TABS};
+pub use tune::{TuneJob, TuneSetup};

@@ -17,6 +17,7 @@ use super::live_log::LiveLog;
 use super::paths::PromptKind;
 use super::rerun::RerunJob;
 use super::settings::Settings;
+use super::tune::TuneJob;
 use super::AppCommand;
 use crate::model::{Playback, Recording};
 use crate::report::export::ExportSummary;
@@ -76,6 +77,8 @@ pub struct AppState {
     clock: Box<dyn Clock>,
     /// Wall time of the last replay step, while replay plays.
     last_tick: Option<Duration>,
+    /// The Tune tab's sweep and the points it finished.
+    pub tune: TuneJob,
     /// Called from other threads when something arrived (requests a repaint).
     pub(super) wake: Arc<dyn Fn() + Send + Sync>,
     /// The live run's stream files and memory window.
@@ -113,6 +116,7 @@ impl AppState {
             events_rate: (Instant::now(), 0, 0.0),
             clock: Box::new(SystemClock::default()),
             last_tick: None,
+            tune: TuneJob::default(),
             wake: Arc::new(wake),
             live_log: LiveLog::new(LiveLog::default_dir()),
         }
@@ -125,6 +129,16 @@ impl AppState {
             v.push(Scenario { strategy: b, ..self.scenario.clone() });
         }
         v
+    }
+
+    /// Runs Tune point `i` (its strategy and values, the sweep's first seed) as a normal live
+    /// session, and shows it in the Overview.
+    pub(super) fn tune_open(&mut self, i: usize) {
+        let Some(scenario) = self.tune.scenario_of(i) else { return };
+        self.scenario = scenario;
+        self.ab = None;
+        self.settings.tab = super::Tab::Overview;
+        self.start();
     }
 
     /// Starts a new recording: a live run of the current scenario from time zero.
@@ -406,7 +420,7 @@ impl AppState {
     /// True while something is moving on its own: a live run that is not paused, a replay
     /// playing, or a file job.
     pub fn is_animating(&self) -> bool {
-        (self.is_running() && !self.paused) || self.playback.playing || !self.jobs.is_empty()
+        (self.is_running() && !self.paused) || self.playback.playing || !self.jobs.is_empty() || self.tune.running()
     }
 }
 

@@ -16,6 +16,7 @@ pub mod gui;
 pub mod peer;
 pub mod run;
 pub mod summary;
+pub mod sweep;
 pub mod values;
 
 use clap::{Parser, Subcommand};
@@ -44,6 +45,9 @@ pub enum Cmd {
     /// Run Glenn redundancy (fixed 100 ms, RTT x 1.25, every packet) and UE4 Nak resend on the
     /// same seed, link trace and workload over loss 1/5/20 % and one-way latency 25/100 ms.
     Compare(compare::CompareArgs),
+    /// Vary parameters over ranges for several strategies and seeds on virtual time, on every
+    /// core, and print each point's latency and bytes per message with the frontier.
+    Sweep(sweep::SweepArgs),
     /// Write a recorded session's packets, messages and series as CSV files (or print them as JSON).
     Export(export::ExportArgs),
 }

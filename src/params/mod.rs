@@ -112,7 +112,7 @@ impl Param {
     }
 
     /// The values it takes, as README shows them.
-    fn values_text(&self) -> String {
+    pub fn values_text(&self) -> String {
         match self.kind {
             Kind::Number { min, max, .. } => format!("{min} - {max}"),
             Kind::OptionalNumber { min, max } => format!("unset, or {min} - {max}"),

@@ -157,6 +157,14 @@ pub static PARAMS: &[Param] = &[
     int("glenn.receive_queue_size", "receive queue", "messages", 1.0, 32768.0, "Glenn: out-of-order reliable messages the receiver holds; the sender never runs further ahead."),
     int("glenn.sent_packets_buffer_size", "sent packets buffer", "packets", 1.0, 32768.0, "Glenn: packets whose message ids are remembered to map acks to messages."),
     int("glenn.unreliable_queue_size", "unreliable queue", "messages", 0.0, 32768.0, "Glenn: snapshots waiting for room in a packet."),
+    // ackscope's hybrid (its packets take glenn's packet settings, not glenn's resend settings).
+    int("hybrid.reorder_tolerance_packets", "reorder tolerance", "packets", 1.0, 32.0, "Hybrid: a packet with reliable messages counts as lost once the peer's newest ack is this many packets ahead and its ack bit is clear (a Nak read from the acks; more tolerates reordering)."),
+    num("hybrid.rtt_factor", "timeout RTT factor", "", 0.5, 10.0, "Hybrid: a message unacked this many RTTs after its last send goes again (whichever comes first with the Nak)."),
+    num("hybrid.redundancy_age_rtts", "redundancy age RTTs", "RTTs", 0.0, 10.0, "Hybrid: redundant copies ride only while a message is younger than this many RTTs since its first send."),
+    int("hybrid.redundancy_budget_bytes", "redundancy bytes / packet", "bytes", 0.0, 1200.0, "Hybrid: bytes of redundant copies of the youngest unacked messages one packet may carry (0 = none)."),
+    int("hybrid.redundant_copies", "redundant copies", "copies", 0.0, 16.0, "Hybrid: extra copies of each message at most, in the packets after its first (0 = none)."),
+    flag("hybrid.every_tick", "packet every tick", "Hybrid: send a packet every tick as Glenn does, instead of only with messages or an owed ack."),
+    num("hybrid.initial_rtt_ms", "initial RTT ms", "ms", 1.0, 5000.0, "Hybrid: the RTT assumed before the first sample (timeouts and redundancy age)."),
     // UE4 bunches.
     num("ue4.net_speed_bytes_per_sec", "net speed B/s", "B/s", 0.0, 200_000.0, "UE4 CurrentNetSpeed: the QueuedBits throttle's budget (0 = unthrottled). Saturated, unreliable bunches wait or drop."),
     num("ue4.channel_close_s", "channel close s", "s", 0.0, 600.0, "UE4: an actor channel idle this long is closed with bClose and reopened on demand (RelevantTimeout; 0 = never)."),

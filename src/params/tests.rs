@@ -111,6 +111,7 @@ fn strategies_for(name: &str) -> Vec<Strategy> {
         "ue4" => only(Strategy::Ue4),
         "dnm" => only(Strategy::Dnm),
         "rellikt" => only(Strategy::Rellikt),
+        "hybrid" => only(Strategy::Hybrid),
         "chunk" => vec![Strategy::Chunks, Strategy::Fragments],
         "payload_bytes" => only(Strategy::Acks),
         _ => Strategy::all().collect(),

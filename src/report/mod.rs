@@ -13,7 +13,9 @@ pub mod compare;
 pub mod export;
 pub mod flow;
 pub mod peer;
+pub mod sweep;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use ackscope_protocol::{
@@ -79,30 +81,81 @@ pub struct FinishedRun {
 /// parameter changes are logged like any action, so a re-run of the saved session repeats it.
 pub fn run_with_actions(scenario: &Scenario, seconds: f64, actions: &[Step]) -> anyhow::Result<FinishedRun> {
     let start = Instant::now();
-    let (mut sim, mut events, mut log) = session::run_lane(scenario, actions, SimTime::from_secs_f64(seconds))?;
+    let mut events: Vec<Event> = Vec::new();
+    let driven = drive(scenario, seconds, actions, None, |batch| events.extend(batch))?;
+    let sim = driven.sim;
+    let report = build(scenario, &events, (sim.totals(), sim.estimates()), sim.now(), driven.drain_seconds, start);
+    let mut session = Session::scenario_only(scenario.clone());
+    session.actions = driven.recorded;
+    session.duration_us = sim.now().0;
+    session.events = events;
+    Ok(FinishedRun { report, sim, session })
+}
+
+/// A headless run as [`drive`] leaves it.
+pub struct Driven {
+    pub sim: Simulation,
+    /// The actions applied, with the workload stop before the drain: a re-run repeats them.
+    pub recorded: Vec<Step>,
+    /// Virtual seconds spent draining after `seconds`.
+    pub drain_seconds: f64,
+    /// True when `cancel` stopped the run before its end.
+    pub cancelled: bool,
+}
+
+/// Virtual time between two hand-overs of events to the sink: keeps a run that folds its events
+/// as they come (a sweep) from holding them all, and changes no event.
+const EVENT_BATCH_US: u64 = 1_000_000;
+
+/// The one headless run loop behind `run` and `sweep`: `scenario` for `seconds` of virtual time,
+/// `actions` applied at their times, then (for message strategies) the workload stopped and
+/// unacked reliable messages drained for at most [`MAX_DRAIN_SECONDS`]. Every event goes to
+/// `sink` in emission order, in batches; a set `cancel` stops the run at the next batch.
+pub fn drive(
+    scenario: &Scenario,
+    seconds: f64,
+    actions: &[Step],
+    cancel: Option<&AtomicBool>,
+    mut sink: impl FnMut(std::vec::Drain<'_, Event>),
+) -> anyhow::Result<Driven> {
+    let mut sim = Simulation::new(scenario.clone());
+    let mut recorded = Vec::new();
+    let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
+    let end = SimTime::from_secs_f64(seconds);
+    let run_to = |sim: &mut Simulation, until: SimTime, sink: &mut dyn FnMut(std::vec::Drain<'_, Event>)| {
+        while sim.now() < until && !cancelled() {
+            sim.run_until(until.min(sim.now().plus_micros(EVENT_BATCH_US)));
+            sink(sim.drain_events());
+        }
+        sim.run_until(until.min(sim.now()));
+    };
+    let mut sorted: Vec<&Step> = actions.iter().filter(|a| a.at <= end).collect();
+    sorted.sort_by_key(|a| a.at);
+    for step in sorted {
+        run_to(&mut sim, step.at, &mut sink);
+        session::apply_and_record(&mut sim, &mut recorded, step.action.clone())
+            .map_err(|e| anyhow::anyhow!("action at {:.6} s ({}): {e:#}", step.at.as_secs_f64(), step.action))?;
+        sink(sim.drain_events());
+    }
+    run_to(&mut sim, end, &mut sink);
     let is_messages = registry::info(sim.scenario().strategy).has_messages;
     let mut drain_seconds = 0.0;
-    if is_messages {
-        // Stop the workload, then let every unacked reliable message arrive or give up after
-        // MAX_DRAIN_SECONDS.
+    if is_messages && !cancelled() {
+        // Stop the workload (recorded like any action, so a re-run repeats it), then let every
+        // unacked reliable message arrive or give up after MAX_DRAIN_SECONDS.
         for name in ["workload.snapshot_rate_hz", "workload.reliable_rate_hz"] {
-            session::apply_and_record(&mut sim, &mut log, Action::Set { name: name.into(), value: "0".into() })?;
+            session::apply_and_record(&mut sim, &mut recorded, Action::Set { name: name.into(), value: "0".into() })?;
         }
         let drain_start = sim.now();
         let limit = drain_start.plus_micros((MAX_DRAIN_SECONDS * 1e6) as u64);
-        while sim.unacked_reliable() > 0 && sim.now() < limit {
+        while sim.unacked_reliable() > 0 && sim.now() < limit && !cancelled() {
             let next = sim.now().plus_micros(10_000).min(limit);
             sim.run_until(next);
         }
         drain_seconds = sim.now().saturating_since(drain_start).as_secs_f64();
     }
-    events.extend(sim.drain_events());
-    let report = build(scenario, &events, (sim.totals(), sim.estimates()), sim.now(), drain_seconds, start);
-    let mut session = Session::scenario_only(scenario.clone());
-    session.actions = log;
-    session.duration_us = sim.now().0;
-    session.events = events;
-    Ok(FinishedRun { report, sim, session })
+    sink(sim.drain_events());
+    Ok(Driven { sim, recorded, drain_seconds, cancelled: cancelled() })
 }
 
 /// Runs a session file again, every lane (both in A/B): a recording without `seconds` is re-run

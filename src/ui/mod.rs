@@ -20,6 +20,7 @@ mod timeline_text;
 pub mod timeline_ui;
 mod timeline_view;
 mod topbar_ui;
+pub mod tune_ui;
 
 pub use controls_ui::{ControlsView, LinkDir};
 pub use edit::Preview;
@@ -54,7 +55,7 @@ pub fn window_ui(state: &AppState, view: &mut WindowView, ui: &mut egui::Ui, cmd
         status_ui::banners_ui(state, ui, cmds);
         let tab = tabs::tab_bar_ui(state.settings.tab, ui, cmds);
         ui.separator();
-        view.panels.get_mut(tab).ui(&state.lanes, state.cursor(), ui, cmds);
+        view.panels.get_mut(tab).ui(state, ui, cmds);
     });
     files_ui::guard_ui(state, ui.ctx(), cmds);
     files_ui::path_prompt_ui(state, &mut view.prompt, ui.ctx(), cmds);

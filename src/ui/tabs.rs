@@ -2,17 +2,15 @@
 //! ([`Panels`]), each keeping its own view state. Which tabs exist and their names live in
 //! [`crate::app::tab`].
 
-use ackscope_protocol::SimTime;
-
 use super::lanes::{lane_columns_ui, PerLane};
 use super::packets_ui::PacketsView;
 use super::plots_ui::OverviewView;
 use super::slices_ui::SlicesView;
 use super::timeline_ui::TimelineState;
+use super::tune_ui::TuneView;
 pub use crate::app::tab::{Tab, TABS};
-use crate::app::AppCommand;
+use crate::app::{AppCommand, AppState};
 use crate::model::index::SummaryFold;
-use crate::model::Recording;
 
 /// Draws the tab bar; returns the tab to show this frame (and asks to keep it when it changed).
 pub fn tab_bar_ui(current: Tab, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) -> Tab {
@@ -28,16 +26,18 @@ pub fn tab_bar_ui(current: Tab, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) -
     tab
 }
 
-/// A panel: draws its tab from the recordings at the cursor, keeping its own view state.
+/// A panel: draws its tab from the app state (the recordings at the cursor, or the Tune
+/// sweep), keeping its own view state.
 pub trait Panel {
-    fn ui(&mut self, lanes: &[Recording], cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>);
+    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>);
 }
 
 #[derive(Default)]
 pub struct MessagesPanel(PerLane<TimelineState>);
 
 impl Panel for MessagesPanel {
-    fn ui(&mut self, lanes: &[Recording], cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+        let (lanes, cursor) = (&state.lanes[..], state.cursor());
         ui.columns(lanes.len(), |cols| {
             for ((lane, state), col) in self.0.zip(lanes).zip(cols.iter_mut()) {
                 let name = lane.scenario.strategy.name();
@@ -52,7 +52,8 @@ impl Panel for MessagesPanel {
 pub struct SlicesPanel(PerLane<SlicesView>);
 
 impl Panel for SlicesPanel {
-    fn ui(&mut self, lanes: &[Recording], cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+        let (lanes, cursor) = (&state.lanes[..], state.cursor());
         lane_columns_ui(lanes, &mut self.0, ui, |lane, view, ui| {
             super::slices_ui::slices_ui(&lane.chunks, view, cursor, ui, cmds)
         });
@@ -63,7 +64,8 @@ impl Panel for SlicesPanel {
 pub struct PacketsPanel(PerLane<PacketsView>);
 
 impl Panel for PacketsPanel {
-    fn ui(&mut self, lanes: &[Recording], cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+        let (lanes, cursor) = (&state.lanes[..], state.cursor());
         lane_columns_ui(lanes, &mut self.0, ui, |lane, view, ui| {
             super::packets_ui::packets_ui(&lane.packets, &lane.ledger, view, cursor, ui, cmds)
         });
@@ -74,13 +76,21 @@ impl Panel for PacketsPanel {
 pub struct SummaryPanel(PerLane<SummaryFold>);
 
 impl Panel for SummaryPanel {
-    fn ui(&mut self, lanes: &[Recording], cursor: SimTime, ui: &mut egui::Ui, _cmds: &mut Vec<AppCommand>) {
+    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, _cmds: &mut Vec<AppCommand>) {
+        let (lanes, cursor) = (&state.lanes[..], state.cursor());
         super::summary_ui::summary_ui(lanes, &mut self.0, cursor, ui);
     }
 }
 
+impl Panel for TuneView {
+    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+        super::tune_ui::tune_ui(state, self, ui, cmds);
+    }
+}
+
 impl Panel for OverviewView {
-    fn ui(&mut self, lanes: &[Recording], cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+        let (lanes, cursor) = (&state.lanes[..], state.cursor());
         super::plots_ui::overview_ui(lanes, self, cursor, ui, cmds);
     }
 }
@@ -93,6 +103,7 @@ pub struct Panels {
     pub slices: SlicesPanel,
     pub packets: PacketsPanel,
     pub summary: SummaryPanel,
+    pub tune: TuneView,
 }
 
 impl Panels {
@@ -104,6 +115,7 @@ impl Panels {
             Tab::Slices => &mut self.slices,
             Tab::Packets => &mut self.packets,
             Tab::Summary => &mut self.summary,
+            Tab::Tune => &mut self.tune,
         }
     }
 }

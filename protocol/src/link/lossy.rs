@@ -22,7 +22,7 @@
 //! The one exception is the bandwidth cap: its queue delay and tail drop depend on what else is
 //! queued, which is the traffic itself (a strategy that sends more fills the queue sooner).
 
-use std::cmp::Reverse;
+use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::burst::BurstChain;
@@ -37,11 +37,13 @@ struct Draws {
     burst_loss: f64,
     loss: f64,
     jitter_uniform: f64,
-    jitter_normal: f64,
+    /// The two uniforms behind the normal jitter draw (turned into a normal number only when the
+    /// link's jitter is normal: the logarithm and cosine cost more than the rest of the draws).
+    jitter_normal: (f64, f64),
     reorder: f64,
     duplicate: f64,
     dup_jitter_uniform: f64,
-    dup_jitter_normal: f64,
+    dup_jitter_normal: (f64, f64),
 }
 
 #[derive(Debug)]
@@ -49,6 +51,37 @@ struct InFlight {
     uid: u64,
     sent_at: SimTime,
     bytes: Vec<u8>,
+}
+
+/// A packet in the delivery queue, ordered for a max-heap so that the earliest `(at, order)` is on
+/// top; `order` is unique, so two entries never compare equal and the packet itself is never
+/// compared. The packet rides in the heap entry: a side table keyed by `order` cost a hash per
+/// packet.
+#[derive(Debug)]
+struct Scheduled {
+    at: SimTime,
+    order: u64,
+    packet: InFlight,
+}
+
+impl PartialEq for Scheduled {
+    fn eq(&self, other: &Self) -> bool {
+        (self.at, self.order) == (other.at, other.order)
+    }
+}
+
+impl Eq for Scheduled {}
+
+impl PartialOrd for Scheduled {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Scheduled {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (other.at, other.order).cmp(&(self.at, self.order))
+    }
 }
 
 /// One direction of the lossy link.
@@ -69,8 +102,7 @@ pub struct Link {
     /// The latest instant the link was called at (a `set_config` without a time applies from it).
     latest: SimTime,
     order: u64,
-    queue: BinaryHeap<Reverse<(SimTime, u64)>>,
-    slots: std::collections::HashMap<u64, InFlight>,
+    queue: BinaryHeap<Scheduled>,
 }
 
 impl Link {
@@ -92,7 +124,6 @@ impl Link {
             latest: SimTime::ZERO,
             order: 0,
             queue: BinaryHeap::new(),
-            slots: std::collections::HashMap::new(),
         }
     }
 
@@ -131,10 +162,10 @@ impl Link {
         let _retired = uniform();
         let (burst_loss, loss) = (uniform() * 100.0, uniform() * 100.0);
         let jitter_uniform = uniform() * 2.0 - 1.0;
-        let jitter_normal = normal(uniform(), uniform());
+        let jitter_normal = (uniform(), uniform());
         let (reorder, duplicate) = (uniform() * 100.0, uniform() * 100.0);
         let dup_jitter_uniform = uniform() * 2.0 - 1.0;
-        let dup_jitter_normal = normal(uniform(), uniform());
+        let dup_jitter_normal = (uniform(), uniform());
         Draws {
             burst_loss,
             loss,
@@ -147,11 +178,11 @@ impl Link {
         }
     }
 
-    fn jitter_us(&self, uniform: f64, normal: f64) -> f64 {
+    fn jitter_us(&self, uniform: f64, (u1, u2): (f64, f64)) -> f64 {
         let j = self.config.jitter_ms.max(0.0) * 1000.0;
         match self.config.jitter_distribution {
             JitterDistribution::Uniform => uniform * j,
-            JitterDistribution::Normal => normal * j,
+            JitterDistribution::Normal => normal(u1, u2) * j,
         }
     }
 
@@ -198,7 +229,7 @@ impl Link {
         let base_us = c.latency_ms.max(0.0) * 1000.0;
         let hold_us = if d.reorder < c.reorder_percent { c.reorder_delay_ms.max(0.0) * 1000.0 } else { 0.0 };
         let (at, dup_at) = if c.jitter_reorders {
-            let delay = |u: f64, n: f64| (base_us + self.jitter_us(u, n)).max(0.0);
+            let delay = |u: f64, n: (f64, f64)| (base_us + self.jitter_us(u, n)).max(0.0);
             let at = depart.plus_micros((delay(d.jitter_uniform, d.jitter_normal) + hold_us).round() as u64);
             (at, depart.plus_micros(delay(d.dup_jitter_uniform, d.dup_jitter_normal).round() as u64))
         } else {
@@ -218,24 +249,21 @@ impl Link {
     fn schedule(&mut self, at: SimTime, packet: InFlight) {
         let order = self.order;
         self.order += 1;
-        self.queue.push(Reverse((at, order)));
-        self.slots.insert(order, packet);
+        self.queue.push(Scheduled { at, order, packet });
     }
 
     /// When the next packet is due, if any.
     pub fn next_delivery(&self) -> Option<SimTime> {
-        self.queue.peek().map(|Reverse((t, _))| *t)
+        self.queue.peek().map(|s| s.at)
     }
 
     /// Takes the next packet due at or before `now`, emitting `LinkDelivered`.
     pub fn pop_due(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<(u64, Vec<u8>)> {
         self.latest = self.latest.max(now);
-        let Reverse((at, order)) = *self.queue.peek()?;
-        if at > now {
+        if self.queue.peek()?.at > now {
             return None;
         }
-        self.queue.pop();
-        let p = self.slots.remove(&order).expect("scheduled packet has a slot");
+        let Scheduled { at, packet: p, .. } = self.queue.pop()?;
         let delay_us = at.saturating_since(p.sent_at).0.min(u32::MAX as u64) as u32;
         events.push(Event { time: at, kind: EventKind::LinkDelivered { dir: self.dir, uid: p.uid, delay_us } });
         Some((p.uid, p.bytes))

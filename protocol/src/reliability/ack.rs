@@ -193,7 +193,7 @@ impl AckEndpoint {
         self.sequence = self.sequence.wrapping_add(1);
         self.loss.sent(now, sequence as u32);
         self.make_room();
-        if let Some(e) = self.sent.insert(sequence) {
+        if let Some(e) = self.sent.insert_reusing(sequence) {
             *e = SentPacket { time: now, acked: false, bytes: 0 };
         }
         let (ack, ack_bits) = self.ack_state(now);
@@ -315,27 +315,25 @@ impl AckEndpoint {
             self.bw_received.add_packet(total_bytes);
         }
 
+        // Set bits only, newest first (bit n acks `ack - n`).
         let mut bits = header.ack_bits;
-        let mut i = 0u16;
         while bits != 0 {
-            if bits & 1 != 0 {
-                let seq = header.ack.wrapping_sub(i);
-                if let Some(p) = self.sent.get_mut(seq) {
-                    if !p.acked {
-                        p.acked = true;
-                        self.loss.acked(seq as u32);
-                        let rtt_ms = now.saturating_since(p.time).as_millis_f64();
-                        self.counters.acked += 1;
-                        if stats {
-                            self.bw_acked.add_packet(p.bytes as usize);
-                            self.rtt.add_sample(rtt_ms);
-                        }
-                        acked.push(Acked { sequence: seq, rtt_ms });
+            let i = bits.trailing_zeros() as u16;
+            bits &= bits - 1;
+            let seq = header.ack.wrapping_sub(i);
+            if let Some(p) = self.sent.get_mut(seq) {
+                if !p.acked {
+                    p.acked = true;
+                    self.loss.acked(seq as u32);
+                    let rtt_ms = now.saturating_since(p.time).as_millis_f64();
+                    self.counters.acked += 1;
+                    if stats {
+                        self.bw_acked.add_packet(p.bytes as usize);
+                        self.rtt.add_sample(rtt_ms);
                     }
+                    acked.push(Acked { sequence: seq, rtt_ms });
                 }
             }
-            bits >>= 1;
-            i += 1;
         }
     }
 

@@ -67,6 +67,28 @@ struct SendEntry {
     first_sent: Option<SimTime>,
 }
 
+impl SendEntry {
+    fn view(&self) -> MessageView {
+        MessageView {
+            workload_id: self.workload_id,
+            bits: self.bits,
+            first_sent: self.first_sent,
+            last_sent: self.last_sent,
+        }
+    }
+}
+
+/// An unacked message as the sender sees it, for a policy deciding whether it goes again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MessageView {
+    pub workload_id: u64,
+    /// Measured size from a byte boundary, with its type id.
+    pub bits: usize,
+    /// When it first went into a packet, and when last (None: never sent).
+    pub first_sent: Option<SimTime>,
+    pub last_sent: Option<SimTime>,
+}
+
 #[derive(Debug, Clone, Default)]
 struct SentPacket {
     time: SimTime,
@@ -179,6 +201,25 @@ impl ReliableChannel {
         max_messages: usize,
         out: &mut Vec<Pick>,
     ) {
+        self.select_with(budget_bits, max_messages, out, now, |_, m| match m.last_sent {
+            None => Some(SendKind::First),
+            Some(_) if resend_delay_us == 0 => Some(SendKind::Redundant),
+            Some(t) if now.saturating_since(t).0 >= resend_delay_us => Some(SendKind::DelayResend),
+            Some(_) => None,
+        });
+    }
+
+    /// [`Self::select`] with the rule given: `decide` says for each unacked message (oldest
+    /// first) whether it goes, and as what kind of send. The budget, count, window and
+    /// over-budget rules are `select`'s.
+    pub fn select_with(
+        &mut self,
+        budget_bits: &mut usize,
+        max_messages: usize,
+        out: &mut Vec<Pick>,
+        now: SimTime,
+        mut decide: impl FnMut(u16, &MessageView) -> Option<SendKind>,
+    ) {
         let smallest = Self::packet_bits(0);
         let full_budget = *budget_bits;
         let span = self.unacked().min(self.sizes.receive_queue_size);
@@ -189,12 +230,7 @@ impl ReliableChannel {
             }
             let id = self.oldest_unacked.wrapping_add(i as u16);
             let Some(e) = self.send_queue.get_mut(id) else { continue };
-            let kind = match e.last_sent {
-                None => SendKind::First,
-                Some(_) if resend_delay_us == 0 => SendKind::Redundant,
-                Some(t) if now.saturating_since(t).0 >= resend_delay_us => SendKind::DelayResend,
-                Some(_) => continue,
-            };
+            let Some(kind) = decide(id, &e.view()) else { continue };
             let need = Self::packet_bits(e.bits);
             if need > full_budget && taken == 0 && max_messages > 0 {
                 // Queued under a larger budget that was lowered since: it can never fit, and
@@ -212,6 +248,37 @@ impl ReliableChannel {
         }
     }
 
+    /// The oldest unacked message id (the next id to send when nothing is unacked).
+    pub fn oldest_unacked(&self) -> u16 {
+        self.oldest_unacked
+    }
+
+    /// What the sender knows of unacked message `id`, if it is queued.
+    pub fn view(&self, id: u16) -> Option<MessageView> {
+        self.send_queue.get(id).map(SendEntry::view)
+    }
+
+    /// Puts unacked message `id` in the packet being built, as `kind`, if it fits `budget_bits`
+    /// (reduced by what it takes): marks it sent at `now` and returns the pick. Picks need not
+    /// come in id order, but must not repeat an id within one packet.
+    pub fn pick(&mut self, id: u16, now: SimTime, kind: SendKind, budget_bits: &mut usize) -> Option<Pick> {
+        let e = self.send_queue.get_mut(id)?;
+        let need = Self::packet_bits(e.bits);
+        if need > *budget_bits {
+            return None;
+        }
+        *budget_bits -= need;
+        e.last_sent = Some(now);
+        e.first_sent.get_or_insert(now);
+        Some(Pick { id, workload_id: e.workload_id, kind })
+    }
+
+    /// When packet `sequence` was sent and the message ids it carried, while it is remembered
+    /// and not yet acked.
+    pub fn packet_messages(&self, sequence: u16) -> Option<(SimTime, &[u16])> {
+        self.sent_packets.get(sequence).map(|p| (p.time, p.ids.as_slice()))
+    }
+
     /// The queued message `id`, for writing it into a packet.
     pub fn message_mut(&mut self, id: u16) -> Option<&mut Message> {
         self.send_queue.get_mut(id).map(|e| &mut e.message)
@@ -220,7 +287,7 @@ impl ReliableChannel {
     /// Remembers which message ids packet `sequence` carries. Call it for every packet, even one
     /// without messages, so an entry left from 65536 packets ago can never answer for this one.
     pub fn on_packet_sent(&mut self, now: SimTime, sequence: u16, picks: &[Pick]) {
-        if let Some(p) = self.sent_packets.insert(sequence) {
+        if let Some(p) = self.sent_packets.insert_reusing(sequence) {
             p.time = now;
             p.ids.clear();
             p.ids.extend(picks.iter().map(|p| p.id));
@@ -230,10 +297,8 @@ impl ReliableChannel {
     /// Acks the messages packet `sequence` carried; appends the newly acked ones to `out`.
     pub fn on_packet_acked(&mut self, sequence: u16, out: &mut Vec<AckedMessage>) {
         let Some(p) = self.sent_packets.get_mut(sequence) else { return };
-        let ids = std::mem::take(&mut p.ids);
         let sent_at = p.time;
-        self.sent_packets.remove(sequence);
-        for id in ids {
+        for &id in &p.ids {
             if let Some(e) = self.send_queue.get_mut(id) {
                 if e.first_sent.is_none_or(|t| t > sent_at) {
                     continue;
@@ -243,6 +308,9 @@ impl ReliableChannel {
                 self.send_queue.remove(id);
             }
         }
+        // Emptied, not freed: the slot's buffer serves the packet that reuses it.
+        p.ids.clear();
+        self.sent_packets.remove(sequence);
         while self.oldest_unacked != self.send_message_id && !self.send_queue.exists(self.oldest_unacked) {
             self.oldest_unacked = self.oldest_unacked.wrapping_add(1);
         }

@@ -17,6 +17,7 @@ use crate::reliability::ack::AckConfig;
 use crate::reliability::flow::FlowConfig;
 use crate::strategies::chunks::ChunkConfig;
 use crate::strategies::glenn::GlennConfig;
+use crate::strategies::hybrid::HybridConfig;
 use crate::strategies::notify::dnm::DnmConfig;
 use crate::strategies::notify::rellikt::RelliktConfig;
 use crate::strategies::ue4::Ue4Config;
@@ -55,6 +56,9 @@ pub enum Strategy {
     /// rellikt's `[protocol id][sequence][ack][ack bitfield]` header, "unacked after 1 s = lost",
     /// carrying the message workload; snapshots per `workload.snapshot_mode`.
     Rellikt,
+    /// ackscope's own: Glenn's packets and channel, resent on a Nak inferred from the acks or after
+    /// RTT x factor, with redundant copies of young messages (`hybrid.*`).
+    Hybrid,
     /// reliable.io packet acks carrying an opaque payload of `payload_bytes`.
     Acks,
     /// Glenn's chunk/slice transfer of large blocks (side A sends `workload.chunk_kib` chunks back
@@ -177,6 +181,8 @@ pub struct Scenario {
     pub dnm: DnmConfig,
     /// rellikt's header and loss rule (`rellikt` strategy).
     pub rellikt: RelliktConfig,
+    /// Settings of the `hybrid` strategy (its packets take Glenn's packet settings).
+    pub hybrid: HybridConfig,
 }
 
 impl Default for Scenario {
@@ -201,6 +207,7 @@ impl Default for Scenario {
             ue4: Ue4Config::default(),
             dnm: DnmConfig::default(),
             rellikt: RelliktConfig::default(),
+            hybrid: HybridConfig::default(),
         }
     }
 }

@@ -7,6 +7,7 @@
 //! - [`acks`]: packet acks with an opaque payload.
 //! - [`glenn`]: Glenn Fiedler's reliable-ordered messages over packet acks.
 //! - [`ue4`]: UE4 packets, bunches and Nak-driven resends.
+//! - [`hybrid`]: ackscope's own: Glenn's packets, Nak inferred from acks, timeouts, redundancy.
 //! - [`notify`]: delivery notification (`dnm`, `rellikt`) carrying the message layer.
 //! - [`chunks`]: Glenn's large blocks (slices and ack bitfields).
 //! - [`fragments`]: the baseline for chunks: whole blocks as fragmented packets.
@@ -15,5 +16,6 @@ pub mod acks;
 pub mod chunks;
 pub mod fragments;
 pub mod glenn;
+pub mod hybrid;
 pub mod notify;
 pub mod ue4;

@@ -82,9 +82,21 @@ pub trait Stream {
 
     /// A `u32` in `[min, max]`.
     fn serialize_u32(&mut self, value: &mut u32, min: u32, max: u32) -> Result<(), BitError> {
-        let mut v = *value as i64;
-        self.serialize_int(&mut v, min as i64, max as i64)?;
-        *value = v as u32;
+        // `serialize_int` in u32 arithmetic (the hot case: counts and lengths): same bits, same errors.
+        debug_assert!(min <= max);
+        let bits = bits_required((max - min) as u64);
+        if !Self::IS_READING && (*value < min || *value > max) {
+            return Err(BitError::OutOfRange { value: *value as i64, min: min as i64, max: max as i64 });
+        }
+        let mut offset = value.wrapping_sub(min);
+        self.serialize_bits(&mut offset, bits)?;
+        if Self::IS_READING {
+            let decoded = min as u64 + offset as u64;
+            if decoded > max as u64 {
+                return Err(BitError::OutOfRange { value: decoded as i64, min: min as i64, max: max as i64 });
+            }
+            *value = decoded as u32;
+        }
         Ok(())
     }
 
@@ -133,6 +145,13 @@ impl BitWriter {
             bits_written: 0,
             capacity_bits: capacity_bytes * 8,
         }
+    }
+
+    /// A writer that appends to `bytes` (kept as a prefix, e.g. a packet header already written),
+    /// at most `capacity_bytes` more: the packet is written in place, with no buffer to allocate
+    /// and copy per packet.
+    pub fn appending(bytes: Vec<u8>, capacity_bytes: usize) -> Self {
+        Self { bytes, scratch: 0, scratch_bits: 0, bits_written: 0, capacity_bits: capacity_bytes * 8 }
     }
 
     /// Flushes partial bits (zero padded to a byte) and returns the bytes written.
@@ -229,17 +248,18 @@ impl Stream for BitReader<'_> {
         if bits as usize > self.bits_remaining() {
             return Err(BitError::Overflow { needed: bits, at: self.bit_pos, total: self.data.len() * 8 });
         }
-        let mut out: u64 = 0;
-        let mut got = 0u32;
-        while got < bits {
-            let byte = self.data[self.bit_pos / 8] as u64;
-            let offset = (self.bit_pos % 8) as u32;
-            let take = (8 - offset).min(bits - got);
-            let chunk = (byte >> offset) & ((1u64 << take) - 1);
-            out |= chunk << got;
-            got += take;
-            self.bit_pos += take as usize;
+        if bits == 0 {
+            *value = 0;
+            return Ok(());
         }
+        // The (at most 5) bytes holding the value, little-endian, in one load: bits are packed
+        // least significant first, so the value is the window shifted by the bit offset.
+        let (start, offset) = (self.bit_pos / 8, (self.bit_pos % 8) as u32);
+        let mut window = [0u8; 8];
+        let n = (self.data.len() - start).min(8);
+        window[..n].copy_from_slice(&self.data[start..start + n]);
+        let out = (u64::from_le_bytes(window) >> offset) & ((1u64 << bits) - 1);
+        self.bit_pos += bits as usize;
         *value = out as u32;
         Ok(())
     }

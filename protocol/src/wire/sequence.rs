@@ -47,13 +47,17 @@ pub struct SequenceBuffer<T> {
     next: u16,
     tags: Vec<u32>,
     entries: Vec<T>,
+    /// `size - 1` when the size is a power of two (the usual case), so an index is a mask rather
+    /// than a division; 0 otherwise.
+    mask: usize,
 }
 
 impl<T: Default + Clone> SequenceBuffer<T> {
     /// A buffer of `size` slots (must be non-zero and at most 32768).
     pub fn new(size: usize) -> Self {
         assert!(size > 0 && size <= 32768, "sequence buffer size {size} out of range");
-        Self { next: 0, tags: vec![EMPTY; size], entries: vec![T::default(); size] }
+        let mask = if size.is_power_of_two() { size - 1 } else { 0 };
+        Self { next: 0, tags: vec![EMPTY; size], entries: vec![T::default(); size], mask }
     }
 
     /// Number of slots.
@@ -68,11 +72,24 @@ impl<T: Default + Clone> SequenceBuffer<T> {
 
     #[inline]
     fn index(&self, sequence: u16) -> usize {
-        sequence as usize % self.tags.len()
+        if self.mask != 0 {
+            sequence as usize & self.mask
+        } else {
+            sequence as usize % self.tags.len()
+        }
     }
 
     /// Inserts `sequence`, returning its (reset to default) slot, or `None` when it is too old.
     pub fn insert(&mut self, sequence: u16) -> Option<&mut T> {
+        let slot = self.insert_reusing(sequence)?;
+        *slot = T::default();
+        Some(slot)
+    }
+
+    /// [`Self::insert`] without resetting the slot: it may still hold an older entry's value,
+    /// for callers that overwrite every field anyway and want to keep its allocations (a `Vec`
+    /// reset to default frees its buffer, and the caller would allocate a new one).
+    pub fn insert_reusing(&mut self, sequence: u16) -> Option<&mut T> {
         let size = self.tags.len();
         if sequence_less_than(sequence, self.next.wrapping_sub(size as u16)) {
             return None;
@@ -83,7 +100,6 @@ impl<T: Default + Clone> SequenceBuffer<T> {
         }
         let index = self.index(sequence);
         self.tags[index] = sequence as u32;
-        self.entries[index] = T::default();
         Some(&mut self.entries[index])
     }
 

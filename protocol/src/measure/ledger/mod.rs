@@ -220,8 +220,12 @@ impl PacketLedger {
                 self.link_sent[dir.index()] += 1;
                 let sends = &mut self.link_sends[dir.index()];
                 // One direction's sends come in time order; a late batch is put in its place.
-                let at = sends.partition_point(|&(s, _)| s <= t);
-                sends.insert(at, (t, uid));
+                if sends.last().is_none_or(|&(s, _)| s <= t) {
+                    sends.push((t, uid));
+                } else {
+                    let at = sends.partition_point(|&(s, _)| s <= t);
+                    sends.insert(at, (t, uid));
+                }
                 if let Some(r) = self.record_mut(uid) {
                     r.dir = Some(dir);
                     r.link_sent_at.set_once(t);

@@ -23,6 +23,9 @@
 //! (`MessageRefused { TooLarge }`) and dropped: it can never be sent. Snapshots that find the
 //! unreliable queue full are reported and dropped (they are unreliable by nature).
 
+mod payload;
+pub mod policy;
+
 use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
@@ -31,9 +34,13 @@ use crate::event::{Event, EventKind, MalformedReason, RefuseReason, SendKind, Si
 use crate::peer::{Peer, PeerCommand};
 use crate::reliability::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
 use crate::reliability::channel::{AckedMessage, ChannelError, ChannelSizes, Pick, ReliableChannel};
-use crate::reliability::message::{Message, MessageError, MessageFactory, MAX_MESSAGE_BYTES};
-use crate::wire::bits::{BitError, BitReader, BitWriter, Stream};
+use crate::reliability::message::{Message, MessageFactory, MAX_MESSAGE_BYTES};
+use crate::wire::bits::{BitError, BitWriter, Stream};
 use crate::workload::{check_payload, MessageRequest, Workload, WorkloadConfig};
+
+use payload::write_message_id;
+pub use payload::{decode_payload, encode_payload, DecodedPayload};
+pub use policy::{GlennResend, PacketContext, ResendPolicy};
 
 /// Wire limit on messages of each channel in one packet (the counts are 9-bit fields).
 pub const MAX_MESSAGES_PER_PACKET_LIMIT: u32 = 256;
@@ -89,97 +96,13 @@ impl Default for GlennConfig {
 }
 
 impl GlennConfig {
-    fn budget_bits(&self) -> usize {
+    /// Bits of messages one packet may carry (the budget less the payload's fixed fields).
+    pub fn budget_bits(&self) -> usize {
         (self.packet_budget_bytes as usize * 8).saturating_sub(PAYLOAD_OVERHEAD_BITS)
     }
     fn max_messages(&self) -> usize {
         self.max_messages_per_packet.clamp(1, MAX_MESSAGES_PER_PACKET_LIMIT) as usize
     }
-}
-
-/// A decoded packet payload.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct DecodedPayload {
-    pub reliable: Vec<(u16, Message)>,
-    pub unreliable: Vec<Message>,
-}
-
-/// Decodes a payload; any malformation (bad type id, truncation, out-of-range field, non-zero
-/// padding, trailing bytes, a non-canonical id) is an error, so every accepted payload re-encodes
-/// to the same bytes.
-pub fn decode_payload(factory: &MessageFactory, bytes: &[u8]) -> Result<DecodedPayload, MessageError> {
-    let mut r = BitReader::new(bytes);
-    let mut out = DecodedPayload::default();
-    let mut n = 0u32;
-    r.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
-    let mut prev: Option<u16> = None;
-    for _ in 0..n {
-        let mut id = 0u16;
-        let consecutive = match prev {
-            Some(_) => {
-                let mut c = false;
-                r.serialize_bool(&mut c)?;
-                c
-            }
-            None => false,
-        };
-        match (consecutive, prev) {
-            (true, Some(p)) => id = p.wrapping_add(1),
-            _ => {
-                r.serialize_u16(&mut id)?;
-                // Canonical form only: "previous + 1" must use the 1-bit form.
-                if prev.is_some_and(|p| id == p.wrapping_add(1)) {
-                    return Err(MessageError::NonCanonicalId);
-                }
-            }
-        }
-        prev = Some(id);
-        out.reliable.push((id, factory.read(&mut r)?));
-    }
-    r.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
-    for _ in 0..n {
-        out.unreliable.push(factory.read(&mut r)?);
-    }
-    r.align()?;
-    if r.bits_remaining() != 0 {
-        return Err(MessageError::Trailing { bytes: r.bits_remaining() / 8 });
-    }
-    Ok(out)
-}
-
-/// Writes a reliable message id: 16 bits for the first, then 1 bit "previous + 1" or 16 bits.
-fn write_message_id(w: &mut BitWriter, prev: Option<u16>, id: u16) -> Result<(), BitError> {
-    if let Some(p) = prev {
-        let mut consecutive = id == p.wrapping_add(1);
-        w.serialize_bool(&mut consecutive)?;
-        if consecutive {
-            return Ok(());
-        }
-    }
-    w.serialize_u16(&mut id.clone())
-}
-
-/// Encodes a payload (the inverse of [`decode_payload`]; the endpoint writes straight from its
-/// queues with the same layout). Counts above 256 or unencodable messages are an error.
-pub fn encode_payload(factory: &MessageFactory, payload: &mut DecodedPayload) -> Result<Vec<u8>, BitError> {
-    let room: usize = payload.reliable.iter().map(|(_, m)| m.payload.len() + 8).sum::<usize>()
-        + payload.unreliable.iter().map(|m| m.payload.len() + 8).sum::<usize>()
-        + 8;
-    let mut w = BitWriter::with_capacity(room);
-    let mut n = payload.reliable.len() as u32;
-    w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
-    let mut prev = None;
-    for (id, m) in &mut payload.reliable {
-        write_message_id(&mut w, prev, *id)?;
-        prev = Some(*id);
-        factory.write(&mut w, m)?;
-    }
-    let mut n = payload.unreliable.len() as u32;
-    w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
-    for m in &mut payload.unreliable {
-        factory.write(&mut w, m)?;
-    }
-    Ok(w.finish())
 }
 
 /// Counters since creation.
@@ -206,9 +129,10 @@ struct Queued {
     bits: usize,
 }
 
-/// One Glenn-style endpoint driven by the seeded workload.
+/// One Glenn-style endpoint driven by the seeded workload; `P` picks each packet's reliable
+/// messages (Glenn's resend delay by default, see [`policy`]).
 #[derive(Debug, Clone)]
-pub struct GlennPeer {
+pub struct GlennPeer<P: ResendPolicy = GlennResend> {
     side: Side,
     config: GlennConfig,
     factory: MessageFactory,
@@ -226,10 +150,25 @@ pub struct GlennPeer {
     picks: Vec<Pick>,
     acked: Vec<Acked>,
     acked_messages: Vec<AckedMessage>,
+    policy: P,
 }
 
 impl GlennPeer {
     pub fn new(side: Side, ack: AckConfig, g: GlennConfig, workload: WorkloadConfig, seed: u64) -> Self {
+        Self::with_policy(side, ack, g, workload, seed, GlennResend)
+    }
+}
+
+impl<P: ResendPolicy> GlennPeer<P> {
+    /// An endpoint whose packets' reliable messages `policy` picks.
+    pub fn with_policy(
+        side: Side,
+        ack: AckConfig,
+        g: GlennConfig,
+        workload: WorkloadConfig,
+        seed: u64,
+        policy: P,
+    ) -> Self {
         let sizes = ChannelSizes {
             send_queue_size: g.send_queue_size as usize,
             receive_queue_size: g.receive_queue_size as usize,
@@ -254,7 +193,12 @@ impl GlennPeer {
             picks: Vec::new(),
             acked: Vec::new(),
             acked_messages: Vec::new(),
+            policy,
         }
+    }
+
+    pub fn policy(&self) -> &P {
+        &self.policy
     }
 
     pub fn config(&self) -> &GlennConfig {
@@ -287,19 +231,9 @@ impl GlennPeer {
         self.backlog.len()
     }
 
-    /// The resend delay in force: fixed, or RTT x factor once an RTT sample exists.
+    /// Glenn's resend delay in force: fixed, or RTT x factor once an RTT sample exists.
     pub fn resend_delay_ms(&self) -> f64 {
-        let c = &self.config;
-        let ms = if c.rtt_resend && self.ack.rtt().has_sample() {
-            self.ack.rtt().display_ms() * c.rtt_resend_factor
-        } else {
-            c.resend_delay_ms
-        };
-        if ms.is_finite() {
-            ms.max(0.0)
-        } else {
-            0.0
-        }
+        policy::resend_delay_ms(&self.config, self.ack.rtt())
     }
 
     fn refuse(&self, now: SimTime, msg: u64, reason: RefuseReason, events: &mut Vec<Event>) {
@@ -349,27 +283,33 @@ impl GlennPeer {
         }
     }
 
-    /// Writes the payload for the picked reliable messages and `unreliable_n` snapshots.
+    /// Writes the payload for the picked reliable messages and `unreliable_n` snapshots after
+    /// what `out` holds (the header); on an error `out` holds what was written so far.
     fn write_payload(&mut self, unreliable_n: usize, out: &mut Vec<u8>) -> Result<(), BitError> {
         // Room for the budget plus one oversized message (see `ReliableChannel::select`).
         let room = self.config.packet_budget_bytes as usize + MAX_MESSAGE_BYTES as usize + 64;
-        let mut w = BitWriter::with_capacity(room);
+        let mut w = BitWriter::appending(std::mem::take(out), room);
+        let written = self.write_messages(unreliable_n, &mut w);
+        *out = w.finish();
+        written
+    }
+
+    fn write_messages(&mut self, unreliable_n: usize, w: &mut BitWriter) -> Result<(), BitError> {
         let mut n = self.picks.len() as u32;
         w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
         let mut prev: Option<u16> = None;
         for p in &self.picks {
-            write_message_id(&mut w, prev, p.id)?;
+            write_message_id(w, prev, p.id)?;
             prev = Some(p.id);
             if let Some(m) = self.channel.message_mut(p.id) {
-                self.factory.write(&mut w, m)?;
+                self.factory.write(w, m)?;
             }
         }
         let mut n = unreliable_n as u32;
         w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
         for q in self.unreliable.iter_mut().take(unreliable_n) {
-            self.factory.write(&mut w, &mut q.message)?;
+            self.factory.write(w, &mut q.message)?;
         }
-        out.extend_from_slice(&w.finish());
         Ok(())
     }
 
@@ -390,7 +330,7 @@ impl GlennPeer {
     }
 }
 
-impl Peer for GlennPeer {
+impl<P: ResendPolicy> Peer for GlennPeer<P> {
     fn on_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
         self.tick_pending = true;
         self.burst_pending = 0;
@@ -408,13 +348,11 @@ impl Peer for GlennPeer {
             return None;
         }
         let side = self.side;
-        let h = self.ack.begin_packet(now, out);
-        let header_len = out.len();
         let mut budget = self.config.budget_bits();
         let max = self.config.max_messages();
-        let delay_us = (self.resend_delay_ms() * 1000.0).round() as u64;
         self.picks.clear();
-        self.channel.select(now, delay_us, &mut budget, max, &mut self.picks);
+        let cx = PacketContext { now, side, config: &self.config, rtt: self.ack.rtt() };
+        self.policy.select(&cx, &mut self.channel, &mut budget, max, &mut self.picks);
         // Snapshots queued under a larger budget that can no longer fit are dropped, explicitly.
         let full = self.config.budget_bits();
         while let Some(q) = self.unreliable.front() {
@@ -435,6 +373,14 @@ impl Peer for GlennPeer {
             budget -= need;
             unreliable_n += 1;
         }
+        if !self.policy.send_packet(self.picks.len() + unreliable_n) {
+            return None;
+        }
+        let cx = PacketContext { now, side, config: &self.config, rtt: self.ack.rtt() };
+        self.policy.fill(&cx, &mut self.channel, &mut budget, max - unreliable_n, &mut self.picks);
+        // The header comes after the choice: a tick that sends nothing takes no sequence.
+        let h = self.ack.begin_packet(now, out);
+        let header_len = out.len();
         if self.write_payload(unreliable_n, out).is_err() {
             // The budget reserves worst-case bits, so this is a broken invariant; send no messages
             // rather than a corrupt packet (the picked ones are resent after the delay).
@@ -446,6 +392,7 @@ impl Peer for GlennPeer {
         }
         let seq = h.sequence as u32;
         self.channel.on_packet_sent(now, h.sequence, &self.picks);
+        self.policy.on_sent(now, h.sequence, &self.picks);
         for p in &self.picks {
             events.push(Event {
                 time: now,
@@ -490,7 +437,7 @@ impl Peer for GlennPeer {
         let bytes = packet.len() as u32;
         events.push(Event { time: now, kind: EventKind::PacketReceived { side, seq: h.sequence as u32, bytes } });
         self.ack.accept_packet(now, &h, packet.len(), &mut self.acked);
-        for a in self.acked.drain(..) {
+        for a in &self.acked {
             let seq = a.sequence as u32;
             events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq } });
             events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: a.rtt_ms as f32 } });
@@ -500,6 +447,10 @@ impl Peer for GlennPeer {
                 events.push(Event { time: now, kind: EventKind::MessageAcked { side, msg, seq } });
             }
         }
+        let cx = PacketContext { now, side, config: &self.config, rtt: self.ack.rtt() };
+        let carried_reliable = !decoded.reliable.is_empty();
+        self.policy.on_received(&cx, &h, &self.acked, carried_reliable, &self.channel, events);
+        self.acked.clear();
         for (id, m) in decoded.reliable {
             self.channel.insert_received(id, m);
         }
@@ -525,8 +476,8 @@ impl Peer for GlennPeer {
     fn command(&mut self, _now: SimTime, command: PeerCommand) {
         match command {
             PeerCommand::Reconfigure(live) => {
-                if let Some(g) = live.own::<GlennConfig>() {
-                    self.config = *g;
+                if let Some(g) = self.policy.reconfigure(&live) {
+                    self.config = g;
                 }
                 self.workload.set_config(live.workload);
             }

@@ -1,0 +1,92 @@
+//! Glenn's packet payload: the bit-packed reliable and unreliable messages after the ack header
+//! (layout in the parent module's doc), with a decoder that accepts only canonical encodings.
+
+use crate::reliability::message::{Message, MessageError, MessageFactory};
+use crate::wire::bits::{BitError, BitReader, BitWriter, Stream};
+
+use super::MAX_MESSAGES_PER_PACKET_LIMIT;
+
+/// A decoded packet payload.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DecodedPayload {
+    pub reliable: Vec<(u16, Message)>,
+    pub unreliable: Vec<Message>,
+}
+
+/// Decodes a payload; any malformation (bad type id, truncation, out-of-range field, non-zero
+/// padding, trailing bytes, a non-canonical id) is an error, so every accepted payload re-encodes
+/// to the same bytes.
+pub fn decode_payload(factory: &MessageFactory, bytes: &[u8]) -> Result<DecodedPayload, MessageError> {
+    let mut r = BitReader::new(bytes);
+    let mut out = DecodedPayload::default();
+    let mut n = 0u32;
+    r.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    let mut prev: Option<u16> = None;
+    for _ in 0..n {
+        let mut id = 0u16;
+        let consecutive = match prev {
+            Some(_) => {
+                let mut c = false;
+                r.serialize_bool(&mut c)?;
+                c
+            }
+            None => false,
+        };
+        match (consecutive, prev) {
+            (true, Some(p)) => id = p.wrapping_add(1),
+            _ => {
+                r.serialize_u16(&mut id)?;
+                // Canonical form only: "previous + 1" must use the 1-bit form.
+                if prev.is_some_and(|p| id == p.wrapping_add(1)) {
+                    return Err(MessageError::NonCanonicalId);
+                }
+            }
+        }
+        prev = Some(id);
+        out.reliable.push((id, factory.read(&mut r)?));
+    }
+    r.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    for _ in 0..n {
+        out.unreliable.push(factory.read(&mut r)?);
+    }
+    r.align()?;
+    if r.bits_remaining() != 0 {
+        return Err(MessageError::Trailing { bytes: r.bits_remaining() / 8 });
+    }
+    Ok(out)
+}
+
+/// Writes a reliable message id: 16 bits for the first, then 1 bit "previous + 1" or 16 bits.
+pub(super) fn write_message_id(w: &mut BitWriter, prev: Option<u16>, id: u16) -> Result<(), BitError> {
+    if let Some(p) = prev {
+        let mut consecutive = id == p.wrapping_add(1);
+        w.serialize_bool(&mut consecutive)?;
+        if consecutive {
+            return Ok(());
+        }
+    }
+    w.serialize_u16(&mut id.clone())
+}
+
+/// Encodes a payload (the inverse of [`decode_payload`]; the endpoint writes straight from its
+/// queues with the same layout). Counts above 256 or unencodable messages are an error.
+pub fn encode_payload(factory: &MessageFactory, payload: &mut DecodedPayload) -> Result<Vec<u8>, BitError> {
+    let room: usize = payload.reliable.iter().map(|(_, m)| m.payload.len() + 8).sum::<usize>()
+        + payload.unreliable.iter().map(|m| m.payload.len() + 8).sum::<usize>()
+        + 8;
+    let mut w = BitWriter::with_capacity(room);
+    let mut n = payload.reliable.len() as u32;
+    w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    let mut prev = None;
+    for (id, m) in &mut payload.reliable {
+        write_message_id(&mut w, prev, *id)?;
+        prev = Some(*id);
+        factory.write(&mut w, m)?;
+    }
+    let mut n = payload.unreliable.len() as u32;
+    w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    for m in &mut payload.unreliable {
+        factory.write(&mut w, m)?;
+    }
+    Ok(w.finish())
+}

@@ -1,0 +1,332 @@
+//! The Tune tab: sweep one parameter over a range for some strategies and seeds, and see the
+//! trade-off itself: p99 latency against bytes per message, with the frontier, error bars across
+//! seeds and the live settings marked, and one chosen metric against the varied parameter.
+//!
+//! The sweep runs in the app ([`crate::app::tune`]); this panel only builds the setup, draws the
+//! rows that arrived and pushes commands: hovering a point names its values, clicking it re-runs
+//! it as a normal session ([`AppCommand::TuneOpen`]), *Apply* copies its values to the live run.
+
+use ackscope_protocol::{registry, Strategy};
+use egui::{Color32, Pos2};
+use egui_plot::{Legend, Line, MarkerShape, Plot, PlotPoint, PlotPoints, PlotResponse, Points, VLine};
+
+use crate::app::tune::{self, TuneSetup};
+use crate::app::{AppCommand, AppState};
+use crate::params;
+use crate::report::sweep::SweepRow;
+
+/// The figure the second plot draws against the varied parameter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Metric {
+    #[default]
+    P99,
+    P50,
+    BytesPerMessage,
+    SendsPerMessage,
+    Spurious,
+}
+
+const METRICS: [(Metric, &str); 5] = [
+    (Metric::P99, "p99 latency ms"),
+    (Metric::P50, "p50 latency ms"),
+    (Metric::BytesPerMessage, "bytes / message"),
+    (Metric::SendsPerMessage, "sends / message"),
+    (Metric::Spurious, "spurious resends"),
+];
+
+impl Metric {
+    fn of(self, r: &SweepRow) -> f64 {
+        match self {
+            Metric::P99 => r.p99_ms,
+            Metric::P50 => r.p50_ms,
+            Metric::BytesPerMessage => r.bytes_per_message,
+            Metric::SendsPerMessage => r.sends_per_message,
+            Metric::Spurious => r.spurious_resends,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        METRICS.iter().find(|(m, _)| *m == self).map_or("", |(_, n)| n)
+    }
+}
+
+/// The Tune panel's own state: the setup being edited, the chosen metric, the point picked.
+#[derive(Default)]
+pub struct TuneView {
+    pub setup: TuneSetup,
+    pub metric: Metric,
+    /// The point last clicked (its index in the sweep): what *Apply* copies.
+    pub selected: Option<usize>,
+    /// Where the scatter drew each point last frame (index, screen position): hover and click
+    /// pick the nearest, and tests click them.
+    pub drawn: Vec<(usize, Pos2)>,
+}
+
+/// The live settings' mark: orange reads on both dark and light backgrounds (yellow vanished on
+/// light).
+const LIVE: Color32 = Color32::from_rgb(240, 140, 0);
+
+/// A strategy's colour in both plots.
+fn colour(strategy: &str) -> Color32 {
+    match strategy {
+        "glenn" => Color32::from_rgb(70, 140, 220),
+        "ue4" => Color32::from_rgb(220, 80, 70),
+        "hybrid" => Color32::from_rgb(60, 180, 90),
+        _ => Color32::from_rgb(200, 160, 40),
+    }
+}
+
+/// A point's values in one line (`glenn resend_delay_ms=50`).
+fn describe(r: &SweepRow) -> String {
+    let values: Vec<String> = r.values.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!(
+        "{} {}\np99 {:.1} ms (spread {:.1}), {:.1} bytes/msg, p50 {:.1} ms{}",
+        r.strategy,
+        values.join(" "),
+        r.p99_ms,
+        r.p99_ms_spread,
+        r.bytes_per_message,
+        r.p50_ms,
+        if r.pareto { ", on the frontier" } else { "" }
+    )
+}
+
+/// Draws the tab.
+pub fn tune_ui(state: &AppState, view: &mut TuneView, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+    setup_ui(state, view, ui, cmds);
+    let job = &state.tune;
+    if let Some(e) = &job.error {
+        ui.colored_label(ui.visuals().error_fg_color, e);
+    }
+    let rows = job.finished();
+    if rows.is_empty() {
+        ui.label("Pick a parameter, its range, strategies and seeds, then Run: each point is one run per seed on virtual time.");
+        return;
+    }
+    let param = job.setup.as_ref().map_or(view.setup.param.clone(), |s| s.param.clone());
+    let live = tune::live_value(&state.scenario, &param);
+    selection_ui(&rows, view, &param, ui, cmds);
+    ui.columns(2, |cols| {
+        scatter_ui(&rows, state, live, &param, view, &mut cols[0], cmds);
+        metric_ui(&rows, live, &param, view, &mut cols[1]);
+    });
+}
+
+/// Parameter, range, strategies, seeds, seconds; Run and Cancel; progress.
+fn setup_ui(state: &AppState, view: &mut TuneView, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+    let s = &mut view.setup;
+    ui.horizontal_wrapped(|ui| {
+        let before = s.param.clone();
+        let label = ui.label("vary").id;
+        egui::ComboBox::from_id_salt("tune param")
+            .selected_text(s.param.as_str())
+            .show_ui(ui, |ui| {
+                for p in tune::tunable_params() {
+                    ui.selectable_value(&mut s.param, p.name.to_string(), p.name).on_hover_text(p.tip);
+                }
+            })
+            .response
+            .labelled_by(label);
+        if s.param != before {
+            *s = TuneSetup {
+                strategies: s.strategies.clone(),
+                seeds: s.seeds,
+                seconds: s.seconds,
+                ..TuneSetup::for_param(&s.param)
+            };
+        }
+        let range = params::find(&s.param).and_then(|p| p.range()).unwrap_or(0.0..=1.0);
+        let label = ui.label("from").id;
+        ui.add(egui::DragValue::new(&mut s.start).range(range.clone()).speed(0.1)).labelled_by(label);
+        let label = ui.label("to").id;
+        ui.add(egui::DragValue::new(&mut s.end).range(range.clone()).speed(0.1)).labelled_by(label);
+        let label = ui.label("step").id;
+        ui.add(egui::DragValue::new(&mut s.step).range(0.0..=*range.end()).speed(0.1)).labelled_by(label);
+        ui.separator();
+        for info in registry::all().filter(|r| r.has_messages) {
+            let mut on = s.strategies.contains(&info.strategy);
+            if ui.checkbox(&mut on, info.strategy.name()).changed() {
+                s.strategies.retain(|x| *x != info.strategy);
+                if on {
+                    s.strategies.push(info.strategy);
+                    s.strategies.sort_by_key(|x| Strategy::all().position(|y| y == *x));
+                }
+            }
+        }
+        ui.separator();
+        let label = ui.label("seeds").id;
+        ui.add(egui::DragValue::new(&mut s.seeds).range(1..=10)).labelled_by(label);
+        let label = ui.label("seconds").id;
+        ui.add(egui::DragValue::new(&mut s.seconds).range(1.0..=600.0)).labelled_by(label);
+        let job = &state.tune;
+        if job.running() {
+            if ui.button("Cancel").on_hover_text("Stop the sweep's workers now; the points so far stay").clicked() {
+                cmds.push(AppCommand::TuneCancel);
+            }
+        } else if ui.button("Run").on_hover_text("Run every point on all cores, on virtual time").clicked() {
+            cmds.push(AppCommand::TuneRun(s.clone()));
+        }
+        if !job.points.is_empty() {
+            ui.label(format!("{} / {} points", job.done(), job.points.len()));
+        }
+    });
+}
+
+/// The picked point's values, with Run as session and Apply.
+fn selection_ui(
+    rows: &[(usize, SweepRow)],
+    view: &mut TuneView,
+    param: &str,
+    ui: &mut egui::Ui,
+    cmds: &mut Vec<AppCommand>,
+) {
+    ui.horizontal(|ui| {
+        let picked = view.selected.and_then(|i| rows.iter().find(|(j, _)| *j == i));
+        match picked {
+            Some((i, r)) => {
+                ui.label(describe(r).replace('\n', ": "));
+                if ui
+                    .button("Run as session")
+                    .on_hover_text("Run this point at the sweep's first seed in the inspector")
+                    .clicked()
+                {
+                    cmds.push(AppCommand::TuneOpen(*i));
+                }
+                if ui.button("Apply").on_hover_text("Copy this point's values to the live run").clicked() {
+                    cmds.push(AppCommand::TuneApply(*i));
+                }
+            }
+            None => {
+                ui.label(format!("Click a point to run it as a session; the live {param} is marked."));
+            }
+        }
+    });
+}
+
+/// p99 latency against bytes per message: points per strategy with the p99 spread across seeds
+/// as a bar, the frontier, the live settings ringed.
+fn scatter_ui(
+    rows: &[(usize, SweepRow)],
+    state: &AppState,
+    live: Option<f64>,
+    param: &str,
+    view: &mut TuneView,
+    ui: &mut egui::Ui,
+    cmds: &mut Vec<AppCommand>,
+) {
+    let strategy = state.scenario.strategy.name();
+    let live_row = rows
+        .iter()
+        .filter(|(_, r)| r.strategy == strategy)
+        .min_by(|a, b| distance(&a.1, param, live).total_cmp(&distance(&b.1, param, live)));
+    let resp: PlotResponse<()> = Plot::new("tune scatter")
+        .legend(Legend::default())
+        .x_axis_label("p99 latency ms")
+        .y_axis_label("bytes / message")
+        .height(ui.available_height().max(200.0))
+        .show(ui, |p| {
+            for name in strategies_of(rows) {
+                let pts: Vec<[f64; 2]> = rows
+                    .iter()
+                    .filter(|(_, r)| r.strategy == name)
+                    .map(|(_, r)| [r.p99_ms, r.bytes_per_message])
+                    .collect();
+                for (_, r) in rows.iter().filter(|(_, r)| r.strategy == name && r.p99_ms_spread > 0.0) {
+                    let half = r.p99_ms_spread / 2.0;
+                    let bar = vec![[r.p99_ms - half, r.bytes_per_message], [r.p99_ms + half, r.bytes_per_message]];
+                    p.line(Line::new("", PlotPoints::from(bar)).color(colour(&name).gamma_multiply(0.5)).width(1.0));
+                }
+                p.points(Points::new(name.clone(), PlotPoints::from(pts)).color(colour(&name)).radius(3.5));
+            }
+            let mut frontier: Vec<[f64; 2]> =
+                rows.iter().filter(|(_, r)| r.pareto).map(|(_, r)| [r.p99_ms, r.bytes_per_message]).collect();
+            frontier.sort_by(|a, b| a[0].total_cmp(&b[0]));
+            p.line(Line::new("frontier", PlotPoints::from(frontier)).color(Color32::GRAY).width(1.5));
+            if let Some((_, r)) = live_row {
+                let ring = Points::new("live settings", PlotPoints::from(vec![[r.p99_ms, r.bytes_per_message]]));
+                p.points(ring.shape(MarkerShape::Circle).filled(false).radius(9.0).color(LIVE));
+            }
+        });
+    view.drawn = rows
+        .iter()
+        .map(|(i, r)| (*i, resp.transform.position_from_point(&PlotPoint::new(r.p99_ms, r.bytes_per_message))))
+        .collect();
+    let near = resp.response.hover_pos().and_then(|pos| nearest(&view.drawn, pos));
+    if let Some(i) = near {
+        if let Some((_, r)) = rows.iter().find(|(j, _)| *j == i) {
+            let text = describe(r);
+            if resp.response.clicked() {
+                view.selected = Some(i);
+                cmds.push(AppCommand::TuneOpen(i));
+            }
+            resp.response.on_hover_text_at_pointer(text);
+        }
+    }
+}
+
+/// The chosen metric against the varied parameter, one line per strategy, the live value marked.
+fn metric_ui(rows: &[(usize, SweepRow)], live: Option<f64>, param: &str, view: &mut TuneView, ui: &mut egui::Ui) {
+    ui.horizontal(|ui| {
+        let label = ui.label("against the parameter:").id;
+        egui::ComboBox::from_id_salt("tune metric")
+            .selected_text(view.metric.name())
+            .show_ui(ui, |ui| {
+                for (m, name) in METRICS {
+                    ui.selectable_value(&mut view.metric, m, name);
+                }
+            })
+            .response
+            .labelled_by(label);
+    });
+    let metric = view.metric;
+    Plot::new("tune metric plot")
+        .legend(Legend::default())
+        .x_axis_label(param.to_string())
+        .y_axis_label(metric.name())
+        .height(ui.available_height().max(200.0))
+        .show(ui, |p| {
+            for name in strategies_of(rows) {
+                let mut pts: Vec<[f64; 2]> = rows
+                    .iter()
+                    .filter(|(_, r)| r.strategy == name)
+                    .filter_map(|(_, r)| Some([r.values.get(param)?.as_f64()?, metric.of(r)]))
+                    .collect();
+                pts.sort_by(|a, b| a[0].total_cmp(&b[0]));
+                p.line(Line::new(name.clone(), PlotPoints::from(pts.clone())).color(colour(&name)));
+                p.points(Points::new("", PlotPoints::from(pts)).color(colour(&name)).radius(3.0));
+            }
+            if let Some(x) = live {
+                p.vline(VLine::new("live settings", x).color(LIVE));
+            }
+        });
+}
+
+/// The strategies among the rows, in first-seen order.
+fn strategies_of(rows: &[(usize, SweepRow)]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (_, r) in rows {
+        if !names.contains(&r.strategy) {
+            names.push(r.strategy.clone());
+        }
+    }
+    names
+}
+
+/// How far a row's value of `param` is from the live value (rows without it count as the live
+/// settings of their strategy: the parameter does not concern them).
+fn distance(r: &SweepRow, param: &str, live: Option<f64>) -> f64 {
+    match (r.values.get(param).and_then(|v| v.as_f64()), live) {
+        (Some(v), Some(l)) => (v - l).abs(),
+        _ => 0.0,
+    }
+}
+
+/// The drawn point within 10 px of `pos`, nearest first.
+fn nearest(drawn: &[(usize, Pos2)], pos: Pos2) -> Option<usize> {
+    drawn
+        .iter()
+        .map(|(i, p)| (*i, p.distance(pos)))
+        .filter(|(_, d)| *d <= 10.0)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map(|(i, _)| i)
+}
