@@ -16,15 +16,17 @@ pub enum Tab {
     Slices,
     Packets,
     Summary,
+    Compare,
 }
 
 /// Every tab with its name, in tab-bar order: the only place a tab is named.
-pub const TABS: [(Tab, &str); 5] = [
+pub const TABS: [(Tab, &str); 6] = [
     (Tab::Overview, "Overview"),
     (Tab::Messages, "Messages"),
     (Tab::Slices, "Slices"),
     (Tab::Packets, "Packets"),
     (Tab::Summary, "Summary"),
+    (Tab::Compare, "Compare"),
 ];
 
 impl Tab {

@@ -58,7 +58,7 @@ pub fn main(args: WindowArgs) -> ExitCode {
 /// `Tab` offers no list of its tabs today, so this is the one place that lists them (the match
 /// makes a new tab a compile error here, so it is not forgotten; a test checks every name parses to
 /// its tab); when the ui has a tab registry, this function is what switches to it.
-fn tab_names() -> [(Tab, &'static str); 5] {
+fn tab_names() -> [(Tab, &'static str); 6] {
     use Tab::*;
     let tabs = [
         (Overview, "overview"),
@@ -66,10 +66,11 @@ fn tab_names() -> [(Tab, &'static str); 5] {
         (Slices, "slices"),
         (Packets, "packets"),
         (Summary, "summary"),
+        (Compare, "compare"),
     ];
     for (t, _) in tabs {
         match t {
-            Overview | Messages | Slices | Packets | Summary => {}
+            Overview | Messages | Slices | Packets | Summary | Compare => {}
         }
     }
     tabs

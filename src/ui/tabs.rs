@@ -4,6 +4,7 @@
 
 use ackscope_protocol::SimTime;
 
+use super::compare_ui::CompareView;
 use super::lanes::{lane_columns_ui, PerLane};
 use super::packets_ui::PacketsView;
 use super::plots_ui::OverviewView;
@@ -79,6 +80,12 @@ impl Panel for SummaryPanel {
     }
 }
 
+impl Panel for CompareView {
+    fn ui(&mut self, lanes: &[Recording], cursor: SimTime, ui: &mut egui::Ui, _cmds: &mut Vec<AppCommand>) {
+        super::compare_ui::compare_ui(lanes, self, cursor, ui);
+    }
+}
+
 impl Panel for OverviewView {
     fn ui(&mut self, lanes: &[Recording], cursor: SimTime, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
         super::plots_ui::overview_ui(lanes, self, cursor, ui, cmds);
@@ -93,6 +100,7 @@ pub struct Panels {
     pub slices: SlicesPanel,
     pub packets: PacketsPanel,
     pub summary: SummaryPanel,
+    pub compare: CompareView,
 }
 
 impl Panels {
@@ -104,6 +112,7 @@ impl Panels {
             Tab::Slices => &mut self.slices,
             Tab::Packets => &mut self.packets,
             Tab::Summary => &mut self.summary,
+            Tab::Compare => &mut self.compare,
         }
     }
 }
