@@ -12,7 +12,6 @@ mod files_ui;
 mod input;
 mod lanes;
 pub mod packets_ui;
-mod plot_legend;
 pub mod plots_ui;
 pub mod slices_ui;
 mod status_ui;

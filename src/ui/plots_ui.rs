@@ -14,9 +14,10 @@ use std::collections::HashMap;
 
 use ackscope_protocol::{Side, SimTime};
 use egui::Color32;
-use egui_plot::{Line, LineStyle, Plot, PlotBounds, PlotPoint, PlotPoints, PlotUi, Points, Text, VLine};
+use egui_plot::{
+    ColorConflictHandling, Legend, Line, LineStyle, Plot, PlotBounds, PlotPoint, PlotPoints, PlotUi, Points, VLine,
+};
 
-use super::plot_legend::{legend_row_ui, Swatch};
 use crate::app::AppCommand;
 use crate::model::{Recording, Sample};
 
@@ -197,7 +198,6 @@ fn plot_ui(
     view: &mut OverviewView,
     cursor: SimTime,
     reset: bool,
-    y_top: f64,
     cmds: &mut Vec<AppCommand>,
     draw: impl FnOnce(&mut PlotUi, &mut View),
 ) {
@@ -212,9 +212,8 @@ fn plot_ui(
     }
     let resp = plot
         .height(height)
-        // No legend inside the plot (it covered the newest data): each plot's legend is a row
-        // above it. A/B lanes include the same top, so their Y axes match.
-        .include_y(y_top)
+        // The bright part of a series names its legend entry (the faded part shares it).
+        .legend(Legend::default().color_conflict_handling(ColorConflictHandling::PickFirst))
         .link_axis(link, [true, false])
         .link_cursor(link, [true, false])
         .include_y(0.0)
@@ -229,13 +228,9 @@ fn plot_ui(
         .show(ui, |p| {
             draw(p, &mut cut);
             p.vline(VLine::new("", cut.cursor).color(Color32::GRAY).width(1.0));
-            // Parameter changes: a labelled marker on the time axis, never a legend entry.
-            let top = p.plot_bounds().max()[1];
             for (t, label) in &lane.store.changes {
                 let color = if *t <= cut.cursor { MARKER } else { MARKER.gamma_multiply(AFTER_CURSOR) };
-                p.vline(VLine::new("", *t).color(color).style(LineStyle::dotted_loose()));
-                let text = egui::RichText::new(label.as_str()).small().color(color);
-                p.text(Text::new("", PlotPoint::new(*t, top), text).anchor(egui::Align2::LEFT_TOP));
+                p.vline(VLine::new(label.as_str(), *t).color(color).style(LineStyle::dotted_loose()));
             }
         });
     view.bounds.insert(id.to_string(), *resp.transform.bounds());
@@ -247,93 +242,45 @@ fn plot_ui(
     }
 }
 
-/// The largest value of a series, 0 when empty.
-fn top(pts: &[Sample]) -> f64 {
-    pts.iter().map(|p| p.y).fold(0.0, f64::max)
-}
-
-/// The tops of the RTT, loss and bandwidth plots of one lane (before the cursor and after), so
-/// A/B lanes can share them.
-fn lane_tops(lane: &Recording) -> [f64; 3] {
-    let (a, b) = (lane.store.side(Side::A), lane.store.side(Side::B));
-    let rtt = [&a.rtt_smoothed_ms, &a.rtt_display_ms, &a.rtt_raw_ms, &b.rtt_smoothed_ms, &lane.store.true_rtt_ms];
-    let loss = [&a.loss_estimate_percent, &b.loss_estimate_percent, &a.loss_true_percent, &b.loss_true_percent];
-    let bw = [&a.sent_kbps, &a.acked_kbps, &b.received_kbps];
-    let max = |v: &[&Vec<Sample>]| v.iter().map(|s| top(s)).fold(0.0, f64::max);
-    [max(&rtt), max(&loss), max(&bw)]
-}
-
-#[allow(clippy::too_many_arguments)]
 fn lane_plots_ui(
     lane: &Recording,
     view: &mut OverviewView,
     cursor: SimTime,
     reset: bool,
-    tops: [f64; 3],
     ui: &mut egui::Ui,
     cmds: &mut Vec<AppCommand>,
 ) {
     let name = lane.scenario.strategy.name();
+    let h = ((ui.available_height() - 70.0) / 3.0).max(110.0);
     let a = lane.store.side(Side::A);
     let b = lane.store.side(Side::B);
-    let budget = !a.budget_available.is_empty();
-    // The budget gets its own thin plot below bandwidth (its bytes dwarf the kbps lines).
-    let rows = if budget { 3.45 } else { 3.0 };
-    let h = ((ui.available_height() - 130.0) / rows).max(100.0);
     let (thick, plain) = (Pen::THICK, Pen::PLAIN);
-    let dashed = Pen::styled(LineStyle::dashed_loose());
-    ui.horizontal(|ui| {
-        ui.label(super::colors::strategy_heading(ui, lane.scenario.strategy));
-        ui.label("RTT (ms)");
-    });
-    legend_row_ui(
-        ui,
-        &[
-            ("A raw", COLOR_A.gamma_multiply(0.5), Swatch::Dot),
-            ("A smoothed", COLOR_A, Swatch::Line),
-            ("A display", COLOR_A.gamma_multiply(0.7), Swatch::Line),
-            ("B smoothed", COLOR_B, Swatch::Line),
-            ("true RTT", COLOR_TRUTH, Swatch::Dashed),
-        ],
-    );
-    plot_ui(ui, &format!("rtt_{name}"), h, lane, view, cursor, reset, tops[0], cmds, |p, v| {
+    ui.label(format!("{name}: RTT (ms)"));
+    plot_ui(ui, &format!("rtt_{name}"), h, lane, view, cursor, reset, cmds, |p, v| {
         v.points(p, "A raw samples", &a.rtt_raw_ms, COLOR_A.gamma_multiply(0.5), 1.5);
         v.line(p, "A smoothed (0.0025)", &a.rtt_smoothed_ms, COLOR_A, thick);
         v.line(p, "A display (0.1)", &a.rtt_display_ms, COLOR_A.gamma_multiply(0.7), plain);
         v.line(p, "B smoothed (0.0025)", &b.rtt_smoothed_ms, COLOR_B, thick);
-        v.line(p, "true link RTT", &lane.store.true_rtt_ms, COLOR_TRUTH, dashed);
+        v.line(p, "true link RTT", &lane.store.true_rtt_ms, COLOR_TRUTH, Pen::styled(LineStyle::dashed_loose()));
     });
-    ui.label("packet loss (%)");
-    legend_row_ui(
-        ui,
-        &[
-            ("A estimate", COLOR_A, Swatch::Line),
-            ("B estimate", COLOR_B, Swatch::Line),
-            ("true A->B", COLOR_TRUTH, Swatch::Dashed),
-            ("true B->A", COLOR_TRUTH.gamma_multiply(0.6), Swatch::Dashed),
-        ],
-    );
-    plot_ui(ui, &format!("loss_{name}"), h, lane, view, cursor, reset, tops[1], cmds, |p, v| {
+    ui.label(format!("{name}: packet loss (%)"));
+    plot_ui(ui, &format!("loss_{name}"), h, lane, view, cursor, reset, cmds, |p, v| {
         v.line(p, "A estimate", &a.loss_estimate_percent, COLOR_A, thick);
         v.line(p, "B estimate", &b.loss_estimate_percent, COLOR_B, thick);
-        v.line(p, "true A->B", &a.loss_true_percent, COLOR_TRUTH, dashed);
+        v.line(p, "true A->B", &a.loss_true_percent, COLOR_TRUTH, Pen::styled(LineStyle::dashed_loose()));
         let dense = Pen::styled(LineStyle::dotted_dense());
         v.line(p, "true B->A", &b.loss_true_percent, COLOR_TRUTH.gamma_multiply(0.6), dense);
     });
-    ui.label("bandwidth (kbps) and flow mode");
-    let mut entries = vec![
-        ("A sent", COLOR_A, Swatch::Line),
-        ("A acked", COLOR_A.gamma_multiply(0.6), Swatch::Line),
-        ("B received", COLOR_B, Swatch::Line),
-    ];
-    if !a.flow_good.is_empty() {
-        entries.push(("A flow mode (high = good)", Color32::LIGHT_RED, Swatch::Line));
-    }
-    legend_row_ui(ui, &entries);
-    plot_ui(ui, &format!("bw_{name}"), h, lane, view, cursor, reset, tops[2], cmds, |p, v| {
+    ui.label(format!("{name}: bandwidth (kbps), budget and flow mode"));
+    plot_ui(ui, &format!("bw_{name}"), h, lane, view, cursor, reset, cmds, |p, v| {
         v.line(p, "A sent", &a.sent_kbps, COLOR_A, thick);
         v.line(p, "A acked", &a.acked_kbps, COLOR_A.gamma_multiply(0.6), plain);
         v.line(p, "B received", &b.received_kbps, COLOR_B, plain);
+        if !a.budget_available.is_empty() {
+            v.line(p, "A budget available", &a.budget_available, COLOR_BUDGET, plain);
+            let dense = Pen::styled(LineStyle::dotted_dense());
+            v.line(p, "A budget spent", &a.budget_spent, COLOR_BUDGET.gamma_multiply(0.6), dense);
+        }
         if !a.flow_good.is_empty() {
             // Flow mode as a step at the top of the plot: high = good (30 pps), low = bad (10 pps).
             let top = a.sent_kbps.iter().map(|p| p.y).fold(1.0, f64::max);
@@ -347,23 +294,6 @@ fn lane_plots_ui(
             v.line_points(p, "A flow mode (high = good)", before, after, Color32::LIGHT_RED, plain);
         }
     });
-    if budget {
-        ui.horizontal(|ui| {
-            ui.label("send budget (bytes)");
-            legend_row_ui(
-                ui,
-                &[
-                    ("A available", COLOR_BUDGET, Swatch::Line),
-                    ("A spent", COLOR_BUDGET.gamma_multiply(0.6), Swatch::Dashed),
-                ],
-            );
-        });
-        plot_ui(ui, &format!("budget_{name}"), h * 0.45, lane, view, cursor, reset, 0.0, cmds, |p, v| {
-            v.line(p, "A budget available", &a.budget_available, COLOR_BUDGET, plain);
-            let dense = Pen::styled(LineStyle::dotted_dense());
-            v.line(p, "A budget spent", &a.budget_spent, COLOR_BUDGET.gamma_multiply(0.6), dense);
-        });
-    }
 }
 
 pub fn overview_ui(
@@ -380,20 +310,13 @@ pub fn overview_ui(
         view.bounds.clear();
         view.decimated.clear();
     }
-    // Every lane's plot of a kind includes the highest value of any lane: Y axes match in A/B.
-    let mut tops = [0.0f64; 3];
-    for lane in lanes {
-        for (t, l) in tops.iter_mut().zip(lane_tops(lane)) {
-            *t = t.max(l);
-        }
-    }
     if lanes.len() == 1 {
-        lane_plots_ui(&lanes[0], view, cursor, reset, tops, ui, cmds);
+        lane_plots_ui(&lanes[0], view, cursor, reset, ui, cmds);
         return;
     }
     ui.columns(lanes.len(), |cols| {
         for (lane, col) in lanes.iter().zip(cols.iter_mut()) {
-            lane_plots_ui(lane, view, cursor, reset, tops, col, cmds);
+            lane_plots_ui(lane, view, cursor, reset, col, cmds);
         }
     });
 }
