@@ -235,7 +235,7 @@ fn cdf_plot_ui(ui: &mut egui::Ui, shown: &[&LaneFigures], colors: &[Color32], he
         .show(ui, |p| {
             for (f, &c) in shown.iter().zip(colors) {
                 let name = f.strategy.name();
-                p.line(Line::new(name, f.cdf_points(CDF_POINTS)).color(c).width(2.0));
+                p.line(Line::new(name, f.cdf_points(CDF_POINTS)).color(c).width(2.0).allow_band(false));
                 let l = f.totals.latency_ms;
                 for ((q, label), ms) in MARKED.iter().zip([l.p50, l.p95, l.p99]) {
                     let at = PlotPoint::new(ms, tail_height(*q));
