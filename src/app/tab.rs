@@ -16,16 +16,18 @@ pub enum Tab {
     Slices,
     Packets,
     Summary,
+    Compare,
     Tune,
 }
 
 /// Every tab with its name, in tab-bar order: the only place a tab is named.
-pub const TABS: [(Tab, &str); 6] = [
+pub const TABS: [(Tab, &str); 7] = [
     (Tab::Overview, "Overview"),
     (Tab::Messages, "Messages"),
     (Tab::Slices, "Slices"),
     (Tab::Packets, "Packets"),
     (Tab::Summary, "Summary"),
+    (Tab::Compare, "Compare"),
     (Tab::Tune, "Tune"),
 ];
 

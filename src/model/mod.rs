@@ -3,10 +3,12 @@
 //! Nothing here draws or knows egui: views read the model at the cursor and ask the app for
 //! changes, so the model is tested without a display and shared by live runs and replays alike.
 
+pub mod compare;
 pub mod index;
 pub mod playback;
 pub mod recording;
 pub mod store;
+pub mod verdict;
 
 pub use playback::{Playback, SPEEDS};
 pub use recording::Recording;

@@ -34,9 +34,9 @@ pub(super) fn lane_columns_ui<T: Default>(
 ) {
     ui.columns(lanes.len(), |cols| {
         for ((lane, state), col) in states.zip(lanes).zip(cols.iter_mut()) {
-            let name = lane.scenario.strategy.name();
-            col.push_id(name, |ui| {
-                ui.strong(name);
+            let strategy = lane.scenario.strategy;
+            col.push_id(strategy.name(), |ui| {
+                ui.label(super::colors::strategy_heading(ui, strategy));
                 lane_ui(lane, state, ui);
             });
         }

@@ -3,6 +3,8 @@
 //! ([`crate::window::frame_ui`]) applies after drawing. View state (timeline zoom, packet filters,
 //! slice selection...) lives here, in [`WindowView`], never in the model.
 
+pub mod colors;
+pub mod compare_ui;
 mod controls_ui;
 mod cursor_ui;
 mod edit;

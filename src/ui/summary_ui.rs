@@ -66,7 +66,7 @@ pub fn summary_ui(lanes: &[Recording], folds: &mut PerLane<SummaryFold>, cursor:
     egui::Grid::new("summary_grid").striped(true).num_columns(lanes.len() + 1).show(ui, |ui| {
         ui.strong("metric");
         for lane in lanes {
-            ui.strong(lane.scenario.strategy.name());
+            ui.label(super::colors::strategy_heading(ui, lane.scenario.strategy));
         }
         ui.end_row();
         let n = computed.iter().map(Vec::len).max().unwrap_or(0);

@@ -2,6 +2,7 @@
 //! ([`Panels`]), each keeping its own view state. Which tabs exist and their names live in
 //! [`crate::app::tab`].
 
+use super::compare_ui::CompareView;
 use super::lanes::{lane_columns_ui, PerLane};
 use super::packets_ui::PacketsView;
 use super::plots_ui::OverviewView;
@@ -88,6 +89,12 @@ impl Panel for TuneView {
     }
 }
 
+impl Panel for CompareView {
+    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, _cmds: &mut Vec<AppCommand>) {
+        super::compare_ui::compare_ui(&state.lanes, self, state.cursor(), ui);
+    }
+}
+
 impl Panel for OverviewView {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
         let (lanes, cursor) = (&state.lanes[..], state.cursor());
@@ -103,6 +110,7 @@ pub struct Panels {
     pub slices: SlicesPanel,
     pub packets: PacketsPanel,
     pub summary: SummaryPanel,
+    pub compare: CompareView,
     pub tune: TuneView,
 }
 
@@ -115,6 +123,7 @@ impl Panels {
             Tab::Slices => &mut self.slices,
             Tab::Packets => &mut self.packets,
             Tab::Summary => &mut self.summary,
+            Tab::Compare => &mut self.compare,
             Tab::Tune => &mut self.tune,
         }
     }

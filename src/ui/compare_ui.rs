@@ -1,0 +1,273 @@
+//! The Compare tab: every lane's strategy overlaid on shared axes, one plot per figure, each
+//! strategy in its own colour ([`super::colors`]), under a one-line verdict computed from the data.
+//!
+//! Figures: delivery latency CDF (tail on a log scale, p50/p95/p99 marked), message latency over
+//! time (a point per message, ringed when a carrying packet was dropped), wire bytes per delivered
+//! message, resends per second by cause with spurious ones, and head-of-line waiting. The legend
+//! is drawn above the plots, never over data; clicking a strategy in it hides or shows that
+//! strategy in every plot. The figures come from [`LaneFigures`] (no egui), recomputed only when
+//! the events up to the cursor changed, and at most every [`REFRESH`] while a run is live.
+
+use std::time::{Duration, Instant};
+
+use ackscope_protocol::{SimTime, Strategy};
+use egui::Color32;
+use egui_plot::{GridMark, Line, LineStyle, MarkerShape, Plot, PlotPoint, PlotUi, Points, Text, VLine};
+
+use super::colors::{strategy_color, strategy_heading};
+use super::lanes::PerLane;
+use crate::model::compare::{height_quantile, tail_height, LaneFigures, CAUSES};
+use crate::model::verdict::verdict;
+use crate::model::Recording;
+
+/// Shortest time between two recomputations of a lane's figures while its events change.
+pub const REFRESH: Duration = Duration::from_millis(400);
+/// Most points the CDF line keeps.
+const CDF_POINTS: usize = 800;
+/// The quantiles marked on the CDF.
+const MARKED: [(f64, &str); 3] = [(0.50, "p50"), (0.95, "p95"), (0.99, "p99")];
+
+/// One lane's figures and what they were computed from.
+#[derive(Default)]
+pub struct LaneCache {
+    /// Events counted when computed, and when.
+    fed: Option<(usize, Instant)>,
+    pub figures: LaneFigures,
+}
+
+impl LaneCache {
+    /// Brings the figures to the events of `rec` up to `cursor` (at most every [`REFRESH`] while
+    /// they keep changing); true when they are up to date.
+    fn refresh(&mut self, rec: &Recording, cursor: SimTime) -> bool {
+        let n = rec.store.events_until(cursor).len();
+        match self.fed {
+            Some((fed, _)) if fed == n => true,
+            Some((_, at)) if at.elapsed() < REFRESH => false,
+            _ => {
+                self.figures = LaneFigures::compute(rec, cursor);
+                self.fed = Some((n, Instant::now()));
+                true
+            }
+        }
+    }
+}
+
+/// The Compare tab's view state: the figures per lane and the strategies hidden in the legend.
+#[derive(Default)]
+pub struct CompareView {
+    pub lanes: PerLane<LaneCache>,
+    pub hidden: Vec<Strategy>,
+}
+
+/// Line style per resend cause ([`CAUSES`] order), the colour being the strategy's.
+fn cause_style(i: usize) -> LineStyle {
+    match i {
+        0 => LineStyle::Solid,
+        1 => LineStyle::dashed_loose(),
+        2 => LineStyle::dotted_dense(),
+        _ => LineStyle::dashed_dense(),
+    }
+}
+
+/// The y axis labels of the CDF: the quantile each height stands for.
+fn quantile_label(mark: GridMark, _range: &std::ops::RangeInclusive<f64>) -> String {
+    let q = height_quantile(mark.value) * 100.0;
+    if mark.value < 0.0 || mark.value.fract().abs() > 1e-9 {
+        String::new()
+    } else if q >= 99.0 {
+        format!("{q:.1}%")
+    } else {
+        format!("{q:.0}%")
+    }
+}
+
+/// One whole-number mark per CDF height unit (0 %, 90 %, 99 %, 99.9 %...).
+fn quantile_marks(input: egui_plot::GridInput) -> Vec<GridMark> {
+    let (lo, hi) = input.bounds;
+    ((lo.floor().max(0.0) as i64)..=(hi.ceil() as i64)).map(|v| GridMark { value: v as f64, step_size: 1.0 }).collect()
+}
+
+pub fn compare_ui(lanes: &[Recording], view: &mut CompareView, cursor: SimTime, ui: &mut egui::Ui) {
+    let mut stale = false;
+    for (lane, cache) in view.lanes.zip(lanes) {
+        stale |= !cache.refresh(lane, cursor);
+    }
+    if stale {
+        ui.ctx().request_repaint_after(REFRESH);
+    }
+    let figures: Vec<&LaneFigures> = view.lanes.zip(lanes).map(|(_, c)| &c.figures).collect();
+    match figures.as_slice() {
+        [a, b] => ui.heading(verdict((a.strategy, &a.totals), (b.strategy, &b.totals))),
+        _ => ui.label("One strategy shown: start an A/B run (--ab, or \"A/B\" in the left panel) to compare two."),
+    };
+    ui.label(format!("Figures over the events up to {:.2} s.", cursor.as_secs_f64()));
+    legend_ui(&figures, &mut view.hidden, ui);
+    totals_ui(&figures, ui);
+    let shown: Vec<&LaneFigures> = figures.iter().copied().filter(|f| !view.hidden.contains(&f.strategy)).collect();
+    let colors: Vec<Color32> = shown.iter().map(|f| strategy_color(ui, f.strategy)).collect();
+    let end = cursor.as_secs_f64();
+    egui::ScrollArea::vertical().show(ui, |ui| {
+        let h = ((ui.available_height() - 90.0) / 3.0).clamp(150.0, 320.0);
+        ui.columns(2, |cols| {
+            cols[0].label("Delivery latency CDF (ms; tail on a log scale)");
+            cdf_plot_ui(&mut cols[0], &shown, &colors, h);
+            cols[1].label("Message latency over time (ms; ringed: a carrying packet was dropped)");
+            time_plot_ui(&mut cols[1], "cmp_latency", h, end, |p| {
+                for (f, &c) in shown.iter().zip(&colors) {
+                    let name = f.strategy.name();
+                    p.points(Points::new(name, f.latency_clean.clone()).color(c).radius(1.5));
+                    let dropped = format!("{name} dropped copy");
+                    let ring = Points::new(dropped, f.latency_dropped.clone()).color(c).radius(3.0).filled(false);
+                    p.points(ring.shape(MarkerShape::Circle));
+                }
+            });
+        });
+        ui.columns(2, |cols| {
+            cols[0].label("Wire bytes per delivered message");
+            time_plot_ui(&mut cols[0], "cmp_bytes", h, end, |p| {
+                for (f, &c) in shown.iter().zip(&colors) {
+                    p.line(Line::new(f.strategy.name(), f.bytes_per_message.clone()).color(c).width(1.5));
+                }
+            });
+            cols[1].label("Head-of-line wait (ms per s: arrived, waiting for an earlier message)");
+            time_plot_ui(&mut cols[1], "cmp_hol", h, end, |p| {
+                for (f, &c) in shown.iter().zip(&colors) {
+                    p.line(Line::new(f.strategy.name(), f.hol_ms_per_s.clone()).color(c).width(1.5));
+                }
+            });
+        });
+        ui.label(
+            "Resends per second by cause (solid delay, dashed Nak, dotted redundant, dash-dot timeout; x spurious)",
+        );
+        time_plot_ui(ui, "cmp_resends", h, end, |p| {
+            for (f, &c) in shown.iter().zip(&colors) {
+                let name = f.strategy.name();
+                for (i, (_, cause)) in CAUSES.iter().enumerate() {
+                    if f.totals.resends[i] > 0 {
+                        let line = Line::new(format!("{name} {cause}"), f.resends_per_s[i].clone());
+                        p.line(line.color(c).style(cause_style(i)).width(1.5));
+                    }
+                }
+                if f.totals.spurious > 0 {
+                    let pts: Vec<[f64; 2]> = f.spurious_per_s.iter().copied().filter(|p| p[1] > 0.0).collect();
+                    let spurious = Points::new(format!("{name} spurious"), pts).shape(MarkerShape::Cross);
+                    p.points(spurious.color(c).radius(3.5));
+                }
+            }
+        });
+    });
+}
+
+/// The strategies with their colours and what each mark means; a click hides or shows one.
+fn legend_ui(figures: &[&LaneFigures], hidden: &mut Vec<Strategy>, ui: &mut egui::Ui) {
+    ui.horizontal_wrapped(|ui| {
+        ui.label("Legend:");
+        for f in figures {
+            let s = f.strategy;
+            let mut on = !hidden.contains(&s);
+            let text = egui::RichText::new(format!("show {}", s.name())).strong().color(strategy_color(ui, s));
+            if ui.checkbox(&mut on, text).on_hover_text("hide or show this strategy in every plot").changed() {
+                hidden.retain(|h| *h != s);
+                if !on {
+                    hidden.push(s);
+                }
+            }
+        }
+        ui.separator();
+        ui.weak("dot: a message; ring: a carrying packet dropped; x: spurious resend");
+    });
+}
+
+/// How a totals row reads one lane's figures.
+type Cell = fn(&LaneFigures) -> String;
+
+/// The run-wide figures per strategy, as one compact grid.
+fn totals_ui(figures: &[&LaneFigures], ui: &mut egui::Ui) {
+    egui::Grid::new("compare_totals").striped(true).num_columns(figures.len() + 1).show(ui, |ui| {
+        ui.weak("");
+        for f in figures {
+            ui.label(strategy_heading(ui, f.strategy));
+        }
+        ui.end_row();
+        let rows: [(&str, Cell); 5] = [
+            ("latency p50 / p95 / p99 ms", |f| {
+                let l = f.totals.latency_ms;
+                format!("{:.0} / {:.0} / {:.0}", l.p50, l.p95, l.p99)
+            }),
+            ("bytes per delivered message", |f| format!("{:.1}", f.totals.bytes_per_message())),
+            ("resends delay / Nak / redundant / timeout", |f| {
+                let r = f.totals.resends;
+                format!("{} / {} / {} / {}", r[0], r[1], r[2], r[3])
+            }),
+            ("spurious resends", |f| f.totals.spurious.to_string()),
+            ("head-of-line wait total / max ms", |f| {
+                format!("{:.0} / {:.0}", f.totals.hol_total_ms, f.totals.hol_max_ms)
+            }),
+        ];
+        for (name, value) in rows {
+            ui.label(name);
+            for f in figures {
+                ui.monospace(value(f));
+            }
+            ui.end_row();
+        }
+    });
+}
+
+/// The CDF plot: x latency in ms, y the quantile on a log tail scale, p50/p95/p99 marked.
+fn cdf_plot_ui(ui: &mut egui::Ui, shown: &[&LaneFigures], colors: &[Color32], height: f32) {
+    Plot::new("cmp_cdf")
+        .height(height)
+        .include_y(0.0)
+        .include_y(tail_height(0.999))
+        .include_x(0.0)
+        .x_axis_label("latency (ms)")
+        .y_axis_formatter(quantile_label)
+        .y_grid_spacer(quantile_marks)
+        .y_axis_min_width(44.0)
+        .label_formatter(|pos| {
+            let (name, p) = match pos {
+                egui_plot::HoverPosition::NearDataPoint { plot_name, position, .. } => (*plot_name, *position),
+                egui_plot::HoverPosition::Elsewhere { position } => ("", *position),
+            };
+            Some(format!("{name}\n{:.1} ms at {:.2} %", p.x, height_quantile(p.y) * 100.0))
+        })
+        .show(ui, |p| {
+            for (f, &c) in shown.iter().zip(colors) {
+                let name = f.strategy.name();
+                p.line(Line::new(name, f.cdf_points(CDF_POINTS)).color(c).width(2.0).allow_band(false));
+                let l = f.totals.latency_ms;
+                for ((q, label), ms) in MARKED.iter().zip([l.p50, l.p95, l.p99]) {
+                    let at = PlotPoint::new(ms, tail_height(*q));
+                    p.points(Points::new(format!("{name} {label}"), vec![[at.x, at.y]]).color(c).radius(4.0));
+                    let text = egui::RichText::new(format!("{label} {ms:.0}")).color(c).small();
+                    let anchor = egui::Align2::LEFT_TOP;
+                    p.text(Text::new(format!("{name} {label}"), at, text).anchor(anchor));
+                }
+            }
+        });
+}
+
+/// A plot over time, from zero to `end` seconds, with the other time plots' axes linked.
+fn time_plot_ui(ui: &mut egui::Ui, id: &str, height: f32, end: f64, draw: impl FnOnce(&mut PlotUi)) {
+    let link = egui::Id::unique("compare_time_axis");
+    Plot::new(id)
+        .height(height)
+        .include_y(0.0)
+        .include_x(0.0)
+        .include_x(end.max(1.0))
+        .link_axis(link, [true, false])
+        .link_cursor(link, [true, false])
+        .x_axis_label("time (s)")
+        .y_axis_min_width(44.0)
+        .label_formatter(|pos| match pos {
+            egui_plot::HoverPosition::NearDataPoint { plot_name, position, .. } => {
+                Some(format!("{plot_name}\n{:.2} s: {:.1}", position.x, position.y))
+            }
+            egui_plot::HoverPosition::Elsewhere { position } => Some(format!("{:.2} s", position.x)),
+        })
+        .show(ui, |p| {
+            draw(p);
+            p.vline(VLine::new("", end).color(Color32::GRAY).width(1.0));
+        });
+}
