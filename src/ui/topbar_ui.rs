@@ -129,7 +129,9 @@ fn strategy_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) 
 
 fn transport_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
     let mut transport = state.transport;
-    egui::ComboBox::new("transport", "transport")
+    // No "transport" label beside it: its choices name themselves, and the top bar then fits one
+    // row at 1280 px wide.
+    egui::ComboBox::from_id_salt("transport")
         .selected_text(match transport {
             Transport::InProcess => "in-process",
             Transport::Udp => "UDP loopback",
@@ -140,7 +142,9 @@ fn transport_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>)
             ui.selectable_value(&mut transport, Transport::Udp, "UDP loopback").on_hover_text(
                 "Each endpoint on its own thread and real UDP socket on 127.0.0.1, the link applied on receive",
             );
-        });
+        })
+        .response
+        .on_hover_text("Transport: in-process simulation, or real UDP sockets on loopback");
     if transport != state.transport {
         cmds.push(AppCommand::SetTransport(transport));
     }
