@@ -23,11 +23,13 @@ pub mod driver;
 pub mod event;
 pub mod link;
 pub mod measure;
+pub mod names;
 pub mod peer;
 pub mod registry;
 pub mod reliability;
 pub mod scenario;
 pub mod strategies;
+pub mod strategy;
 pub mod wire;
 pub mod workload;
 
@@ -48,13 +50,14 @@ pub use measure::{
     PacketFate, PacketLedger, PacketRecord, PacketTotals, Percentiles, ReliableMetrics, SnapshotAccumulator,
     SnapshotSummary, StalenessMs, SummaryAccumulator, Ue4Summary, Ue4SummaryAccumulator, LOSS_WARMUP,
 };
+pub use names::nearest_name;
 pub use peer::{LiveSettings, Peer, PeerCommand};
 pub use registry::{make_peer, StrategyInfo};
 pub use reliability::{
     AckConfig, AckCounters, AckEndpoint, Acked, ChannelError, ChannelSizes, FlowConfig, FlowControl, HeaderVerdict,
     Message, MessageError, MessageFactory, MessageType, ReliableChannel, RttFilter, StatsConfig,
 };
-pub use scenario::set::{nearest_name, SetError};
+pub use scenario::set::SetError;
 pub use scenario::{LinkPair, Scenario, SideConfig, Strategy, TickPhase};
 pub use strategies::acks::AckPeer;
 pub use strategies::chunks::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};

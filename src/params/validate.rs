@@ -1,5 +1,5 @@
-//! Checking a whole scenario, its script and a session's action logs against the parameter table,
-//! before anything runs.
+//! Checking a whole scenario, its script and action logs against the parameter table, before
+//! anything runs (a session's lanes: `Session::validate`).
 //!
 //! A file can hold any value serde accepts: NaN, infinities, a buffer of 0, a rate of 1e9. Each is
 //! refused here with its dotted name and valid range ("'workload.snapshot_rate_hz' must be a
@@ -8,11 +8,10 @@
 //! so), so nothing escapes the check.
 
 use ackscope_protocol::{Action, Scenario, Step, Strategy};
-use anyhow::{anyhow, bail, Result};
+use anyhow::{anyhow, Result};
 use ron::Value;
 
 use super::{find, overrides};
-use crate::session::Session;
 
 /// A leaf of the scenario: its dotted name and, for a number, its value (`None` for an unset
 /// optional number or a value that is not a number).
@@ -65,21 +64,9 @@ pub fn scenario(s: &Scenario) -> Result<()> {
     steps(s, &s.script, "script")
 }
 
-/// Refuses a session whose scenario, script or action logs hold a value the table refuses.
-pub fn session(s: &Session) -> Result<()> {
-    scenario(&s.scenario)?;
-    steps(&s.scenario, &s.actions, "actions")?;
-    if let Some(b) = s.ab {
-        steps(&Scenario { strategy: b, ..s.scenario.clone() }, &s.ab_actions, "ab_actions")?;
-    } else if !s.ab_actions.is_empty() || !s.ab_events.is_empty() {
-        bail!("ab_actions or ab_events are given without `ab` (the second lane's strategy)");
-    }
-    Ok(())
-}
-
 /// Checks each step of `list` (named `what` in messages) against the table, `base` being the
 /// scenario they apply to.
-fn steps(base: &Scenario, list: &[Step], what: &str) -> Result<()> {
+pub fn steps(base: &Scenario, list: &[Step], what: &str) -> Result<()> {
     for (i, step) in list.iter().enumerate() {
         action(base, &step.action).map_err(|e| anyhow!("{what}[{i}] ({:.6} s): {e}", step.at.as_secs_f64()))?;
     }

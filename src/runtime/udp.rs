@@ -305,16 +305,8 @@ impl Drop for UdpRun {
     }
 }
 
-/// How a live run's endpoints talk: the window's "transport" choice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Transport {
-    /// Both endpoints and the two-way link in one simulation thread (deterministic).
-    #[default]
-    InProcess,
-    /// Each endpoint on its own thread and UDP socket on 127.0.0.1, the link on each receive side.
-    Udp,
-}
+/// How a live run's endpoints talk (defined with the session header that records it).
+pub use crate::session::Transport;
 
 /// What the window needs from a live run, whatever its transport.
 pub trait RunHandle: Send {

@@ -39,8 +39,6 @@ use serde::{Deserialize, Serialize};
 pub use progress::{Phase, Progress};
 pub use rerun::{apply_and_record, apply_change, rerun, rerun_all, run_lane};
 
-use crate::runtime::udp::Transport;
-
 /// Version of the file layout; bumped on incompatible changes. Version 1 is still read.
 pub const FORMAT_VERSION: u32 = 2;
 
@@ -57,6 +55,19 @@ impl From<Change> for Step {
     fn from(c: Change) -> Step {
         Step::new(SimTime(c.at_us), Action::Set { name: c.name, value: c.value })
     }
+}
+
+/// How a live run's endpoints talk: the window's "transport" choice, which a recording's header
+/// names because only in-process recordings re-run exactly. Defined here, below the runtime
+/// that implements both, so sessions do not import the runtime back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// Both endpoints and the two-way link in one simulation thread (deterministic).
+    #[default]
+    InProcess,
+    /// Each endpoint on its own thread and UDP socket on 127.0.0.1, the link on each receive side.
+    Udp,
 }
 
 /// A scenario or a recorded session.
@@ -99,6 +110,20 @@ pub struct Session {
 }
 
 impl Session {
+    /// Refuses a session whose scenario, script or action logs hold a value the parameter table
+    /// refuses ([`crate::params::validate`]), or A/B lanes without the second strategy.
+    pub fn validate(&self) -> Result<()> {
+        use crate::params::validate::{scenario, steps};
+        scenario(&self.scenario)?;
+        steps(&self.scenario, &self.actions, "actions")?;
+        if let Some(b) = self.ab {
+            steps(&Scenario { strategy: b, ..self.scenario.clone() }, &self.ab_actions, "ab_actions")?;
+        } else if !self.ab_actions.is_empty() || !self.ab_events.is_empty() {
+            bail!("ab_actions or ab_events are given without `ab` (the second lane's strategy)");
+        }
+        Ok(())
+    }
+
     /// A session header for `scenario` with no events (a scenario file).
     pub fn scenario_only(scenario: Scenario) -> Self {
         Self {
@@ -329,7 +354,7 @@ fn from_text_with(text: &str, origin: &str, progress: Option<&Arc<Progress>>, ve
     } else if !session.changes.is_empty() {
         bail!("{origin}: `changes` is how version 1 files wrote the action log; version {version} writes `actions`");
     }
-    crate::params::validate::session(&session).map_err(|e| anyhow!("{origin}: {e}"))?;
+    session.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
     Ok(session)
 }
 

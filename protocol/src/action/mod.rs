@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{Side, SimTime};
 use crate::link::{LinkPatch, StepDirection};
-use crate::scenario::Strategy;
+use crate::strategy::Strategy;
 
 /// Most KiB one `send_chunk` action queues (16 MiB, as `workload.chunk_kib`).
 pub const MAX_CHUNK_KIB: u32 = 16 * 1024;

@@ -24,8 +24,8 @@ use serde_json::Value;
 use super::{Action, Step, MAX_CHUNK_KIB};
 use crate::event::{Side, SimTime};
 use crate::link::{LinkPatch, StepDirection};
-use crate::scenario::set::nearest_name;
-use crate::scenario::Strategy;
+use crate::names::nearest_name;
+use crate::strategy::Strategy;
 
 /// Every action name, in the order [`Action`] lists them.
 pub const ACTION_NAMES: [&str; 8] = ["set", "burst", "send_chunk", "link", "restart", "strategy", "pause", "resume"];
