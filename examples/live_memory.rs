@@ -8,23 +8,14 @@
 //!
 //! Run: `cargo run --release --example live_memory`
 
+#[path = "support/memory.rs"]
+mod memory;
+
 use std::time::Instant;
 
 use ackscope::app::live_log::{LiveLimits, LiveLog, BYTES_PER_EVENT};
 use ackscope::model::Recording;
 use ackscope_protocol::{Event, Scenario, SimTime, Simulation};
-
-/// A kernel memory figure of this process (`VmHWM`, `VmRSS`) in MiB.
-fn status_mib(key: &str) -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find(|l| l.starts_with(key))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
-}
 
 fn scenario() -> Scenario {
     Scenario { send_rate_pps: 1000.0, ..Scenario::default() }
@@ -35,12 +26,12 @@ fn bytes_per_event() -> f64 {
     let s = scenario();
     let mut sim = Simulation::new(s.clone());
     let mut rec = Recording::new(s);
-    let before = status_mib("VmRSS");
+    let before = memory::status_mib("VmRSS");
     for second in 1..=180u64 {
         sim.run_until(SimTime(second * 1_000_000));
         rec.ingest(sim.drain_events().collect());
     }
-    let after = status_mib("VmRSS");
+    let after = memory::status_mib("VmRSS");
     let per = (after - before) * 1024.0 * 1024.0 / rec.store.len() as f64;
     println!(
         "a recording at 1000 pps each way: {} events in 180 s, {per:.0} bytes/event in memory (estimate used: {BYTES_PER_EVENT})",
@@ -60,7 +51,7 @@ fn main() {
     let s = scenario();
     let mut lanes = vec![Recording::new(s.clone())];
     log.start(&lanes).expect("stream file");
-    let base = status_mib("VmRSS");
+    let base = memory::status_mib("VmRSS");
     let mut sim = Simulation::new(s);
     let (mut events, mut most) = (0usize, 0usize);
     let t = Instant::now();
@@ -80,8 +71,8 @@ fn main() {
                 "  {:2} min: {events} events, {} in memory, RSS {:.0} MiB (peak {:.0} MiB), {:.0} s wall",
                 now / 60_000_000,
                 lanes[0].store.len(),
-                status_mib("VmRSS"),
-                status_mib("VmHWM"),
+                memory::status_mib("VmRSS"),
+                memory::status_mib("VmHWM"),
                 t.elapsed().as_secs_f64()
             );
         }
@@ -98,7 +89,7 @@ fn main() {
         "  in memory at the end: {} events from {:.0} s (at most {most}); peak RSS {:.0} MiB ({:.0} MiB before the run)",
         lanes[0].store.len(),
         starts[0].as_secs_f64(),
-        status_mib("VmHWM"),
+        memory::status_mib("VmHWM"),
         base
     );
     println!(

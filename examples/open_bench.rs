@@ -7,6 +7,9 @@
 //!
 //! Run: `cargo run --release --example open_bench` (`-- EVENTS` for another size)
 
+#[path = "support/memory.rs"]
+mod memory;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -23,18 +26,6 @@ use egui_kittest::Harness;
 /// The scenario recorded: 1000 packets/s each way, default workload, 5 % loss each way.
 fn scenario() -> Scenario {
     Scenario { send_rate_pps: 1000.0, ..Scenario::default() }
-}
-
-/// A kernel memory figure of this process (`VmHWM`, `VmRSS`) in MiB.
-fn status_mib(key: &str) -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib: f64 = status
-        .lines()
-        .find(|l| l.starts_with(key))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0);
-    kib / 1024.0
 }
 
 /// Runs the scenario long enough for `events` events and saves it to `path` (in the child).
@@ -71,7 +62,7 @@ fn load_headless(path: &Path) {
     let s: Session = session::load_with_progress(path, &progress).expect("load");
     let loaded = t0.elapsed().as_secs_f64();
     let n = s.events.len();
-    let after_parse = status_mib("VmHWM");
+    let after_parse = memory::status_mib("VmHWM");
     let rec = Recording::from_session(s, &progress).expect("index");
     let indexed = t0.elapsed().as_secs_f64();
     let phases = watcher.join().unwrap();
@@ -86,9 +77,9 @@ fn load_headless(path: &Path) {
     );
     println!(
         "  peak RSS {after_parse:.0} MiB after parsing, {:.0} MiB after indexing ({:.0} bytes/event); now {:.0} MiB",
-        status_mib("VmHWM"),
-        status_mib("VmHWM") * 1024.0 * 1024.0 / n as f64,
-        status_mib("VmRSS")
+        memory::status_mib("VmHWM"),
+        memory::status_mib("VmHWM") * 1024.0 * 1024.0 / n as f64,
+        memory::status_mib("VmRSS")
     );
     drop(rec);
 }
