@@ -11,6 +11,8 @@ mod edit;
 mod files_ui;
 mod input;
 mod lanes;
+pub mod packet_detail;
+pub mod packet_detail_ui;
 pub mod packets_ui;
 pub mod plots_ui;
 pub mod slices_ui;

@@ -7,7 +7,7 @@ use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Shape, Stroke, StrokeKind
 
 use super::plots_ui::{COLOR_A, COLOR_B};
 use super::timeline_text::{at_or_before, message_details_ui, send_kind_name};
-use super::timeline_view::{x_of, zoom, TimelineLayout, TimelineState, FOLLOW_MARGIN};
+use super::timeline_view::{rows_from_bottom_showing, x_of, zoom, TimelineLayout, TimelineState, FOLLOW_MARGIN};
 use crate::model::index::{MessageIndex, MessageRecord};
 
 const MIN_ROW_H: f32 = 3.0;
@@ -147,6 +147,11 @@ pub(super) fn canvas_ui(
         }
         state.rows_from_bottom += d.y / last_row_h;
     }
+    if !state.follow_live && cursor_s < state.right_s - state.span_s {
+        // The cursor went left of the window (a jump back): nothing would show, so the window
+        // comes back to end at the cursor.
+        state.right_s = cursor_s.max(state.span_s) + state.span_s * FOLLOW_MARGIN;
+    }
     let (t0, t1) = if state.follow_live {
         // A little room right of the cursor so its marks are not cut in half.
         let right = cursor_s.max(state.span_s) + state.span_s * FOLLOW_MARGIN;
@@ -162,6 +167,11 @@ pub(super) fn canvas_ui(
     let row_h = if n == 0 { MAX_ROW_H } else { (rows_rect.height() / n as f32).clamp(MIN_ROW_H, MAX_ROW_H) };
     let capacity = ((rows_rect.height() / row_h).floor() as usize).max(1);
     let max_scroll = n.saturating_sub(capacity) as f32;
+    if let Some(key) = state.scroll_to.take() {
+        if let Some(pos) = rows.iter().position(|&i| index.messages()[i].key() == key) {
+            state.rows_from_bottom = rows_from_bottom_showing(pos, n, capacity);
+        }
+    }
     state.rows_from_bottom = state.rows_from_bottom.clamp(0.0, max_scroll);
     let end = n - state.rows_from_bottom.round() as usize;
     let start = end.saturating_sub(capacity);
