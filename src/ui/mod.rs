@@ -20,6 +20,7 @@ mod status_ui;
 mod summary_ui;
 pub mod tabs;
 mod timeline_canvas;
+mod timeline_marks;
 mod timeline_text;
 pub mod timeline_ui;
 mod timeline_view;

@@ -1,8 +1,8 @@
 //! The per-message timeline: one row per message, time on x.
 //!
 //! Each row shows, as of the cursor: the message's life (a bar from queued to settled), a tick
-//! when it was queued, a mark for every send (shape and colour by [`SendKind`]; hollow when the
-//! carrying packet was dropped; a red box when the send was spurious: the receiver already had
+//! when it was queued, a mark for every send (shape and colour by [`SendKind`]; hollow and struck
+//! through when the carrying packet was dropped; a red box when the send was spurious: the receiver already had
 //! the message), the ack (cyan tick) and the delivery (green ring). Hover shows the message's
 //! details; click selects it and lists the packets that carried it and their fates, each row
 //! seeking the cursor to that send.
@@ -15,7 +15,8 @@
 use ackscope_protocol::{PacketLedger, SimTime};
 use egui::Vec2;
 
-use super::timeline_canvas::{canvas_ui, legend_ui};
+use super::timeline_canvas::canvas_ui;
+use super::timeline_marks::legend_ui;
 use super::timeline_text::{at_or_before, ms_since};
 pub use super::timeline_text::{fate_text, send_kind_name, send_row_label};
 use super::timeline_view::{zoom, MAX_SPAN_S, MIN_SPAN_S};
