@@ -145,6 +145,19 @@ pub(super) fn canvas_ui(
     let step = nice_step((t1 - t0) / (rows_rect.width() / 90.0).max(1.0) as f64);
     let mut t = (t0 / step).ceil() * step;
     let axis_color = ui.visuals().weak_text_color();
+    // Which rows are shown, written on the axis row under the gutter; tick labels keep clear.
+    let mut labels_from = rows_rect.left() + 16.0;
+    if n > shown.len() {
+        let note = format!("rows {}-{} of {n} (scroll)", start + 1, end);
+        let r = painter.text(
+            Pos2::new(full.left() + 4.0, full.bottom() - 2.0),
+            Align2::LEFT_BOTTOM,
+            note,
+            FontId::proportional(10.0),
+            axis_color,
+        );
+        labels_from = labels_from.max(r.right() + 24.0);
+    }
     while t <= t1 {
         let xx = x_of(rows_rect, t0, t1, t);
         painter.line_segment(
@@ -152,7 +165,7 @@ pub(super) fn canvas_ui(
             Stroke::new(1.0, axis_color.gamma_multiply(0.15)),
         );
         let decimals = if step >= 1.0 { 0 } else { (-step.log10()).ceil() as usize };
-        if xx < rows_rect.left() + 16.0 || xx > rows_rect.right() - 16.0 {
+        if xx < labels_from || xx > rows_rect.right() - 16.0 {
             t += step;
             continue;
         }
@@ -175,14 +188,6 @@ pub(super) fn canvas_ui(
             Align2::CENTER_CENTER,
             "no messages in this window",
             FontId::proportional(13.0),
-            axis_color,
-        );
-    } else if n > shown.len() {
-        painter.text(
-            rows_rect.right_top() + Vec2::new(-4.0, -STRIP_H + 1.0),
-            Align2::RIGHT_TOP,
-            format!("rows {}-{} of {} (scroll)", start + 1, end, n),
-            FontId::proportional(11.0),
             axis_color,
         );
     }
