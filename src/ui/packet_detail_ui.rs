@@ -86,7 +86,16 @@ pub fn packet_detail_ui(
         ui.label(RichText::new(format!("acks {}", acked.join(" "))).small())
             .on_hover_text("The sequences this header tells the peer it received (bit 0 = the ack field itself)");
         if detail.scheme == AckScheme::Ue4 {
-            ui.weak("bunches: one per message below (channel and bunch flags are not recorded)");
+            for (k, c) in detail.carried.iter().enumerate() {
+                ui.monospace(format!(
+                    "bunch {k}: {}, {}, message {:?} #{}",
+                    if c.reliable { "bReliable" } else { "unreliable" },
+                    send_kind_name(c.kind),
+                    c.side,
+                    c.id
+                ));
+            }
+            ui.weak("(channel index and ChSequence are not in the recording)");
         }
     }
     ui.separator();

@@ -290,6 +290,12 @@ pub fn packets_panel_ui(
         view.selected.filter(|_| !view.detail_closed).and_then(|i| rec.packets.rows().get(i as usize)).map(|r| r.uid);
     if view.detail.as_ref().map(|d| d.row.uid) != uid {
         view.detail = uid.and_then(|u| PacketDetail::of(rec, u));
+    } else if let Some(d) = view.detail.as_mut() {
+        // A live run learns the packet's fate after it was selected: refresh the ledger's facts
+        // (the header and the carried messages are settled at its send).
+        if let Some(row) = rec.packets.row_by_uid(d.row.uid, &rec.ledger) {
+            d.row = row;
+        }
     }
     let Some(detail) = view.detail.clone() else {
         packets_ui(&rec.packets, &rec.ledger, view, cursor, ui, commands);
