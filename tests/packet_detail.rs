@@ -259,3 +259,37 @@ fn the_ab_packet_log_keeps_the_fate_and_ack_columns() {
     assert!(compact_row_text(&acked, cursor).contains("ack +"), "{}", compact_row_text(&acked, cursor));
     assert!(compact_row_text(&nakked, cursor).contains("NAK +"), "{}", compact_row_text(&nakked, cursor));
 }
+
+#[test]
+fn a_chunk_packet_names_its_slice_and_links_to_the_slice_map() {
+    let mut s = scenario(Strategy::Chunks, 5.0);
+    s.workload.chunk_kib = 64;
+    let (rec, _) = captured(s, 3.0);
+    // A slice packet of side A (the chunk sender), in a chunk after the first.
+    let send = rec
+        .packets
+        .rows()
+        .iter()
+        .find(|r| r.contents.slice.is_some_and(|(chunk, slice, _)| chunk > 0 && slice > 3))
+        .copied()
+        .expect("a slice packet of a later chunk");
+    let (chunk, slice, n) = send.contents.slice.unwrap();
+    let d = PacketDetail::of(&rec, send.uid).unwrap();
+    assert_eq!(d.scheme, AckScheme::Slices);
+    let lines = d.header_lines();
+    assert!(lines.contains(&("chunk id".to_string(), chunk.to_string())), "{lines:?}");
+    assert!(lines.contains(&("slice id".to_string(), format!("{slice} of {n}"))), "{lines:?}");
+    let want = rec.chunks.chunks().iter().rposition(|c| c.chunk == chunk && c.started_at <= send.time).unwrap();
+    let mut hs = window(vec![rec], ackscope::app::Tab::Packets, send.time);
+    hs.run_steps(40);
+    hs.state_mut().0.apply_all([AppCommand::Reveal(RevealTarget::Packet { lane: 0, uid: send.uid }, None)]);
+    hs.run_steps(40);
+    hs.get_by_label(&format!("chunk id: {chunk}"));
+    let resend = if send.contents.slice_resend { " (resend)" } else { "" };
+    let link = format!("slice {slice}/{n} of chunk {chunk}{resend}");
+    hs.get_by_role_and_label(egui::accesskit::Role::Link, &link).click();
+    hs.run_steps(40);
+    let (state, view) = hs.state();
+    assert_eq!(state.settings.tab, ackscope::app::Tab::Slices);
+    assert_eq!(view.panels.slices.0.get(0).unwrap().selected, Some(want));
+}
