@@ -21,7 +21,32 @@ shot() {
     wait $app 2>/dev/null || true
     echo "wrote $out/$name.png"
 }
+# shot_click NAME SECONDS "X,Y[,TEXT] ..." ARGS...: like shot, but after SECONDS click at each X,Y
+# (typing TEXT after it, if given) and grab 3 s later; needs xdotool. packet-detail types "msg" in
+# the contents filter of a paused run so the row clicked carried messages, then opens its detail.
+shot_click() {
+    local name=$1 wait=$2 clicks=$3
+    shift 3
+    XDG_CONFIG_HOME=$(mktemp -d) XDG_DATA_HOME=$(mktemp -d) DISPLAY=$display ./target/release/ackscope --no-intro "$@" & local app=$!
+    sleep "$wait"
+    local c x y text
+    # Keys reach the app only once its window has the focus (no window manager here).
+    DISPLAY=$display xdotool windowfocus "$(DISPLAY=$display xdotool search --name ackscope | head -1)"
+    for c in $clicks; do
+        IFS=, read -r x y text <<<"$c"
+        DISPLAY=$display xdotool mousemove "$x" "$y"; sleep 0.5
+        DISPLAY=$display xdotool click 1; sleep 0.5
+        if [ -n "$text" ]; then DISPLAY=$display xdotool type --delay 100 "$text"; sleep 0.5; fi
+    done
+    DISPLAY=$display xdotool mousemove 1270 790
+    sleep 3
+    DISPLAY=$display /usr/bin/import -window root "$out/$name.png"
+    kill $app
+    wait $app 2>/dev/null || true
+    echo "wrote $out/$name.png"
+}
 shot live-overview 20
 shot ab-messages 12 --set strategy=glenn --ab ue4 --tab messages --set link.loss_percent=15
 shot chunk-slices 6 --set strategy=chunks --set workload.chunk_kib=256 --set link.loss_percent=5 --tab slices
 shot ab-compare 15 --set strategy=glenn --ab ue4 --tab compare --set link.loss_percent=15
+shot_click packet-detail 12 "173,12 725,116,msg 540,345" --set strategy=glenn --ab ue4 --tab packets --set link.loss_percent=15

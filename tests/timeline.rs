@@ -373,3 +373,58 @@ fn frame_cost_with_a_million_events() {
         eprintln!("frame over {span:.0} s: {rows} rows drawn, {:.2} ms", t.elapsed().as_secs_f64() * 1e3 / 20.0);
     }
 }
+
+/// A timeline panel of a 12 s glenn run at 20 % loss, cursor at the end.
+fn glenn_panel() -> egui_kittest::Harness<'static, Panel> {
+    let events = run(Strategy::Glenn, 20.0, 12.0);
+    let (index, ledger) = indexed(&events);
+    let cursor = index.end_time();
+    let state = Panel { index, ledger, tl: TimelineState::default(), cursor, commands: Vec::new() };
+    egui_kittest::Harness::builder().with_size(egui::vec2(1200.0, 800.0)).build_ui_state(
+        |ui, s: &mut Panel| timeline_ui(ui, "tl", "glenn", &s.index, &s.ledger, &mut s.tl, s.cursor, &mut s.commands),
+        state,
+    )
+}
+
+#[test]
+fn seeking_to_an_early_send_keeps_the_selected_message_in_view() {
+    let mut h = glenn_panel();
+    h.run();
+    // A resent message queued early, while the window (not following) shows the last seconds.
+    let m = h.state().index.messages().iter().find(|m| m.sends.len() > 1 && m.queued_at < SimTime(3_000_000)).cloned();
+    let m = m.expect("an early resent message");
+    let end = h.state().cursor.as_secs_f64();
+    let tl = &mut h.state_mut().tl;
+    tl.selected = Some(m.key());
+    tl.follow_live = false;
+    tl.right_s = end;
+    h.run();
+    let second = m.sends[1];
+    h.get_by_label(&send_row_label(2, &second)).click();
+    h.run();
+    assert_eq!(h.state().commands.last(), Some(&UiCommand::SeekTo(second.time)));
+    // The app moves the cursor; the timeline shows the message's row around it.
+    h.state_mut().cursor = second.time;
+    h.run();
+    h.run();
+    let layout = h.state().tl.last_layout.clone().unwrap();
+    assert!(layout.rows_in_window > 0, "no messages in this window");
+    assert!(layout.t0_s <= second.time.as_secs_f64() && second.time.as_secs_f64() <= layout.t1_s);
+    assert!(layout.rows.iter().any(|(k, _)| *k == m.key()), "the selected row is in view");
+}
+
+#[test]
+fn rows_are_as_tall_as_their_id_labels_and_the_legend_names_sides_and_drops() {
+    let mut h = glenn_panel();
+    // A long window: far more messages than rows fit.
+    h.state_mut().tl.span_s = 12.0;
+    h.run();
+    let layout = h.state().tl.last_layout.clone().unwrap();
+    assert!(layout.rows_in_window > layout.rows.len(), "{} in window", layout.rows_in_window);
+    assert!(layout.row_height >= 14.0, "rows {} px high", layout.row_height);
+    // Ids sit in a gutter left of the time area, clear of the first-send marks.
+    assert!(layout.rows_rect.left() >= 50.0, "{:?}", layout.rows_rect);
+    for label in ["sent by A", "sent by B", "copy dropped (hollow, struck)", "first", "Nak resend", "delivered"] {
+        h.get_by_label(label);
+    }
+}

@@ -72,6 +72,9 @@ pub enum AppCommand {
     SeekTo(SimTime),
     /// Let the cursor follow the newest events again.
     FollowLive,
+    /// Show a message, packet or slice in its tab, moving the cursor there first when given
+    /// (see [`super::reveal`]).
+    Reveal(super::RevealTarget, Option<SimTime>),
     /// Start or stop replay from the cursor.
     TogglePlay,
     /// Move the cursor by this many microseconds (negative: back).
@@ -223,6 +226,7 @@ impl AppState {
             AppCommand::Export(targets) => self.export(targets),
             AppCommand::SeekTo(t) => self.playback.seek(t),
             AppCommand::FollowLive => self.playback.follow_live(),
+            AppCommand::Reveal(target, seek) => self.reveal_target(target, seek),
             AppCommand::TogglePlay => self.toggle_play(),
             AppCommand::Step(delta_us) => self.playback.step(delta_us, end),
             AppCommand::SetSpeed(s) => self.playback.speed = s,

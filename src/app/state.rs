@@ -83,6 +83,8 @@ pub struct AppState {
     pub(super) wake: Arc<dyn Fn() + Send + Sync>,
     /// The live run's stream files and memory window.
     pub live_log: LiveLog,
+    /// The latest jump to a message, packet or slice ([`super::reveal`]).
+    pub reveal: Option<super::Reveal>,
 }
 
 impl AppState {
@@ -119,6 +121,7 @@ impl AppState {
             tune: TuneJob::default(),
             wake: Arc::new(wake),
             live_log: LiveLog::new(LiveLog::default_dir()),
+            reveal: None,
         }
     }
 
@@ -139,6 +142,16 @@ impl AppState {
         self.ab = None;
         self.settings.tab = super::Tab::Overview;
         self.start();
+    }
+
+    /// Shows `target` in its tab (after moving the cursor to `seek`, when given).
+    pub(super) fn reveal_target(&mut self, target: super::RevealTarget, seek: Option<SimTime>) {
+        if let Some(t) = seek {
+            self.playback.seek(t);
+        }
+        self.settings.tab = target.tab();
+        let serial = self.reveal.map_or(1, |r| r.serial + 1);
+        self.reveal = Some(super::Reveal { serial, target });
     }
 
     /// Starts a new recording: a live run of the current scenario from time zero.

@@ -10,6 +10,13 @@ pub struct PerLane<T> {
     items: Vec<(u64, T)>,
 }
 
+impl<T> PerLane<T> {
+    /// Lane `k`'s state, once the lane was drawn.
+    pub fn get(&self, k: usize) -> Option<&T> {
+        self.items.get(k).map(|(_, t)| t)
+    }
+}
+
 impl<T: Default> PerLane<T> {
     /// Each lane with its state.
     pub fn zip<'a>(&'a mut self, lanes: &'a [Recording]) -> impl Iterator<Item = (&'a Recording, &'a mut T)> {

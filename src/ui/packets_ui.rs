@@ -8,8 +8,10 @@
 use ackscope_protocol::{Dir, DropReason, PacketLedger, SimTime};
 use egui::RichText;
 
-use crate::app::AppCommand;
+use super::packet_detail::PacketDetail;
+use crate::app::{AppCommand, Reveal, RevealSeen, RevealTarget};
 use crate::model::index::{DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow};
+use crate::model::Recording;
 
 /// What the packet log shows.
 #[derive(Debug, Clone, Default)]
@@ -19,6 +21,16 @@ pub struct PacketsView {
     pub filtered: FilteredRows,
     /// The row last clicked (position in [`PacketIndex::rows`]).
     pub selected: Option<u32>,
+    /// This lane's position among the shown lanes (for links to other tabs).
+    pub lane: usize,
+    /// The last reveal acted on.
+    pub seen: RevealSeen,
+    /// Scroll the log to this row next frame (a reveal).
+    pub scroll_to: Option<u32>,
+    /// The selected packet's detail, kept while the selection stays.
+    pub detail: Option<PacketDetail>,
+    /// The detail pane was closed for the current selection.
+    pub detail_closed: bool,
 }
 
 pub fn dir_label(d: Dir) -> &'static str {
@@ -62,6 +74,42 @@ pub fn ack_text(r: &PacketRow, cursor: SimTime) -> String {
     }
 }
 
+/// The fate in a few characters, for the compact rows.
+pub fn fate_short(r: &PacketRow, cursor: SimTime) -> String {
+    match r.fate_at(cursor) {
+        Fate::InFlight => "in flight".to_string(),
+        Fate::Dropped(reason) => format!("DROP {}", reason_label(reason)),
+        Fate::Delivered { delay_us, duplicated } => {
+            format!("dlv{} +{:.0}ms", if duplicated { "x2" } else { "" }, delay_us as f64 / 1000.0)
+        }
+    }
+}
+
+/// The ack column in a few characters, for the compact rows.
+pub fn ack_short(r: &PacketRow, cursor: SimTime) -> String {
+    let since = |t: SimTime| t.saturating_since(r.time).as_millis_f64();
+    match (r.acked_by(cursor), r.nakked_by(cursor)) {
+        (Some(a), _) => format!("ack +{:.0}", since(a)),
+        (None, Some(n)) => format!("NAK +{:.0}", since(n)),
+        (None, None) => "-".to_string(),
+    }
+}
+
+pub const COMPACT_HEADER: &str = "  time s   dir    seq  link fate         ack/nak    contents";
+
+/// One row in the compact layout (narrow columns): fate and ack/nak before the contents.
+pub fn compact_row_text(r: &PacketRow, cursor: SimTime) -> String {
+    format!(
+        "{:>8.3}  {}  {:>5}  {:<17}  {:<9}  {}",
+        r.time.as_secs_f64(),
+        dir_label(r.dir),
+        r.seq,
+        fate_short(r, cursor),
+        ack_short(r, cursor),
+        r.contents.summary()
+    )
+}
+
 pub const HEADER: &str =
     "    time s  dir     seq  bytes  contents                            link fate                  ack/nak";
 
@@ -84,7 +132,14 @@ pub fn row_text(r: &PacketRow, cursor: SimTime) -> String {
     )
 }
 
-const DROPPED_COLOR: egui::Color32 = egui::Color32::from_rgb(235, 110, 100);
+/// Dropped rows' colour, readable on the theme's background.
+fn dropped_color(ui: &egui::Ui) -> egui::Color32 {
+    if ui.visuals().dark_mode {
+        egui::Color32::from_rgb(235, 110, 100)
+    } else {
+        egui::Color32::from_rgb(180, 30, 20)
+    }
+}
 
 /// The hover text of a row: everything known about the packet at `cursor`, in absolute times.
 pub fn row_details(r: &PacketRow, cursor: SimTime) -> String {
@@ -111,7 +166,7 @@ pub fn row_details(r: &PacketRow, cursor: SimTime) -> String {
     if r.malformed_at.is_some_and(|t| t <= cursor) {
         s.push_str("\nrejected as malformed by the receiver");
     }
-    s.push_str("\nclick: move the time cursor to this send");
+    s.push_str("\nclick: select it (its detail opens below) and move the time cursor to its send");
     s
 }
 
@@ -159,33 +214,102 @@ pub fn packets_ui(
     view.filtered.update(index, ledger, &view.filter);
     let count = view.filtered.count_at(index, cursor);
     ui.label(format!("{count} of {} packets sent by the cursor match", index.sent_by(cursor)));
+    let font = egui::TextStyle::Monospace.resolve(ui.style());
+    let full_w = ui.painter().layout_no_wrap(HEADER.to_string(), font, egui::Color32::WHITE).size().x;
+    let compact = ui.available_width() < full_w + 16.0;
+    let (header_text, text_of): (&str, fn(&PacketRow, SimTime) -> String) =
+        if compact { (COMPACT_HEADER, compact_row_text) } else { (HEADER, row_text) };
     // A frameless button gets the same padding and height as the rows, so the columns line up
     // and its height is the row height the virtualisation must assume.
-    let header =
-        ui.add(egui::Button::new(RichText::new(HEADER).monospace().weak()).frame(false).sense(egui::Sense::hover()));
+    let header = ui
+        .add(egui::Button::new(RichText::new(header_text).monospace().weak()).frame(false).sense(egui::Sense::hover()));
     let row_h = header.rect.height();
-    egui::ScrollArea::both().id_salt("packet_log").auto_shrink([false, false]).stick_to_bottom(true).show_rows(
-        ui,
-        row_h,
-        count,
-        |ui, range| {
-            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
-            for k in range {
-                let Some(i) = view.filtered.get(k) else { break };
-                let Some(row) = index.row(i as usize, ledger) else { continue };
-                let r = &row;
-                let mut text = RichText::new(row_text(r, cursor)).monospace();
-                if r.dropped.is_some() {
-                    text = text.color(DROPPED_COLOR);
-                }
-                let resp = ui.add(egui::Button::selectable(view.selected == Some(i), text)).on_hover_ui(|ui| {
-                    ui.label(row_details(r, cursor));
-                });
-                if resp.clicked() {
-                    view.selected = Some(i);
-                    commands.push(AppCommand::SeekTo(r.time));
-                }
+    let target = view.scroll_to.take();
+    // A reveal scrolls to its row: sticking to the bottom would undo that.
+    let mut area =
+        egui::ScrollArea::both().id_salt("packet_log").auto_shrink([false, false]).stick_to_bottom(target.is_none());
+    if let Some(target) = target {
+        if let Some(k) = (0..count).find(|&k| view.filtered.get(k) == Some(target)) {
+            let pitch = row_h + ui.spacing().item_spacing.y;
+            area = area.vertical_scroll_offset((k as f32 - 3.0).max(0.0) * pitch);
+        }
+    }
+    area.show_rows(ui, row_h, count, |ui, range| {
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
+        for k in range {
+            let Some(i) = view.filtered.get(k) else { break };
+            let Some(row) = index.row(i as usize, ledger) else { continue };
+            let r = &row;
+            let mut text = RichText::new(text_of(r, cursor)).monospace();
+            if r.dropped.is_some() {
+                text = text.color(dropped_color(ui));
             }
-        },
-    );
+            let resp = ui.add(egui::Button::selectable(view.selected == Some(i), text)).on_hover_ui(|ui| {
+                ui.label(row_details(r, cursor));
+            });
+            if resp.clicked() {
+                view.selected = Some(i);
+                view.detail_closed = false;
+                commands.push(AppCommand::SeekTo(r.time));
+            }
+        }
+    });
+}
+
+/// Acts on a reveal of one of this lane's packets: selects its row, makes it pass the filter and
+/// scrolls the log to it.
+fn take_reveal(index: &PacketIndex, ledger: &PacketLedger, view: &mut PacketsView, reveal: Option<&Reveal>) {
+    let Some(RevealTarget::Packet { lane, uid }) = view.seen.take(reveal) else { return };
+    if lane != view.lane {
+        return;
+    }
+    let rows = index.rows();
+    let Some(i) = rows.binary_search_by_key(&uid, |r| r.uid).ok().or_else(|| rows.iter().position(|r| r.uid == uid))
+    else {
+        return;
+    };
+    if index.row(i, ledger).is_some_and(|r| !view.filter.matches(&r)) {
+        view.filter = PacketFilter::default();
+    }
+    view.selected = Some(i as u32);
+    view.detail_closed = false;
+    view.scroll_to = Some(i as u32);
+}
+
+/// The Packets tab of one lane: the log, and under it the selected packet's detail.
+pub fn packets_panel_ui(
+    rec: &Recording,
+    view: &mut PacketsView,
+    cursor: SimTime,
+    reveal: Option<&Reveal>,
+    ui: &mut egui::Ui,
+    commands: &mut Vec<AppCommand>,
+) {
+    take_reveal(&rec.packets, &rec.ledger, view, reveal);
+    let uid =
+        view.selected.filter(|_| !view.detail_closed).and_then(|i| rec.packets.rows().get(i as usize)).map(|r| r.uid);
+    if view.detail.as_ref().map(|d| d.row.uid) != uid {
+        view.detail = uid.and_then(|u| PacketDetail::of(rec, u));
+    } else if let Some(d) = view.detail.as_mut() {
+        // A live run learns the packet's fate after it was selected: refresh the ledger's facts
+        // (the header and the carried messages are settled at its send).
+        if let Some(row) = rec.packets.row_by_uid(d.row.uid, &rec.ledger) {
+            d.row = row;
+        }
+    }
+    let Some(detail) = view.detail.clone() else {
+        packets_ui(&rec.packets, &rec.ledger, view, cursor, ui, commands);
+        return;
+    };
+    let avail = ui.available_size();
+    let detail_h = (avail.y * 0.45).clamp(160.0, 380.0);
+    ui.allocate_ui(egui::vec2(avail.x, (avail.y - detail_h).max(120.0)), |ui| {
+        packets_ui(&rec.packets, &rec.ledger, view, cursor, ui, commands);
+    });
+    ui.separator();
+    egui::ScrollArea::vertical().id_salt("packet_detail").auto_shrink([false, false]).show(ui, |ui| {
+        if !super::packet_detail_ui::packet_detail_ui(&detail, view.lane, cursor, ui, commands) {
+            view.detail_closed = true;
+        }
+    });
 }

@@ -19,9 +19,31 @@ pub struct SlicesView {
     /// The chunk shown (position in [`ChunkIndex::chunks`]); `None` follows the newest chunk
     /// started by the cursor.
     pub selected: Option<usize>,
+    /// The last reveal acted on (a packet's "slice ... of chunk ..." link).
+    pub seen: crate::app::RevealSeen,
 }
 
 impl SlicesView {
+    /// Acts on a reveal of a slice of lane `lane`: shows the chunk with that wire id sent by
+    /// that side that was the latest started by the reveal's time.
+    pub fn take_reveal(&mut self, index: &ChunkIndex, lane: usize, reveal: Option<&crate::app::Reveal>) {
+        let Some(crate::app::RevealTarget::Slice { lane: l, side, chunk, at, .. }) = self.seen.take(reveal) else {
+            return;
+        };
+        if l != lane {
+            return;
+        }
+        let found = index
+            .chunks()
+            .iter()
+            .enumerate()
+            .rev()
+            .find(|(_, c)| c.side == side && c.chunk == chunk && c.started_at <= at);
+        if let Some((i, _)) = found {
+            self.selected = Some(i);
+        }
+    }
+
     /// The chunk the view shows at `cursor`.
     pub fn shown(&self, index: &ChunkIndex, cursor: SimTime) -> Option<usize> {
         match self.selected {

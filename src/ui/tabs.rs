@@ -34,13 +34,16 @@ pub trait Panel {
 }
 
 #[derive(Default)]
-pub struct MessagesPanel(PerLane<TimelineState>);
+pub struct MessagesPanel(pub PerLane<TimelineState>);
 
 impl Panel for MessagesPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
         let (lanes, cursor) = (&state.lanes[..], state.cursor());
+        let reveal = state.reveal.as_ref();
         ui.columns(lanes.len(), |cols| {
-            for ((lane, state), col) in self.0.zip(lanes).zip(cols.iter_mut()) {
+            for (k, ((lane, state), col)) in self.0.zip(lanes).zip(cols.iter_mut()).enumerate() {
+                state.lane = k;
+                super::timeline_ui::take_reveal(&lane.messages, state, reveal);
                 let name = lane.scenario.strategy.name();
                 let (index, ledger) = (&lane.messages, &lane.ledger);
                 super::timeline_ui::timeline_ui(col, ("timeline", name), name, index, ledger, state, cursor, cmds);
@@ -50,25 +53,33 @@ impl Panel for MessagesPanel {
 }
 
 #[derive(Default)]
-pub struct SlicesPanel(PerLane<SlicesView>);
+pub struct SlicesPanel(pub PerLane<SlicesView>);
 
 impl Panel for SlicesPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
         let (lanes, cursor) = (&state.lanes[..], state.cursor());
+        let reveal = state.reveal.as_ref();
+        let mut k = 0;
         lane_columns_ui(lanes, &mut self.0, ui, |lane, view, ui| {
+            view.take_reveal(&lane.chunks, k, reveal);
+            k += 1;
             super::slices_ui::slices_ui(&lane.chunks, view, cursor, ui, cmds)
         });
     }
 }
 
 #[derive(Default)]
-pub struct PacketsPanel(PerLane<PacketsView>);
+pub struct PacketsPanel(pub PerLane<PacketsView>);
 
 impl Panel for PacketsPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
         let (lanes, cursor) = (&state.lanes[..], state.cursor());
+        let reveal = state.reveal.as_ref();
+        let mut k = 0;
         lane_columns_ui(lanes, &mut self.0, ui, |lane, view, ui| {
-            super::packets_ui::packets_ui(&lane.packets, &lane.ledger, view, cursor, ui, cmds)
+            view.lane = k;
+            k += 1;
+            super::packets_ui::packets_panel_ui(lane, view, cursor, reveal, ui, cmds)
         });
     }
 }

@@ -1,99 +1,28 @@
 //! The drawing half of the message timeline: the canvas with its rows, marks, time axis and
-//! cursor, the pointer's pan/zoom/scroll/select, and the legend of marks. [`super::timeline_ui`]
-//! holds the toolbar and the selected message's list, [`super::timeline_view`] the state.
+//! cursor, the pointer's pan/zoom/scroll/select. Each row starts with its message id in a gutter
+//! left of the time axis (never under a mark); rows are at least as tall as that label, and when
+//! the window holds more messages than rows fit, a density strip above them shows all of them.
+//! [`super::timeline_ui`] holds the toolbar and the selected message's list,
+//! [`super::timeline_view`] the state, [`super::timeline_marks`] the palette, glyphs and legend.
 
-use ackscope_protocol::{PacketFate, PacketLedger, SendKind, SimTime};
-use egui::{Align2, Color32, FontId, Pos2, Rect, Sense, Shape, Stroke, StrokeKind, Vec2};
+use ackscope_protocol::{PacketFate, PacketLedger, SimTime};
+use egui::{Align2, FontId, Pos2, Rect, Sense, Stroke, Vec2};
 
-use super::plots_ui::{COLOR_A, COLOR_B};
-use super::timeline_text::{at_or_before, message_details_ui, send_kind_name};
-use super::timeline_view::{x_of, zoom, TimelineLayout, TimelineState, FOLLOW_MARGIN};
+use super::timeline_marks::{send_mark, spurious_box, Palette};
+use super::timeline_text::{at_or_before, message_details_ui};
+use super::timeline_view::{rows_from_bottom_showing, x_of, zoom, TimelineLayout, TimelineState, FOLLOW_MARGIN};
 use crate::model::index::{MessageIndex, MessageRecord};
 
-const MIN_ROW_H: f32 = 3.0;
-const MAX_ROW_H: f32 = 16.0;
+/// Rows are never shorter than their id label: more rows than fit scroll, and the density strip
+/// above them sums up every message in the window.
+const MIN_ROW_H: f32 = 14.0;
+const MAX_ROW_H: f32 = 18.0;
 const AXIS_H: f32 = 18.0;
-
-pub const COLOR_FIRST: Color32 = Color32::from_rgb(225, 225, 225);
-pub const COLOR_DELAY: Color32 = Color32::from_rgb(240, 200, 60);
-pub const COLOR_NAK: Color32 = Color32::from_rgb(235, 90, 235);
-pub const COLOR_REDUNDANT: Color32 = Color32::from_rgb(150, 150, 150);
-pub const COLOR_TIMEOUT: Color32 = Color32::from_rgb(120, 200, 255);
-pub const COLOR_ACK: Color32 = Color32::from_rgb(80, 225, 225);
-pub const COLOR_DELIVERED: Color32 = Color32::from_rgb(120, 220, 120);
-pub const COLOR_SPURIOUS: Color32 = Color32::from_rgb(255, 60, 60);
-pub const COLOR_CURSOR: Color32 = Color32::from_rgb(255, 230, 120);
-
-pub fn send_kind_color(kind: SendKind) -> Color32 {
-    match kind {
-        SendKind::First => COLOR_FIRST,
-        SendKind::DelayResend => COLOR_DELAY,
-        SendKind::NakResend => COLOR_NAK,
-        SendKind::Redundant => COLOR_REDUNDANT,
-        SendKind::TimeoutResend => COLOR_TIMEOUT,
-    }
-}
-
-/// Draws a send mark: shape by kind, hollow when `hollow`.
-fn send_mark(painter: &egui::Painter, c: Pos2, r: f32, kind: SendKind, hollow: bool) {
-    let color = send_kind_color(kind);
-    let (fill, stroke) = if hollow { (Color32::TRANSPARENT, Stroke::new(1.2, color)) } else { (color, Stroke::NONE) };
-    match kind {
-        SendKind::First => {
-            painter.circle(c, r, fill, stroke);
-        }
-        SendKind::Redundant => {
-            painter.circle(c, r * 0.7, fill, stroke);
-        }
-        SendKind::DelayResend => {
-            let pts =
-                vec![c + Vec2::new(0.0, -r), c + Vec2::new(r, 0.0), c + Vec2::new(0.0, r), c + Vec2::new(-r, 0.0)];
-            painter.add(Shape::convex_polygon(pts, fill, stroke));
-        }
-        SendKind::NakResend => {
-            let pts = vec![c + Vec2::new(-r, -r), c + Vec2::new(r, -r), c + Vec2::new(0.0, r)];
-            painter.add(Shape::convex_polygon(pts, fill, stroke));
-        }
-        SendKind::TimeoutResend => {
-            let rect = Rect::from_center_size(c, Vec2::splat(r * 1.6));
-            painter.rect(rect, 0.0, fill, stroke, StrokeKind::Inside);
-        }
-    }
-}
-
-pub(super) fn legend_ui(ui: &mut egui::Ui) {
-    let item = |ui: &mut egui::Ui, label: &str, draw: &dyn Fn(&egui::Painter, Pos2)| {
-        let (r, p) = ui.allocate_painter(Vec2::splat(12.0), Sense::hover());
-        draw(&p, r.rect.center());
-        ui.label(egui::RichText::new(label).small());
-    };
-    ui.horizontal_wrapped(|ui| {
-        item(ui, "queued", &|p, c| {
-            p.line_segment([c - Vec2::new(0.0, 5.0), c + Vec2::new(0.0, 5.0)], Stroke::new(1.0, Color32::GRAY));
-        });
-        for kind in
-            [SendKind::First, SendKind::DelayResend, SendKind::NakResend, SendKind::Redundant, SendKind::TimeoutResend]
-        {
-            item(ui, send_kind_name(kind), &|p, c| send_mark(p, c, 4.5, kind, false));
-        }
-        item(ui, "packet dropped", &|p, c| send_mark(p, c, 4.5, SendKind::First, true));
-        item(ui, "spurious", &|p, c| {
-            send_mark(p, c, 3.5, SendKind::DelayResend, false);
-            p.rect_stroke(
-                Rect::from_center_size(c, Vec2::splat(11.0)),
-                0.0,
-                Stroke::new(1.5, COLOR_SPURIOUS),
-                StrokeKind::Inside,
-            );
-        });
-        item(ui, "acked", &|p, c| {
-            p.line_segment([c - Vec2::new(0.0, 5.0), c + Vec2::new(0.0, 5.0)], Stroke::new(2.0, COLOR_ACK));
-        });
-        item(ui, "delivered", &|p, c| {
-            p.circle_stroke(c, 4.5, Stroke::new(1.5, COLOR_DELIVERED));
-        });
-    });
-}
+/// The left gutter where each row's message id is written, clear of its marks.
+const GUTTER_W: f32 = 62.0;
+/// Height of the density strip shown when the window holds more messages than rows fit.
+const STRIP_H: f32 = 14.0;
+const LABEL_FONT: f32 = 11.0;
 
 /// A step of about `target` seconds from the 1-2-5 series.
 fn nice_step(target: f64) -> f64 {
@@ -120,7 +49,12 @@ pub(super) fn canvas_ui(
     let name = format!("{label} message timeline");
     response.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Canvas, true, &name));
     let full = response.rect;
-    let rows_rect = Rect::from_min_max(full.min, Pos2::new(full.right(), full.bottom() - AXIS_H));
+    let pal = Palette::of(ui);
+    // The time area (its x extent is final; the density strip may take its top below).
+    let mut rows_rect = Rect::from_min_max(
+        Pos2::new(full.left() + GUTTER_W, full.top()),
+        Pos2::new(full.right(), full.bottom() - AXIS_H),
+    );
     painter.rect_filled(full, 2.0, ui.visuals().extreme_bg_color);
 
     // Interaction with the window first, so this frame draws the result.
@@ -147,6 +81,11 @@ pub(super) fn canvas_ui(
         }
         state.rows_from_bottom += d.y / last_row_h;
     }
+    if !state.follow_live && cursor_s < state.right_s - state.span_s {
+        // The cursor went left of the window (a jump back): nothing would show, so the window
+        // comes back to end at the cursor.
+        state.right_s = cursor_s.max(state.span_s) + state.span_s * FOLLOW_MARGIN;
+    }
     let (t0, t1) = if state.follow_live {
         // A little room right of the cursor so its marks are not cut in half.
         let right = cursor_s.max(state.span_s) + state.span_s * FOLLOW_MARGIN;
@@ -159,9 +98,17 @@ pub(super) fn canvas_ui(
     let mut rows = std::mem::take(&mut state.rows);
     index.visible(SimTime::from_secs_f64(t0), SimTime::from_secs_f64(t1.max(0.0)), cursor, &state.filter, &mut rows);
     let n = rows.len();
+    if n as f32 * MIN_ROW_H > rows_rect.height() {
+        rows_rect.min.y += STRIP_H;
+    }
     let row_h = if n == 0 { MAX_ROW_H } else { (rows_rect.height() / n as f32).clamp(MIN_ROW_H, MAX_ROW_H) };
     let capacity = ((rows_rect.height() / row_h).floor() as usize).max(1);
     let max_scroll = n.saturating_sub(capacity) as f32;
+    if let Some(key) = state.scroll_to.take() {
+        if let Some(pos) = rows.iter().position(|&i| index.messages()[i].key() == key) {
+            state.rows_from_bottom = rows_from_bottom_showing(pos, n, capacity);
+        }
+    }
     state.rows_from_bottom = state.rows_from_bottom.clamp(0.0, max_scroll);
     let end = n - state.rows_from_bottom.round() as usize;
     let start = end.saturating_sub(capacity);
@@ -183,16 +130,34 @@ pub(super) fn canvas_ui(
                 Pos2::new(rows_rect.left(), y - row_h / 2.0),
                 Pos2::new(rows_rect.right(), y + row_h / 2.0),
             );
-            painter.rect_filled(band, 0.0, Color32::from_rgba_unmultiplied(255, 255, 255, 14));
+            painter.rect_filled(band, 0.0, pal.band);
         }
         layout_rows.push((m.key(), y));
-        draw_row(&painter, m, y, row_h, r, state.selected == Some(m.key()), rows_rect, cursor, &x, ledger);
+        let row = Row { y, row_h, r, selected: state.selected == Some(m.key()), rect: rows_rect };
+        draw_row(&painter, &pal, m, &row, cursor, &x, ledger);
+        id_label(&painter, &pal, m, Pos2::new(full.left() + 4.0, y), row.selected);
+    }
+    if n > shown.len() {
+        density_strip(&painter, &pal, index, &rows, rows_rect, t0, t1, cursor, ledger);
     }
 
     // Time axis and the cursor.
     let step = nice_step((t1 - t0) / (rows_rect.width() / 90.0).max(1.0) as f64);
     let mut t = (t0 / step).ceil() * step;
     let axis_color = ui.visuals().weak_text_color();
+    // Which rows are shown, written on the axis row under the gutter; tick labels keep clear.
+    let mut labels_from = rows_rect.left() + 16.0;
+    if n > shown.len() {
+        let note = format!("rows {}-{} of {n} (scroll)", start + 1, end);
+        let r = painter.text(
+            Pos2::new(full.left() + 4.0, full.bottom() - 2.0),
+            Align2::LEFT_BOTTOM,
+            note,
+            FontId::proportional(10.0),
+            axis_color,
+        );
+        labels_from = labels_from.max(r.right() + 24.0);
+    }
     while t <= t1 {
         let xx = x_of(rows_rect, t0, t1, t);
         painter.line_segment(
@@ -200,7 +165,7 @@ pub(super) fn canvas_ui(
             Stroke::new(1.0, axis_color.gamma_multiply(0.15)),
         );
         let decimals = if step >= 1.0 { 0 } else { (-step.log10()).ceil() as usize };
-        if xx < rows_rect.left() + 16.0 || xx > rows_rect.right() - 16.0 {
+        if xx < labels_from || xx > rows_rect.right() - 16.0 {
             t += step;
             continue;
         }
@@ -215,7 +180,7 @@ pub(super) fn canvas_ui(
     }
     let cx = x(cursor);
     if (rows_rect.left()..=rows_rect.right()).contains(&cx) {
-        painter.line_segment([Pos2::new(cx, full.top()), Pos2::new(cx, full.bottom())], Stroke::new(1.5, COLOR_CURSOR));
+        painter.line_segment([Pos2::new(cx, full.top()), Pos2::new(cx, full.bottom())], Stroke::new(1.5, pal.cursor));
     }
     if n == 0 {
         painter.text(
@@ -223,14 +188,6 @@ pub(super) fn canvas_ui(
             Align2::CENTER_CENTER,
             "no messages in this window",
             FontId::proportional(13.0),
-            axis_color,
-        );
-    } else if n > shown.len() {
-        painter.text(
-            rows_rect.right_top() + Vec2::new(-4.0, 2.0),
-            Align2::RIGHT_TOP,
-            format!("rows {}-{} of {} (scroll)", start + 1, end, n),
-            FontId::proportional(11.0),
             axis_color,
         );
     }
@@ -259,35 +216,98 @@ pub(super) fn canvas_ui(
     state.rows = rows;
 }
 
-#[allow(clippy::too_many_arguments)]
-fn draw_row(
-    painter: &egui::Painter,
-    m: &MessageRecord,
+/// Where one row is drawn.
+struct Row {
     y: f32,
     row_h: f32,
+    /// Mark radius.
     r: f32,
     selected: bool,
+    /// The time area.
     rect: Rect,
+}
+
+/// The row's message id in the gutter, in its side's colour.
+fn id_label(painter: &egui::Painter, pal: &Palette, m: &MessageRecord, at: Pos2, selected: bool) {
+    let font = if selected { FontId::monospace(LABEL_FONT + 0.5) } else { FontId::monospace(LABEL_FONT) };
+    painter.text(at, Align2::LEFT_CENTER, format!("{:?} {}", m.side, m.id), font, pal.side(m.side));
+}
+
+/// Every message in the window summed up per pixel column: how many sends happened there
+/// (height), and whether any copy was dropped (the dropped colour).
+#[allow(clippy::too_many_arguments)]
+fn density_strip(
+    painter: &egui::Painter,
+    pal: &Palette,
+    index: &MessageIndex,
+    rows: &[usize],
+    rows_rect: Rect,
+    t0: f64,
+    t1: f64,
+    cursor: SimTime,
+    ledger: &PacketLedger,
+) {
+    let strip = Rect::from_min_max(Pos2::new(rows_rect.left(), rows_rect.top() - STRIP_H), rows_rect.right_top());
+    let cols = strip.width().max(1.0) as usize;
+    let mut sends = vec![0u32; cols];
+    let mut drops = vec![false; cols];
+    for &i in rows {
+        for s in index.messages()[i].sends_by(cursor) {
+            let x = x_of(strip, t0, t1, s.time.as_secs_f64()) - strip.left();
+            if x < 0.0 || x >= cols as f32 {
+                continue;
+            }
+            sends[x as usize] += 1;
+            if s.uid.is_some_and(|u| matches!(ledger.fate_at(u, cursor), PacketFate::Dropped(_))) {
+                drops[x as usize] = true;
+            }
+        }
+    }
+    let max = sends.iter().copied().max().unwrap_or(0).max(1) as f32;
+    for (k, &c) in sends.iter().enumerate() {
+        if c == 0 {
+            continue;
+        }
+        let h = 2.0 + (strip.height() - 3.0) * (c as f32 / max).sqrt();
+        let x = strip.left() + k as f32 + 0.5;
+        let color = if drops[k] { pal.dropped } else { pal.first.gamma_multiply(0.7) };
+        painter.line_segment(
+            [Pos2::new(x, strip.bottom() - 1.0), Pos2::new(x, strip.bottom() - 1.0 - h)],
+            Stroke::new(1.0, color),
+        );
+    }
+    painter.text(
+        Pos2::new(strip.left() - GUTTER_W + 4.0, strip.center().y),
+        Align2::LEFT_CENTER,
+        format!("all {}", rows.len()),
+        FontId::proportional(LABEL_FONT - 1.0),
+        pal.queued,
+    );
+}
+
+fn draw_row(
+    painter: &egui::Painter,
+    pal: &Palette,
+    m: &MessageRecord,
+    row: &Row,
     cursor: SimTime,
     x: &dyn Fn(SimTime) -> f32,
     ledger: &PacketLedger,
 ) {
+    let Row { y, row_h, r, selected, rect } = *row;
     if selected {
         let band =
             Rect::from_min_max(Pos2::new(rect.left(), y - row_h / 2.0), Pos2::new(rect.right(), y + row_h / 2.0));
-        painter.rect_filled(band, 0.0, Color32::from_rgba_unmultiplied(255, 255, 255, 28));
+        painter.rect_filled(band, 0.0, pal.band.gamma_multiply(2.0));
     }
-    let side_color = match m.side {
-        ackscope_protocol::Side::A => COLOR_A,
-        ackscope_protocol::Side::B => COLOR_B,
-    };
+    let side_color = pal.side(m.side);
     let (xa, xb) = (x(m.queued_at).max(rect.left() - 10.0), x(m.end_at(cursor)).min(rect.right() + 10.0));
     painter.line_segment(
         [Pos2::new(xa, y), Pos2::new(xb.max(xa + 1.0), y)],
         Stroke::new((row_h * 0.3).max(1.0), side_color.gamma_multiply(0.45)),
     );
     let half = (row_h * 0.4).max(1.0);
-    painter.line_segment([Pos2::new(xa, y - half), Pos2::new(xa, y + half)], Stroke::new(1.0, Color32::GRAY));
+    painter.line_segment([Pos2::new(xa, y - half), Pos2::new(xa, y + half)], Stroke::new(1.0, pal.queued));
     let visible = |xx: f32| xx >= rect.left() - r && xx <= rect.right() + r;
     // Decimate: at most one mark per pixel column per row (the first drawn wins).
     let mut last_px = f32::NEG_INFINITY;
@@ -299,36 +319,21 @@ fn draw_row(
         last_px = xx;
         let dropped = s.uid.is_some_and(|u| matches!(ledger.fate_at(u, cursor), PacketFate::Dropped(_)));
         let c = Pos2::new(xx, y);
-        send_mark(painter, c, r, s.kind, dropped);
+        send_mark(painter, pal, c, r, s.kind, dropped);
         if s.spurious {
-            painter.rect_stroke(
-                Rect::from_center_size(c, Vec2::splat(r * 2.0 + 3.0)),
-                0.0,
-                Stroke::new(1.5, COLOR_SPURIOUS),
-                StrokeKind::Outside,
-            );
+            spurious_box(painter, pal, c, r);
         }
     }
     if let Some(t) = at_or_before(m.acked_at, cursor) {
         let xx = x(t);
         if visible(xx) {
-            painter.line_segment([Pos2::new(xx, y - half), Pos2::new(xx, y + half)], Stroke::new(2.0, COLOR_ACK));
+            painter.line_segment([Pos2::new(xx, y - half), Pos2::new(xx, y + half)], Stroke::new(2.0, pal.ack));
         }
     }
     if let Some(t) = at_or_before(m.delivered_at, cursor) {
         let xx = x(t);
         if visible(xx) {
-            painter.circle_stroke(Pos2::new(xx, y), r + 1.0, Stroke::new(1.5, COLOR_DELIVERED));
+            painter.circle_stroke(Pos2::new(xx, y), r + 1.0, Stroke::new(1.5, pal.delivered));
         }
-    }
-    if row_h >= 12.0 {
-        let label = format!("{:?}{}", m.side, m.id);
-        painter.text(
-            Pos2::new(xa - 4.0, y),
-            Align2::RIGHT_CENTER,
-            label,
-            FontId::proportional(9.0),
-            side_color.gamma_multiply(0.8),
-        );
     }
 }

@@ -1,8 +1,8 @@
 //! The per-message timeline: one row per message, time on x.
 //!
 //! Each row shows, as of the cursor: the message's life (a bar from queued to settled), a tick
-//! when it was queued, a mark for every send (shape and colour by [`SendKind`]; hollow when the
-//! carrying packet was dropped; a red box when the send was spurious: the receiver already had
+//! when it was queued, a mark for every send (shape and colour by [`SendKind`]; hollow and struck
+//! through when the carrying packet was dropped; a red box when the send was spurious: the receiver already had
 //! the message), the ack (cyan tick) and the delivery (green ring). Hover shows the message's
 //! details; click selects it and lists the packets that carried it and their fates, each row
 //! seeking the cursor to that send.
@@ -15,12 +15,13 @@
 use ackscope_protocol::{PacketLedger, SimTime};
 use egui::Vec2;
 
-use super::timeline_canvas::{canvas_ui, legend_ui};
+use super::timeline_canvas::canvas_ui;
+use super::timeline_marks::legend_ui;
 use super::timeline_text::{at_or_before, ms_since};
 pub use super::timeline_text::{fate_text, send_kind_name, send_row_label};
 use super::timeline_view::{zoom, MAX_SPAN_S, MIN_SPAN_S};
 pub use super::timeline_view::{TimelineLayout, TimelineState, FOLLOW_MARGIN};
-use crate::app::AppCommand;
+use crate::app::{AppCommand, Reveal, RevealTarget};
 use crate::model::index::MessageIndex;
 
 /// The list of the selected message's sends and their packets' fates.
@@ -44,9 +45,11 @@ fn selected_ui(
         }
     });
     ui.label(format!("{} bytes, {}", m.bytes, if m.reliable { "reliable" } else { "unreliable" }));
+    let (lane, key) = (state.lane, m.key());
+    let mut seek_to: Option<SimTime> = None;
     let mut seek = |ui: &mut egui::Ui, text: String, t: SimTime| {
         if ui.selectable_label(false, text).on_hover_text("Move the cursor here").clicked() {
-            commands.push(AppCommand::SeekTo(t));
+            seek_to = Some(t);
         }
     };
     seek(ui, format!("queued {:.3} s", m.queued_at.as_secs_f64()), m.queued_at);
@@ -68,7 +71,12 @@ fn selected_ui(
                     Some(uid) => fate_text(uid, ledger, s.time, cursor),
                     None => "packet not on the wire yet".into(),
                 };
-                ui.label(egui::RichText::new(format!("    {fate}")).small());
+                ui.horizontal_wrapped(|ui| {
+                    ui.label(egui::RichText::new(format!("    {fate}")).small());
+                    if let Some(uid) = s.uid {
+                        packet_link_ui(ui, lane, uid, ledger, cursor, commands);
+                    }
+                });
             }
         },
     );
@@ -79,6 +87,57 @@ fn selected_ui(
     if let Some(t) = at_or_before(m.delivered_at, cursor) {
         seek(ui, format!("delivered {:.3} s (+{:.0} ms)", t.as_secs_f64(), ms_since(t, m.queued_at)), t);
     }
+    if let Some(t) = seek_to {
+        commands.push(AppCommand::SeekTo(t));
+        // The cursor moves to what was clicked: the window follows it and the row stays in view.
+        state.follow_live = true;
+        state.scroll_to = Some(key);
+    }
+}
+
+/// The label of a send's link to its packet's detail (tests find it by this text).
+pub fn packet_link_label(uid: u64) -> String {
+    format!("packet {uid}")
+}
+
+/// A link opening link send `uid`'s detail in the Packets tab, with the cursor at or after the
+/// packet's outcome (so its ack, Nak or delivery shows).
+fn packet_link_ui(
+    ui: &mut egui::Ui,
+    lane: usize,
+    uid: u64,
+    ledger: &PacketLedger,
+    cursor: SimTime,
+    commands: &mut Vec<AppCommand>,
+) {
+    let resp = ui.small_button(packet_link_label(uid)).on_hover_text("Open this packet's detail in the Packets tab");
+    if resp.clicked() {
+        let outcome = ledger.packet(uid).map(|p| {
+            [p.delivered_at, p.received_at, p.acked_at, p.nakked_at].into_iter().flatten().max().unwrap_or(cursor)
+        });
+        let seek = outcome.filter(|&t| t > cursor);
+        commands.push(AppCommand::Reveal(RevealTarget::Packet { lane, uid }, seek));
+    }
+}
+
+/// Acts on a reveal of one of this lane's messages: selects it, lets the filter show it, and
+/// brings its row into view with the window at the cursor.
+pub fn take_reveal(index: &MessageIndex, state: &mut TimelineState, reveal: Option<&Reveal>) {
+    let Some(RevealTarget::Message { lane, side, id }) = state.seen.take(reveal) else { return };
+    let Some(m) = index.get((side, id)).filter(|_| lane == state.lane) else { return };
+    let f = &mut state.filter;
+    match side {
+        ackscope_protocol::Side::A => f.side_a = true,
+        ackscope_protocol::Side::B => f.side_b = true,
+    }
+    if m.reliable {
+        f.reliable = true;
+    } else {
+        f.unreliable = true;
+    }
+    state.selected = Some((side, id));
+    state.follow_live = true;
+    state.scroll_to = Some((side, id));
 }
 
 /// Draws the message timeline of `index` (its packets' fates read from `ledger`, the

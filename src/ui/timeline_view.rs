@@ -5,6 +5,7 @@
 use ackscope_protocol::SimTime;
 use egui::{Pos2, Rect};
 
+use crate::app::RevealSeen;
 use crate::model::index::{MessageFilter, MsgKey};
 
 /// Narrowest time window, seconds.
@@ -30,6 +31,12 @@ pub struct TimelineState {
     pub selected: Option<MsgKey>,
     /// Where the last frame drew things (tests and tools use it to aim the pointer).
     pub last_layout: Option<TimelineLayout>,
+    /// This lane's position among the shown lanes (for links to other tabs).
+    pub lane: usize,
+    /// The last reveal acted on.
+    pub seen: RevealSeen,
+    /// Scroll this message's row into view next frame.
+    pub scroll_to: Option<MsgKey>,
     pub(super) rows: Vec<usize>,
 }
 
@@ -43,6 +50,9 @@ impl Default for TimelineState {
             rows_from_bottom: 0.0,
             selected: None,
             last_layout: None,
+            lane: 0,
+            seen: RevealSeen::default(),
+            scroll_to: None,
             rows: Vec::new(),
         }
     }
@@ -86,4 +96,10 @@ pub(super) fn zoom(state: &mut TimelineState, factor: f64, anchor: f64) {
         state.right_s = t + (1.0 - anchor) * new_span;
     }
     state.span_s = new_span;
+}
+
+/// The `rows_from_bottom` that puts row `pos` of `n` near the middle of `capacity` shown rows.
+pub(super) fn rows_from_bottom_showing(pos: usize, n: usize, capacity: usize) -> f32 {
+    let end = (pos + capacity / 2 + 1).clamp(capacity.min(n), n);
+    (n - end) as f32
 }

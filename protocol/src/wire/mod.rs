@@ -5,10 +5,12 @@
 //! endpoint state beyond the rolling [`SequenceBuffer`]. Strategies build their packet formats on
 //! these pieces.
 
+pub mod ack_window;
 pub mod bits;
 pub mod header;
 pub mod sequence;
 
+pub use ack_window::{ack_window, acked_sequences, AckWindow, RELIABLE_IO_SEQ_BITS, UE4_SEQ_BITS};
 pub use bits::{bits_required, BitError, BitReader, BitWriter, MeasureStream, Stream};
 pub use header::{HeaderError, PacketHeader};
 pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
