@@ -166,7 +166,8 @@ fn ab_lanes_share_y_ranges_and_the_budget_has_its_own_plot() {
 fn hovering_a_plot_reads_out_every_series_at_the_pointer() {
     let mut h = panel(&[Strategy::Glenn], 10.0);
     h.run();
-    assert!(h.query_by_label_contains(" s:").is_none(), "no readout before hovering");
+    assert!(h.query_by_label_contains(" s:").is_none(), "the readout is at the cursor before hovering");
+    assert!(h.query_all_by_label("at cursor:").count() >= 3);
     let frame = h.state().view.frame("rtt_glenn").unwrap();
     h.hover_at(frame.center());
     h.run();

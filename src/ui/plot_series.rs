@@ -16,6 +16,16 @@ pub const COLOR_TRUTH: Color32 = Color32::from_rgb(120, 220, 120);
 pub const COLOR_BUDGET: Color32 = Color32::from_rgb(200, 120, 255);
 pub const COLOR_FLOW: Color32 = Color32::LIGHT_RED;
 
+/// `color` for the theme: as is on a dark background, darker on a light one, where the bright
+/// blues and greens wash out on white.
+pub fn themed(color: Color32, dark: bool) -> Color32 {
+    if dark {
+        return color;
+    }
+    let d = |c: u8| (c as f32 * 0.72) as u8;
+    Color32::from_rgba_premultiplied(d(color.r()), d(color.g()), d(color.b()), color.a())
+}
+
 /// The Overview's plots, top to bottom.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash)]
 pub enum Kind {

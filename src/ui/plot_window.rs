@@ -8,6 +8,7 @@
 //! stop was the bug), panning stops following, and "Resume following" (or a double-click)
 //! returns to it.
 
+use egui::Color32;
 use egui_plot::{GridInput, GridMark};
 
 /// How much time the window spans.
@@ -113,7 +114,7 @@ impl TimeWindow {
                     }
                     _ => "following".to_string(),
                 };
-                let color = ui.visuals().selection.bg_fill;
+                let color = if ui.visuals().dark_mode { Color32::LIGHT_GREEN } else { Color32::DARK_GREEN };
                 let (dot, _) = ui.allocate_exact_size(egui::vec2(10.0, 10.0), egui::Sense::hover());
                 ui.painter().circle_filled(dot.center(), 4.0, color);
                 ui.colored_label(color, text).on_hover_text(format!(
@@ -151,19 +152,23 @@ fn nice_step(min_s: f64) -> f64 {
     STEPS_S.iter().copied().find(|s| *s >= min_s).unwrap_or_else(|| (min_s / 3600.0).ceil() * 3600.0)
 }
 
-/// Grid marks for a time axis: labelled steps at least ~75 px apart (egui_plot only labels
-/// steps over 60 px apart, so its powers of ten left a narrow 0-80 s axis with "0" alone), and
-/// thin lines between them.
-pub fn time_marks(input: GridInput) -> Vec<GridMark> {
-    // egui_plot's base step is the value of its minimum grid spacing, 8 px.
+/// The smallest 1, 2 or 5 times a power of ten of at least `min`.
+fn nice_125(min: f64) -> f64 {
+    let base = 10f64.powf(min.log10().floor());
+    [1.0, 2.0, 5.0, 10.0].into_iter().map(|m| m * base).find(|s| *s >= min * (1.0 - 1e-9)).unwrap_or(10.0 * base)
+}
+
+/// The value of one pixel, from egui_plot's base step (the value of its minimum grid spacing,
+/// 8 px), if usable.
+fn per_px(input: &GridInput) -> Option<f64> {
     let per_px = input.base_step_size / 8.0;
-    if !(per_px > 0.0 && per_px.is_finite()) {
-        return Vec::new();
-    }
-    let major = nice_step(per_px * 75.0);
-    let minor = nice_step(per_px * 15.0).min(major);
-    let (lo, hi) = input.bounds;
-    let (first, last) = ((lo / minor).ceil() as i64, (hi / minor).floor() as i64);
+    (per_px > 0.0 && per_px.is_finite()).then_some(per_px)
+}
+
+/// Marks at every multiple of `minor` in the bounds, those on a multiple of `major` marked so.
+fn marks(bounds: (f64, f64), major: f64, minor: f64) -> Vec<GridMark> {
+    let minor = minor.min(major);
+    let (first, last) = ((bounds.0 / minor).ceil() as i64, (bounds.1 / minor).floor() as i64);
     if last < first || last - first > 2000 {
         return Vec::new();
     }
@@ -174,6 +179,21 @@ pub fn time_marks(input: GridInput) -> Vec<GridMark> {
             GridMark { value, step_size: if on_major { major } else { minor } }
         })
         .collect()
+}
+
+/// Grid marks for a time axis: labelled steps at least ~75 px apart (egui_plot only labels
+/// steps over 60 px apart, so its powers of ten left a narrow 0-80 s axis with "0" alone), and
+/// thin lines between them.
+pub fn time_marks(input: GridInput) -> Vec<GridMark> {
+    let Some(per_px) = per_px(&input) else { return Vec::new() };
+    marks(input.bounds, nice_step(per_px * 75.0), nice_step(per_px * 15.0))
+}
+
+/// Grid marks for a value axis: 1-2-5 steps labelled at least ~28 px apart, so a short plot
+/// still reads several values (powers of 5 or 10 left one label on a 0-200 ms RTT plot).
+pub fn value_marks(input: GridInput) -> Vec<GridMark> {
+    let Some(per_px) = per_px(&input) else { return Vec::new() };
+    marks(input.bounds, nice_125(per_px * 28.0), nice_125(per_px * 9.0))
 }
 
 /// A time axis label: as many decimals as the step needs.
@@ -220,5 +240,9 @@ mod tests {
         assert_eq!(labelled, [0.0, 30.0, 60.0]);
         assert_eq!(time_label(GridMark { value: 0.30000000000000004, step_size: 0.1 }), "0.3");
         assert_eq!(time_label(GridMark { value: 60.0, step_size: 30.0 }), "60");
+        // 0-210 ms over 130 px: labels every 50 ms.
+        let marks = value_marks(GridInput { bounds: (0.0, 210.0), base_step_size: 210.0 / 130.0 * 8.0 });
+        let labelled: Vec<f64> = marks.iter().filter(|m| m.step_size >= 50.0).map(|m| m.value).collect();
+        assert_eq!(labelled, [0.0, 50.0, 100.0, 150.0, 200.0]);
     }
 }

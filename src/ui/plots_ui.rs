@@ -19,9 +19,9 @@ use egui_plot::{Line, LineStyle, Plot, PlotBounds, PlotPoint, PlotPoints, PlotUi
 
 pub use super::plot_decimate::{split_at_cursor, visible};
 use super::plot_decimate::{y_extent, DecimationCache};
-use super::plot_legend::legend_row_ui;
+use super::plot_legend::{legend_row_ui, ReadAt};
 use super::plot_markers::{marker_color, marker_strip_ui};
-use super::plot_series::{present, Draw, Series};
+use super::plot_series::{present, themed, Draw, Series};
 pub use super::plot_series::{Kind, COLOR_A, COLOR_B, COLOR_BUDGET, COLOR_TRUTH};
 pub use super::plot_window::{Span, TimeWindow};
 use crate::app::AppCommand;
@@ -40,6 +40,9 @@ pub struct OverviewView {
     pub window: TimeWindow,
     hidden: BTreeSet<(Kind, &'static str)>,
     hover_t: Option<f64>,
+    /// Height a lane's column took besides its plots in the last frame (legend rows, axes, the
+    /// marker strip): the next frame sizes the plots to fit the rest.
+    overhead: Option<f32>,
     bounds: HashMap<String, PlotBounds>,
     frames: HashMap<String, Rect>,
     drawn: HashMap<String, Vec<&'static str>>,
@@ -85,6 +88,7 @@ struct Frame {
     y: BTreeMap<Kind, (f64, f64)>,
     budget_row: bool,
     hover_t: Option<f64>,
+    overhead: f32,
 }
 
 fn plot_id(kind: Kind, lane: &Recording) -> String {
@@ -113,7 +117,7 @@ fn y_range(view: &mut OverviewView, lanes: &[Recording], kind: Kind, lo: f64, hi
 }
 
 /// Draws one series cut at the cursor: bright before, faded after.
-fn series_ui(p: &mut PlotUi, s: &Series, points: &[PlotPoint], cursor: f64, y_top: f64) {
+fn series_ui(p: &mut PlotUi, s: &Series, points: &[PlotPoint], cursor: f64, y_top: f64, dark: bool) {
     let stepped;
     let points = if matches!(s.draw, Draw::Steps) {
         // Flow mode as steps in the top band of the plot: high = good, lower = bad.
@@ -127,7 +131,8 @@ fn series_ui(p: &mut PlotUi, s: &Series, points: &[PlotPoint], cursor: f64, y_to
         points
     };
     let (before, after) = split_at_cursor(points, cursor);
-    for (pts, color) in [(before, s.color), (after, s.color.gamma_multiply(AFTER_CURSOR))] {
+    let color = themed(s.color, dark);
+    for (pts, color) in [(before, color), (after, color.gamma_multiply(AFTER_CURSOR))] {
         if pts.is_empty() {
             continue;
         }
@@ -154,7 +159,8 @@ fn plot_ui(
     let id = plot_id(kind, lane);
     let series = present(kind, lane);
     let heading = (kind == Kind::Rtt).then(|| super::colors::strategy_heading(ui, lane.scenario.strategy));
-    let clicked = legend_row_ui(ui, heading, kind, lane, &series, |n| view.is_hidden(kind, n), view.hover_t);
+    let at = view.hover_t.map_or(ReadAt::Cursor(f.cursor), ReadAt::Pointer);
+    let clicked = legend_row_ui(ui, heading, kind, lane, &series, |n| view.is_hidden(kind, n), at);
     if let Some(name) = clicked {
         if !view.hidden.remove(&(kind, name)) {
             view.hidden.insert((kind, name));
@@ -185,22 +191,21 @@ fn plot_ui(
         .show_y(false)
         // A fixed axis width keeps the plots' time axes aligned and leaves room for "1000".
         .y_axis_min_width(40.0)
-        // Steps of 1, 5, 25... keep a few labelled ticks on short plots (base 10 leaves one).
-        .y_grid_spacer(egui_plot::log_grid_spacer(5))
+        .y_grid_spacer(super::plot_window::value_marks)
         .x_grid_spacer(super::plot_window::time_marks)
         .x_axis_formatter(|mark, _| super::plot_window::time_label(mark));
     if last {
         plot = plot.x_axis_label("time (s)");
     }
     let hidden: Vec<&str> = view.hidden.iter().filter(|(k, _)| *k == kind).map(|(_, n)| *n).collect();
-    let (cache, width, marker) = (&mut view.decimated, f.width, marker_color(ui));
+    let (cache, width, marker, dark) = (&mut view.decimated, f.width, marker_color(ui), ui.visuals().dark_mode);
     let mut drawn = Vec::new();
     let resp = plot.show(ui, |p| {
         p.set_plot_bounds_x(lo..=hi);
         p.set_plot_bounds_y(y_lo..=y_hi);
         for s in series.iter().filter(|s| !hidden.contains(&s.name)) {
             let points = cache.get(&id, s.name, (s.data)(lane), lo, hi, width);
-            series_ui(p, s, points, cursor, y_hi);
+            series_ui(p, s, points, cursor, y_hi, dark);
             drawn.push(s.name);
         }
         p.vline(VLine::new("", cursor).color(Color32::GRAY).width(1.0));
@@ -238,13 +243,18 @@ fn lane_plots_ui(
     ui: &mut egui::Ui,
     cmds: &mut Vec<AppCommand>,
 ) {
+    let top = ui.cursor().top();
     ui.push_id(lane.scenario.strategy.name(), |ui| {
         let frame = view.frames.get(&plot_id(Kind::Rtt, lane)).copied();
-        marker_strip_ui(ui, &lane.store.changes, frame, f.lo, f.hi, f.cursor);
+        if !lane.store.changes.is_empty() {
+            marker_strip_ui(ui, &lane.store.changes, frame, f.lo, f.hi, f.cursor);
+        }
         let kinds: Vec<Kind> = Kind::ALL.into_iter().filter(|k| *k != Kind::Budget || f.budget_row).collect();
         for (i, kind) in kinds.iter().enumerate() {
             plot_ui(ui, *kind, lane, view, f, i + 1 == kinds.len(), cmds);
         }
+        let plots: f32 = kinds.iter().map(|k| f.plot_h * k.weight()).sum();
+        f.overhead = f.overhead.max(ui.cursor().top() - top - plots);
     });
 }
 
@@ -275,9 +285,12 @@ pub fn overview_ui(
     let y = Kind::ALL.into_iter().map(|k| (k, y_range(view, lanes, k, lo, hi, width))).collect();
     let weights: f32 = Kind::ALL.iter().filter(|k| **k != Kind::Budget || budget_row).map(|k| k.weight()).sum();
     let rows = if budget_row { 4.0 } else { 3.0 };
-    // Each plot's legend row and axis labels, the heading with the marker strip, the last axis label.
-    let plot_h = ((ui.available_height() - rows * 24.0 - 40.0) / weights).max(80.0);
-    let mut f = Frame { lo, hi, cursor: cursor.as_secs_f64(), width, plot_h, y, budget_row, hover_t: None };
+    // Each plot's legend row and axis labels, the marker strip, the last axis label: as measured
+    // in the last frame, or a guess in the first.
+    let overhead = view.overhead.unwrap_or(rows * 24.0 + 40.0) + 4.0;
+    let plot_h = ((ui.available_height() - overhead) / weights).max(80.0);
+    let mut f =
+        Frame { lo, hi, cursor: cursor.as_secs_f64(), width, plot_h, y, budget_row, hover_t: None, overhead: 0.0 };
     egui::ScrollArea::vertical().id_salt("overview_scroll").show(ui, |ui| {
         if lanes.len() == 1 {
             lane_plots_ui(&lanes[0], view, &mut f, ui, cmds);
@@ -289,6 +302,10 @@ pub fn overview_ui(
             });
         }
     });
+    if view.overhead.is_none_or(|o| (o - f.overhead).abs() > 0.5) {
+        view.overhead = Some(f.overhead);
+        ui.ctx().request_repaint();
+    }
     if f.hover_t != view.hover_t {
         view.hover_t = f.hover_t;
         ui.ctx().request_repaint();
