@@ -79,10 +79,15 @@ pub fn marker_strip_ui(
         let tri = vec![tip, egui::pos2(x - 4.0, rect.bottom() - 6.0), egui::pos2(x + 4.0, rect.bottom() - 6.0)];
         painter.add(egui::Shape::convex_polygon(tri, c, Stroke::NONE));
         let mut hit = Rect::from_x_y_ranges(x - 5.0..=x + 5.0, rect.y_range());
-        if x + 3.0 > free_from {
-            let galley = painter.layout_no_wrap(short_label(&labels), font.clone(), c);
-            let at = egui::pos2(x + 3.0, rect.top());
-            let text_rect = Align2::LEFT_TOP.anchor_size(at, galley.size());
+        let galley = painter.layout_no_wrap(short_label(&labels), font.clone(), c);
+        // Right of the tick, or left of it where it would run off the strip's end.
+        let (at, align) = if x + 3.0 + galley.size().x <= rect.right() {
+            (egui::pos2(x + 3.0, rect.top()), Align2::LEFT_TOP)
+        } else {
+            (egui::pos2(x - 5.0, rect.top()), Align2::RIGHT_TOP)
+        };
+        let text_rect = align.anchor_size(at, galley.size());
+        if text_rect.left() > free_from {
             painter.galley(text_rect.min, galley, c);
             free_from = text_rect.right() + 6.0;
             hit = hit.union(text_rect);
