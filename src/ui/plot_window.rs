@@ -165,9 +165,11 @@ fn per_px(input: &GridInput) -> Option<f64> {
     (per_px > 0.0 && per_px.is_finite()).then_some(per_px)
 }
 
-/// Marks at every multiple of `minor` in the bounds, those on a multiple of `major` marked so.
-fn marks(bounds: (f64, f64), major: f64, minor: f64) -> Vec<GridMark> {
-    let minor = minor.min(major);
+/// Marks at every multiple of a minor step in the bounds, those on a multiple of `major` marked
+/// so; the minor step divides `major` (so every major mark is on a minor one) and is at least
+/// `min_minor`.
+fn marks(bounds: (f64, f64), major: f64, min_minor: f64) -> Vec<GridMark> {
+    let minor = [10.0, 5.0, 4.0, 2.0, 1.0].into_iter().map(|d| major / d).find(|m| *m >= min_minor).unwrap_or(major);
     let (first, last) = ((bounds.0 / minor).ceil() as i64, (bounds.1 / minor).floor() as i64);
     if last < first || last - first > 2000 {
         return Vec::new();
@@ -186,14 +188,14 @@ fn marks(bounds: (f64, f64), major: f64, minor: f64) -> Vec<GridMark> {
 /// thin lines between them.
 pub fn time_marks(input: GridInput) -> Vec<GridMark> {
     let Some(per_px) = per_px(&input) else { return Vec::new() };
-    marks(input.bounds, nice_step(per_px * 75.0), nice_step(per_px * 15.0))
+    marks(input.bounds, nice_step(per_px * 75.0), per_px * 15.0)
 }
 
 /// Grid marks for a value axis: 1-2-5 steps labelled at least ~28 px apart, so a short plot
 /// still reads several values (powers of 5 or 10 left one label on a 0-200 ms RTT plot).
 pub fn value_marks(input: GridInput) -> Vec<GridMark> {
     let Some(per_px) = per_px(&input) else { return Vec::new() };
-    marks(input.bounds, nice_125(per_px * 28.0), nice_125(per_px * 9.0))
+    marks(input.bounds, nice_125(per_px * 28.0), per_px * 9.0)
 }
 
 /// A time axis label: as many decimals as the step needs.
