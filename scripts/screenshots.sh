@@ -50,3 +50,4 @@ shot ab-messages 12 --set strategy=glenn --ab ue4 --tab messages --set link.loss
 shot chunk-slices 6 --set strategy=chunks --set workload.chunk_kib=256 --set link.loss_percent=5 --tab slices
 shot ab-compare 15 --set strategy=glenn --ab ue4 --tab compare --set link.loss_percent=15
 shot_click packet-detail 12 "173,12 725,116,msg 540,345" --set strategy=glenn --ab ue4 --tab packets --set link.loss_percent=15
+shot ab-overview-light 20 --theme light --set strategy=glenn --ab ue4 --set link.loss_percent=15

@@ -71,6 +71,9 @@ impl AckscopeApp {
         if let Some(t) = launch.tab {
             state.settings.tab = t;
         }
+        if let Some(dark) = launch.dark {
+            state.settings.dark = dark;
+        }
         if launch.no_intro {
             state.settings.intro_dismissed = true;
         }

@@ -15,6 +15,8 @@ pub struct Launch {
     pub tab: Option<Tab>,
     pub ab: Option<Strategy>,
     pub no_intro: bool,
+    /// `--theme`: dark (`true`) or light for this start, so screenshots can be scripted.
+    pub dark: Option<bool>,
 }
 
 /// Settings that persist between sessions of the app.

@@ -29,6 +29,9 @@ pub struct WindowArgs {
     /// Overrides for the scenario the window starts with (NAME=VALUE, dotted names).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
+    /// Window: start in the dark or light theme (kept as the setting, like the top bar's button).
+    #[arg(long, value_name = "THEME", value_parser = ["dark", "light"])]
+    pub theme: Option<String>,
     /// Window: open recordings whose checksum is missing or does not match (hand-edited files).
     #[arg(long)]
     pub no_verify: bool,
@@ -43,7 +46,8 @@ pub fn main(args: WindowArgs) -> ExitCode {
     if args.no_verify {
         crate::session::skip_verification_from_now_on();
     }
-    let launch = Launch { path: args.path, tab: args.tab, ab: args.ab, no_intro: args.no_intro };
+    let dark = args.theme.as_deref().map(|t| t == "dark");
+    let launch = Launch { path: args.path, tab: args.tab, ab: args.ab, no_intro: args.no_intro, dark };
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default().with_inner_size([1280.0, 800.0]).with_title("ackscope"),
         ..Default::default()
@@ -115,5 +119,15 @@ mod tests {
         assert_eq!(cli.window.ab, Some(Strategy::Ue4));
         assert_eq!(cli.window.tab, Some(Tab::Packets));
         assert_eq!(cli.window.path, Some(PathBuf::from("x.ron")));
+        assert_eq!(cli.window.theme, None);
+    }
+
+    #[test]
+    fn theme_takes_dark_or_light_only() {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["ackscope", "--theme", "light", "--no-intro"]).unwrap();
+        assert_eq!(cli.window.theme.as_deref(), Some("light"));
+        assert!(cli.window.no_intro);
+        assert!(crate::cli::Cli::try_parse_from(["ackscope", "--theme", "blue"]).is_err());
     }
 }

@@ -235,12 +235,13 @@ pub fn controls_ui(state: &AppState, view: &mut ControlsView, ui: &mut egui::Ui,
     });
     egui::CollapsingHeader::new("Strategy parameters").default_open(false).show(ui, |ui| strategy_ui(s, ui, &mut ctl));
     egui::CollapsingHeader::new("Workload").default_open(true).show(ui, |ui| workload_ui(state, s, ui, &mut ctl));
-    egui::CollapsingHeader::new("Estimates at the cursor (A, B)")
-        .default_open(true)
-        .show(ui, |ui| estimates_ui(state, ui));
 }
 
-fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
+/// The estimates at the cursor, pinned under the scrolling controls so they stay visible at
+/// 1280x800 (at the end of the controls they were cut off below the workload sliders): one
+/// summary line per lane, and on opening, every estimate in a grid (a column per lane and side).
+/// Closed by default so the controls above keep their room.
+pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
     let cursor = state.cursor().as_secs_f64();
     let at = |v: &Vec<Sample>| {
         let n = v.partition_point(|p| p.t_s <= cursor);
@@ -250,25 +251,54 @@ fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
             v[n - 1].y
         }
     };
-    for lane in &state.lanes {
-        let a = lane.store.side(Side::A);
-        let b = lane.store.side(Side::B);
-        ui.label(egui::RichText::new(lane.scenario.strategy.name()).strong());
-        egui::Grid::new(("estimates", lane.scenario.strategy.name())).num_columns(3).striped(true).show(ui, |ui| {
-            for (name, fa, fb) in [
-                ("RTT smoothed ms", at(&a.rtt_smoothed_ms), at(&b.rtt_smoothed_ms)),
-                ("RTT display ms", at(&a.rtt_display_ms), at(&b.rtt_display_ms)),
-                ("loss est. %", at(&a.loss_estimate_percent), at(&b.loss_estimate_percent)),
-                ("loss true %", at(&a.loss_true_percent), at(&b.loss_true_percent)),
-                ("sent kbps", at(&a.sent_kbps), at(&b.sent_kbps)),
-                ("acked kbps", at(&a.acked_kbps), at(&b.acked_kbps)),
-            ] {
-                ui.label(name);
-                ui.monospace(format!("{fa:8.1}"));
-                ui.monospace(format!("{fb:8.1}"));
+    let resp = egui::CollapsingHeader::new("Estimates at the cursor").default_open(false).show(ui, |ui| {
+        egui::Grid::new("estimates").num_columns(1 + 2 * state.lanes.len()).striped(true).spacing([6.0, 1.0]).show(
+            ui,
+            |ui| {
+                ui.label("");
+                for lane in &state.lanes {
+                    let name = lane.scenario.strategy.name();
+                    ui.label(egui::RichText::new(format!("{name} A")).small().strong());
+                    ui.label(egui::RichText::new("B").small().strong());
+                }
                 ui.end_row();
-            }
-        });
-        ui.label(format!("true link RTT: {:.1} ms", at(&lane.store.true_rtt_ms)));
+                type Get = fn(&crate::model::Recording, Side) -> &Vec<Sample>;
+                let rows: [(&str, Get); 6] = [
+                    ("RTT smoothed ms", |l, s| &l.store.side(s).rtt_smoothed_ms),
+                    ("RTT display ms", |l, s| &l.store.side(s).rtt_display_ms),
+                    ("loss est. %", |l, s| &l.store.side(s).loss_estimate_percent),
+                    ("loss true %", |l, s| &l.store.side(s).loss_true_percent),
+                    ("sent kbps", |l, s| &l.store.side(s).sent_kbps),
+                    ("acked kbps", |l, s| &l.store.side(s).acked_kbps),
+                ];
+                for (name, get) in rows {
+                    ui.label(egui::RichText::new(name).small());
+                    for lane in &state.lanes {
+                        ui.monospace(format!("{:.1}", at(get(lane, Side::A))));
+                        ui.monospace(format!("{:.1}", at(get(lane, Side::B))));
+                    }
+                    ui.end_row();
+                }
+                ui.label(egui::RichText::new("true link RTT ms").small());
+                for lane in &state.lanes {
+                    ui.monospace(format!("{:.1}", at(&lane.store.true_rtt_ms)));
+                    ui.label("");
+                }
+                ui.end_row();
+            },
+        );
+    });
+    if resp.body_returned.is_none() {
+        for lane in &state.lanes {
+            let a = lane.store.side(Side::A);
+            let line = format!(
+                "{}: RTT {:.1} ms, loss {:.1} %, sent {:.1} kbps",
+                lane.scenario.strategy.name(),
+                at(&a.rtt_smoothed_ms),
+                at(&a.loss_estimate_percent),
+                at(&a.sent_kbps)
+            );
+            ui.label(egui::RichText::new(line).small()).on_hover_text("Side A; open for both sides and more");
+        }
     }
 }

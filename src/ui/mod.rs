@@ -14,6 +14,11 @@ mod lanes;
 pub mod packet_detail;
 pub mod packet_detail_ui;
 pub mod packets_ui;
+mod plot_decimate;
+mod plot_legend;
+mod plot_markers;
+pub mod plot_series;
+pub mod plot_window;
 pub mod plots_ui;
 pub mod slices_ui;
 mod status_ui;
@@ -54,6 +59,7 @@ pub fn window_ui(state: &AppState, view: &mut WindowView, ui: &mut egui::Ui, cmd
     egui::Panel::top("top_bar").show(ui, |ui| topbar_ui::top_bar_ui(state, ui, cmds));
     egui::Panel::bottom("status_bar").show(ui, |ui| status_ui::status_bar_ui(state, ui));
     egui::Panel::left("controls").default_size(300.0).show(ui, |ui| {
+        egui::Panel::bottom("estimates").show(ui, |ui| controls_ui::estimates_ui(state, ui));
         egui::ScrollArea::vertical().show(ui, |ui| controls_ui::controls_ui(state, &mut view.controls, ui, cmds));
     });
     egui::CentralPanel::default_margins().show(ui, |ui| {

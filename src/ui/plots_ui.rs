@@ -1,301 +1,264 @@
-//! Overview plots on one linked time axis: RTT (smoothed, display, raw samples, true link RTT),
-//! loss (estimated beside the link's true loss) and bandwidth (sent / received / acked with the
-//! send budget and the flow-control mode). In A/B mode each strategy gets a column, all axes
-//! linked, so every difference on screen is caused by the strategy.
+//! Overview plots on one time axis: RTT (smoothed, display, raw samples, true link RTT), loss
+//! (estimated beside the link's true loss), bandwidth (sent / received / acked with the
+//! flow-control mode) and, for strategies that have one, the send budget on its own thin plot.
+//! In A/B mode each strategy gets a column and the same plot kind shares one Y range across the
+//! columns, so every difference on screen is caused by the strategy.
 //!
-//! The time axis always spans the whole recording: a replay opens with the whole run in view
-//! and keeps it while scrubbing; the data after the cursor is drawn faded, so the state at the
-//! cursor stands out without hiding where the run goes. A live run's cursor is its end, so
-//! nothing is faded and the axis grows with the run. Series are decimated to the plot's pixel
-//! width (min and max per pixel column), so a frame stays cheap with hours of data: only the
-//! points drawn are turned into plot points.
+//! The plots show the time window's range ([`TimeWindow`]: the last N seconds following the
+//! newest data, the whole run, or where the user panned). Their Y range is computed from the
+//! data in that whole time range, never from the data up to the cursor, so a replay keeps its
+//! axes while scrubbing; the data after the cursor is drawn faded. Each plot's legend is a row
+//! above it (click to hide a series; values at the pointer while hovering), parameter changes
+//! are markers on the time axis, and series are decimated to the plot's pixel width.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use ackscope_protocol::{Side, SimTime};
-use egui::Color32;
-use egui_plot::{
-    ColorConflictHandling, Legend, Line, LineStyle, Plot, PlotBounds, PlotPoint, PlotPoints, PlotUi, Points, VLine,
-};
+use ackscope_protocol::SimTime;
+use egui::{Color32, Rect};
+use egui_plot::{Line, LineStyle, Plot, PlotBounds, PlotPoint, PlotPoints, PlotUi, Points, VLine};
 
+pub use super::plot_decimate::{split_at_cursor, visible};
+use super::plot_decimate::{y_extent, DecimationCache};
+use super::plot_legend::{legend_row_ui, ReadAt};
+use super::plot_markers::{marker_color, marker_strip_ui};
+use super::plot_series::{present, themed, Draw, Series};
+pub use super::plot_series::{Kind, COLOR_A, COLOR_B, COLOR_BUDGET, COLOR_TRUTH};
+pub use super::plot_window::{Span, TimeWindow};
 use crate::app::AppCommand;
-use crate::model::{Recording, Sample};
+use crate::model::Recording;
 
-/// The Overview tab's view state: each plot's bounds in the last frame, whose time range the
-/// next frame's decimation cuts to, and the recordings it was drawn for (another recording
-/// resets zoom and pan, so a file opens with its whole run in view).
+/// Opacity of what lies after the cursor.
+const AFTER_CURSOR: f32 = 0.3;
+/// Room above the highest value, as a fraction of it.
+const Y_MARGIN: f64 = 0.05;
+
+/// The Overview tab's view state: the time window, hidden series, the pointer's time, and what
+/// each plot showed in the last frame (bounds, screen area, series drawn, legend entries), which
+/// the next frame and the tests read.
 #[derive(Debug, Default)]
 pub struct OverviewView {
+    pub window: TimeWindow,
+    hidden: BTreeSet<(Kind, &'static str)>,
+    hover_t: Option<f64>,
+    /// Height a lane's column took besides its plots in the last frame (legend rows, axes, the
+    /// marker strip): the next frame sizes the plots to fit the rest.
+    overhead: Option<f32>,
     bounds: HashMap<String, PlotBounds>,
+    frames: HashMap<String, Rect>,
+    drawn: HashMap<String, Vec<&'static str>>,
+    legend: HashMap<String, Vec<&'static str>>,
     shown: Vec<u64>,
-    decimated: HashMap<u64, Decimated>,
+    decimated: DecimationCache,
 }
 
 impl OverviewView {
-    /// The bounds plot `id` (`rtt_glenn`, `loss_ue4`, `bw_...`) showed in the last frame.
+    /// The bounds plot `id` (`rtt_glenn`, `loss_ue4`, `bw_...`, `budget_...`) showed in the last frame.
     pub fn bounds(&self, id: &str) -> Option<PlotBounds> {
         self.bounds.get(id).copied()
     }
-}
 
-/// Colours used for the same quantity everywhere.
-pub const COLOR_A: Color32 = Color32::from_rgb(90, 170, 255);
-pub const COLOR_B: Color32 = Color32::from_rgb(255, 160, 60);
-pub const COLOR_TRUTH: Color32 = Color32::from_rgb(120, 220, 120);
-pub const COLOR_BUDGET: Color32 = Color32::from_rgb(200, 120, 255);
-/// Opacity of what lies after the cursor.
-const AFTER_CURSOR: f32 = 0.3;
-const MARKER: Color32 = Color32::from_rgb(230, 200, 60);
-
-/// The part of `pts` (sorted by time) inside `[lo, hi]` and at or before `cursor`, reduced to at
-/// most two points per pixel column.
-pub fn visible(pts: &[Sample], lo: f64, hi: f64, cursor: f64, width_px: f32) -> Vec<PlotPoint> {
-    let end = pts.partition_point(|p| p.t_s <= cursor.min(hi));
-    let start = pts[..end].partition_point(|p| p.t_s < lo).saturating_sub(1);
-    decimate(&pts[start..end], width_px)
-}
-
-/// Points (in time order) split at `cursor`: those at or before it, and those after it led by
-/// the last one before (so the faded line continues the bright one); the second is empty when
-/// nothing lies after the cursor.
-pub fn split_at_cursor(points: &[PlotPoint], cursor: f64) -> (Vec<PlotPoint>, Vec<PlotPoint>) {
-    let k = points.partition_point(|p| p.x <= cursor);
-    let after = if k < points.len() { points[k.saturating_sub(1)..].to_vec() } else { Vec::new() };
-    (points[..k].to_vec(), after)
-}
-
-/// `slice` reduced to the smallest and largest value per pixel column, in time order.
-fn decimate(slice: &[Sample], width_px: f32) -> Vec<PlotPoint> {
-    let point = |p: Sample| PlotPoint::new(p.t_s, p.y);
-    let columns = (width_px.max(50.0) as usize).max(1);
-    if slice.len() <= columns * 2 {
-        return slice.iter().copied().map(point).collect();
+    /// Where plot `id`'s data area was on screen in the last frame.
+    pub fn frame(&self, id: &str) -> Option<Rect> {
+        self.frames.get(id).copied()
     }
-    let (x0, x1) = (slice[0].t_s, slice[slice.len() - 1].t_s);
-    let span = (x1 - x0).max(f64::EPSILON);
-    let mut out = Vec::with_capacity(columns * 2);
-    let mut i = 0;
-    for c in 0..columns {
-        let edge = x0 + span * (c + 1) as f64 / columns as f64;
-        let (mut lo_p, mut hi_p): (Option<Sample>, Option<Sample>) = (None, None);
-        while i < slice.len() && (slice[i].t_s <= edge || c + 1 == columns) {
-            let p = slice[i];
-            if lo_p.is_none_or(|q| p.y < q.y) {
-                lo_p = Some(p);
-            }
-            if hi_p.is_none_or(|q| p.y > q.y) {
-                hi_p = Some(p);
-            }
-            i += 1;
-        }
-        match (lo_p, hi_p) {
-            (Some(a), Some(b)) if a.t_s <= b.t_s => out.extend([point(a), point(b)]),
-            (Some(a), Some(b)) => out.extend([point(b), point(a)]),
-            _ => {}
-        }
+
+    /// The series plot `id` drew in the last frame, in drawing order.
+    pub fn drawn(&self, id: &str) -> &[&'static str] {
+        self.drawn.get(id).map_or(&[], Vec::as_slice)
     }
-    out.dedup_by(|a, b| a.x == b.x && a.y == b.y);
-    out
-}
 
-/// Width and dashes of a line.
-#[derive(Clone, Copy)]
-struct Pen {
-    width: f32,
-    style: LineStyle,
-}
+    /// The entries of plot `id`'s legend in the last frame.
+    pub fn legend(&self, id: &str) -> &[&'static str] {
+        self.legend.get(id).map_or(&[], Vec::as_slice)
+    }
 
-impl Pen {
-    /// egui_plot's default width.
-    const PLAIN: Pen = Pen { width: 1.5, style: LineStyle::Solid };
-    const THICK: Pen = Pen { width: 2.0, style: LineStyle::Solid };
-
-    fn styled(style: LineStyle) -> Pen {
-        Pen { style, ..Pen::PLAIN }
+    pub fn is_hidden(&self, kind: Kind, name: &str) -> bool {
+        self.hidden.iter().any(|(k, n)| *k == kind && *n == name)
     }
 }
 
-/// A series reduced to a plot's pixel columns, kept while the plot's time range and width and
-/// the series' length stay the same: scrubbing or playing a replay then only splits it anew at
-/// the cursor.
-#[derive(Debug, Default)]
-struct Decimated {
-    key: Option<(u64, u64, u32, usize)>,
-    points: Vec<PlotPoint>,
-}
-
-/// How one plot cuts its series this frame: the visible time range, the cursor, the width, and
-/// the decimated series kept between frames.
-struct View<'a> {
+/// What every plot of this frame shares: the time range, the cursor, the Y range per kind,
+/// sizes, and where the pointer's time goes.
+struct Frame {
     lo: f64,
     hi: f64,
     cursor: f64,
     width: f32,
-    plot: &'a str,
-    cache: &'a mut HashMap<u64, Decimated>,
+    plot_h: f32,
+    y: BTreeMap<Kind, (f64, f64)>,
+    budget_row: bool,
+    hover_t: Option<f64>,
+    overhead: f32,
 }
 
-impl View<'_> {
-    /// `pts` in the visible range reduced to the pixel columns (from the last frame when it
-    /// still holds), split at the cursor.
-    fn split(&mut self, name: &str, pts: &[Sample]) -> (Vec<PlotPoint>, Vec<PlotPoint>) {
-        use std::hash::{BuildHasher, BuildHasherDefault};
-        let slot =
-            BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one((self.plot, name));
-        let key = (self.lo.to_bits(), self.hi.to_bits(), self.width.to_bits(), pts.len());
-        let d = self.cache.entry(slot).or_default();
-        if d.key != Some(key) {
-            d.points = visible(pts, self.lo, self.hi, f64::INFINITY, self.width);
-            d.key = Some(key);
-        }
-        split_at_cursor(&d.points, self.cursor)
-    }
+fn plot_id(kind: Kind, lane: &Recording) -> String {
+    format!("{}_{}", kind.id(), lane.scenario.strategy.name())
+}
 
-    /// `pts` as a line named `name`: bright up to the cursor, faded after it (one legend entry).
-    fn line(&mut self, p: &mut PlotUi, name: &str, pts: &[Sample], color: Color32, pen: Pen) {
-        let (before, after) = self.split(name, pts);
-        self.line_points(p, name, before, after, color, pen);
-    }
-
-    /// Points already cut at the cursor as a line, bright then faded.
-    fn line_points(
-        &self,
-        p: &mut PlotUi,
-        name: &str,
-        before: Vec<PlotPoint>,
-        after: Vec<PlotPoint>,
-        color: Color32,
-        pen: Pen,
-    ) {
-        let line = |pts: Vec<PlotPoint>, color: Color32| {
-            Line::new(name, PlotPoints::Owned(pts)).color(color).width(pen.width).style(pen.style)
-        };
-        p.line(line(before, color));
-        if !after.is_empty() {
-            p.line(line(after, color.gamma_multiply(AFTER_CURSOR)));
+/// The Y range of plot `kind` over every lane's visible, shown series in `lo..hi`: from 0 (or
+/// below, for negative data) to a little over the highest value.
+fn y_range(view: &mut OverviewView, lanes: &[Recording], kind: Kind, lo: f64, hi: f64, width: f32) -> (f64, f64) {
+    let mut ext: Option<(f64, f64)> = None;
+    for lane in lanes {
+        let id = plot_id(kind, lane);
+        for s in present(kind, lane) {
+            if matches!(s.draw, Draw::Steps) || view.is_hidden(kind, s.name) {
+                continue;
+            }
+            if let Some((a, b)) = y_extent(view.decimated.get(&id, s.name, (s.data)(lane), lo, hi, width)) {
+                ext = Some(ext.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
+            }
         }
     }
+    let (a, b) = ext.unwrap_or((0.0, 1.0));
+    let (a, b) = (a.min(0.0), b.max(0.0));
+    let top = if b - a > f64::EPSILON { b + (b - a) * Y_MARGIN } else { a + 1.0 };
+    (a, top)
+}
 
-    /// `pts` as dots, bright up to the cursor, faded after it.
-    fn points(&mut self, p: &mut PlotUi, name: &str, pts: &[Sample], color: Color32, radius: f32) {
-        let (before, after) = self.split(name, pts);
-        p.points(Points::new(name, PlotPoints::Owned(before)).color(color).radius(radius));
-        if !after.is_empty() {
-            let faded = color.gamma_multiply(AFTER_CURSOR);
-            p.points(Points::new(name, PlotPoints::Owned(after)).color(faded).radius(radius));
+/// Draws one series cut at the cursor: bright before, faded after.
+fn series_ui(p: &mut PlotUi, s: &Series, points: &[PlotPoint], cursor: f64, y_top: f64, dark: bool) {
+    let stepped;
+    let points = if matches!(s.draw, Draw::Steps) {
+        // Flow mode as steps in the top band of the plot: high = good, lower = bad.
+        let level = |y: f64| y_top * if y >= 0.5 { 0.98 } else { 0.88 };
+        stepped = points
+            .windows(2)
+            .flat_map(|w| [PlotPoint::new(w[0].x, level(w[0].y)), PlotPoint::new(w[1].x, level(w[0].y))])
+            .collect::<Vec<_>>();
+        &stepped[..]
+    } else {
+        points
+    };
+    let (before, after) = split_at_cursor(points, cursor);
+    let color = themed(s.color, dark);
+    for (pts, color) in [(before, color), (after, color.gamma_multiply(AFTER_CURSOR))] {
+        if pts.is_empty() {
+            continue;
+        }
+        let pts = PlotPoints::Owned(pts);
+        match s.draw {
+            Draw::Dots { radius } => p.points(Points::new(s.name, pts).color(color).radius(radius)),
+            Draw::Line { width, style } => p.line(Line::new(s.name, pts).color(color).width(width).style(style)),
+            Draw::Steps => p.line(Line::new(s.name, pts).color(color).width(1.5)),
         }
     }
 }
 
-/// One plot over the whole run with the cursor line, parameter-change markers, x range
-/// remembered for decimation, and click-to-seek.
-#[allow(clippy::too_many_arguments)]
+/// One plot: its legend row above, the series of `lane` over the frame's time range, the cursor
+/// and marker lines, click to seek; reads back zoom and pan into the time window.
 fn plot_ui(
     ui: &mut egui::Ui,
-    id: &str,
-    height: f32,
+    kind: Kind,
     lane: &Recording,
     view: &mut OverviewView,
-    cursor: SimTime,
-    reset: bool,
+    f: &mut Frame,
+    last: bool,
     cmds: &mut Vec<AppCommand>,
-    draw: impl FnOnce(&mut PlotUi, &mut View),
 ) {
-    let link = egui::Id::unique("time_axis");
-    let (lo, hi) = view.bounds.get(id).map_or((f64::MIN, f64::MAX), |b| (b.min()[0], b.max()[0]));
-    let end = lane.store.end_time().as_secs_f64();
-    let width = ui.available_width();
-    let mut cut = View { lo, hi, cursor: cursor.as_secs_f64(), width, plot: id, cache: &mut view.decimated };
-    let mut plot = Plot::new(id);
-    if reset {
-        plot = plot.reset();
+    let id = plot_id(kind, lane);
+    let series = present(kind, lane);
+    let heading = (kind == Kind::Rtt).then(|| super::colors::strategy_heading(ui, lane.scenario.strategy));
+    let at = view.hover_t.map_or(ReadAt::Cursor(f.cursor), ReadAt::Pointer);
+    let clicked = legend_row_ui(ui, heading, kind, lane, &series, |n| view.is_hidden(kind, n), at);
+    if let Some(name) = clicked {
+        if !view.hidden.remove(&(kind, name)) {
+            view.hidden.insert((kind, name));
+        }
     }
-    let resp = plot
+    view.legend.insert(id.clone(), series.iter().map(|s| s.name).collect());
+    let height = f.plot_h * kind.weight();
+    if series.is_empty() {
+        // Keep the lanes' time axes aligned when only the other lane has this plot.
+        ui.allocate_ui(egui::vec2(ui.available_width(), height), |ui| {
+            ui.weak(format!("{} has none", lane.scenario.strategy.name()));
+            ui.allocate_space(ui.available_size());
+        });
+        return;
+    }
+    let (lo, hi, cursor) = (f.lo, f.hi, f.cursor);
+    let (y_lo, y_hi) = f.y.get(&kind).copied().unwrap_or((0.0, 1.0));
+    let link = egui::Id::unique("overview_time_axis");
+    let mut plot = Plot::new(&id)
         .height(height)
-        // The bright part of a series names its legend entry (the faded part shares it).
-        .legend(Legend::default().color_conflict_handling(ColorConflictHandling::PickFirst))
-        .link_axis(link, [true, false])
         .link_cursor(link, [true, false])
-        .include_y(0.0)
-        // The whole run, however far the cursor is.
-        .include_x(0.0)
-        .include_x(end)
-        .x_axis_label("time (s)")
+        // Time is navigated; Y always fits the data in the time range.
+        .allow_drag([true, false])
+        .allow_zoom([true, false])
+        .allow_scroll([true, false])
+        .allow_boxed_zoom(false)
+        .allow_double_click_reset(false)
+        .show_y(false)
         // A fixed axis width keeps the plots' time axes aligned and leaves room for "1000".
         .y_axis_min_width(40.0)
-        // Steps of 1, 5, 25... keep a few labelled ticks on short plots (base 10 leaves one).
-        .y_grid_spacer(egui_plot::log_grid_spacer(5))
-        .show(ui, |p| {
-            draw(p, &mut cut);
-            p.vline(VLine::new("", cut.cursor).color(Color32::GRAY).width(1.0));
-            for (t, label) in &lane.store.changes {
-                let color = if *t <= cut.cursor { MARKER } else { MARKER.gamma_multiply(AFTER_CURSOR) };
-                p.vline(VLine::new(label.as_str(), *t).color(color).style(LineStyle::dotted_loose()));
-            }
-        });
-    view.bounds.insert(id.to_string(), *resp.transform.bounds());
-    if resp.response.clicked() {
-        if let Some(pos) = resp.response.interact_pointer_pos() {
+        .y_grid_spacer(super::plot_window::value_marks)
+        .x_grid_spacer(super::plot_window::time_marks)
+        .x_axis_formatter(|mark, _| super::plot_window::time_label(mark));
+    if last {
+        plot = plot.x_axis_label("time (s)");
+    }
+    let hidden: Vec<&str> = view.hidden.iter().filter(|(k, _)| *k == kind).map(|(_, n)| *n).collect();
+    let (cache, width, marker, dark) = (&mut view.decimated, f.width, marker_color(ui), ui.visuals().dark_mode);
+    let mut drawn = Vec::new();
+    let resp = plot.show(ui, |p| {
+        p.set_plot_bounds_x(lo..=hi);
+        p.set_plot_bounds_y(y_lo..=y_hi);
+        for s in series.iter().filter(|s| !hidden.contains(&s.name)) {
+            let points = cache.get(&id, s.name, (s.data)(lane), lo, hi, width);
+            series_ui(p, s, points, cursor, y_hi, dark);
+            drawn.push(s.name);
+        }
+        p.vline(VLine::new("", cursor).color(Color32::GRAY).width(1.0));
+        for (t, _) in lane.store.changes.iter().filter(|(t, _)| (lo..=hi).contains(t)) {
+            let color = if *t <= cursor { marker } else { marker.gamma_multiply(AFTER_CURSOR) };
+            p.vline(VLine::new("", *t).color(color).style(LineStyle::dotted_loose()));
+        }
+    });
+    view.drawn.insert(id.clone(), drawn);
+    let b = *resp.transform.bounds();
+    view.bounds.insert(id.clone(), b);
+    view.frames.insert(id, *resp.transform.frame());
+    let r = &resp.response;
+    let zoomed = r.contains_pointer() && ui.input(|i| i.zoom_delta() != 1.0);
+    view.window.observe((lo, hi), (b.min()[0], b.max()[0]), zoomed);
+    if r.double_clicked() {
+        view.window.resume();
+    }
+    if let Some(pos) = r.hover_pos() {
+        f.hover_t = Some(resp.transform.value_from_position(pos).x);
+    }
+    if r.clicked() {
+        if let Some(pos) = r.interact_pointer_pos() {
             let v = resp.transform.value_from_position(pos);
-            cmds.push(AppCommand::SeekTo(SimTime::from_secs_f64(v.x)));
+            cmds.push(AppCommand::SeekTo(SimTime::from_secs_f64(v.x.max(0.0))));
         }
     }
 }
 
+/// One lane's column: the marker strip, then each plot kind.
 fn lane_plots_ui(
     lane: &Recording,
     view: &mut OverviewView,
-    cursor: SimTime,
-    reset: bool,
+    f: &mut Frame,
     ui: &mut egui::Ui,
     cmds: &mut Vec<AppCommand>,
 ) {
-    let name = lane.scenario.strategy.name();
-    let h = ((ui.available_height() - 70.0) / 3.0).max(110.0);
-    let a = lane.store.side(Side::A);
-    let b = lane.store.side(Side::B);
-    let (thick, plain) = (Pen::THICK, Pen::PLAIN);
-    ui.label(format!("{name}: RTT (ms)"));
-    plot_ui(ui, &format!("rtt_{name}"), h, lane, view, cursor, reset, cmds, |p, v| {
-        v.points(p, "A raw samples", &a.rtt_raw_ms, COLOR_A.gamma_multiply(0.5), 1.5);
-        v.line(p, "A smoothed (0.0025)", &a.rtt_smoothed_ms, COLOR_A, thick);
-        v.line(p, "A display (0.1)", &a.rtt_display_ms, COLOR_A.gamma_multiply(0.7), plain);
-        v.line(p, "B smoothed (0.0025)", &b.rtt_smoothed_ms, COLOR_B, thick);
-        v.line(p, "true link RTT", &lane.store.true_rtt_ms, COLOR_TRUTH, Pen::styled(LineStyle::dashed_loose()));
-    });
-    ui.label(format!("{name}: packet loss (%)"));
-    plot_ui(ui, &format!("loss_{name}"), h, lane, view, cursor, reset, cmds, |p, v| {
-        v.line(p, "A estimate", &a.loss_estimate_percent, COLOR_A, thick);
-        v.line(p, "B estimate", &b.loss_estimate_percent, COLOR_B, thick);
-        v.line(p, "true A->B", &a.loss_true_percent, COLOR_TRUTH, Pen::styled(LineStyle::dashed_loose()));
-        let dense = Pen::styled(LineStyle::dotted_dense());
-        v.line(p, "true B->A", &b.loss_true_percent, COLOR_TRUTH.gamma_multiply(0.6), dense);
-    });
-    ui.label(format!("{name}: bandwidth (kbps), budget and flow mode"));
-    plot_ui(ui, &format!("bw_{name}"), h, lane, view, cursor, reset, cmds, |p, v| {
-        v.line(p, "A sent", &a.sent_kbps, COLOR_A, thick);
-        v.line(p, "A acked", &a.acked_kbps, COLOR_A.gamma_multiply(0.6), plain);
-        v.line(p, "B received", &b.received_kbps, COLOR_B, plain);
-        if !a.budget_available.is_empty() {
-            v.line(p, "A budget available", &a.budget_available, COLOR_BUDGET, plain);
-            let dense = Pen::styled(LineStyle::dotted_dense());
-            v.line(p, "A budget spent", &a.budget_spent, COLOR_BUDGET.gamma_multiply(0.6), dense);
+    let top = ui.cursor().top();
+    ui.push_id(lane.scenario.strategy.name(), |ui| {
+        let frame = view.frames.get(&plot_id(Kind::Rtt, lane)).copied();
+        if !lane.store.changes.is_empty() {
+            marker_strip_ui(ui, &lane.store.changes, frame, f.lo, f.hi, f.cursor);
         }
-        if !a.flow_good.is_empty() {
-            // Flow mode as a step at the top of the plot: high = good (30 pps), low = bad (10 pps).
-            let top = a.sent_kbps.iter().map(|p| p.y).fold(1.0, f64::max);
-            let steps = |pts: Vec<PlotPoint>| -> Vec<PlotPoint> {
-                pts.windows(2)
-                    .flat_map(|w| [PlotPoint::new(w[0].x, w[0].y * top), PlotPoint::new(w[1].x, w[0].y * top)])
-                    .collect()
-            };
-            let (before, after) = v.split("A flow mode", &a.flow_good);
-            let (before, after) = (steps(before), steps(after));
-            v.line_points(p, "A flow mode (high = good)", before, after, Color32::LIGHT_RED, plain);
+        let kinds: Vec<Kind> = Kind::ALL.into_iter().filter(|k| *k != Kind::Budget || f.budget_row).collect();
+        for (i, kind) in kinds.iter().enumerate() {
+            plot_ui(ui, *kind, lane, view, f, i + 1 == kinds.len(), cmds);
         }
+        let plots: f32 = kinds.iter().map(|k| f.plot_h * k.weight()).sum();
+        f.overhead = f.overhead.max(ui.cursor().top() - top - plots);
     });
 }
 
+/// The Overview tab: the time window's controls, then each lane's plots (side by side in A/B).
 pub fn overview_ui(
     lanes: &[Recording],
     view: &mut OverviewView,
@@ -304,49 +267,47 @@ pub fn overview_ui(
     cmds: &mut Vec<AppCommand>,
 ) {
     let ids: Vec<u64> = lanes.iter().map(Recording::id).collect();
-    let reset = ids != view.shown;
-    if reset {
+    if ids != view.shown {
+        // Another recording: start from its whole run (or the chosen span) again.
         view.shown = ids;
         view.bounds.clear();
+        view.frames.clear();
         view.decimated.clear();
+        view.window.resume();
     }
-    if lanes.len() == 1 {
-        lane_plots_ui(&lanes[0], view, cursor, reset, ui, cmds);
-        return;
-    }
-    ui.columns(lanes.len(), |cols| {
-        for (lane, col) in lanes.iter().zip(cols.iter_mut()) {
-            lane_plots_ui(lane, view, cursor, reset, col, cmds);
+    view.window.selector_ui(ui);
+    let end = lanes.iter().map(|l| l.store.end_time().as_secs_f64()).fold(0.0, f64::max);
+    let (lo, hi) = view.window.range(cursor.as_secs_f64(), end);
+    let n = lanes.len().max(1);
+    let spacing = ui.spacing().item_spacing.x;
+    let width = ((ui.available_width() - spacing * (n as f32 - 1.0)) / n as f32).max(50.0);
+    let budget_row = lanes.iter().any(|l| !present(Kind::Budget, l).is_empty());
+    let y = Kind::ALL.into_iter().map(|k| (k, y_range(view, lanes, k, lo, hi, width))).collect();
+    let weights: f32 = Kind::ALL.iter().filter(|k| **k != Kind::Budget || budget_row).map(|k| k.weight()).sum();
+    let rows = if budget_row { 4.0 } else { 3.0 };
+    // Each plot's legend row and axis labels, the marker strip, the last axis label: as measured
+    // in the last frame, or a guess in the first.
+    let overhead = view.overhead.unwrap_or(rows * 24.0 + 40.0) + 4.0;
+    let plot_h = ((ui.available_height() - overhead) / weights).max(80.0);
+    let mut f =
+        Frame { lo, hi, cursor: cursor.as_secs_f64(), width, plot_h, y, budget_row, hover_t: None, overhead: 0.0 };
+    egui::ScrollArea::vertical().id_salt("overview_scroll").show(ui, |ui| {
+        if lanes.len() == 1 {
+            lane_plots_ui(&lanes[0], view, &mut f, ui, cmds);
+        } else {
+            ui.columns(lanes.len(), |cols| {
+                for (lane, col) in lanes.iter().zip(cols.iter_mut()) {
+                    lane_plots_ui(lane, view, &mut f, col, cmds);
+                }
+            });
         }
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn decimation_keeps_extremes_and_respects_the_cursor() {
-        let pts: Vec<Sample> = (0..100_000).map(|i| Sample { t_s: i as f64 / 1000.0, y: (i % 997) as f64 }).collect();
-        let v = visible(&pts, f64::MIN, f64::MAX, 50.0, 500.0);
-        assert!(v.len() <= 1000, "{}", v.len());
-        assert!(v.iter().all(|p| p.x <= 50.0));
-        assert_eq!(v.iter().map(|p| p.y).fold(0.0, f64::max), 996.0, "the maximum survives");
-        assert!(v.windows(2).all(|w| w[0].x <= w[1].x), "x stays sorted");
-        let few = visible(&pts[..10], f64::MIN, f64::MAX, 1.0, 500.0);
-        assert_eq!(few.len(), 10);
+    if view.overhead.is_none_or(|o| (o - f.overhead).abs() > 0.5) {
+        view.overhead = Some(f.overhead);
+        ui.ctx().request_repaint();
     }
-
-    #[test]
-    fn the_part_after_the_cursor_continues_from_the_last_point_before_it() {
-        let pts: Vec<PlotPoint> = (0..100).map(|i| PlotPoint::new(i as f64, (i % 7) as f64)).collect();
-        let (before, after) = split_at_cursor(&pts, 49.5);
-        assert_eq!((before.len(), before.last().unwrap().x), (50, 49.0));
-        assert_eq!(after[0].x, 49.0, "the faded part starts where the bright part ends");
-        assert_eq!((after.len(), after.last().unwrap().x), (51, 99.0));
-        let (all, none) = split_at_cursor(&pts, 99.0);
-        assert!(all.len() == 100 && none.is_empty(), "nothing after the cursor at the end");
-        let (none, all) = split_at_cursor(&pts, -1.0);
-        assert!(none.is_empty() && all.len() == 100);
+    if f.hover_t != view.hover_t {
+        view.hover_t = f.hover_t;
+        ui.ctx().request_repaint();
     }
 }
