@@ -23,7 +23,7 @@ fn run(seconds: u64, summary: bool) -> (f64, f64, u64, u64) {
     let (start, cpu_start) = (Instant::now(), cpu_seconds());
     let mut sim = Simulation::new(Scenario::default());
     sim.set_summary(summary);
-    let sent = std::cell::Cell::new(0u64);
+    let mut sent = 0u64;
     let mut acc = MetricsAccumulator::new();
     let mut events = 0u64;
     for s in 1..=seconds {
@@ -31,7 +31,7 @@ fn run(seconds: u64, summary: bool) -> (f64, f64, u64, u64) {
         for e in sim.drain_events() {
             events += 1;
             if matches!(e.kind, EventKind::PacketSent { .. }) {
-                sent.set(sent.get() + 1);
+                sent += 1;
             }
             acc.observe(&e);
         }
@@ -40,7 +40,7 @@ fn run(seconds: u64, summary: bool) -> (f64, f64, u64, u64) {
     assert!(m.delivered > 0);
     let wall = start.elapsed().as_secs_f64();
     let cpu = cpu_start.zip(cpu_seconds()).map_or(wall, |(a, b)| b - a);
-    (wall, cpu, sent.get(), events)
+    (wall, cpu, sent, events)
 }
 
 fn main() {
