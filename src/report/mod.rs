@@ -116,9 +116,19 @@ pub fn drive(
     seconds: f64,
     actions: &[Step],
     cancel: Option<&AtomicBool>,
+    sink: impl FnMut(std::vec::Drain<'_, Event>),
+) -> anyhow::Result<Driven> {
+    drive_sim(Simulation::new(scenario.clone()), seconds, actions, cancel, sink)
+}
+
+/// [`drive`] on a simulation the caller made (a sweep turns its summary off).
+pub fn drive_sim(
+    mut sim: Simulation,
+    seconds: f64,
+    actions: &[Step],
+    cancel: Option<&AtomicBool>,
     mut sink: impl FnMut(std::vec::Drain<'_, Event>),
 ) -> anyhow::Result<Driven> {
-    let mut sim = Simulation::new(scenario.clone());
     let mut recorded = Vec::new();
     let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let end = SimTime::from_secs_f64(seconds);

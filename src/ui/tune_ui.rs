@@ -8,7 +8,7 @@
 
 use ackscope_protocol::{registry, Strategy};
 use egui::{Color32, Pos2};
-use egui_plot::{Legend, Line, MarkerShape, Plot, PlotPoint, PlotPoints, PlotResponse, Points, VLine};
+use egui_plot::{Line, MarkerShape, Plot, PlotPoint, PlotPoints, PlotResponse, Points, VLine};
 
 use crate::app::tune::{self, TuneSetup};
 use crate::app::{AppCommand, AppState};
@@ -219,8 +219,22 @@ fn scatter_ui(
         .iter()
         .filter(|(_, r)| r.strategy == strategy)
         .min_by(|a, b| distance(&a.1, param, live).total_cmp(&distance(&b.1, param, live)));
+    let mut key: Vec<(String, Color32, Glyph)> =
+        strategies_of(rows).into_iter().map(|n| (n.clone(), colour(&n), Glyph::Dot)).collect();
+    key.push(("frontier".into(), Color32::GRAY, Glyph::Line));
+    if live_row.is_some() {
+        key.push(("live settings".into(), LIVE, Glyph::Ring));
+    }
+    // Two rows of the same height as the metric plot's two above it, so the plots start level.
+    ui.horizontal(|ui| {
+        ui.set_min_height(ui.spacing().interact_size.y);
+        legend_ui(&key, ui);
+    });
+    ui.horizontal(|ui| {
+        ui.set_min_height(ui.spacing().interact_size.y);
+        ui.weak("bar: p99 spread across seeds");
+    });
     let resp: PlotResponse<()> = Plot::new("tune scatter")
-        .legend(Legend::default())
         .x_axis_label("p99 latency ms")
         .y_axis_label("bytes / message")
         .height(ui.available_height().max(200.0))
@@ -278,9 +292,17 @@ fn metric_ui(rows: &[(usize, SweepRow)], live: Option<f64>, param: &str, view: &
             .response
             .labelled_by(label);
     });
+    let mut key: Vec<(String, Color32, Glyph)> =
+        strategies_of(rows).into_iter().map(|n| (n.clone(), colour(&n), Glyph::Dot)).collect();
+    if live.is_some() {
+        key.push(("live settings".into(), LIVE, Glyph::Rule));
+    }
+    ui.horizontal(|ui| {
+        ui.set_min_height(ui.spacing().interact_size.y);
+        legend_ui(&key, ui);
+    });
     let metric = view.metric;
     Plot::new("tune metric plot")
-        .legend(Legend::default())
         .x_axis_label(param.to_string())
         .y_axis_label(metric.name())
         .height(ui.available_height().max(200.0))
@@ -299,6 +321,32 @@ fn metric_ui(rows: &[(usize, SweepRow)], live: Option<f64>, param: &str, view: &
                 p.vline(VLine::new("live settings", x).color(LIVE));
             }
         });
+}
+
+/// How a legend entry is drawn: as its series is.
+#[derive(Clone, Copy)]
+enum Glyph {
+    Dot,
+    Line,
+    Ring,
+    /// A vertical line (the live value on the metric plot).
+    Rule,
+}
+
+/// A plot's legend in a row of its own above the plot: egui_plot's own legend sits inside the
+/// plot area, where it covered points.
+fn legend_ui(entries: &[(String, Color32, Glyph)], ui: &mut egui::Ui) {
+    for (name, col, glyph) in entries {
+        let (rect, _) = ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
+        let (c, p) = (rect.center(), ui.painter());
+        match glyph {
+            Glyph::Dot => p.circle_filled(c, 4.0, *col),
+            Glyph::Line => p.line_segment([c - egui::vec2(7.0, 0.0), c + egui::vec2(7.0, 0.0)], (1.5, *col)),
+            Glyph::Ring => p.circle_stroke(c, 5.5, (1.5, *col)),
+            Glyph::Rule => p.line_segment([c - egui::vec2(0.0, 7.0), c + egui::vec2(0.0, 7.0)], (1.5, *col)),
+        };
+        ui.label(name.as_str());
+    }
 }
 
 /// The strategies among the rows, in first-seen order.

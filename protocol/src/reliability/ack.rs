@@ -118,6 +118,10 @@ pub struct AckEndpoint {
     recv_bits: u32,
     /// When the last packet was accepted.
     last_receive: Option<SimTime>,
+    /// Bit n set: our packet `sequence - 1 - n` is known acked. Every received header repeats
+    /// up to 32 acks, nearly all already taken; this lets [`Self::accept_packet`] skip them
+    /// without a lookup each (the lookups were a tenth of a simulated run).
+    acked_recent: u64,
     counters: AckCounters,
     rtt: RttEstimator,
     /// Every packet sent until its loss verdict.
@@ -137,6 +141,7 @@ impl AckEndpoint {
             received: SequenceBuffer::new(config.received_packets_buffer_size),
             recv_bits: 0,
             last_receive: None,
+            acked_recent: 0,
             counters: AckCounters::default(),
             rtt: RttEstimator::new(config.stats),
             loss: LossJudge::new(16, config.stats.loss_window),
@@ -191,6 +196,7 @@ impl AckEndpoint {
     pub fn begin_packet(&mut self, now: SimTime, out: &mut Vec<u8>) -> PacketHeader {
         let sequence = self.sequence;
         self.sequence = self.sequence.wrapping_add(1);
+        self.acked_recent <<= 1;
         self.loss.sent(now, sequence as u32);
         self.make_room();
         if let Some(e) = self.sent.insert_reusing(sequence) {
@@ -315,8 +321,10 @@ impl AckEndpoint {
             self.bw_received.add_packet(total_bytes);
         }
 
-        // Set bits only, newest first (bit n acks `ack - n`).
-        let mut bits = header.ack_bits;
+        // Set bits only, newest first (bit n acks `ack - n`), leaving out those known acked.
+        let back = self.sequence.wrapping_sub(1).wrapping_sub(header.ack) as u32;
+        let known = if back < 64 { (self.acked_recent >> back) as u32 } else { 0 };
+        let mut bits = header.ack_bits & !known;
         while bits != 0 {
             let i = bits.trailing_zeros() as u16;
             bits &= bits - 1;
@@ -324,6 +332,9 @@ impl AckEndpoint {
             if let Some(p) = self.sent.get_mut(seq) {
                 if !p.acked {
                     p.acked = true;
+                    if back + (i as u32) < 64 {
+                        self.acked_recent |= 1 << (back + i as u32);
+                    }
                     self.loss.acked(seq as u32);
                     let rtt_ms = now.saturating_since(p.time).as_millis_f64();
                     self.counters.acked += 1;

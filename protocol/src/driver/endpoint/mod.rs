@@ -141,6 +141,8 @@ pub struct EndpointDriver {
     /// Reports `set` actions and restarts as `ParamChanged` events (side A by default).
     records: bool,
     now: SimTime,
+    /// A packet buffer to send into (see [`Self::tick`]).
+    spare: Vec<u8>,
 }
 
 impl EndpointDriver {
@@ -168,6 +170,7 @@ impl EndpointDriver {
             factory: Box::new(make_peer),
             records: side == Side::A,
             now: SimTime::ZERO,
+            spare: Vec::new(),
         }
     }
 
@@ -355,8 +358,13 @@ impl EndpointDriver {
         self.peer.on_tick(now, events);
         let side = self.side;
         for _ in 0..MAX_PACKETS_PER_TICK {
-            let mut out = Vec::with_capacity(256);
+            // The buffer of the call that sent nothing is kept for the next tick: most ticks end
+            // in such a call, and allocating it each time was a malloc and free per tick.
+            let mut out = std::mem::take(&mut self.spare);
+            out.clear();
+            out.reserve(256);
             let Some(seq) = self.peer.poll_send(now, &mut out, events) else {
+                self.spare = out;
                 break;
             };
             let uid = (self.ids)();
