@@ -59,6 +59,7 @@ fn open_in_window(path: &Path) -> AppState {
     while !state.file_jobs().is_empty() {
         assert!(Instant::now() < deadline, "still opening after 60 s");
         state.poll_files();
+        assert!(!state.has_unsaved(), "what came from the file so far is not an unsaved run");
         std::thread::sleep(Duration::from_millis(2));
     }
     state

@@ -59,6 +59,11 @@ impl AppState {
                 Err(TryRecvError::Disconnected) => break None,
             }
         };
+        // What came from the file is saved as it is: the discard guard must not ask about a
+        // half-opened file.
+        if st.lane.is_some() && self.lanes.first().map(Recording::id) == st.lane {
+            self.saved = Some((self.mark(), self.jobs[i].path.clone()));
+        }
         self.jobs[i].stream = Some(st);
         left
     }
