@@ -345,19 +345,15 @@ pub(super) fn from_text_with(
             }
         })?,
     };
-    finish_header(session, origin, version, verify, summed)
-}
-
-/// Checks and completes a parsed session's header: a recording without a checksum is refused
-/// (unless `verify` skips it), version 1's change log becomes the action log, and every value
-/// is validated.
-fn finish_header(mut session: Session, origin: &str, version: u32, verify: Verify, summed: bool) -> Result<Session> {
+    let mut session = session;
     let has_events = session.has_events();
     finish_header_of(&mut session, origin, version, verify, summed, has_events)?;
     Ok(session)
 }
 
-/// [`finish_header`] of a header whose events are parsed apart (`has_events` says whether any).
+/// Checks and completes a parsed session's header (its events may be parsed apart: `has_events`
+/// says whether it has any): a recording without a checksum is refused unless `verify` skips
+/// it, version 1's change log becomes the action log, and every value is validated.
 pub(super) fn finish_header_of(
     session: &mut Session,
     origin: &str,
