@@ -58,7 +58,7 @@ pub fn summary_ui(lanes: &[Recording], folds: &mut PerLane<SummaryFold>, cursor:
     let mut computed = Vec::with_capacity(lanes.len());
     for (lane, fold) in folds.zip(lanes) {
         let n = lane.store.events_until(cursor).len();
-        if !fold.advance(lane, n, FOLD_BUDGET) {
+        if !fold.advance_within(lane, n, FOLD_BUDGET) {
             shown_at = fold.shown_at(lane);
             // Folding goes on next frame; finishing waits for the cursor to rest or REFRESH.
             ui.ctx().request_repaint_after(std::time::Duration::from_millis(16).min(REFRESH));
