@@ -21,8 +21,9 @@ use anyhow::{anyhow, Result};
 use super::lines::parse_event_line;
 use super::{Progress, Session};
 
-/// Event lines per block a worker takes at a time (also the progress and cancel granularity).
-const BLOCK_LINES: usize = 32 * 1024;
+/// Bytes of event lines per block a worker takes at a time (also the progress, cancel and
+/// streaming granularity): about 22,000 events of 46 bytes.
+const BLOCK_BYTES: usize = 1 << 20;
 /// Start of the event section as ackscope writes it.
 const EVENTS_OPEN: &str = "\nevents:[\n";
 
@@ -124,22 +125,19 @@ pub(super) fn parse_section(section: &str, progress: Option<&Arc<Progress>>, mut
     ok && !progress.is_some_and(|p| p.is_cancelled())
 }
 
-/// The section cut into blocks of about [`BLOCK_LINES`] whole lines.
+/// The section cut into blocks of about [`BLOCK_BYTES`] of whole lines.
+///
+/// Cut by size, looking only near each cut for the line's end: counting every line first was
+/// a pass over the whole text before the first block could be parsed (and shown).
 fn split_blocks(section: &str) -> Vec<&str> {
-    let mut blocks = Vec::new();
+    let mut blocks = Vec::with_capacity(section.len() / BLOCK_BYTES + 1);
     let mut rest = section;
     while !rest.is_empty() {
-        let mut cut = rest.len();
-        let mut seen = 0;
-        for (i, b) in rest.bytes().enumerate() {
-            if b == b'\n' {
-                seen += 1;
-                if seen == BLOCK_LINES {
-                    cut = i + 1;
-                    break;
-                }
-            }
-        }
+        let cut = match rest.as_bytes().get(BLOCK_BYTES..) {
+            // Just after a newline: always a character boundary.
+            Some(tail) => tail.iter().position(|&b| b == b'\n').map_or(rest.len(), |i| BLOCK_BYTES + i + 1),
+            None => rest.len(),
+        };
         blocks.push(&rest[..cut]);
         rest = &rest[cut..];
     }
@@ -148,7 +146,7 @@ fn split_blocks(section: &str) -> Vec<&str> {
 
 /// Parses a block's event lines; `None` when a line is invalid.
 fn parse_block(block: &str) -> Option<Block> {
-    let mut events = Vec::with_capacity(BLOCK_LINES);
+    let mut events = Vec::with_capacity(block.len() / 32);
     let (mut t, mut min_us) = (0i64, 0i64);
     for line in block.lines() {
         let (dt, kind) = parse_line(line)?;
