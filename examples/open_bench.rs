@@ -101,6 +101,16 @@ fn load_average() -> String {
         .map_or_else(|_| "?".into(), |l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
 }
 
+/// CPU seconds this process has used (user + system, every thread): on a machine shared with
+/// other work, what a load costs regardless of how much of the cores it got.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses): utime is the 12th, stime the 13th.
+    let rest = stat.rsplit_once(')').map_or("", |r| r.1);
+    let f: Vec<f64> = rest.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+    f.get(11).zip(f.get(12)).map_or(0.0, |(u, s)| (u + s) / 100.0)
+}
+
 /// Steps one frame and paces the loop like a 60 Hz display would; the frame's own time in ms.
 fn paced_step(h: &mut Harness<'static, AppState>) -> f64 {
     let f = Instant::now();
@@ -118,6 +128,7 @@ fn open_in_window(path: &Path) {
     state.settings.intro_dismissed = true;
     let mut h = window(state);
     let t = Instant::now();
+    let cpu0 = cpu_seconds();
     h.state_mut().open_path(path);
     h.step();
     let first = t.elapsed().as_secs_f64();
@@ -130,21 +141,23 @@ fn open_in_window(path: &Path) {
         frames += 1;
         let shown = h.state().file.is_some() && h.state().lanes.first().is_some_and(|l| !l.store.is_empty());
         if shown && first_data.is_none() {
-            first_data = Some((t.elapsed().as_secs_f64(), h.state().lanes[0].store.len()));
+            first_data = Some((t.elapsed().as_secs_f64(), h.state().lanes[0].store.len(), cpu_seconds() - cpu0));
         }
     }
     h.step();
     let loaded = t.elapsed().as_secs_f64();
+    let loaded_cpu = cpu_seconds() - cpu0;
     assert!(h.state().error.is_none(), "{:?}", h.state().error);
-    let (data_at, data_events) = first_data.unwrap_or((loaded, 0));
+    let (data_at, data_events, data_cpu) = first_data.unwrap_or((loaded, 0, loaded_cpu));
     println!("window (load average {}):", load_average());
     println!("  first frame (progress bar)        {first:6.3} s");
-    println!("  first frame drawing the run       {data_at:6.3} s ({data_events} events shown)");
+    println!("  first frame drawing the run       {data_at:6.3} s ({data_events} events shown; {data_cpu:.2} CPU s used)");
     println!(
         "  fully loaded (all {} events)  {loaded:6.2} s; {frames} frames meanwhile, {:.1} ms avg, slowest {worst:.1} ms",
         h.state().lanes[0].store.len(),
         total_ms / frames as f64
     );
+    println!("  CPU time of the whole open: {loaded_cpu:.2} s (all threads)");
     println!("  peak RSS {:.0} MiB after opening in the window", memory::status_mib("VmHWM"));
     let end = h.state().end_time();
     for tab in Tab::all() {
