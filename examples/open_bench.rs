@@ -105,10 +105,12 @@ fn load_average() -> String {
 /// other work, what a load costs regardless of how much of the cores it got.
 fn cpu_seconds() -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which is in parentheses): utime is the 12th, stime the 13th.
+    // Fields after the command name (in parentheses), from the state: utime is the 12th, stime
+    // the 13th (fields 14 and 15 of proc(5)), in clock ticks of 1/100 s.
     let rest = stat.rsplit_once(')').map_or("", |r| r.1);
-    let f: Vec<f64> = rest.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-    f.get(11).zip(f.get(12)).map_or(0.0, |(u, s)| (u + s) / 100.0)
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    (tick(11) + tick(12)) / 100.0
 }
 
 /// Steps one frame and paces the loop like a 60 Hz display would; the frame's own time in ms.
@@ -151,7 +153,9 @@ fn open_in_window(path: &Path) {
     let (data_at, data_events, data_cpu) = first_data.unwrap_or((loaded, 0, loaded_cpu));
     println!("window (load average {}):", load_average());
     println!("  first frame (progress bar)        {first:6.3} s");
-    println!("  first frame drawing the run       {data_at:6.3} s ({data_events} events shown; {data_cpu:.2} CPU s used)");
+    println!(
+        "  first frame drawing the run       {data_at:6.3} s ({data_events} events shown; {data_cpu:.2} CPU s used)"
+    );
     println!(
         "  fully loaded (all {} events)  {loaded:6.2} s; {frames} frames meanwhile, {:.1} ms avg, slowest {worst:.1} ms",
         h.state().lanes[0].store.len(),
