@@ -22,7 +22,7 @@ const ANIMATION_FRAME: Duration = Duration::from_millis(33);
 /// tests, which keep `view` beside the state they inspect).
 pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) {
     let (_, behind) = state.pull_events_within(INGEST_BUDGET);
-    state.poll_files();
+    let loading_behind = state.poll_files();
     state.tune.poll();
     // Replay moves by measured wall time, not egui's frame time: with timed repaints that is a
     // predicted 1/60 s whatever the real interval.
@@ -30,7 +30,7 @@ pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) 
     close_request_ui(state, ui.ctx());
     let mut cmds = Vec::new();
     crate::ui::window_ui(state, view, ui, &mut cmds);
-    if behind || !cmds.is_empty() {
+    if behind || loading_behind || !cmds.is_empty() {
         // Events left for the next frame, or changes this frame did not draw yet.
         ui.ctx().request_repaint();
     }

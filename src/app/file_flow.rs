@@ -55,6 +55,8 @@ impl AppState {
                 self.scenario = s.scenario;
                 self.start();
             }
+            // Shown as its header came, filled as its events did (see `load_flow`).
+            Opened::Streamed => return,
         }
         self.file = file;
     }
@@ -93,8 +95,10 @@ impl AppState {
         &self.jobs
     }
 
-    /// Takes the answers of dialogs and the results of finished file jobs (and re-runs).
-    pub fn poll_files(&mut self) {
+    /// Takes the answers of dialogs, the events of opens still parsing (within a time budget)
+    /// and the results of finished file jobs (and re-runs); true when events were left waiting
+    /// for the next frame.
+    pub fn poll_files(&mut self) -> bool {
         self.poll_rerun();
         while let Some(answer) = self.dialogs.poll() {
             match answer {
@@ -110,13 +114,20 @@ impl AppState {
             }
         }
         let mut i = 0;
+        let mut behind = false;
         while i < self.jobs.len() {
+            if let Some(left) = self.pump_stream(i) {
+                behind |= left;
+                i += 1;
+                continue;
+            }
             let Some(result) = self.jobs[i].try_finish() else {
                 i += 1;
                 continue;
             };
             let job = self.jobs.remove(i);
             match result {
+                Ok(Finished::Opened(Opened::Streamed)) => self.streamed(job),
                 Ok(Finished::Opened(opened)) => {
                     self.remember(&job.path);
                     self.show_opened(opened, Some(job.path));
@@ -131,9 +142,13 @@ impl AppState {
                     self.error = Some(format!("Not saved: {e:#}"));
                     self.after_save = None;
                 }
-                Err(e) => self.error = Some(format!("Not opened: {e:#}")),
+                Err(e) => {
+                    self.error = Some(format!("Not opened: {e:#}"));
+                    self.drop_streamed(&job);
+                }
             }
         }
+        behind
     }
 
     /// A save finished: say so, remember the file, and carry out what waited for it.
@@ -152,7 +167,7 @@ impl AppState {
         }
     }
 
-    fn remember(&mut self, path: &Path) {
+    pub(super) fn remember(&mut self, path: &Path) {
         let p = path.to_path_buf();
         self.settings.recent.retain(|r| r != &p);
         self.settings.recent.insert(0, p);

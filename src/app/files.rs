@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 
 use ackscope_protocol::Event;
 use anyhow::{anyhow, Result};
-use crossbeam_channel::{bounded, Receiver, Sender, TryRecvError};
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender, TryRecvError};
 
 use super::paths::PromptKind;
 use crate::model::Recording;
 use crate::report::export::{self, ExportSummary, ExportTargets};
-use crate::session::{self, Phase, Progress, Session};
+use crate::session::{self, Loading, Phase, Progress, Session};
 
 /// What was last saved or opened: each lane's recording and how many events it held then.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,6 +45,22 @@ pub enum JobKind {
 pub enum Opened {
     Recording(Vec<Recording>),
     Scenario(Box<Session>),
+    /// The recording came through the job's [`LoadStream`], header and events, and is verified.
+    Streamed,
+}
+
+/// An open's recording as it is parsed: what the worker has handed over and how much of it the
+/// window has indexed (see [`session::load_streaming`]).
+pub struct LoadStream {
+    pub(super) rx: Receiver<Loading>,
+    /// Events the file holds (known once the header came).
+    pub(super) total: usize,
+    /// Events indexed into the recording shown.
+    pub(super) shown: usize,
+    /// The recording the events go to, once the header made it.
+    pub(super) lane: Option<u64>,
+    /// Events received and not yet indexed.
+    pub(super) pending: Option<std::vec::IntoIter<Event>>,
 }
 
 /// What a job hands back.
@@ -64,6 +80,8 @@ pub struct FileJob {
     pub(super) mark: Option<SavedMark>,
     progress: Arc<Progress>,
     result: Receiver<Result<Finished>>,
+    /// An open's header and events as they are parsed.
+    pub(super) stream: Option<LoadStream>,
 }
 
 /// Calls `wake` when dropped, so the window looks at a job's end however the job ended.
@@ -97,20 +115,32 @@ impl FileJob {
                 let _ = tx.send(work(&file, &p));
             })
             .expect("spawn file thread");
-        Self { kind, path: path.to_path_buf(), mark: None, progress, result: rx }
+        Self { kind, path: path.to_path_buf(), mark: None, progress, result: rx, stream: None }
     }
 
-    /// Loads `path` and builds its recording (with every index) on a worker thread.
+    /// Loads `path` on a worker thread, handing its header and events over as they are parsed
+    /// (the window indexes and shows them meanwhile); files that cannot be streamed come back
+    /// whole, as a recording with every index built or a scenario.
     pub fn open(path: &Path, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
-        Self::spawn(JobKind::Open, path, wake, |path, progress| {
-            let s = session::load_with_progress(path, progress)?;
+        let (tx, rx) = unbounded();
+        let wake_on_block = Arc::clone(&wake);
+        let mut job = Self::spawn(JobKind::Open, path, wake, move |path, progress| {
+            // `tx` is dropped when this returns, so the stream ends before the result is sent.
+            let streamed = session::load_streaming(path, progress, |msg| {
+                if tx.send(msg).is_ok() {
+                    wake_on_block();
+                }
+            })?;
+            let Some(s) = streamed else { return Ok(Finished::Opened(Opened::Streamed)) };
             if !s.has_events() {
                 return Ok(Finished::Opened(Opened::Scenario(Box::new(s))));
             }
             let lanes =
                 Recording::lanes_from_session(s, progress).ok_or_else(|| anyhow!("{}: cancelled", path.display()))?;
             Ok(Finished::Opened(Opened::Recording(lanes)))
-        })
+        });
+        job.stream = Some(LoadStream { rx, total: 0, shown: 0, lane: None, pending: None });
+        job
     }
 
     /// Saves `header` with each lane's `events` (shared with the stores, not copied; the second
@@ -169,9 +199,12 @@ impl FileJob {
         !matches!(self.result.recv_timeout(timeout), Err(crossbeam_channel::RecvTimeoutError::Timeout))
     }
 
-    /// The share of the job done, 0 to 1.
+    /// The share of the job done, 0 to 1 (for a streaming open, of the events shown).
     pub fn fraction(&self) -> f32 {
-        self.progress.fraction()
+        match &self.stream {
+            Some(st) if st.total > 0 => 0.1 + 0.9 * (st.shown as f32 / st.total as f32).min(1.0),
+            _ => self.progress.fraction(),
+        }
     }
 
     pub fn phase(&self) -> Phase {
@@ -192,7 +225,12 @@ impl FileJob {
         };
         let name =
             self.path.file_name().map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into());
-        format!("{what} {name}: {} {:.0} %", self.phase().label(), self.fraction() * 100.0)
+        match &self.stream {
+            Some(st) if st.total > 0 => {
+                format!("{what} {name}: {} of {} events shown, {:.0} %", st.shown, st.total, self.fraction() * 100.0)
+            }
+            _ => format!("{what} {name}: {} {:.0} %", self.phase().label(), self.fraction() * 100.0),
+        }
     }
 }
 

@@ -104,6 +104,15 @@ impl Recording {
         }
     }
 
+    /// An empty recording of a session's header (its first lane), for events that follow
+    /// ([`crate::session::load_streaming`]).
+    pub fn from_header(s: &Session) -> Self {
+        let mut rec = Recording::new(s.scenario.clone());
+        rec.actions = s.actions.clone();
+        rec.transport = s.transport;
+        rec
+    }
+
     /// Unique per recording (a restart or an opened file makes a new one).
     pub fn id(&self) -> u64 {
         self.id
@@ -114,6 +123,12 @@ impl Recording {
     /// Each event goes through all of them before the next, the ledger first: an index or a
     /// series sample taken at an event sees the ground truth exactly as of that event.
     pub fn ingest(&mut self, events: Vec<Event>) {
+        self.ingest_iter(events);
+    }
+
+    /// [`Self::ingest`] of events taken from an iterator (an opening file's block, a slice of
+    /// it per frame).
+    pub fn ingest_iter(&mut self, events: impl IntoIterator<Item = Event>) {
         for e in events {
             self.ledger.observe_event(&e);
             self.messages.ingest(&e);

@@ -21,8 +21,9 @@ use anyhow::{anyhow, Result};
 use super::lines::parse_event_line;
 use super::{Progress, Session};
 
-/// Event lines per block a worker takes at a time (also the progress and cancel granularity).
-const BLOCK_LINES: usize = 32 * 1024;
+/// Bytes of event lines per block a worker takes at a time (also the progress, cancel and
+/// streaming granularity): about 22,000 events of 46 bytes.
+const BLOCK_BYTES: usize = 1 << 20;
 /// Start of the event section as ackscope writes it.
 const EVENTS_OPEN: &str = "\nevents:[\n";
 
@@ -38,22 +39,41 @@ struct Block {
 /// not laid out as ackscope writes it or anything in it is invalid (then parse it with `ron`),
 /// an error only when `progress` was cancelled.
 pub(super) fn parse(text: &str, origin: &str, progress: Option<&Arc<Progress>>) -> Option<Result<Session>> {
+    let (mut session, section) = split(text)?;
+    let mut events = Vec::with_capacity(section.bytes().filter(|&b| b == b'\n').count());
+    let ok = parse_section(section, progress, |block| events.extend(block));
+    if progress.is_some_and(|p| p.is_cancelled()) {
+        return Some(Err(anyhow!("{origin}: cancelled")));
+    }
+    if !ok {
+        return None;
+    }
+    session.events = events;
+    Some(Ok(session))
+}
+
+/// The session header (everything but the events, parsed by `ron`) and the event section of
+/// `text`; `None` when the text is not laid out as ackscope writes it.
+pub(super) fn split(text: &str) -> Option<(Session, &str)> {
     let open = text.find(EVENTS_OPEN)?;
     let start = open + EVENTS_OPEN.len();
     // The section ends at the first line that starts with `]` (event lines start with `(`).
     let end = start + text[start - 1..].find("\n]")?;
     let section = &text[start..end];
     let header_text = format!("{}]{}", &text[..start - 1], &text[end + 1..]);
-    let mut session: Session = super::strict::ron_options().from_str(&header_text).ok()?;
-    if !session.events.is_empty() {
-        return None;
-    }
-    let lines = section.bytes().filter(|&b| b == b'\n').count();
+    let session: Session = super::strict::ron_options().from_str(&header_text).ok()?;
+    session.events.is_empty().then_some((session, section))
+}
+
+/// Parses the event section's lines on every core and hands the events to `sink` in order, a
+/// block at a time as soon as every block before it is parsed (so a caller can show them while
+/// the rest is parsed); false when a line is invalid or a time falls before the start (the
+/// blocks handed over so far are then not the file's), or when `progress` was cancelled.
+pub(super) fn parse_section(section: &str, progress: Option<&Arc<Progress>>, mut sink: impl FnMut(Vec<Event>)) -> bool {
     let blocks = split_blocks(section);
     let next = AtomicUsize::new(0);
     let done = AtomicU64::new(0);
     let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
-    let mut events = Vec::with_capacity(lines);
     let ok = std::thread::scope(|scope| {
         let (tx, rx) = mpsc::channel::<(usize, Option<Block>)>();
         for _ in 0..workers {
@@ -76,7 +96,7 @@ pub(super) fn parse(text: &str, origin: &str, progress: Option<&Arc<Progress>>) 
         }
         drop(tx);
         // Join the blocks in order as they arrive, so at most the blocks parsed ahead of the
-        // next one wait beside the joined events.
+        // next one wait.
         let mut waiting = BTreeMap::new();
         let (mut joined, mut offset_us) = (0, 0i64);
         for (i, block) in rx {
@@ -86,42 +106,38 @@ pub(super) fn parse(text: &str, origin: &str, progress: Option<&Arc<Progress>>) 
                 if offset_us + block.min_us < 0 {
                     return false;
                 }
-                events.extend(block.events.into_iter().map(|mut e| {
-                    e.time = SimTime((e.time.0 as i64 + offset_us) as u64);
-                    e
-                }));
+                sink(
+                    block
+                        .events
+                        .into_iter()
+                        .map(|mut e| {
+                            e.time = SimTime((e.time.0 as i64 + offset_us) as u64);
+                            e
+                        })
+                        .collect(),
+                );
                 offset_us += block.sum_us;
                 joined += 1;
             }
         }
         joined == blocks.len()
     });
-    if progress.is_some_and(|p| p.is_cancelled()) {
-        return Some(Err(anyhow!("{origin}: cancelled")));
-    }
-    if !ok {
-        return None;
-    }
-    session.events = events;
-    Some(Ok(session))
+    ok && !progress.is_some_and(|p| p.is_cancelled())
 }
 
-/// The section cut into blocks of about [`BLOCK_LINES`] whole lines.
+/// The section cut into blocks of about [`BLOCK_BYTES`] of whole lines.
+///
+/// Cut by size, looking only near each cut for the line's end: counting every line first was
+/// a pass over the whole text before the first block could be parsed (and shown).
 fn split_blocks(section: &str) -> Vec<&str> {
-    let mut blocks = Vec::new();
+    let mut blocks = Vec::with_capacity(section.len() / BLOCK_BYTES + 1);
     let mut rest = section;
     while !rest.is_empty() {
-        let mut cut = rest.len();
-        let mut seen = 0;
-        for (i, b) in rest.bytes().enumerate() {
-            if b == b'\n' {
-                seen += 1;
-                if seen == BLOCK_LINES {
-                    cut = i + 1;
-                    break;
-                }
-            }
-        }
+        let cut = match rest.as_bytes().get(BLOCK_BYTES..) {
+            // Just after a newline: always a character boundary.
+            Some(tail) => tail.iter().position(|&b| b == b'\n').map_or(rest.len(), |i| BLOCK_BYTES + i + 1),
+            None => rest.len(),
+        };
         blocks.push(&rest[..cut]);
         rest = &rest[cut..];
     }
@@ -130,7 +146,7 @@ fn split_blocks(section: &str) -> Vec<&str> {
 
 /// Parses a block's event lines; `None` when a line is invalid.
 fn parse_block(block: &str) -> Option<Block> {
-    let mut events = Vec::with_capacity(BLOCK_LINES);
+    let mut events = Vec::with_capacity(block.len() / 32);
     let (mut t, mut min_us) = (0i64, 0i64);
     for line in block.lines() {
         let (dt, kind) = parse_line(line)?;

@@ -26,6 +26,7 @@ mod lines;
 mod progress;
 mod rerun;
 pub mod stream;
+mod stream_load;
 pub mod strict;
 
 use std::path::{Path, PathBuf};
@@ -38,6 +39,7 @@ use serde::{Deserialize, Serialize};
 
 pub use progress::{Phase, Progress};
 pub use rerun::{apply_and_record, apply_change, rerun, rerun_all, run_lane};
+pub use stream_load::{load_streaming, Loading};
 
 /// Version of the file layout; bumped on incompatible changes. Version 1 is still read.
 pub const FORMAT_VERSION: u32 = 2;
@@ -194,7 +196,7 @@ pub fn skip_verification_from_now_on() {
     SKIP_VERIFY.store(true, Ordering::Relaxed);
 }
 
-fn default_verify() -> Verify {
+pub(super) fn default_verify() -> Verify {
     if SKIP_VERIFY.load(Ordering::Relaxed) {
         Verify::Skip
     } else {
@@ -221,7 +223,7 @@ struct SessionOut<'a> {
 }
 
 const CHECKSUM_PLACEHOLDER: &str = "0000000000000000";
-const CHECKSUM_KEY: &str = "checksum:Some(\"";
+pub(super) const CHECKSUM_KEY: &str = "checksum:Some(\"";
 /// Bytes between two progress reports while reading, checking or writing.
 const PROGRESS_STEP: usize = 1 << 20;
 
@@ -298,7 +300,7 @@ pub fn from_text_verified(text: &str, origin: &str, verify: Verify) -> Result<Se
 }
 
 /// Checks the stored checksum against the text; `Ok(false)` when the file has none.
-fn check_sum(text: &str, origin: &str, progress: Option<&Arc<Progress>>) -> Result<bool> {
+pub(super) fn check_sum(text: &str, origin: &str, progress: Option<&Arc<Progress>>) -> Result<bool> {
     let Some(key_at) = text.rfind(CHECKSUM_KEY) else { return Ok(false) };
     let at = key_at + CHECKSUM_KEY.len();
     let Some(stored) = text.get(at..at + 16) else { bail!("{origin}: truncated in the checksum") };
@@ -317,7 +319,12 @@ fn check_sum(text: &str, origin: &str, progress: Option<&Arc<Progress>>) -> Resu
 }
 
 /// [`from_text`], reporting the checking and parsing phases to `progress`.
-fn from_text_with(text: &str, origin: &str, progress: Option<&Arc<Progress>>, verify: Verify) -> Result<Session> {
+pub(super) fn from_text_with(
+    text: &str,
+    origin: &str,
+    progress: Option<&Arc<Progress>>,
+    verify: Verify,
+) -> Result<Session> {
     let version = check_version(text, origin)?;
     let summed = match verify {
         Verify::Checksum => check_sum(text, origin, progress)?,
@@ -339,7 +346,23 @@ fn from_text_with(text: &str, origin: &str, progress: Option<&Arc<Progress>>, ve
         })?,
     };
     let mut session = session;
-    if verify == Verify::Checksum && !summed && (session.has_events() || session.checksum.is_some()) {
+    let has_events = session.has_events();
+    finish_header_of(&mut session, origin, version, verify, summed, has_events)?;
+    Ok(session)
+}
+
+/// Checks and completes a parsed session's header (its events may be parsed apart: `has_events`
+/// says whether it has any): a recording without a checksum is refused unless `verify` skips
+/// it, version 1's change log becomes the action log, and every value is validated.
+pub(super) fn finish_header_of(
+    session: &mut Session,
+    origin: &str,
+    version: u32,
+    verify: Verify,
+    summed: bool,
+    has_events: bool,
+) -> Result<()> {
+    if verify == Verify::Checksum && !summed && (has_events || session.checksum.is_some()) {
         bail!(
             "{origin}: the recording has no checksum line (it was edited or cut short), so it cannot be verified; \
              --no-verify opens it anyway"
@@ -354,13 +377,12 @@ fn from_text_with(text: &str, origin: &str, progress: Option<&Arc<Progress>>, ve
     } else if !session.changes.is_empty() {
         bail!("{origin}: `changes` is how version 1 files wrote the action log; version {version} writes `actions`");
     }
-    session.validate().map_err(|e| anyhow!("{origin}: {e}"))?;
-    Ok(session)
+    session.validate().map_err(|e| anyhow!("{origin}: {e}"))
 }
 
 /// Refuses a version this build cannot read before a full parse (whose errors would be less
 /// helpful); returns the version.
-fn check_version(text: &str, origin: &str) -> Result<u32> {
+pub(super) fn check_version(text: &str, origin: &str) -> Result<u32> {
     let head: String = text.chars().take(512).collect();
     let Some(i) = head.find("format_version") else {
         bail!("{origin}: not an ackscope session or scenario (no format_version near the start)");
@@ -395,8 +417,14 @@ pub fn load_with_progress(path: &Path, progress: &Arc<Progress>) -> Result<Sessi
 }
 
 fn load_with(path: &Path, progress: Option<&Arc<Progress>>, verify: Verify) -> Result<Session> {
-    use std::io::Read;
     let origin = path.display().to_string();
+    let text = read_text(path, &origin, progress)?;
+    from_text_with(&text, &origin, progress, verify)
+}
+
+/// The file's text, read in blocks so `progress` sees it grow and can cancel it.
+pub(super) fn read_text(path: &Path, origin: &str, progress: Option<&Arc<Progress>>) -> Result<String> {
+    use std::io::Read;
     let mut file = std::fs::File::open(path).with_context(|| format!("{origin}: cannot read"))?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     if let Some(p) = progress {
@@ -417,9 +445,7 @@ fn load_with(path: &Path, progress: Option<&Arc<Progress>>, verify: Verify) -> R
             }
         }
     }
-    let text = String::from_utf8(bytes)
-        .map_err(|e| anyhow!("{origin}: not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))?;
-    from_text_with(&text, &origin, progress, verify)
+    String::from_utf8(bytes).map_err(|e| anyhow!("{origin}: not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
 }
 
 /// Saves atomically: writes beside `path`, syncs, renames over it.

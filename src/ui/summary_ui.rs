@@ -1,10 +1,12 @@
 //! The Summary tab: the comparison metrics for each lane (both strategies in A/B), over the events
-//! up to the cursor, folded incrementally ([`SummaryFold`]) so a frame stays cheap.
+//! up to the cursor, folded a bounded number of events per frame ([`SummaryFold`]) so a frame
+//! stays cheap however long the run; until the fold has caught up with the cursor, the figures
+//! shown are those of the instant the label names.
 
 use ackscope_protocol::SimTime;
 
 use super::lanes::PerLane;
-use crate::model::index::summary::{SummaryFigures, REFRESH};
+use crate::model::index::summary::{SummaryFigures, FOLD_BUDGET, REFRESH};
 use crate::model::index::SummaryFold;
 use crate::model::Recording;
 
@@ -56,11 +58,12 @@ pub fn summary_ui(lanes: &[Recording], folds: &mut PerLane<SummaryFold>, cursor:
     let mut computed = Vec::with_capacity(lanes.len());
     for (lane, fold) in folds.zip(lanes) {
         let n = lane.store.events_until(cursor).len();
-        if !fold.advance(lane, n) {
+        if !fold.advance_within(lane, n, FOLD_BUDGET) {
             shown_at = fold.shown_at(lane);
-            ui.ctx().request_repaint_after(REFRESH);
+            // Folding goes on next frame; finishing waits for the cursor to rest or REFRESH.
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(16).min(REFRESH));
         }
-        computed.push(rows(&fold.finish(lane)));
+        computed.push(fold.figures().map(rows).unwrap_or_default());
     }
     ui.label(format!("Metrics over the events up to {:.2} s.", shown_at.as_secs_f64()));
     egui::Grid::new("summary_grid").striped(true).num_columns(lanes.len() + 1).show(ui, |ui| {
