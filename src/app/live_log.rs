@@ -28,7 +28,7 @@ use crate::session::{Progress, Session};
 
 /// Memory a recording is reckoned to take per event (log, ledger, indexes, series).
 ///
-/// `examples/live_memory.rs` measures 109 bytes per event at 1000 packets/s each way; the rest is
+/// `examples/live_memory.rs` measures about 101 bytes per event at 1000 packets/s each way; the rest is
 /// headroom for the allocator's slack and the copy a rebuild holds while it runs.
 pub const BYTES_PER_EVENT: u64 = 200;
 
