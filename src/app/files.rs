@@ -62,6 +62,9 @@ pub struct FileJob {
     pub path: PathBuf,
     /// For a save: what the window held when it started (marked saved once it finished).
     pub(super) mark: Option<SavedMark>,
+    /// For a save: the events the file holds, when not the window's (a trimmed live run's
+    /// stream file holds the whole run).
+    pub(super) events: Option<u64>,
     progress: Arc<Progress>,
     result: Receiver<Result<Finished>>,
 }
@@ -97,7 +100,7 @@ impl FileJob {
                 let _ = tx.send(work(&file, &p));
             })
             .expect("spawn file thread");
-        Self { kind, path: path.to_path_buf(), mark: None, progress, result: rx }
+        Self { kind, path: path.to_path_buf(), mark: None, events: None, progress, result: rx }
     }
 
     /// Loads `path` and builds its recording (with every index) on a worker thread.

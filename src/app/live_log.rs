@@ -76,8 +76,9 @@ pub struct LiveLog {
     lanes: Vec<LaneLog>,
     /// Stream files of runs finished in this window, newest last.
     finished: Vec<PathBuf>,
-    /// Recordings of finished runs that were trimmed, with the stream file holding all of them.
-    trimmed: Vec<(u64, PathBuf)>,
+    /// Recordings of finished runs that were trimmed, with the stream file holding all of them
+    /// and its event count.
+    trimmed: Vec<(u64, PathBuf, u64)>,
 }
 
 impl LiveLog {
@@ -169,16 +170,17 @@ impl LiveLog {
     }
 
     /// The stream file (flushed) holding every event of `rec` when `rec` is a live lane, or the
-    /// lane of a finished run, that dropped events from memory: a save copies it.
-    pub fn full_log(&mut self, rec: &Recording) -> Option<PathBuf> {
+    /// lane of a finished run, that dropped events from memory, and how many events it holds:
+    /// a save copies it (and names that count, not the window's).
+    pub fn full_log(&mut self, rec: &Recording) -> Option<(PathBuf, u64)> {
         for l in &mut self.lanes {
             if l.trimmed_id == Some(rec.id()) {
                 let stream = l.stream.as_mut()?;
                 stream.flush().ok()?;
-                return Some(stream.path().to_path_buf());
+                return Some((stream.path().to_path_buf(), stream.events()));
             }
         }
-        self.trimmed.iter().find(|(id, _)| *id == rec.id()).map(|(_, p)| p.clone())
+        self.trimmed.iter().find(|(id, ..)| *id == rec.id()).map(|(_, p, n)| (p.clone(), *n))
     }
 
     /// The stream files of the run (one per lane), flushed.
@@ -212,10 +214,10 @@ impl LiveLog {
     pub fn finish(&mut self) {
         for l in self.lanes.drain(..) {
             if let Some(s) = l.stream {
-                let path = s.path().to_path_buf();
+                let (path, events) = (s.path().to_path_buf(), s.events());
                 if s.finish().is_ok() {
                     if let Some(id) = l.trimmed_id {
-                        self.trimmed.push((id, path.clone()));
+                        self.trimmed.push((id, path.clone(), events));
                     }
                     self.finished.push(path);
                 }

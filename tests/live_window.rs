@@ -1,0 +1,59 @@
+//! A live run that keeps only a window in memory, driven in the window: what a save says, what
+//! scrubbing before the window shows, and the limits in Settings.
+
+mod common;
+
+use std::path::PathBuf;
+
+use ackscope::app::live_log::LiveLog;
+use ackscope::app::AppState;
+use ackscope::ui::WindowView;
+use ackscope::window::frame_ui;
+use ackscope_protocol::Scenario;
+use common::step_until;
+use egui_kittest::Harness;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ackscope-live-window-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The whole window, streaming live runs to `dir` and keeping `window_s` of run time in memory.
+fn window(dir: &std::path::Path, window_s: f64) -> Harness<'static, AppState> {
+    let mut state = AppState::new(Scenario::default(), || {});
+    state.settings.intro_dismissed = true;
+    state.live_log = LiveLog::new(dir.to_path_buf());
+    state.live_log.limits.window_s = window_s;
+    let mut view = WindowView::default();
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 900.0))
+        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+}
+
+/// Runs live until `secs` of run time are recorded and the window dropped events, then stops.
+fn run_trimmed(h: &mut Harness<'static, AppState>, secs: f64) {
+    h.state_mut().start();
+    let until = ackscope_protocol::SimTime((secs * 1e6) as u64);
+    let ran = step_until(h, 30.0, |s| s.end_time() >= until && s.live_log.trimmed());
+    assert!(ran, "the live run did not reach {secs} s with a trimmed window");
+    h.state_mut().stop();
+}
+
+#[test]
+fn saving_a_trimmed_run_names_the_events_of_the_saved_file_not_the_windows() {
+    let dir = temp_dir("save");
+    let mut h = window(&dir, 1.0);
+    run_trimmed(&mut h, 4.0);
+    let in_memory = h.state().lanes[0].store.len();
+    let path = dir.join("saved.ron");
+    h.state_mut().save_path(&path);
+    assert!(step_until(&mut h, 20.0, |s| s.file_jobs().is_empty()), "the save did not finish");
+    assert!(h.state().error.is_none(), "{:?}", h.state().error);
+    let saved = ackscope::session::load(&path).unwrap();
+    assert!(saved.events.len() > in_memory, "{} saved, {in_memory} in memory", saved.events.len());
+    let notice = h.state().notice.clone().unwrap_or_default();
+    assert!(notice.contains(&format!("{} events", saved.events.len())), "{notice}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
