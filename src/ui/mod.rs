@@ -13,6 +13,7 @@ mod input;
 mod lanes;
 pub mod packets_ui;
 pub mod plots_ui;
+mod settings_ui;
 pub mod slices_ui;
 mod status_ui;
 mod summary_ui;
