@@ -66,11 +66,15 @@ fn main() {
         events += batch.len();
         log.ingest(0, &mut lanes[0], batch, Vec::new()).expect("ingest");
         most = most.max(lanes[0].store.len());
-        if now % 600_000_000 == 0 {
+        if now % 300_000_000 == 0 {
+            let lane = &lanes[0];
             println!(
-                "  {:2} min: {events} events, {} in memory, RSS {:.0} MiB (peak {:.0} MiB), {:.0} s wall",
+                "  {:2} min: {events} events, {} in memory ({} messages, {} packet rows, ledger table {}), RSS {:.0} MiB (peak {:.0} MiB), {:.0} s wall",
                 now / 60_000_000,
-                lanes[0].store.len(),
+                lane.store.len(),
+                lane.messages.len(),
+                lane.packets.len(),
+                lane.ledger.table_len(),
                 memory::status_mib("VmRSS"),
                 memory::status_mib("VmHWM"),
                 t.elapsed().as_secs_f64()

@@ -93,6 +93,11 @@ pub enum AppCommand {
     DismissNotice,
     DismissIntro,
     SetDark(bool),
+    /// Set the live limits (minutes of run time, MiB of memory): the run going on and later ones.
+    SetLiveLimits {
+        window_min: f64,
+        max_mib: u64,
+    },
     SetTab(Tab),
     /// Start a Tune sweep (cancelling one still running).
     TuneRun(TuneSetup),
@@ -238,6 +243,11 @@ impl AppState {
             AppCommand::DismissNotice => self.notice = None,
             AppCommand::DismissIntro => self.settings.intro_dismissed = true,
             AppCommand::SetDark(d) => self.settings.dark = d,
+            AppCommand::SetLiveLimits { window_min, max_mib } => {
+                self.settings.live_window_min = window_min;
+                self.settings.live_max_mib = max_mib;
+                self.live_log.limits = self.settings.live_limits();
+            }
             AppCommand::SetTab(t) => self.settings.tab = t,
             AppCommand::TuneRun(setup) => {
                 let wake = self.wake.clone();

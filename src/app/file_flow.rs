@@ -80,7 +80,11 @@ impl AppState {
             _ => None,
         };
         let mut job = match full {
-            Some(full) => FileJob::copy(path, full, self.wake.clone()),
+            Some((full, events)) => {
+                let mut job = FileJob::copy(path, full, self.wake.clone());
+                job.events = Some(events);
+                job
+            }
             None => {
                 let events = self.lanes.iter().map(|l| l.store.shared_events()).collect();
                 FileJob::save(path, header, events, self.wake.clone())
@@ -153,7 +157,7 @@ impl AppState {
 
     /// A save finished: say so, remember the file, and carry out what waited for it.
     fn saved_to(&mut self, job: FileJob, bytes: u64) {
-        let events = job.mark.as_ref().map_or(0, |m| m.events());
+        let events = job.events.unwrap_or_else(|| job.mark.as_ref().map_or(0, |m| m.events() as u64));
         self.notice = Some(format!("Saved {} ({}, {events} events).", job.path.display(), human_size(bytes)));
         self.remember(&job.path);
         if let Some(mark) = job.mark {

@@ -78,6 +78,9 @@ pub struct FileJob {
     pub path: PathBuf,
     /// For a save: what the window held when it started (marked saved once it finished).
     pub(super) mark: Option<SavedMark>,
+    /// For a save: the events the file holds, when not the window's (a trimmed live run's
+    /// stream file holds the whole run).
+    pub(super) events: Option<u64>,
     progress: Arc<Progress>,
     result: Receiver<Result<Finished>>,
     /// An open's header and events as they are parsed.
@@ -115,7 +118,7 @@ impl FileJob {
                 let _ = tx.send(work(&file, &p));
             })
             .expect("spawn file thread");
-        Self { kind, path: path.to_path_buf(), mark: None, progress, result: rx, stream: None }
+        Self { kind, path: path.to_path_buf(), mark: None, events: None, progress, result: rx, stream: None }
     }
 
     /// Loads `path` on a worker thread, handing its header and events over as they are parsed

@@ -193,6 +193,7 @@ impl AppState {
             Transport::InProcess => Some(Box::new(LiveRun::spawn(scenarios, move || wake()))),
         };
         if self.live.is_some() {
+            self.live_log.limits = self.settings.live_limits();
             if let Err(e) = self.live_log.start(&self.lanes) {
                 self.error = Some(format!("streaming the run to disk: {e:#}"));
             }

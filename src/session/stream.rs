@@ -11,11 +11,11 @@
 //! [`FLUSH_EVERY`] of wall time old); one killed while writing a flush is read by [`recover`].
 
 use std::fs::File;
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ackscope_protocol::{Event, Step};
+use ackscope_protocol::{Event, EventKind, SimTime, Step};
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
 
@@ -213,6 +213,39 @@ pub fn recover(path: &Path) -> Result<Option<Session>> {
     };
     session.duration_us = session.events.last().map_or(0, |e| e.time.0);
     Ok(Some(session))
+}
+
+/// The events of the stream file `path` in `[from, until)`, read line by line without loading
+/// the rest: what a live run shows when scrubbed before the window it keeps in memory.
+///
+/// Reading stops at the first event at or after `until` (events are in time order), at the end
+/// of the events, or at a line cut short (a file being written or left by a killed app), so a
+/// range near the start of an hour-long file costs little. Run it on a worker thread: it
+/// parses every line before `until` (about 1.4 µs each).
+pub fn read_range(path: &Path, from: SimTime, until: SimTime) -> Result<Vec<Event>> {
+    let origin = path.display().to_string();
+    let file = File::open(path).with_context(|| format!("{origin}: cannot read"))?;
+    let mut lines = BufReader::with_capacity(1 << 20, file).lines();
+    for line in lines.by_ref() {
+        if line.with_context(|| format!("{origin}: cannot read"))? == "events:[" {
+            break;
+        }
+    }
+    let (mut out, mut prev_us) = (Vec::new(), 0u64);
+    for line in lines {
+        let line = line.with_context(|| format!("{origin}: cannot read"))?;
+        let Some(item) = line.strip_suffix(',').filter(|l| l.ends_with(')')) else { break };
+        let (dt, kind): (i64, EventKind) = ron::from_str(item).map_err(|e| anyhow!("{origin}: event line: {e}"))?;
+        prev_us = prev_us.checked_add_signed(dt).ok_or_else(|| anyhow!("{origin}: event time out of range"))?;
+        let time = SimTime(prev_us);
+        if time >= until {
+            break;
+        }
+        if time >= from {
+            out.push(Event { time, kind });
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ mod plot_markers;
 pub mod plot_series;
 pub mod plot_window;
 pub mod plots_ui;
+mod settings_ui;
 pub mod slices_ui;
 mod status_ui;
 mod summary_ui;

@@ -91,6 +91,7 @@ pub fn top_bar_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand
         if ui.button(theme).on_hover_text("Switch between dark and light themes").clicked() {
             cmds.push(AppCommand::SetDark(!state.settings.dark));
         }
+        super::settings_ui::settings_menu_ui(state, ui, cmds);
     });
     ui.horizontal(|ui| super::cursor_ui::cursor_ui(state, ui, cmds));
 }

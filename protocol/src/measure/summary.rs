@@ -43,7 +43,10 @@ pub fn summarize(events: &[Event]) -> (PacketTotals, EstimateSummary) {
 }
 
 /// [`summarize`] fed in pieces, for views that extend it as time moves forward.
-#[derive(Debug, Clone, Default)]
+///
+/// Its ledger only counts ([`PacketLedger::counting`]): a simulation feeds it every event of a
+/// run however long, and the totals need no per-send record once the send is settled.
+#[derive(Debug, Clone)]
 pub struct SummaryAccumulator {
     ledger: PacketLedger,
     /// Each side's last estimates (None until it reports).
@@ -54,6 +57,19 @@ pub struct SummaryAccumulator {
     /// Per side: sum and count of loss estimates after the warm-up.
     loss_sum: [f64; 2],
     loss_n: [u64; 2],
+}
+
+impl Default for SummaryAccumulator {
+    fn default() -> Self {
+        Self {
+            ledger: PacketLedger::counting(),
+            last_stats: [None; 2],
+            has_rtt: [false; 2],
+            has_loss: [false; 2],
+            loss_sum: [0.0; 2],
+            loss_n: [0; 2],
+        }
+    }
 }
 
 impl SummaryAccumulator {

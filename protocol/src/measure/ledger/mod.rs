@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::event::{Dir, DropReason, Event, EventKind, Side, SimTime};
 
 mod queries;
+mod retire;
 
 /// Ground-truth counters, totals over both directions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -156,8 +157,14 @@ const NO_UID: u64 = u64::MAX;
 /// Every send of a run with its ground truth, folded from events; see the module doc.
 #[derive(Debug, Clone, Default)]
 pub struct PacketLedger {
-    /// Indexed by uid (ids are small and dense: the simulation counts from 0).
+    /// Indexed by uid minus `uid_base` (ids are dense: the simulation counts from 0, and a live
+    /// window rebuilt from a run's newest events starts wherever its first send is, so the
+    /// table covers the window's ids, not every id of the run).
     records: Vec<Record>,
+    /// The uid of `records[0]`.
+    uid_base: u64,
+    /// A counting ledger's forgotten and unsettled records (see [`PacketLedger::counting`]).
+    retired: retire::Retired,
     /// Per direction: the send that last carried each 16-bit sequence (allocated on first use).
     last_uid: [Vec<u64>; 2],
     /// Per direction: (time entering the link, uid), in time order.
@@ -220,7 +227,9 @@ impl PacketLedger {
                 self.link_sent[dir.index()] += 1;
                 let sends = &mut self.link_sends[dir.index()];
                 // One direction's sends come in time order; a late batch is put in its place.
-                if sends.last().is_none_or(|&(s, _)| s <= t) {
+                if self.retired.on {
+                    // A counting ledger answers no loss-over-time question: it keeps none.
+                } else if sends.last().is_none_or(|&(s, _)| s <= t) {
                     sends.push((t, uid));
                 } else {
                     let at = sends.partition_point(|&(s, _)| s <= t);
@@ -273,19 +282,49 @@ impl PacketLedger {
     }
 
     fn record_mut(&mut self, uid: u64) -> Option<&mut Record> {
-        let len = self.records.len() as u64;
-        if uid >= len {
-            if uid - len > MAX_UID_JUMP {
+        if uid < self.retired.below {
+            return self.retired.stragglers.get_mut(&uid);
+        }
+        if self.records.is_empty() {
+            self.uid_base = uid;
+        }
+        if uid < self.uid_base {
+            // An earlier id folded later (the UDP runtime's sides, or a send from before a live
+            // window's first one): the table grows at the front, rarely and by little.
+            let grow = self.uid_base - uid;
+            if grow > MAX_UID_JUMP {
                 return None;
             }
-            self.records.resize(uid as usize + 1, Record::default());
+            self.records.splice(0..0, std::iter::repeat_n(Record::default(), grow as usize));
+            self.uid_base = uid;
         }
-        self.records.get_mut(uid as usize)
+        let (i, len) = (uid - self.uid_base, self.records.len() as u64);
+        if i >= len {
+            if i - len > MAX_UID_JUMP {
+                return None;
+            }
+            self.retire_settled();
+            let i = uid - self.uid_base;
+            self.records.resize(i as usize + 1, Record::default());
+        }
+        self.records.get_mut((uid - self.uid_base) as usize)
+    }
+
+    /// The record of `uid`, when the ledger holds it.
+    fn record(&self, uid: u64) -> Option<&Record> {
+        if uid < self.retired.below {
+            return self.retired.stragglers.get(&uid);
+        }
+        self.records.get(usize::try_from(uid.checked_sub(self.uid_base)?).ok()?)
     }
 
     fn latest_mut(&mut self, sender: Side, seq: u32) -> Option<&mut Record> {
         let uid = self.uid_of(sender, seq as u16)?;
-        self.records.get_mut(uid as usize)
+        if uid < self.retired.below {
+            return self.retired.stragglers.get_mut(&uid);
+        }
+        let i = usize::try_from(uid.checked_sub(self.uid_base)?).ok()?;
+        self.records.get_mut(i)
     }
 
     fn on_delivered(&mut self, t: SimTime, dir: Dir, uid: u64, delay_us: u32) {

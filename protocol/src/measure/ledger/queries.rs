@@ -14,7 +14,7 @@ impl PacketLedger {
 
     /// What the ledger knows of send `uid`.
     pub fn packet(&self, uid: u64) -> Option<PacketRecord> {
-        let r = self.records.get(usize::try_from(uid).ok()?)?;
+        let r = self.record(uid)?;
         let known = r.dir.is_some() || r.seq.is_some();
         known.then(|| PacketRecord {
             uid,
@@ -36,9 +36,14 @@ impl PacketLedger {
         })
     }
 
+    /// Sends the per-send table holds room for (the live window's memory figure watches it).
+    pub fn table_len(&self) -> usize {
+        self.records.len()
+    }
+
     /// Every send known, in uid order.
     pub fn packets(&self) -> impl Iterator<Item = PacketRecord> + '_ {
-        (0..self.records.len() as u64).filter_map(|uid| self.packet(uid))
+        (self.uid_base..self.uid_base + self.records.len() as u64).filter_map(|uid| self.packet(uid))
     }
 
     /// The link's verdict on send `uid` as known at `t`.
@@ -146,10 +151,7 @@ impl PacketLedger {
         if sends.is_empty() {
             return None;
         }
-        let dropped = sends
-            .iter()
-            .filter(|(_, uid)| self.records.get(*uid as usize).is_some_and(|r| r.dropped.is_some()))
-            .count();
+        let dropped = sends.iter().filter(|(_, uid)| self.record(*uid).is_some_and(|r| r.dropped.is_some())).count();
         Some(dropped as f64 * 100.0 / sends.len() as f64)
     }
 }

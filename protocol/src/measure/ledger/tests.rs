@@ -116,3 +116,21 @@ fn a_malformed_copy_is_charged_to_the_delivery_of_the_same_instant() {
     l.observe(&[ev(5, EventKind::Malformed { side: Side::B, reason: crate::event::MalformedReason::Foreign })]);
     assert_eq!(l.packet(0).unwrap().malformed_at, Some(SimTime(2)));
 }
+
+#[test]
+fn a_ledger_of_a_late_window_holds_its_own_sends_only_also_when_folded_out_of_order() {
+    // A live window rebuilt an hour in: its first send is far beyond any id jump allowed from 0.
+    let base = 3 * MAX_UID_JUMP;
+    let mut l = PacketLedger::new();
+    // Side B's batch comes first (the UDP runtime's order), then side A's earlier id.
+    l.observe(&sent(10, Side::B, 7, base + 1));
+    l.observe(&sent(10, Side::A, 4, base));
+    l.observe(&[ev(15, EventKind::LinkDelivered { dir: Dir::AtoB, uid: base, delay_us: 5 })]);
+    l.observe(&[ev(20, EventKind::PacketAcked { side: Side::A, seq: 4 })]);
+    assert_eq!(l.table_len(), 2);
+    let p = l.packet(base).expect("the first send is known");
+    assert_eq!((p.seq, p.delivered_at, p.acked_at), (Some(4), Some(SimTime(15)), Some(SimTime(20))));
+    assert_eq!(l.packet(base + 1).and_then(|p| p.dir), Some(Dir::BtoA));
+    assert_eq!(l.packets().count(), 2);
+    assert_eq!(l.false_acks(), 0);
+}

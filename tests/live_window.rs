@@ -1,0 +1,106 @@
+//! A live run that keeps only a window in memory, driven in the window: what a save says, what
+//! scrubbing before the window shows, and the limits in Settings.
+
+mod common;
+
+use std::path::PathBuf;
+
+use ackscope::app::live_log::LiveLog;
+use ackscope::app::AppState;
+use ackscope::ui::WindowView;
+use ackscope::window::frame_ui;
+use ackscope_protocol::Scenario;
+use common::step_until;
+use egui::accesskit::Role;
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ackscope-live-window-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The whole window, streaming live runs to `dir`.
+fn window(dir: &std::path::Path) -> Harness<'static, AppState> {
+    let mut state = AppState::new(Scenario::default(), || {});
+    state.settings.intro_dismissed = true;
+    state.live_log = LiveLog::new(dir.to_path_buf());
+    let mut view = WindowView::default();
+    Harness::builder()
+        .with_size(egui::vec2(1280.0, 900.0))
+        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+}
+
+/// Runs live keeping `window_s` of run time in memory (below what Settings allow, to be quick)
+/// until `secs` of run time are recorded and the window dropped events, then stops.
+fn run_trimmed(h: &mut Harness<'static, AppState>, window_s: f64, secs: f64) {
+    h.state_mut().start();
+    h.state_mut().live_log.limits.window_s = window_s;
+    let until = ackscope_protocol::SimTime((secs * 1e6) as u64);
+    let ran = step_until(h, 30.0, |s| s.end_time() >= until && s.live_log.trimmed());
+    assert!(ran, "the live run did not reach {secs} s with a trimmed window");
+    h.state_mut().stop();
+}
+
+#[test]
+fn saving_a_trimmed_run_names_the_events_of_the_saved_file_not_the_windows() {
+    let dir = temp_dir("save");
+    let mut h = window(&dir);
+    run_trimmed(&mut h, 1.0, 4.0);
+    let in_memory = h.state().lanes[0].store.len();
+    let path = dir.join("saved.ron");
+    h.state_mut().save_path(&path);
+    assert!(step_until(&mut h, 20.0, |s| s.file_jobs().is_empty()), "the save did not finish");
+    assert!(h.state().error.is_none(), "{:?}", h.state().error);
+    let saved = ackscope::session::load(&path).unwrap();
+    assert!(saved.events.len() > in_memory, "{} saved, {in_memory} in memory", saved.events.len());
+    let notice = h.state().notice.clone().unwrap_or_default();
+    assert!(notice.contains(&format!("{} events", saved.events.len())), "{notice}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Types `text` into the number field on the row of the label `label`, then Enter.
+fn type_beside(h: &mut Harness<'static, AppState>, label: &str, text: &str) {
+    let row = h.get_by_label(label).rect();
+    h.get_all_by_role(Role::SpinButton)
+        .filter(|n| (n.rect().center().y - row.center().y).abs() < 6.0 && n.rect().left() >= row.right())
+        .min_by(|a, b| a.rect().left().total_cmp(&b.rect().left()))
+        .expect("a number field beside the label")
+        .click();
+    h.step();
+    h.step();
+    let field = h.get_all_by_role(Role::SpinButton).find(|n| n.is_focused()).expect("a field in edit mode");
+    field.type_text(text);
+    h.step();
+    h.key_press(egui::Key::Enter);
+    h.step();
+}
+
+#[test]
+fn the_live_limits_are_set_in_the_settings_menu_within_their_ranges() {
+    let dir = temp_dir("settings");
+    let mut h = window(&dir);
+    h.state_mut().start();
+    h.step();
+    h.get_by_label("Settings").click();
+    // The menu settles its place (kept on screen) over the first frames.
+    for _ in 0..4 {
+        h.step();
+    }
+    type_beside(&mut h, "Time window", "5");
+    assert_eq!(h.state().settings.live_window_min, 5.0);
+    assert_eq!(h.state().live_log.limits.window_s, 300.0, "the run going on takes the new window");
+    // Below its range, the cap is brought up to the smallest allowed.
+    type_beside(&mut h, "Memory cap", "100");
+    assert_eq!(h.state().settings.live_max_mib, 256);
+    assert_eq!(h.state().live_log.limits.max_bytes, 256 << 20);
+    h.state_mut().stop();
+    // The next run starts with them too.
+    h.state_mut().live_log.limits = Default::default();
+    h.state_mut().start();
+    assert_eq!(h.state().live_log.limits.window_s, 300.0);
+    h.state_mut().stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
