@@ -180,7 +180,7 @@ impl Anomaly {
             AnomalyKind::Drop { seq: Some(s), .. } => format!("seq {s} {dir}"),
             AnomalyKind::Drop { seq: None, .. } => format!("a packet {dir}"),
             AnomalyKind::Nak { seq } => format!("seq {seq} reported lost"),
-            AnomalyKind::Spurious { msg, seq, send } => format!("msg {msg} again in seq {seq} ({})", send_label(send)),
+            AnomalyKind::Spurious { msg, seq, send } => format!("msg {msg} in seq {seq} ({})", send_label(send)),
             AnomalyKind::Stall { messages, wait_us } => format!(
                 "{messages} msg{} held up to {:.0} ms",
                 if messages == 1 { "" } else { "s" },

@@ -22,7 +22,7 @@ use crate::model::anomaly_filter::{AnomalyFilter, FilteredAnomalies, StripCounts
 use crate::model::Recording;
 
 /// Height of one lane's band of the strip.
-const STRIP_LANE_H: f32 = 9.0;
+const STRIP_LANE_H: f32 = 11.0;
 /// Width of one column of the strip, in points.
 const STRIP_COLUMN_W: f32 = 2.0;
 
@@ -188,13 +188,21 @@ pub fn strip_ui(
     let dark = ui.visuals().dark_mode;
     let painter = ui.painter_at(rect);
     let weak = ui.visuals().weak_text_color();
-    painter.text(
-        egui::pos2(rail.min - 8.0, rect.center().y),
-        egui::Align2::RIGHT_CENTER,
-        "anomalies",
-        egui::FontId::proportional(11.0),
-        weak,
-    );
+    // Each band named at its left: by its strategy in A/B, else "anomalies".
+    for (band, &lane) in shown.iter().enumerate() {
+        let (name, color) = match state.lanes.get(lane) {
+            Some(l) if n > 1 => (l.scenario.strategy.name(), super::colors::strategy_color(ui, l.scenario.strategy)),
+            _ => ("anomalies", weak),
+        };
+        let y = rect.top() + (band as f32 + 0.5) * STRIP_LANE_H;
+        painter.text(
+            egui::pos2(rail.min - 8.0, y),
+            egui::Align2::RIGHT_CENTER,
+            name,
+            egui::FontId::proportional(10.0),
+            color,
+        );
+    }
     let to_x = |t: SimTime| rail.min + rail.span() * (t.0 as f64 / end.0 as f64) as f32;
     let mut mesh = egui::Mesh::default();
     let band_bg = ui.visuals().extreme_bg_color;
@@ -272,15 +280,13 @@ fn filters_ui(state: &AppState, view: &mut AnomalyView, counts: &[usize; CLASSES
     let dark = ui.visuals().dark_mode;
     ui.horizontal_wrapped(|ui| {
         for class in AnomalyClass::ALL {
-            let on = view.filter.shows(class);
-            let text = RichText::new(format!("{} {}", class.name(), counts[class.index()]));
-            let text = if on { text.color(class_color(class, dark)) } else { text.weak() };
+            let mut on = view.filter.shows(class);
+            let text =
+                RichText::new(format!("{} {}", class.name(), counts[class.index()])).color(class_color(class, dark));
             let r = ui
-                .add(egui::Button::selectable(on, text))
+                .checkbox(&mut on, text)
                 .on_hover_text(format!("{}\nclick: show or hide; right-click: show only this", class.tip()));
-            if r.clicked() {
-                view.filter.classes[class.index()] = !on;
-            }
+            view.filter.classes[class.index()] = on;
             if r.secondary_clicked() {
                 view.filter.solo(class);
             }
@@ -373,7 +379,7 @@ fn lane_list_ui(
     let by_cursor = f.count_by(cursor);
     ui.label(format!("{} anomalies, {by_cursor} by the cursor (later ones greyed)", f.len()));
     let header = ui.add(
-        egui::Button::new(RichText::new("    time s  side  kind             description").monospace().weak())
+        egui::Button::new(RichText::new("   time s  side  kind             description").monospace().weak())
             .frame(false)
             .sense(egui::Sense::hover()),
     );
@@ -398,7 +404,7 @@ fn lane_list_ui(
             let fmt = |color: Color32| egui::TextFormat::simple(mono.clone(), if later { weak_c } else { color });
             let mut job = egui::text::LayoutJob::default();
             let side = if a.side == Side::A { "A" } else { "B" };
-            job.append(&format!("{:>10.4}  {side:<4}  ", a.time.as_secs_f64()), 0.0, fmt(text_c));
+            job.append(&format!("{:>9.3}  {side:<4}  ", a.time.as_secs_f64()), 0.0, fmt(text_c));
             job.append(&format!("{:<15}  ", class.name()), 0.0, fmt(class_color(class, dark)));
             job.append(&a.describe(&rec.anomalies), 0.0, fmt(text_c));
             let resp = ui.add(egui::Button::selectable(selected == Some(i), job)).on_hover_text(format!(
