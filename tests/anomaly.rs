@@ -135,6 +135,27 @@ fn spurious_resends_and_stalls_agree_with_the_compare_figures() {
 }
 
 #[test]
+fn a_live_run_extends_the_list_as_a_whole_log_would_build_it() {
+    let s = lossy(Strategy::Ue4, 15.0);
+    let mut sim = Simulation::new(s.clone());
+    sim.run_for_secs(15.0);
+    let events: Vec<_> = sim.drain_events().collect();
+    let mut whole = Recording::new(s.clone());
+    whole.ingest(events.clone());
+    // A live run: small batches, a filtered view updated between them as a frame would.
+    let mut live = Recording::new(s);
+    let mut f = FilteredAnomalies::default();
+    let filter = AnomalyFilter { stall_min_ms: 10.0, ..AnomalyFilter::default() };
+    for batch in events.chunks(61) {
+        live.ingest(batch.to_vec());
+        f.update(&live.anomalies, &filter);
+    }
+    assert_eq!(live.anomalies.list(), whole.anomalies.list(), "seed {SEED}");
+    assert_eq!(f.len(), whole.anomalies.len());
+    assert_eq!(f.rebuilds, 1, "the cache was extended, never rebuilt");
+}
+
+#[test]
 fn the_filtered_view_follows_its_filter_and_finds_neighbours() {
     let rec = record(lossy(Strategy::Glenn, 15.0), 20.0);
     let all = rec.anomalies.len();
