@@ -10,7 +10,7 @@ use ackscope::model::Recording;
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::{Dir, DropReason, EventKind, Scenario, SimTime, Simulation, Strategy};
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 
 const SEED: u64 = 11;
@@ -313,4 +313,52 @@ fn clicking_the_strip_jumps_to_the_nearest_anomaly_and_selects_its_packet() {
     let before = computed(&mut h);
     h.run_steps(3);
     assert_eq!(computed(&mut h), before, "the strip's counts are kept while nothing changes");
+}
+
+#[test]
+fn clicking_a_row_jumps_there_and_selects_what_its_tab_then_shows() {
+    let mut h = window();
+    let third = SimTime(h.state().0.end_time().0 / 3);
+    h.state_mut().0.playback.seek(third);
+    h.run_steps(2);
+    // The list scrolled to the cursor: a drop row near it is on screen.
+    let label = h
+        .get_all_by_label_contains("drop: loss")
+        .find(|n| n.accesskit_node().label().is_some_and(|l| l.contains("seq")))
+        .map(|n| n.accesskit_node().label().unwrap());
+    let label = label.expect("a drop row is shown");
+    let t: f64 = label.split_whitespace().next().unwrap().parse().unwrap();
+    h.get_by_label(&label).click();
+    h.run_steps(2);
+    let cursor = h.state().0.cursor();
+    assert!((cursor.as_secs_f64() - t).abs() < 0.001, "{cursor:?} is the row's {t} s");
+    assert!(cursor.0.abs_diff(third.0) < 5_000_000, "the row was near the cursor");
+    let (_, row) = h.state().1.panels.anomalies.selected.expect("the row is selected");
+    let Target::Packet(uid) = h.state().0.lanes[0].anomalies.list()[row as usize].target else {
+        panic!("a drop names its packet")
+    };
+    let i = h.state().1.panels.selected_packet(0).expect("selected in the packet log") as usize;
+    assert_eq!(h.state().0.lanes[0].packets.rows()[i].uid, uid);
+    assert_eq!(h.state().0.settings.tab, Tab::Anomalies, "a single click stays in the list");
+    h.get_by_label("Show its packet").click();
+    h.run_steps(2);
+    assert_eq!(h.state().0.settings.tab, Tab::Packets, "the button opens the Packets tab");
+    h.state_mut().0.settings.tab = Tab::Anomalies;
+    h.run_steps(2);
+    // A spurious resend selects its message, which the button opens in the Messages tab.
+    let label = h
+        .get_all_by_label_contains("spurious resend")
+        .find(|n| n.accesskit_node().label().is_some_and(|l| l.contains("msg")))
+        .map(|n| n.accesskit_node().label().unwrap());
+    let label = label.expect("a spurious resend row is shown");
+    h.get_by_label(&label).click();
+    h.run_steps(2);
+    h.get_by_label("Show its message").click();
+    h.run_steps(2);
+    assert_eq!(h.state().0.settings.tab, Tab::Messages);
+    let (_, row) = h.state().1.panels.anomalies.selected.unwrap();
+    let Target::Message(key) = h.state().0.lanes[0].anomalies.list()[row as usize].target else {
+        panic!("a resend names its message")
+    };
+    assert_eq!(h.state().1.panels.selected_message(0), Some(key));
 }

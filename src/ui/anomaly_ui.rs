@@ -16,7 +16,7 @@ use ackscope_protocol::{Side, SimTime};
 use egui::{Color32, RichText};
 
 use super::lanes::PerLane;
-use crate::app::{AppCommand, AppState};
+use crate::app::{AppCommand, AppState, Tab};
 use crate::model::anomaly::{AnomalyClass, Target, CLASSES, STALL_FLOOR_US};
 use crate::model::anomaly_filter::{AnomalyFilter, FilteredAnomalies, StripCounts};
 use crate::model::Recording;
@@ -274,9 +274,15 @@ pub fn strip_ui(
     }
 }
 
-/// The filters row: a toggle per class (with its colour, and its count whether shown or not), sides, lanes, the stall
-/// threshold.
-fn filters_ui(state: &AppState, view: &mut AnomalyView, counts: &[usize; CLASSES], ui: &mut egui::Ui) {
+/// The filters rows: a toggle per class (with its colour, and its count whether shown or not), sides, lanes, the stall
+/// threshold, and a button opening the selected anomaly's packet or message in its tab.
+fn filters_ui(
+    state: &AppState,
+    view: &mut AnomalyView,
+    counts: &[usize; CLASSES],
+    ui: &mut egui::Ui,
+    cmds: &mut Vec<AppCommand>,
+) {
     let dark = ui.visuals().dark_mode;
     ui.horizontal_wrapped(|ui| {
         for class in AnomalyClass::ALL {
@@ -319,6 +325,26 @@ fn filters_ui(state: &AppState, view: &mut AnomalyView, counts: &[usize; CLASSES
                 .suffix(" ms"),
         )
         .on_hover_text("Head-of-line stalls shorter than this are not listed");
+        let target = view.selected.and_then(|(lane, row)| state.lanes.get(lane)?.anomalies.get(row as usize));
+        let open = match target.map(|a| a.target) {
+            Some(Target::Packet(_)) => Some(("Show its packet", Tab::Packets)),
+            Some(Target::Message(_)) => Some(("Show its message", Tab::Messages)),
+            _ => None,
+        };
+        if let Some((text, tab)) = open {
+            ui.separator();
+            if ui
+                .button(text)
+                .on_hover_text(format!(
+                    "Open the {} tab on the selected anomaly's {}",
+                    tab.name(),
+                    text.trim_start_matches("Show its ")
+                ))
+                .clicked()
+            {
+                cmds.push(AppCommand::SetTab(tab));
+            }
+        }
     });
 }
 
@@ -338,7 +364,7 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
             cache.scroll_to_cursor |= moved;
         }
     }
-    filters_ui(state, view, &counts, ui);
+    filters_ui(state, view, &counts, ui, cmds);
     ui.separator();
     let mut clicked = None;
     let selected = view.selected;
@@ -352,8 +378,8 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
                     ui.label(super::colors::strategy_heading(ui, rec.scenario.strategy));
                 }
                 let sel = selected.filter(|(l, _)| *l == lane).map(|(_, r)| r);
-                if let Some(row) = lane_list_ui(rec, cache, sel, cursor, ui) {
-                    clicked = Some((lane, row));
+                if let Some(hit) = lane_list_ui(rec, cache, sel, cursor, ui) {
+                    clicked = Some((lane, hit));
                 }
             });
         }
