@@ -67,10 +67,10 @@ impl AnomalyClass {
             AnomalyClass::DropQueue => "drop: queue",
             AnomalyClass::DropMtu => "drop: mtu",
             AnomalyClass::Nak => "nak",
-            AnomalyClass::Spurious => "spurious resend",
+            AnomalyClass::Spurious => "spurious",
             AnomalyClass::Stall => "hol stall",
             AnomalyClass::FlowMode => "flow mode",
-            AnomalyClass::Closed => "conn. closed",
+            AnomalyClass::Closed => "closed",
             AnomalyClass::Malformed => "malformed",
         }
     }
@@ -89,7 +89,7 @@ impl AnomalyClass {
                  at least the threshold"
             }
             AnomalyClass::FlowMode => "Flow control switched between good and bad mode",
-            AnomalyClass::Closed => "An endpoint closed its connection",
+            AnomalyClass::Closed => "An endpoint closed its connection (UE4: e.g. its reliable buffer overflowed)",
             AnomalyClass::Malformed => "An endpoint rejected a packet as malformed",
         }
     }

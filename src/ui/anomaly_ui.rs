@@ -405,16 +405,19 @@ fn lane_list_ui(
     let by_cursor = f.count_by(cursor);
     ui.label(format!("{} anomalies, {by_cursor} by the cursor (later ones greyed)", f.len()));
     let header = ui.add(
-        egui::Button::new(RichText::new("   time s  side  kind             description").monospace().weak())
+        egui::Button::new(RichText::new("   time s  side  kind         description").monospace().weak())
             .frame(false)
             .sense(egui::Sense::hover()),
     );
     let row_h = header.rect.height();
     let mut area = egui::ScrollArea::both().id_salt("anomaly_list").auto_shrink([false, false]);
     if std::mem::take(&mut cache.scroll_to_cursor) {
-        let spacing = ui.spacing().item_spacing.y;
-        let k = by_cursor.saturating_sub(1) as f32;
-        area = area.vertical_scroll_offset((k * (row_h + spacing) - ui.available_height() / 2.0).max(0.0));
+        // The cursor's row in the middle, or the last rows at the bottom when it is near the end
+        // (a live run's cursor always is), never past the content.
+        let (pitch, view_h) = (row_h + ui.spacing().item_spacing.y, ui.available_height());
+        let centred = by_cursor.saturating_sub(1) as f32 * pitch - view_h / 2.0;
+        let last = f.len() as f32 * pitch - view_h;
+        area = area.vertical_scroll_offset(centred.min(last).max(0.0));
     }
     let dark = ui.visuals().dark_mode;
     let mut clicked = None;
@@ -431,7 +434,7 @@ fn lane_list_ui(
             let mut job = egui::text::LayoutJob::default();
             let side = if a.side == Side::A { "A" } else { "B" };
             job.append(&format!("{:>9.3}  {side:<4}  ", a.time.as_secs_f64()), 0.0, fmt(text_c));
-            job.append(&format!("{:<15}  ", class.name()), 0.0, fmt(class_color(class, dark)));
+            job.append(&format!("{:<11}  ", class.name()), 0.0, fmt(class_color(class, dark)));
             job.append(&a.describe(&rec.anomalies), 0.0, fmt(text_c));
             let resp = ui.add(egui::Button::selectable(selected == Some(i), job)).on_hover_text(format!(
                 "{}\nclick: move the cursor here{}",
