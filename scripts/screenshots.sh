@@ -25,4 +25,6 @@ shot live-overview 20
 shot ab-messages 12 --set strategy=glenn --ab ue4 --tab messages --set link.loss_percent=15
 shot chunk-slices 6 --set strategy=chunks --set workload.chunk_kib=256 --set link.loss_percent=5 --tab slices
 shot ab-compare 15 --set strategy=glenn --ab ue4 --tab compare --set link.loss_percent=15
+# The pointer off the list, so no row's tooltip covers it.
+command -v xdotool >/dev/null && DISPLAY=$display xdotool mousemove 1270 795
 shot anomalies 15 --set strategy=glenn --ab ue4 --tab anomalies --set link.loss_percent=15
