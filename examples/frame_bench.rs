@@ -1,24 +1,68 @@
 //! Frame CPU time of the window with a ~1-million-event session loaded, per tab, measured headless
 //! (egui pass + layout + tessellation input, no GPU) with egui_kittest; and the frames the window
-//! keeps drawing while that session is opened from disk on the file thread.
+//! keeps drawing while that session is opened from disk on the file thread; then an A/B session
+//! of ~1M events (Glenn vs UE4 at 15 % loss) on the Compare and Anomalies tabs, with the anomaly
+//! strip under the scrubber (drawn on every tab) and a change of the anomaly filter.
 //!
-//! Run: `cargo run --release --example frame_bench`
+//! Run: `cargo run --release --example frame_bench` (`-- --ab-only` for the A/B part alone)
 
 use std::time::Instant;
 
 use ackscope::app::AppState;
+use ackscope::model::anomaly::AnomalyClass;
 use ackscope::report;
 use ackscope::ui::{Tab, WindowView};
 use ackscope::window::frame_ui;
-use ackscope_protocol::{Scenario, SimTime};
+use ackscope_protocol::{Scenario, SimTime, Strategy};
 use egui_kittest::Harness;
 
+/// The window's state and its views' state (the bench reaches into both).
+type Window = (AppState, WindowView);
+
 /// The whole window around `state`, headless at 1280x800.
-fn window(state: AppState) -> Harness<'static, AppState> {
-    let mut view = WindowView::default();
+fn window(state: AppState) -> Harness<'static, Window> {
     Harness::builder()
         .with_size(egui::vec2(1280.0, 800.0))
-        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+        .build_ui_state(|ui, s: &mut Window| frame_ui(&mut s.0, &mut s.1, ui), (state, WindowView::default()))
+}
+
+/// Steps one frame; its wall time in ms.
+fn timed_step(h: &mut Harness<'static, Window>) -> f64 {
+    let f = Instant::now();
+    h.step();
+    f.elapsed().as_secs_f64() * 1000.0
+}
+
+/// Each of `tabs` scrubbed back and played forward from the middle, 50 ms a frame: the average
+/// and worst frame of each; returns the worst of all.
+fn scrub_tabs(h: &mut Harness<'static, Window>, tabs: impl IntoIterator<Item = Tab>, prefix: &str) -> f64 {
+    let end = h.state().0.end_time();
+    let mut worst_all = 0.0f64;
+    for tab in tabs {
+        let name = format!("{prefix}{}", tab.name().to_lowercase());
+        h.state_mut().0.settings.tab = tab;
+        let mid = SimTime(end.0 / 2);
+        for (label, forward) in [("scrubbing back", false), ("playing forward", true)] {
+            h.state_mut().0.playback.seek(mid);
+            // Warm caches (first frame after a tab or cursor change builds them), then measure.
+            for _ in 0..3 {
+                h.step();
+            }
+            let frames = 60;
+            let (mut total, mut worst) = (0.0f64, 0.0f64);
+            for i in 0..frames {
+                // Move the cursor 50 ms a frame, as a user dragging it or a 3x replay would.
+                let c = if forward { mid.plus_micros(i * 50_000) } else { SimTime(mid.0.saturating_sub(i * 50_000)) };
+                h.state_mut().0.playback.seek(c);
+                let ms = timed_step(h);
+                total += ms;
+                worst = worst.max(ms);
+            }
+            worst_all = worst_all.max(worst);
+            println!("{name:12} {label:16} {:6.2} ms per frame (worst {worst:5.2} ms)", total / frames as f64);
+        }
+    }
+    worst_all
 }
 
 /// Opens `path` in a fresh window and steps frames until it is shown: how long that took, how many
@@ -28,9 +72,9 @@ fn open_while_drawing(path: &std::path::Path) {
     state.settings.intro_dismissed = true;
     let mut h = window(state);
     let t = Instant::now();
-    h.state_mut().open_path(path);
+    h.state_mut().0.open_path(path);
     let (mut frames, mut worst) = (0, 0.0f64);
-    while !h.state().file_jobs().is_empty() {
+    while !h.state().0.file_jobs().is_empty() {
         let f = Instant::now();
         h.step();
         worst = worst.max(f.elapsed().as_secs_f64() * 1000.0);
@@ -41,7 +85,7 @@ fn open_while_drawing(path: &std::path::Path) {
         "opening it from disk on the file thread: shown after {:.2} s; {frames} frames drawn meanwhile (slowest {worst:.2} ms)",
         t.elapsed().as_secs_f64()
     );
-    assert!(h.state().error.is_none(), "{:?}", h.state().error);
+    assert!(h.state().0.error.is_none(), "{:?}", h.state().0.error);
 }
 
 /// A live run at 1,000 packets/s each way: frame cost while events stream in.
@@ -50,10 +94,10 @@ fn live_1000_pps() {
     let mut state = AppState::new(s, || {});
     state.settings.intro_dismissed = true;
     let mut h = window(state);
-    h.state_mut().start();
-    for tab in [Tab::Overview, Tab::Messages, Tab::Packets] {
+    h.state_mut().0.start();
+    for tab in [Tab::Overview, Tab::Messages, Tab::Packets, Tab::Anomalies] {
         let name = tab.name().to_lowercase();
-        h.state_mut().settings.tab = tab;
+        h.state_mut().0.settings.tab = tab;
         let (mut frames, mut total, mut worst) = (0, 0.0f64, 0.0f64);
         let t = Instant::now();
         while t.elapsed().as_secs_f64() < 4.0 {
@@ -69,13 +113,56 @@ fn live_1000_pps() {
         println!(
             "live 1000 pps, {name:9}: {:.2} ms per frame (worst {worst:.2} ms), {:.0} events/s ingested",
             total / frames as f64,
-            h.state().events_per_second()
+            h.state().0.events_per_second()
         );
     }
-    h.state_mut().stop();
+    h.state_mut().0.stop();
+}
+
+/// Glenn vs UE4 at 15 % loss, about a million events in all: the Compare and Anomalies tabs
+/// scrubbed, and the frame after a change of the anomaly filter (the list's cache and the
+/// strip's counts are rebuilt then).
+fn ab_compare_and_anomalies() {
+    let mut s = Scenario { strategy: Strategy::Glenn, ..Scenario::default() };
+    s.workload.reliable_rate_hz = 100.0;
+    s.link.a_to_b.loss_percent = 15.0;
+    s.link.b_to_a.loss_percent = 15.0;
+    let t = Instant::now();
+    let mut session = report::run(&s, 300.0).session;
+    let b = report::run(&Scenario { strategy: Strategy::Ue4, ..s.clone() }, 300.0).session;
+    session.ab = Some(Strategy::Ue4);
+    (session.ab_actions, session.ab_events) = (b.actions, b.events);
+    session.duration_us = session.duration_us.max(b.duration_us);
+    let n = session.events.len() + session.ab_events.len();
+    println!("A/B session: {n} events (glenn vs ue4, 15 % loss, 300 s each) in {:.2} s", t.elapsed().as_secs_f64());
+    let mut state = AppState::new(Scenario::default(), || {});
+    state.settings.intro_dismissed = true;
+    state.show_session(session, None);
+    let mut h = window(state);
+    let anomalies: usize = h.state().0.lanes.iter().map(|l| l.anomalies.len()).sum();
+    println!("anomalies indexed: {anomalies}");
+    let mut worst = scrub_tabs(&mut h, [Tab::Compare, Tab::Anomalies, Tab::Overview], "A/B ");
+    h.state_mut().0.settings.tab = Tab::Anomalies;
+    let (mut total, mut filter_worst) = (0.0f64, 0.0f64);
+    for class in AnomalyClass::ALL {
+        h.state_mut().1.panels.anomalies.filter.solo(class);
+        let ms = timed_step(&mut h);
+        total += ms;
+        filter_worst = filter_worst.max(ms);
+    }
+    println!(
+        "A/B anomalies, the frame after a filter change: {:.2} ms (worst {filter_worst:.2} ms)",
+        total / AnomalyClass::ALL.len() as f64
+    );
+    worst = worst.max(filter_worst);
+    println!("A/B worst frame of all: {worst:.2} ms (target: under 8 ms)");
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--ab-only") {
+        ab_compare_and_anomalies();
+        return;
+    }
     live_1000_pps();
     let mut s = Scenario::default();
     s.workload.reliable_rate_hz = 100.0;
@@ -98,44 +185,21 @@ fn main() {
     println!("loading into the window's store and indexes: {:.2} s", t.elapsed().as_secs_f64());
 
     let mut h = window(state);
-    let end = h.state().end_time();
-    for tab in Tab::all() {
-        let name = tab.name().to_lowercase();
-        h.state_mut().settings.tab = tab;
-        let mid = SimTime(end.0 / 2);
-        for (label, forward) in [("scrubbing back", false), ("playing forward", true)] {
-            h.state_mut().playback.seek(mid);
-            // Warm caches (first frame after a tab or cursor change builds them), then measure.
-            for _ in 0..3 {
-                h.step();
-            }
-            let frames = 60;
-            let t = Instant::now();
-            let mut worst = 0.0f64;
-            for i in 0..frames {
-                // Move the cursor 50 ms a frame, as a user dragging it or a 3x replay would.
-                let c = if forward { mid.plus_micros(i * 50_000) } else { SimTime(mid.0.saturating_sub(i * 50_000)) };
-                h.state_mut().playback.seek(c);
-                let f = Instant::now();
-                h.step();
-                worst = worst.max(f.elapsed().as_secs_f64() * 1000.0);
-            }
-            let ms = t.elapsed().as_secs_f64() * 1000.0 / frames as f64;
-            println!("{name:9} {label:16} {ms:6.2} ms per frame (worst {worst:5.2} ms)");
-        }
-    }
+    let end = h.state().0.end_time();
+    scrub_tabs(&mut h, Tab::all(), "");
     // Moving the cursor backwards makes the Summary tab fold every event up to it again (at most
     // every 500 ms while dragging): the cost of that one frame.
-    h.state_mut().settings.tab = Tab::Summary;
-    h.state_mut().playback.seek(end);
+    h.state_mut().0.settings.tab = Tab::Summary;
+    h.state_mut().0.playback.seek(end);
     h.step();
     std::thread::sleep(std::time::Duration::from_millis(600));
     // From the end back to 90 %: a refold over 90 % of the events.
-    h.state_mut().playback.seek(SimTime(end.0 / 10 * 9));
+    h.state_mut().0.playback.seek(SimTime(end.0 / 10 * 9));
     let t = Instant::now();
     h.step();
     println!(
         "summary refold after a backward jump to 90 % (at most every 500 ms while dragging): {:.1} ms",
         t.elapsed().as_secs_f64() * 1000.0
     );
+    ab_compare_and_anomalies();
 }

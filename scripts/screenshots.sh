@@ -51,3 +51,6 @@ shot chunk-slices 6 --set strategy=chunks --set workload.chunk_kib=256 --set lin
 shot ab-compare 15 --set strategy=glenn --ab ue4 --tab compare --set link.loss_percent=15
 shot_click packet-detail 12 "173,12 725,116,msg 540,345" --set strategy=glenn --ab ue4 --tab packets --set link.loss_percent=15
 shot ab-overview-light 20 --theme light --set strategy=glenn --ab ue4 --set link.loss_percent=15
+# The pointer off the list, so no row's tooltip covers it.
+command -v xdotool >/dev/null && DISPLAY=$display xdotool mousemove 1270 795
+shot anomalies 15 --set strategy=glenn --ab ue4 --tab anomalies --set link.loss_percent=15

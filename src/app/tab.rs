@@ -15,17 +15,19 @@ pub enum Tab {
     Messages,
     Slices,
     Packets,
+    Anomalies,
     Summary,
     Compare,
     Tune,
 }
 
 /// Every tab with its name, in tab-bar order: the only place a tab is named.
-pub const TABS: [(Tab, &str); 7] = [
+pub const TABS: [(Tab, &str); 8] = [
     (Tab::Overview, "Overview"),
     (Tab::Messages, "Messages"),
     (Tab::Slices, "Slices"),
     (Tab::Packets, "Packets"),
+    (Tab::Anomalies, "Anomalies"),
     (Tab::Summary, "Summary"),
     (Tab::Compare, "Compare"),
     (Tab::Tune, "Tune"),

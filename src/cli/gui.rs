@@ -68,20 +68,21 @@ pub fn main(args: WindowArgs) -> ExitCode {
 /// `Tab` offers no list of its tabs today, so this is the one place that lists them (the match
 /// makes a new tab a compile error here, so it is not forgotten; a test checks every name parses to
 /// its tab); when the ui has a tab registry, this function is what switches to it.
-fn tab_names() -> [(Tab, &'static str); 7] {
+fn tab_names() -> [(Tab, &'static str); 8] {
     use Tab::*;
     let tabs = [
         (Overview, "overview"),
         (Messages, "messages"),
         (Slices, "slices"),
         (Packets, "packets"),
+        (Anomalies, "anomalies"),
         (Summary, "summary"),
         (Compare, "compare"),
         (Tune, "tune"),
     ];
     for (t, _) in tabs {
         match t {
-            Overview | Messages | Slices | Packets | Summary | Compare | Tune => {}
+            Overview | Messages | Slices | Packets | Anomalies | Summary | Compare | Tune => {}
         }
     }
     tabs

@@ -3,6 +3,8 @@
 //! Nothing here draws or knows egui: views read the model at the cursor and ask the app for
 //! changes, so the model is tested without a display and shared by live runs and replays alike.
 
+pub mod anomaly;
+pub mod anomaly_filter;
 pub mod compare;
 pub mod index;
 pub mod playback;

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use ackscope_protocol::{Event, PacketLedger, Scenario, Step};
 
+use super::anomaly::AnomalyIndex;
 use super::index::{ChunkIndex, MessageIndex, PacketIndex};
 use super::store::Store;
 use crate::runtime::udp::Transport;
@@ -31,6 +32,8 @@ pub struct Recording {
     pub messages: MessageIndex,
     pub chunks: ChunkIndex,
     pub packets: PacketIndex,
+    /// Drops, naks, stalls... in time order, for the anomaly list and the strip under the scrubber.
+    pub anomalies: AnomalyIndex,
 }
 
 impl Recording {
@@ -46,6 +49,7 @@ impl Recording {
             messages: MessageIndex::new(),
             chunks: ChunkIndex::new(),
             packets: PacketIndex::new(),
+            anomalies: AnomalyIndex::new(),
         }
     }
 
@@ -134,6 +138,7 @@ impl Recording {
             self.messages.ingest(&e);
             self.chunks.ingest(&e);
             self.packets.ingest(&e, &self.ledger);
+            self.anomalies.ingest(&e, &self.ledger, &self.messages);
             self.store.push(e, &self.ledger);
         }
     }

@@ -1,15 +1,18 @@
-//! The time cursor row: replay play/pause and speed, follow live, the scrub slider, and "jump to
-//! the next event of a kind".
+//! The time cursor row: replay play/pause and speed, follow live, the scrub slider, and the
+//! previous / next anomaly buttons (the density strip under it is [`super::anomaly_ui::strip_ui`]).
 
-use ackscope_protocol::{EventKind, SimTime};
+use ackscope_protocol::SimTime;
 
 use crate::app::{AppCommand, AppState};
 use crate::model::SPEEDS;
 
-/// Picks events for "jump to next event of a kind".
-type EventFilter = fn(&EventKind) -> bool;
-
-pub fn cursor_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+/// Draws the row; returns the x range the slider's handle travels (for the strip under it).
+pub fn cursor_ui(
+    state: &AppState,
+    anomalies: &mut super::anomaly_ui::AnomalyView,
+    ui: &mut egui::Ui,
+    cmds: &mut Vec<AppCommand>,
+) -> egui::Rangef {
     let end = state.end_time();
     let mut t = state.cursor().as_secs_f64();
     let play = if state.playback.playing { "Pause replay" } else { "Play" };
@@ -43,27 +46,9 @@ pub fn cursor_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>
     if r.changed() && (r.dragged() || r.clicked() || r.has_focus()) {
         cmds.push(AppCommand::SeekTo(SimTime::from_secs_f64(t)));
     }
-    ui.menu_button("Next event", |ui| {
-        let kinds: [(&str, EventFilter); 5] = [
-            ("Link drop", |k| matches!(k, EventKind::LinkDropped { .. })),
-            ("Nak / loss report", |k| matches!(k, EventKind::PacketNakked { .. })),
-            (
-                "Message resend",
-                |k| matches!(k, EventKind::MessageSent { kind, .. } if *kind != ackscope_protocol::SendKind::First),
-            ),
-            ("Parameter change", |k| matches!(k, EventKind::ParamChanged { .. })),
-            ("Malformed packet", |k| matches!(k, EventKind::Malformed { .. })),
-        ];
-        for (name, pred) in kinds {
-            if ui.button(name).clicked() {
-                let c = state.cursor();
-                let next = state.lanes.iter().filter_map(|l| l.store.next_event_after(c, pred)).min();
-                cmds.push(match next {
-                    Some(t) => AppCommand::SeekTo(t),
-                    None => AppCommand::ShowError(format!("no {name} after {:.2} s", c.as_secs_f64())),
-                });
-                ui.close();
-            }
-        }
-    });
+    super::anomaly_ui::prev_next_ui(state, anomalies, ui, cmds);
+    // Where the handle travels (the slider's rail inset by its handle radius, as egui lays it
+    // out), so the strip below puts an anomaly under the cursor position of its time.
+    let handle_r = ui.text_style_height(&egui::TextStyle::Body).max(ui.spacing().interact_size.y) / 2.5;
+    egui::Rangef::new(r.rect.left() + handle_r, r.rect.left() + w - handle_r)
 }

@@ -3,6 +3,7 @@
 //! ([`crate::window::frame_ui`]) applies after drawing. View state (timeline zoom, packet filters,
 //! slice selection...) lives here, in [`WindowView`], never in the model.
 
+pub mod anomaly_ui;
 pub mod colors;
 pub mod compare_ui;
 mod controls_ui;
@@ -57,7 +58,7 @@ pub struct WindowView {
 pub fn window_ui(state: &AppState, view: &mut WindowView, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
     input::input_ui(state, ui.ctx(), cmds);
     ui.ctx().set_theme(if state.settings.dark { egui::Theme::Dark } else { egui::Theme::Light });
-    egui::Panel::top("top_bar").show(ui, |ui| topbar_ui::top_bar_ui(state, ui, cmds));
+    egui::Panel::top("top_bar").show(ui, |ui| topbar_ui::top_bar_ui(state, &mut view.panels.anomalies, ui, cmds));
     egui::Panel::bottom("status_bar").show(ui, |ui| status_ui::status_bar_ui(state, ui));
     egui::Panel::left("controls").default_size(300.0).show(ui, |ui| {
         egui::Panel::bottom("estimates").show(ui, |ui| controls_ui::estimates_ui(state, ui));
@@ -69,6 +70,7 @@ pub fn window_ui(state: &AppState, view: &mut WindowView, ui: &mut egui::Ui, cmd
         ui.separator();
         view.panels.get_mut(tab).ui(state, ui, cmds);
     });
+    view.panels.take_anomaly_selection(&state.lanes);
     files_ui::guard_ui(state, ui.ctx(), cmds);
     files_ui::path_prompt_ui(state, &mut view.prompt, ui.ctx(), cmds);
 }

@@ -2,6 +2,7 @@
 //! ([`Panels`]), each keeping its own view state. Which tabs exist and their names live in
 //! [`crate::app::tab`].
 
+use super::anomaly_ui::AnomalyView;
 use super::compare_ui::CompareView;
 use super::lanes::{lane_columns_ui, PerLane};
 use super::packets_ui::PacketsView;
@@ -11,7 +12,9 @@ use super::timeline_ui::TimelineState;
 use super::tune_ui::TuneView;
 pub use crate::app::tab::{Tab, TABS};
 use crate::app::{AppCommand, AppState};
+use crate::model::anomaly::Target;
 use crate::model::index::SummaryFold;
+use crate::model::Recording;
 
 /// Draws the tab bar; returns the tab to show this frame (and asks to keep it when it changed).
 pub fn tab_bar_ui(current: Tab, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) -> Tab {
@@ -106,6 +109,12 @@ impl Panel for CompareView {
     }
 }
 
+impl Panel for AnomalyView {
+    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+        super::anomaly_ui::anomalies_ui(state, self, ui, cmds);
+    }
+}
+
 impl Panel for OverviewView {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
         let (lanes, cursor) = (&state.lanes[..], state.cursor());
@@ -120,6 +129,7 @@ pub struct Panels {
     pub messages: MessagesPanel,
     pub slices: SlicesPanel,
     pub packets: PacketsPanel,
+    pub anomalies: AnomalyView,
     pub summary: SummaryPanel,
     pub compare: CompareView,
     pub tune: TuneView,
@@ -133,9 +143,49 @@ impl Panels {
             Tab::Messages => &mut self.messages,
             Tab::Slices => &mut self.slices,
             Tab::Packets => &mut self.packets,
+            Tab::Anomalies => &mut self.anomalies,
             Tab::Summary => &mut self.summary,
             Tab::Compare => &mut self.compare,
             Tab::Tune => &mut self.tune,
         }
     }
+}
+
+impl Panels {
+    /// The packet log's selected row in lane `lane` (position in the lane's packet index).
+    pub fn selected_packet(&self, lane: usize) -> Option<u32> {
+        self.packets.0.get(lane)?.selected
+    }
+
+    /// The message timeline's selected message in lane `lane`.
+    pub fn selected_message(&self, lane: usize) -> Option<crate::model::index::MsgKey> {
+        self.messages.0.get(lane)?.selected
+    }
+
+    /// Hands what the anomaly list or strip clicked on to the tabs that show it: the packet
+    /// log's row of a link send, the timeline's message.
+    pub fn take_anomaly_selection(&mut self, lanes: &[Recording]) {
+        let Some((lane, target)) = self.anomalies.pending.take() else { return };
+        match target {
+            Target::Packet(uid) => {
+                if let Some((rec, view)) = self.packets.0.zip(lanes).nth(lane) {
+                    view.selected = packet_row_of(rec, uid).or(view.selected);
+                }
+            }
+            Target::Message(key) => {
+                if let Some((_, view)) = self.messages.0.zip(lanes).nth(lane) {
+                    view.selected = Some(key);
+                }
+            }
+            Target::Nothing => {}
+        }
+    }
+}
+
+/// The packet log's row of link send `uid` (rows are in send order: a binary search on its send time).
+fn packet_row_of(rec: &Recording, uid: u64) -> Option<u32> {
+    let sent = rec.ledger.packet(uid)?.sent_at?;
+    let rows = rec.packets.rows();
+    let from = rows.partition_point(|r| r.time < sent);
+    rows[from..].iter().take_while(|r| r.time == sent).position(|r| r.uid == uid).map(|k| (from + k) as u32)
 }

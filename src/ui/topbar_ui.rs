@@ -12,7 +12,12 @@ fn strategy_label(s: Strategy) -> &'static str {
     registry::info(s).label
 }
 
-pub fn top_bar_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+pub fn top_bar_ui(
+    state: &AppState,
+    anomalies: &mut super::anomaly_ui::AnomalyView,
+    ui: &mut egui::Ui,
+    cmds: &mut Vec<AppCommand>,
+) {
     ui.horizontal_wrapped(|ui| {
         ui.strong("ackscope");
         ui.separator();
@@ -93,7 +98,8 @@ pub fn top_bar_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand
         }
         super::settings_ui::settings_menu_ui(state, ui, cmds);
     });
-    ui.horizontal(|ui| super::cursor_ui::cursor_ui(state, ui, cmds));
+    let rail = ui.horizontal(|ui| super::cursor_ui::cursor_ui(state, anomalies, ui, cmds)).inner;
+    super::anomaly_ui::strip_ui(state, anomalies, rail, ui, cmds);
 }
 
 fn strategy_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
