@@ -30,11 +30,6 @@ impl<T: Default> PerLane<T> {
         }
         lanes.iter().zip(self.items.iter_mut().map(|(_, t)| t))
     }
-
-    /// Lane `i`'s state as last drawn (None before it was).
-    pub fn get(&self, i: usize) -> Option<&T> {
-        self.items.get(i).map(|(_, t)| t)
-    }
 }
 
 /// Draws each lane in its own column, named by its strategy.
