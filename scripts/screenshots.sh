@@ -15,7 +15,12 @@ shot() {
     local name=$1 wait=$2
     shift 2
     XDG_CONFIG_HOME=$(mktemp -d) XDG_DATA_HOME=$(mktemp -d) DISPLAY=$display ./target/release/ackscope --no-intro "$@" & local app=$!
-    sleep "$wait"
+    # The pointer rests at POINTER (x,y; default: the status bar's right end, where no tooltip
+    # opens); Xvfb only moves it once a window is up.
+    sleep 2
+    local pointer=${POINTER:-1270,795}
+    command -v xdotool >/dev/null && DISPLAY=$display xdotool mousemove "${pointer%,*}" "${pointer#*,}"
+    sleep "$((wait - 2))"
     DISPLAY=$display /usr/bin/import -window root "$out/$name.png"
     kill $app
     wait $app 2>/dev/null || true
@@ -49,8 +54,7 @@ shot live-overview 20
 shot ab-messages 12 --set strategy=glenn --ab ue4 --tab messages --set link.loss_percent=15
 shot chunk-slices 6 --set strategy=chunks --set workload.chunk_kib=256 --set link.loss_percent=5 --tab slices
 shot ab-compare 15 --set strategy=glenn --ab ue4 --tab compare --set link.loss_percent=15
-shot_click packet-detail 12 "173,12 725,116,msg 540,345" --set strategy=glenn --ab ue4 --tab packets --set link.loss_percent=15
-shot ab-overview-light 20 --theme light --set strategy=glenn --ab ue4 --set link.loss_percent=15
-# The pointer off the list, so no row's tooltip covers it.
-command -v xdotool >/dev/null && DISPLAY=$display xdotool mousemove 1270 795
+shot_click packet-detail 12 "173,12 725,141,msg 540,370" --set strategy=glenn --ab ue4 --tab packets --set link.loss_percent=15
+# The pointer over the plots: the legends read out the values at its time.
+POINTER=640,300 shot ab-overview-light 20 --theme light --set strategy=glenn --ab ue4 --set link.loss_percent=15
 shot anomalies 15 --set strategy=glenn --ab ue4 --tab anomalies --set link.loss_percent=15

@@ -1,4 +1,6 @@
-//! The Settings menu of the top bar: the live limits (how much of a live run stays in memory).
+//! The Settings menu of the top bar: the theme, and the live limits (how much of a live run
+//! stays in memory). The theme lives here rather than as its own top-bar button so the top bar
+//! keeps to one row at 1280 px (`--theme dark|light` sets it at launch).
 //!
 //! Everything older than the window is in the run's stream file on disk; the limits say how much
 //! stays in memory for the views, whichever comes first. Values outside the ranges in
@@ -14,6 +16,15 @@ pub fn settings_menu_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppC
     let config =
         egui::containers::menu::MenuConfig::new().close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
     let (response, _) = egui::containers::menu::MenuButton::new("Settings").config(config).ui(ui, |ui| {
+        ui.horizontal(|ui| {
+            ui.strong("Theme");
+            for (dark, name) in [(true, "Dark"), (false, "Light")] {
+                if ui.selectable_label(state.settings.dark == dark, name).clicked() && state.settings.dark != dark {
+                    cmds.push(AppCommand::SetDark(dark));
+                }
+            }
+        });
+        ui.separator();
         ui.strong("Live runs in memory");
         let limits = state.settings.live_limits();
         let (mut window_min, mut max_mib) = (limits.window_s / 60.0, limits.max_bytes >> 20);
@@ -36,5 +47,5 @@ pub fn settings_menu_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppC
             cmds.push(AppCommand::SetLiveLimits { window_min, max_mib });
         }
     });
-    response.on_hover_text("Settings: live memory limits");
+    response.on_hover_text("Settings: theme, live memory limits");
 }

@@ -92,10 +92,6 @@ pub fn top_bar_ui(
                 }
             }
         });
-        let theme = if state.settings.dark { "Light" } else { "Dark" };
-        if ui.button(theme).on_hover_text("Switch between dark and light themes").clicked() {
-            cmds.push(AppCommand::SetDark(!state.settings.dark));
-        }
         super::settings_ui::settings_menu_ui(state, ui, cmds);
     });
     let rail = ui.horizontal(|ui| super::cursor_ui::cursor_ui(state, anomalies, ui, cmds)).inner;
@@ -105,7 +101,9 @@ pub fn top_bar_ui(
 fn strategy_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
     let mut strategy = state.scenario.strategy;
     let mut ab = state.ab;
-    egui::ComboBox::new("strategy", "strategy")
+    // Unlabelled (its selection names the strategy; the hover says what it is), so the top bar
+    // keeps to one row at 1280 px.
+    egui::ComboBox::from_id_salt("strategy")
         .selected_text(strategy_label(strategy))
         .show_ui(ui, |ui| {
             for s in Strategy::all() {
@@ -113,7 +111,9 @@ fn strategy_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) 
             }
         })
         .response
-        .on_hover_text("The protocol both endpoints run (in a live run: new endpoints now, recorded as an action)");
+        .on_hover_text(
+            "Strategy: the protocol both endpoints run (in a live run: new endpoints now, recorded as an action)",
+        );
     let mut ab_on = ab.is_some();
     if ui
         .checkbox(&mut ab_on, "A/B")
