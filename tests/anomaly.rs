@@ -2,6 +2,9 @@
 //! drops, the Compare tab's spurious resends and head-of-line waits), its filtered view, and the
 //! list, the prev / next buttons and the strip under the scrubber driven headless with egui_kittest.
 
+mod common;
+use common::click_at;
+
 use ackscope::app::{AppState, Tab};
 use ackscope::model::anomaly::{AnomalyClass, AnomalyKind, Target, CLASSES};
 use ackscope::model::anomaly_filter::{AnomalyFilter, FilteredAnomalies};
@@ -262,18 +265,6 @@ fn prev_and_next_move_the_cursor_to_the_neighbouring_anomalies() {
         }
         Target::Message(key) => assert_eq!(h.state().1.panels.selected_message(0), Some(key)),
         Target::Nothing => {}
-    }
-}
-
-fn click_at(h: &Harness<'static, (AppState, WindowView)>, pos: egui::Pos2) {
-    h.event(egui::Event::PointerMoved(pos));
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: egui::Modifiers::NONE,
-        });
     }
 }
 

@@ -11,7 +11,6 @@ use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::Scenario;
 use common::step_until;
-use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
@@ -64,18 +63,7 @@ fn saving_a_trimmed_run_names_the_events_of_the_saved_file_not_the_windows() {
 /// Types `text` into the number field on the row of the label `label`, then Enter.
 fn type_beside(h: &mut Harness<'static, AppState>, label: &str, text: &str) {
     let row = h.get_by_label(label).rect();
-    h.get_all_by_role(Role::SpinButton)
-        .filter(|n| (n.rect().center().y - row.center().y).abs() < 6.0 && n.rect().left() >= row.right())
-        .min_by(|a, b| a.rect().left().total_cmp(&b.rect().left()))
-        .expect("a number field beside the label")
-        .click();
-    h.step();
-    h.step();
-    let field = h.get_all_by_role(Role::SpinButton).find(|n| n.is_focused()).expect("a field in edit mode");
-    field.type_text(text);
-    h.step();
-    h.key_press(egui::Key::Enter);
-    h.step();
+    common::type_beside(h, row, 6.0, text);
 }
 
 #[test]

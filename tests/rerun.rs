@@ -45,18 +45,7 @@ fn wait_for_actions(h: &mut Harness<'static, AppState>, n: usize) {
 /// Types `text` into the number field beside the slider labelled `label`, then Enter.
 fn type_into(h: &mut Harness<'static, AppState>, label: &str, text: &str) {
     let slider = h.get_by_role_and_label(Role::Slider, label).rect();
-    h.get_all_by_role(Role::SpinButton)
-        .filter(|n| (n.rect().center().y - slider.center().y).abs() < 4.0 && n.rect().left() >= slider.right())
-        .min_by(|a, b| a.rect().left().total_cmp(&b.rect().left()))
-        .expect("a number field beside the slider")
-        .click();
-    h.step();
-    h.step();
-    let field = h.get_all_by_role(Role::SpinButton).find(|n| n.is_focused()).expect("a field in edit mode");
-    field.type_text(text);
-    h.step();
-    h.key_press(egui::Key::Enter);
-    h.step();
+    common::type_beside(h, slider, 4.0, text);
 }
 
 fn temp_dir() -> PathBuf {

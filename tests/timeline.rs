@@ -1,5 +1,8 @@
 //! The message timeline: its index against real runs' ground truth, and the panel headless.
 
+mod common;
+use common::click_at;
+
 use std::collections::{HashMap, HashSet};
 
 use ackscope::app::AppCommand as UiCommand;
@@ -208,18 +211,6 @@ struct Panel {
     tl: TimelineState,
     cursor: SimTime,
     commands: Vec<UiCommand>,
-}
-
-fn click_at(h: &egui_kittest::Harness<'_, Panel>, pos: egui::Pos2) {
-    h.event(egui::Event::PointerMoved(pos));
-    for pressed in [true, false] {
-        h.event(egui::Event::PointerButton {
-            pos,
-            button: egui::PointerButton::Primary,
-            pressed,
-            modifiers: egui::Modifiers::NONE,
-        });
-    }
 }
 
 #[test]

@@ -1,10 +1,17 @@
-//! What the window tests share: stepping frames until the app reaches a state.
+//! What the window tests share: stepping frames until the app reaches a state, clicking at a
+//! point, typing into the number field beside a control.
+//!
+//! Each test file compiles its own copy, and not every file uses every helper (hence the
+//! `allow(dead_code)`s).
 
 use std::time::{Duration, Instant};
 
+use egui::accesskit::Role;
+use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
 /// Steps frames until `cond` holds on the harness state or `secs` of wall time pass.
+#[allow(dead_code)]
 pub fn step_until<S>(h: &mut Harness<'static, S>, secs: f64, cond: impl Fn(&S) -> bool) -> bool {
     let deadline = Instant::now() + Duration::from_secs_f64(secs);
     while Instant::now() < deadline {
@@ -15,4 +22,36 @@ pub fn step_until<S>(h: &mut Harness<'static, S>, secs: f64, cond: impl Fn(&S) -
         std::thread::sleep(Duration::from_millis(20));
     }
     false
+}
+
+/// Clicks the primary button at `pos` (the pointer moved there, pressed, released).
+#[allow(dead_code)]
+pub fn click_at<S>(h: &Harness<'_, S>, pos: egui::Pos2) {
+    h.event(egui::Event::PointerMoved(pos));
+    for pressed in [true, false] {
+        h.event(egui::Event::PointerButton {
+            pos,
+            button: egui::PointerButton::Primary,
+            pressed,
+            modifiers: egui::Modifiers::NONE,
+        });
+    }
+}
+
+/// Types `text` into the number field nearest right of `row` on its line (centres within `tol`
+/// px), then presses Enter: the way a user commits a typed value.
+#[allow(dead_code)]
+pub fn type_beside<S>(h: &mut Harness<'static, S>, row: egui::Rect, tol: f32, text: &str) {
+    h.get_all_by_role(Role::SpinButton)
+        .filter(|n| (n.rect().center().y - row.center().y).abs() < tol && n.rect().left() >= row.right())
+        .min_by(|a, b| a.rect().left().total_cmp(&b.rect().left()))
+        .expect("a number field beside the control")
+        .click();
+    h.step();
+    h.step();
+    let field = h.get_all_by_role(Role::SpinButton).find(|n| n.is_focused()).expect("a field in edit mode");
+    field.type_text(text);
+    h.step();
+    h.key_press(egui::Key::Enter);
+    h.step();
 }
