@@ -200,3 +200,51 @@ impl super::AppState {
         &self.readback
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use ackscope_protocol::{Event, Scenario, Simulation};
+
+    use super::*;
+
+    /// A lane holding a run's events from 4 s to 6 s (as a trimmed window would).
+    fn lane() -> Recording {
+        let mut sim = Simulation::new(Scenario { seed: 2, ..Scenario::default() });
+        sim.run_until(SimTime(6_000_000));
+        let mut rec = Recording::new(Scenario::default());
+        rec.ingest(sim.drain_events().filter(|e: &Event| e.time >= SimTime(4_000_000)).collect());
+        rec
+    }
+
+    #[test]
+    fn a_slice_is_half_the_window_around_the_cursor_and_ends_by_the_window() {
+        let lanes = [lane()];
+        let sources = [(PathBuf::from("x.ron"), SimTime(4_000_000))];
+        let s = slice_span(&lanes, &sources, SimTime(1_000_000), SimTime(4_000_000));
+        assert!(s.until.0 - s.from.0 >= 950_000 && s.until.0 - s.from.0 <= 1_000_000, "{s:?}");
+        assert!(s.from <= SimTime(1_000_000) && SimTime(1_000_000) < s.until, "{s:?}");
+        let s = slice_span(&lanes, &sources, SimTime(3_900_000), SimTime(4_000_000));
+        assert!(s.until == SimTime(4_000_000) && s.from <= SimTime(3_900_000), "{s:?}");
+    }
+
+    #[test]
+    fn a_failed_read_is_said_once_and_the_window_drops_the_slice() {
+        let lanes = [lane()];
+        let sources = || Some(vec![(PathBuf::from("/nonexistent/ackscope/live-x.ron"), SimTime(4_000_000))]);
+        let mut rb = ReadBack::default();
+        rb.update(&lanes, sources(), SimTime(1_000_000), || {}, || {});
+        assert!(rb.reading() && rb.status().unwrap().starts_with("reading "), "{:?}", rb.status());
+        while rb.reading() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            rb.update(&lanes, sources(), SimTime(1_000_000), || {}, || {});
+        }
+        assert!(rb.shown().is_none());
+        assert!(rb.status().unwrap().contains("failed"), "{:?}", rb.status());
+        // Not tried again while the cursor stays in the failed slice.
+        rb.update(&lanes, sources(), SimTime(1_000_000), || panic!("read again"), || {});
+        assert!(!rb.reading());
+        // In the window: nothing to read back.
+        rb.update(&lanes, sources(), SimTime(4_500_000), || {}, || {});
+        assert!(rb.status().is_none() && !rb.reading());
+    }
+}
