@@ -27,6 +27,7 @@ pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) 
     // Replay moves by measured wall time, not egui's frame time: with timed repaints that is a
     // predicted 1/60 s whatever the real interval.
     state.advance_playback();
+    state.poll_readback();
     close_request_ui(state, ui.ctx());
     let mut cmds = Vec::new();
     crate::ui::window_ui(state, view, ui, &mut cmds);

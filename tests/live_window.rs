@@ -6,10 +6,11 @@ mod common;
 use std::path::PathBuf;
 
 use ackscope::app::live_log::LiveLog;
-use ackscope::app::AppState;
+use ackscope::app::{AppCommand, AppState};
+use ackscope::session::stream::read_range;
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
-use ackscope_protocol::Scenario;
+use ackscope_protocol::{Scenario, SimTime};
 use common::step_until;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
@@ -90,5 +91,62 @@ fn the_live_limits_are_set_in_the_settings_menu_within_their_ranges() {
     h.state_mut().start();
     assert_eq!(h.state().live_log.limits.window_s, 300.0);
     h.state_mut().stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Lane 0's events as the panels show them.
+fn shown_events(h: &Harness<'static, AppState>) -> Vec<ackscope_protocol::Event> {
+    h.state().shown_lanes()[0].store.events().to_vec()
+}
+
+/// Scrubs a trimmed run to `at` and waits until the panels show a slice read back around it:
+/// the slice's range, checked against the stream file and the recording in memory.
+fn scrub_before_window(h: &mut Harness<'static, AppState>, at: SimTime) -> (SimTime, SimTime) {
+    let window_start = h.state().lanes[0].store.events()[0].time;
+    assert!(at < window_start, "{at:?} is in the window starting at {window_start:?}");
+    h.state_mut().apply(AppCommand::SeekTo(at));
+    let shown =
+        step_until(h, 20.0, |s| s.readback().shown_range().is_some_and(|(from, until)| from <= at && at < until));
+    assert!(shown, "no slice read back for {at:?}: {:?}", h.state().readback().status());
+    let (from, until) = h.state().readback().shown_range().unwrap();
+    assert!(until <= window_start, "the slice {from:?}..{until:?} reaches into the window");
+    let status = h.state().readback().status().unwrap_or_default();
+    assert!(status.contains("before the kept window") && status.contains("live-"), "{status}");
+    (from, until)
+}
+
+#[test]
+fn scrubbing_before_the_kept_window_shows_the_run_read_back_from_the_stream_file() {
+    let dir = temp_dir("read-back");
+    let mut h = window(&dir);
+    // While the run goes on: the cursor stays where it was put, the run keeps trimming.
+    h.state_mut().start();
+    h.state_mut().live_log.limits.window_s = 1.0;
+    let ran = step_until(&mut h, 30.0, |s| s.end_time() >= SimTime(3_000_000) && s.live_log.trimmed());
+    assert!(ran, "the live run did not trim its window");
+    let at = SimTime(500_000);
+    let (from, until) = scrub_before_window(&mut h, at);
+    let file = h.state_mut().live_log.files()[0].clone();
+    let want = read_range(&file, from, until).unwrap();
+    assert!(want.len() > 100 && want[0].time < SimTime(1_000_000), "{} events", want.len());
+    assert!(shown_events(&h) == want, "{} events shown, {} in the file", shown_events(&h).len(), want.len());
+    h.state_mut().stop();
+
+    // The finished run: scrubbed back, again the file's events; into the window, the recording.
+    let at = SimTime(1_200_000);
+    let (from, until) = scrub_before_window(&mut h, at);
+    let file = h.state().live_log.finished_files().last().unwrap().clone();
+    let want = read_range(&file, from, until).unwrap();
+    assert!(
+        !want.is_empty() && shown_events(&h) == want,
+        "{} shown, {} in the file",
+        shown_events(&h).len(),
+        want.len()
+    );
+    let end = h.state().end_time();
+    h.state_mut().apply(AppCommand::SeekTo(end));
+    h.step();
+    assert!(h.state().readback().shown_range().is_none() && h.state().readback().status().is_none());
+    assert_eq!(h.state().shown_lanes()[0].id(), h.state().lanes[0].id(), "the recording in memory again");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,9 +11,9 @@
 //! the events that arrived meanwhile, and swapped in: the window shown then covers between half
 //! and all of the limits, and old plus new stay under the byte limit while the rebuild runs.
 //!
-//! Scrubbing before the window shows the window's start: what came before is in the stream file
-//! ([`LiveLog::files`]), which opens like any saved session once the run stops, and is what a
-//! save of a trimmed run writes.
+//! Scrubbing before the window reads the run around the cursor back from the stream file
+//! ([`LiveLog::stream_of`], [`super::readback`]); the file also opens like any saved session once
+//! the run stops, and is what a save of a trimmed run writes.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -65,6 +65,10 @@ struct LaneLog {
     stream: Option<SessionStream>,
     rebuild: Option<Rebuild>,
     trims: usize,
+    /// The lane's recording now (its id after the latest ingest).
+    lane_id: u64,
+    /// The instant before which the lane's events were dropped from memory (zero: none were).
+    window_start: SimTime,
     /// The lane's recording since its latest trim (saving it must copy the stream file).
     trimmed_id: Option<u64>,
 }
@@ -79,12 +83,22 @@ pub struct LiveLog {
     /// Recordings of finished runs that were trimmed, with the stream file holding all of them
     /// and its event count.
     trimmed: Vec<(u64, PathBuf, u64)>,
+    /// Recordings of finished runs with their stream file, and the instant before which their
+    /// events were dropped from memory (zero: none were).
+    streamed: Vec<(u64, PathBuf, SimTime)>,
 }
 
 impl LiveLog {
     /// Stream files go to `dir` (created when the first run starts).
     pub fn new(dir: PathBuf) -> Self {
-        Self { limits: LiveLimits::default(), dir, lanes: Vec::new(), finished: Vec::new(), trimmed: Vec::new() }
+        Self {
+            limits: LiveLimits::default(),
+            dir,
+            lanes: Vec::new(),
+            finished: Vec::new(),
+            trimmed: Vec::new(),
+            streamed: Vec::new(),
+        }
     }
 
     /// Where the window's live runs are streamed: `$ACKSCOPE_LIVE_DIR`, or `ackscope-live` in the
@@ -128,6 +142,7 @@ impl LiveLog {
         let limits = self.limits;
         if let Some(log) = self.lanes.get_mut(i) {
             log.swap_in_rebuild(lane);
+            log.lane_id = lane.id();
             if log.rebuild.is_none() {
                 if let Some(from) = cut_for(lane, limits, lanes) {
                     log.rebuild = Some(spawn_rebuild(lane, from));
@@ -146,6 +161,7 @@ impl LiveLog {
                 }
             }
             log.swap_in_rebuild(lane);
+            log.lane_id = lane.id();
         }
     }
 
@@ -162,6 +178,16 @@ impl LiveLog {
                 }
             })
             .collect()
+    }
+
+    /// The stream file of `rec`, a lane of the live run or of a finished one, and the instant
+    /// before which its events are only in that file (zero: none were dropped). The file holds
+    /// the events up to its last flush ([`Self::files`] flushes).
+    pub fn stream_of(&self, rec: &Recording) -> Option<(PathBuf, SimTime)> {
+        if let Some(l) = self.lanes.iter().find(|l| l.lane_id == rec.id()) {
+            return Some((l.stream.as_ref()?.path().to_path_buf(), l.window_start));
+        }
+        self.streamed.iter().find(|(id, ..)| *id == rec.id()).map(|(_, p, t)| (p.clone(), *t))
     }
 
     /// True when a lane of the live run dropped events from memory.
@@ -219,6 +245,7 @@ impl LiveLog {
                     if let Some(id) = l.trimmed_id {
                         self.trimmed.push((id, path.clone(), events));
                     }
+                    self.streamed.push((l.lane_id, path.clone(), l.window_start));
                     self.finished.push(path);
                 }
             }
@@ -238,6 +265,7 @@ impl LaneLog {
         fresh.actions = std::mem::take(&mut lane.actions);
         self.trimmed_id = Some(fresh.id());
         *lane = fresh;
+        self.window_start = lane.store.events().first().map_or(SimTime::ZERO, |e| e.time);
         self.trims += 1;
     }
 }

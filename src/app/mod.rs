@@ -9,6 +9,7 @@ pub mod files;
 pub mod live_log;
 mod load_flow;
 pub mod paths;
+pub mod readback;
 mod rerun;
 pub mod reveal;
 pub mod settings;

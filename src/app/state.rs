@@ -85,6 +85,8 @@ pub struct AppState {
     pub live_log: LiveLog,
     /// The latest jump to a message, packet or slice ([`super::reveal`]).
     pub reveal: Option<super::Reveal>,
+    /// A trimmed run's past read back from its stream files ([`Self::shown_lanes`]).
+    pub(super) readback: super::readback::ReadBack,
 }
 
 impl AppState {
@@ -122,6 +124,7 @@ impl AppState {
             wake: Arc::new(wake),
             live_log: LiveLog::new(LiveLog::default_dir()),
             reveal: None,
+            readback: Default::default(),
         }
     }
 

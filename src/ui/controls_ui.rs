@@ -243,6 +243,7 @@ pub fn controls_ui(state: &AppState, view: &mut ControlsView, ui: &mut egui::Ui,
 /// Closed by default so the controls above keep their room.
 pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
     let cursor = state.cursor().as_secs_f64();
+    let lanes = state.shown_lanes();
     let at = |v: &Vec<Sample>| {
         let n = v.partition_point(|p| p.t_s <= cursor);
         if n == 0 {
@@ -252,11 +253,11 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
         }
     };
     let resp = egui::CollapsingHeader::new("Estimates at the cursor").default_open(false).show(ui, |ui| {
-        egui::Grid::new("estimates").num_columns(1 + 2 * state.lanes.len()).striped(true).spacing([6.0, 1.0]).show(
+        egui::Grid::new("estimates").num_columns(1 + 2 * lanes.len()).striped(true).spacing([6.0, 1.0]).show(
             ui,
             |ui| {
                 ui.label("");
-                for lane in &state.lanes {
+                for lane in lanes {
                     let name = lane.scenario.strategy.name();
                     ui.label(egui::RichText::new(format!("{name} A")).small().strong());
                     ui.label(egui::RichText::new("B").small().strong());
@@ -273,14 +274,14 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
                 ];
                 for (name, get) in rows {
                     ui.label(egui::RichText::new(name).small());
-                    for lane in &state.lanes {
+                    for lane in lanes {
                         ui.monospace(format!("{:.1}", at(get(lane, Side::A))));
                         ui.monospace(format!("{:.1}", at(get(lane, Side::B))));
                     }
                     ui.end_row();
                 }
                 ui.label(egui::RichText::new("true link RTT ms").small());
-                for lane in &state.lanes {
+                for lane in lanes {
                     ui.monospace(format!("{:.1}", at(&lane.store.true_rtt_ms)));
                     ui.label("");
                 }
@@ -289,7 +290,7 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
         );
     });
     if resp.body_returned.is_none() {
-        for lane in &state.lanes {
+        for lane in lanes {
             let a = lane.store.side(Side::A);
             let line = format!(
                 "{}: RTT {:.1} ms, loss {:.1} %, sent {:.1} kbps",

@@ -30,6 +30,15 @@ pub fn status_bar_ui(state: &AppState, ui: &mut egui::Ui) {
             ui.separator();
             ui.label(f.display().to_string());
         }
+        if let Some(text) = state.readback().status() {
+            ui.separator();
+            if state.readback().reading() {
+                ui.add(egui::Spinner::new());
+            }
+            ui.label(text).on_hover_text(
+                "The cursor is before the window a live run keeps in memory: the run around it is read back from its stream file",
+            );
+        }
         if state.is_rerunning() {
             ui.separator();
             ui.add(egui::Spinner::new());

@@ -41,7 +41,7 @@ pub struct MessagesPanel(pub PerLane<TimelineState>);
 
 impl Panel for MessagesPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-        let (lanes, cursor) = (&state.lanes[..], state.cursor());
+        let (lanes, cursor) = (state.shown_lanes(), state.cursor());
         let reveal = state.reveal.as_ref();
         ui.columns(lanes.len(), |cols| {
             for (k, ((lane, state), col)) in self.0.zip(lanes).zip(cols.iter_mut()).enumerate() {
@@ -60,7 +60,7 @@ pub struct SlicesPanel(pub PerLane<SlicesView>);
 
 impl Panel for SlicesPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-        let (lanes, cursor) = (&state.lanes[..], state.cursor());
+        let (lanes, cursor) = (state.shown_lanes(), state.cursor());
         let reveal = state.reveal.as_ref();
         let mut k = 0;
         lane_columns_ui(lanes, &mut self.0, ui, |lane, view, ui| {
@@ -76,7 +76,7 @@ pub struct PacketsPanel(pub PerLane<PacketsView>);
 
 impl Panel for PacketsPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-        let (lanes, cursor) = (&state.lanes[..], state.cursor());
+        let (lanes, cursor) = (state.shown_lanes(), state.cursor());
         let reveal = state.reveal.as_ref();
         let mut k = 0;
         lane_columns_ui(lanes, &mut self.0, ui, |lane, view, ui| {
@@ -92,7 +92,7 @@ pub struct SummaryPanel(PerLane<SummaryFold>);
 
 impl Panel for SummaryPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, _cmds: &mut Vec<AppCommand>) {
-        let (lanes, cursor) = (&state.lanes[..], state.cursor());
+        let (lanes, cursor) = (state.shown_lanes(), state.cursor());
         super::summary_ui::summary_ui(lanes, &mut self.0, cursor, ui);
     }
 }
@@ -105,7 +105,7 @@ impl Panel for TuneView {
 
 impl Panel for CompareView {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, _cmds: &mut Vec<AppCommand>) {
-        super::compare_ui::compare_ui(&state.lanes, self, state.cursor(), ui);
+        super::compare_ui::compare_ui(state.shown_lanes(), self, state.cursor(), ui);
     }
 }
 
@@ -117,7 +117,7 @@ impl Panel for AnomalyView {
 
 impl Panel for OverviewView {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-        let (lanes, cursor) = (&state.lanes[..], state.cursor());
+        let (lanes, cursor) = (state.shown_lanes(), state.cursor());
         super::plots_ui::overview_ui(lanes, self, cursor, ui, cmds);
     }
 }
