@@ -9,8 +9,7 @@ use ackscope_protocol::wire::acked_sequences;
 use ackscope_protocol::{Side, SimTime};
 use egui::{Color32, RichText, Sense, Stroke, StrokeKind, Vec2};
 
-use super::packet_detail::{AckScheme, PacketDetail};
-use super::packets_ui::dir_label;
+use super::packet_detail::{dir_label, AckScheme, PacketDetail};
 use super::timeline_text::send_kind_name;
 use crate::app::{AppCommand, RevealTarget};
 

@@ -8,7 +8,7 @@
 use ackscope_protocol::{Dir, DropReason, PacketLedger, SimTime};
 use egui::RichText;
 
-use super::packet_detail::PacketDetail;
+use super::packet_detail::{dir_label, PacketDetail};
 use crate::app::{AppCommand, Reveal, RevealSeen, RevealTarget};
 use crate::model::index::{DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow};
 use crate::model::Recording;
@@ -31,13 +31,6 @@ pub struct PacketsView {
     pub detail: Option<PacketDetail>,
     /// The detail pane was closed for the current selection.
     pub detail_closed: bool,
-}
-
-pub fn dir_label(d: Dir) -> &'static str {
-    match d {
-        Dir::AtoB => "A->B",
-        Dir::BtoA => "B->A",
-    }
 }
 
 fn reason_label(r: DropReason) -> &'static str {
