@@ -129,7 +129,7 @@ fn raw_peer_acks_a_foreign_reliable_io_sender_and_counts_garbage() {
     let mut from_peer = std::collections::HashSet::new();
     let mut latest: Option<u16> = None;
     // Start once the peer is up (it sends at time 0).
-    let n = me.recv(&mut buf).expect("the peer's first packet");
+    let n = recv(&me, &mut buf).expect("the peer's first packet");
     note(&buf[..n], &mut from_peer, &mut latest);
     me.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
     let garbage: [&[u8]; 3] = [&[], &[0x01, 0, 0, 0, 0], &[0xC0, 1, 2, 3, 4, 5]];
@@ -145,14 +145,14 @@ fn raw_peer_acks_a_foreign_reliable_io_sender_and_counts_garbage() {
             me.send(garbage[garbage_sent as usize % garbage.len()]).unwrap();
             garbage_sent += 1;
         }
-        if let Ok(n) = me.recv(&mut buf) {
+        if let Ok(n) = recv(&me, &mut buf) {
             note(&buf[..n], &mut from_peer, &mut latest);
         }
     }
     // The peer keeps sending until it ends; its latest header acks our last packet.
     let mut last_ack = None;
     me.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
-    while let Ok(n) = me.recv(&mut buf) {
+    while let Ok(n) = recv(&me, &mut buf) {
         last_ack = Some(note(&buf[..n], &mut from_peer, &mut latest).ack);
     }
     let j = json_of(&child.wait_with_output().unwrap());
@@ -163,6 +163,17 @@ fn raw_peer_acks_a_foreign_reliable_io_sender_and_counts_garbage() {
     let acked = p["acked"].as_u64().unwrap();
     assert!(acked > 20, "we acked its packets: {j}");
     assert!(acked <= from_peer.len() as u64, "it cannot believe more acked than we received: {j}");
+}
+
+/// `UdpSocket::recv`, retried when a signal interrupts it (EINTR: the test process gets signals
+/// from the processes it and other tests spawn; an interrupted wait is not a timeout or an error).
+fn recv(sock: &UdpSocket, buf: &mut [u8]) -> std::io::Result<usize> {
+    loop {
+        match sock.recv(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
 }
 
 fn peer_fails(args: &[&str]) -> String {
