@@ -58,3 +58,7 @@ shot_click packet-detail 12 "173,12 725,141,msg 540,370" --set strategy=glenn --
 # The pointer over the plots: the legends read out the values at its time.
 POINTER=640,300 shot ab-overview-light 20 --theme light --set strategy=glenn --ab ue4 --set link.loss_percent=15
 shot anomalies 15 --set strategy=glenn --ab ue4 --tab anomalies --set link.loss_percent=15
+# Tune: Run the default sweep (glenn.resend_delay_ms 0-300 ms, glenn/ue4/hybrid, 3 seeds) once the run
+# is 25 s in, so the live settings' mark sits on a settled run.
+shot_click tune-dark 25 "327,135" --tab tune
+shot_click tune-light 25 "327,135" --tab tune --theme light
