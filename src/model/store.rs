@@ -149,12 +149,6 @@ impl Store {
         &self.events[..n]
     }
 
-    /// Time of the first event after `t` of a kind matching `pred`, for "jump to next".
-    pub fn next_event_after(&self, t: SimTime, pred: impl Fn(&EventKind) -> bool) -> Option<SimTime> {
-        let start = self.events.partition_point(|e| e.time <= t);
-        self.events[start..].iter().find(|e| pred(&e.kind)).map(|e| e.time)
-    }
-
     pub fn len(&self) -> usize {
         self.events.len()
     }
