@@ -84,6 +84,13 @@ impl Dir {
     pub fn receiver(self) -> Side {
         self.sender().other()
     }
+    /// The direction as the window writes it (`A->B`, `B->A`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Dir::AtoB => "A->B",
+            Dir::BtoA => "B->A",
+        }
+    }
 }
 
 /// Why the link dropped a packet (ground truth).

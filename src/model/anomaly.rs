@@ -172,10 +172,7 @@ impl Anomaly {
     /// A short description such as `seq 1234 A->B` or `3 msgs held up to 240 ms` (the list's
     /// side and kind columns say the rest).
     pub fn describe(&self, index: &AnomalyIndex) -> String {
-        let dir = match self.side {
-            Side::A => "A->B",
-            Side::B => "B->A",
-        };
+        let dir = self.side.outgoing().label();
         match self.kind {
             AnomalyKind::Drop { seq: Some(s), .. } => format!("seq {s} {dir}"),
             AnomalyKind::Drop { seq: None, .. } => format!("a packet {dir}"),

@@ -10,7 +10,7 @@
 //! same links read both ways.
 
 use ackscope_protocol::wire::{ack_window, AckWindow, RELIABLE_IO_SEQ_BITS, UE4_SEQ_BITS};
-use ackscope_protocol::{Dir, Event, EventKind, SendKind, Side, SimTime, Strategy};
+use ackscope_protocol::{Event, EventKind, SendKind, Side, SimTime, Strategy};
 
 use crate::model::index::PacketRow;
 use crate::model::Recording;
@@ -169,12 +169,4 @@ fn ack_fields(events: &[Event], sender: Side, uid: u64, scheme: AckScheme) -> Op
         }
     }
     Some(w)
-}
-
-/// A packet's direction as the Packets log and the detail pane write it.
-pub fn dir_label(d: Dir) -> &'static str {
-    match d {
-        Dir::AtoB => "A->B",
-        Dir::BtoA => "B->A",
-    }
 }

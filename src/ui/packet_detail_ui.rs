@@ -9,7 +9,7 @@ use ackscope_protocol::wire::acked_sequences;
 use ackscope_protocol::{Side, SimTime};
 use egui::{Color32, RichText, Sense, Stroke, StrokeKind, Vec2};
 
-use super::packet_detail::{dir_label, AckScheme, PacketDetail};
+use super::packet_detail::{AckScheme, PacketDetail};
 use super::timeline_text::send_kind_name;
 use crate::app::{AppCommand, RevealTarget};
 
@@ -68,7 +68,7 @@ pub fn packet_detail_ui(
     let r = &detail.row;
     let mut open = true;
     ui.horizontal_wrapped(|ui| {
-        ui.strong(format!("packet {} seq {}", dir_label(r.dir), r.seq));
+        ui.strong(format!("packet {} seq {}", r.dir.label(), r.seq));
         ui.weak(format!("link send {}, {} bytes", r.uid, r.bytes));
         if ui.small_button("Close").on_hover_text("Close the packet detail").clicked() {
             open = false;

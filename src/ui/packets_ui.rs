@@ -8,7 +8,7 @@
 use ackscope_protocol::{Dir, DropReason, PacketLedger, SimTime};
 use egui::RichText;
 
-use super::packet_detail::{dir_label, PacketDetail};
+use super::packet_detail::PacketDetail;
 use crate::app::{AppCommand, Reveal, RevealSeen, RevealTarget};
 use crate::model::index::{DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow};
 use crate::model::Recording;
@@ -95,7 +95,7 @@ pub fn compact_row_text(r: &PacketRow, cursor: SimTime) -> String {
     format!(
         "{:>8.3}  {}  {:>5}  {:<17}  {:<9}  {}",
         r.time.as_secs_f64(),
-        dir_label(r.dir),
+        r.dir.label(),
         r.seq,
         fate_short(r, cursor),
         ack_short(r, cursor),
@@ -116,7 +116,7 @@ pub fn row_text(r: &PacketRow, cursor: SimTime) -> String {
     format!(
         "{:>10.4}  {}  {:>6}  {:>5}  {:<34}  {:<25}  {}",
         r.time.as_secs_f64(),
-        dir_label(r.dir),
+        r.dir.label(),
         r.seq,
         r.bytes,
         contents,
@@ -141,7 +141,7 @@ pub fn row_details(r: &PacketRow, cursor: SimTime) -> String {
     };
     let mut s = format!(
         "{} seq {} (link send {}), {} bytes, sent at {:.4} s\ncontents: {}\nlink: {}\ndelivered at {}, accepted by {} at {}",
-        dir_label(r.dir),
+        r.dir.label(),
         r.seq,
         r.uid,
         r.bytes,
@@ -168,7 +168,7 @@ fn filters_ui(view: &mut PacketsView, ui: &mut egui::Ui) {
         let f = &mut view.filter;
         let dir_text = match f.dir {
             DirFilter::Both => "both",
-            DirFilter::Only(d) => dir_label(d),
+            DirFilter::Only(d) => d.label(),
         };
         egui::ComboBox::from_label("direction").selected_text(dir_text).show_ui(ui, |ui| {
             ui.selectable_value(&mut f.dir, DirFilter::Both, "both");
