@@ -301,11 +301,11 @@ pub enum RefuseReason {
 }
 
 impl EventKind {
-    /// True for the marker of a restart of both endpoints (a `ParamChanged` named `restart` or
-    /// `strategy`, see [`crate::action`]): folds keyed by per-run ids (message ids, chunk ids,
+    /// True for the marker of a restart of both endpoints (a `ParamChanged` named `restart`,
+    /// `strategy` or `transport`, see [`crate::action`]): folds keyed by per-run ids (message ids, chunk ids,
     /// sequences) start afresh there, as the new endpoints count from zero again.
     pub fn is_restart(&self) -> bool {
-        matches!(self, EventKind::ParamChanged { name, .. } if name == "restart" || name == "strategy")
+        matches!(self, EventKind::ParamChanged { name, .. } if name == "restart" || name == "strategy" || name == "transport")
     }
 
     /// The endpoint this event belongs to: the sender for link events.

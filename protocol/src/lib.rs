@@ -33,7 +33,7 @@ pub mod strategy;
 pub mod wire;
 pub mod workload;
 
-pub use action::{Action, Step};
+pub use action::{Action, Step, Transport};
 pub use driver::{
     drain, DrainOutcome, EndpointDriver, Inbound, LinkUpdate, Outbound, PeerFactory, SendIds, Simulation, TickTiming,
     Ticker, Transmit, MAX_PACKETS_PER_TICK,

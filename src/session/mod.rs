@@ -59,18 +59,10 @@ impl From<Change> for Step {
     }
 }
 
-/// How a live run's endpoints talk: the window's "transport" choice, which a recording's header
-/// names because only in-process recordings re-run exactly. Defined here, below the runtime
-/// that implements both, so sessions do not import the runtime back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Transport {
-    /// Both endpoints and the two-way link in one simulation thread (deterministic).
-    #[default]
-    InProcess,
-    /// Each endpoint on its own thread and UDP socket on 127.0.0.1, the link on each receive side.
-    Udp,
-}
+/// How a live run's endpoints talk: the header names the transport the run started on (only
+/// in-process recordings re-run exactly); a `transport` action in the log changes it during the
+/// run. Defined in the protocol beside the action.
+pub use ackscope_protocol::Transport;
 
 /// A scenario or a recorded session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

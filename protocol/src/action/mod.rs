@@ -15,6 +15,13 @@
 //! discarded, as it would mean nothing to the new endpoints); send ids keep counting. The driver
 //! reports it as a `ParamChanged` marker named `restart` or `strategy`
 //! ([`crate::EventKind::is_restart`]), where folds over events start their per-run state afresh.
+//!
+//! A *transport* change (`transport(udp)`, `transport(in_process)`) is the window's switch between
+//! the in-process simulation and real UDP sockets during a run. It too rebuilds both endpoints at
+//! its instant, so that is what the protocol does with it (marker `transport`): the window then
+//! carries the same recording on over the other transport, while a re-run, which always
+//! simulates, restarts its endpoints there and goes on in-process. A recording therefore re-runs
+//! exactly up to its first switch to UDP; what ran over real sockets and clocks is simulated.
 
 mod repr;
 
@@ -46,6 +53,31 @@ pub enum Action {
     Pause,
     /// The user let the clock run again.
     Resume,
+    /// The endpoints went on over another transport from here (rebuilt, links empty: see the
+    /// module doc).
+    Transport(Transport),
+}
+
+/// How a run's endpoints talk: the window's "transport" choice, which a recording's header
+/// names (for the start of the run) and a `transport` action changes during it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// Both endpoints and the two-way link in one simulation thread (deterministic).
+    #[default]
+    InProcess,
+    /// Each endpoint on its own thread and UDP socket on 127.0.0.1, the link on each receive side.
+    Udp,
+}
+
+impl Transport {
+    /// The name files and markers use: `in_process` or `udp`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Transport::InProcess => "in_process",
+            Transport::Udp => "udp",
+        }
+    }
 }
 
 impl Action {
@@ -60,14 +92,15 @@ impl Action {
             Action::Strategy(_) => "strategy",
             Action::Pause => "pause",
             Action::Resume => "resume",
+            Action::Transport(_) => "transport",
         }
     }
 
-    /// True for the actions that rebuild the endpoints (restart, strategy change, and a `set` of
-    /// `strategy`, which means the same).
+    /// True for the actions that rebuild the endpoints (restart, strategy change, a `set` of
+    /// `strategy`, which means the same, and a transport change).
     pub fn rebuilds(&self) -> bool {
         match self {
-            Action::Restart | Action::Strategy(_) => true,
+            Action::Restart | Action::Strategy(_) | Action::Transport(_) => true,
             Action::Set { name, .. } => name.trim() == "strategy",
             _ => false,
         }
@@ -96,6 +129,7 @@ impl std::fmt::Display for Action {
             Action::Strategy(s) => write!(f, "strategy {}", s.name()),
             Action::Pause => write!(f, "pause"),
             Action::Resume => write!(f, "resume"),
+            Action::Transport(t) => write!(f, "transport {}", t.name()),
         }
     }
 }

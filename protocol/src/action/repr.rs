@@ -7,7 +7,7 @@
 //! An action: `burst` (side A) or `burst(side: B)`; `send_chunk(kib: 256)` or
 //! `send_chunk(kib: 256, side: B)`; `set(name: "link.loss_percent", value: "20")` (the value
 //! may also be a bare number or boolean); `link(dir: a_to_b, set: (loss_percent: 100.0))`;
-//! `restart`; `strategy(ue4)`; `pause`; `resume`.
+//! `restart`; `strategy(ue4)`; `pause`; `resume`; `transport(udp)` / `transport(in_process)`.
 //!
 //! `burst` written bare and `burst(side: B)` are the same action, and serde alone cannot read an
 //! enum variant in both forms. So an action is first read as a bare name or a one-entry map
@@ -21,14 +21,15 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::{Action, Step, MAX_CHUNK_KIB};
+use super::{Action, Step, Transport, MAX_CHUNK_KIB};
 use crate::event::{Side, SimTime};
 use crate::link::{LinkPatch, StepDirection};
 use crate::names::nearest_name;
 use crate::strategy::Strategy;
 
 /// Every action name, in the order [`Action`] lists them.
-pub const ACTION_NAMES: [&str; 8] = ["set", "burst", "send_chunk", "link", "restart", "strategy", "pause", "resume"];
+pub const ACTION_NAMES: [&str; 9] =
+    ["set", "burst", "send_chunk", "link", "restart", "strategy", "pause", "resume", "transport"];
 
 /// A step as written: a time and either an action or a link change.
 #[derive(Deserialize)]
@@ -118,6 +119,7 @@ enum Full {
     Strategy(Strategy),
     Pause,
     Resume,
+    Transport(Transport),
 }
 
 fn default_side() -> Side {
@@ -137,6 +139,7 @@ impl Serialize for Action {
             Action::Strategy(st) => Full::Strategy(*st),
             Action::Pause => Full::Pause,
             Action::Resume => Full::Resume,
+            Action::Transport(t) => Full::Transport(*t),
         };
         full.serialize(s)
     }
@@ -241,6 +244,7 @@ fn action_from(buffered: Buffered) -> Result<Action, String> {
                     "set" => "set(name: \"link.loss_percent\", value: \"20\")",
                     "send_chunk" => "send_chunk(kib: 256)",
                     "link" => "link(dir: a_to_b, set: (loss_percent: 100.0))",
+                    "transport" => "transport(udp)",
                     _ => "strategy(ue4)",
                 };
                 return Err(format!("action `{n}` needs its arguments, e.g. {example}"));
@@ -285,6 +289,7 @@ fn action_from(buffered: Buffered) -> Result<Action, String> {
         Full::Strategy(s) => Action::Strategy(s),
         Full::Pause => Action::Pause,
         Full::Resume => Action::Resume,
+        Full::Transport(t) => Action::Transport(t),
     })
 }
 

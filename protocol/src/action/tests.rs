@@ -30,6 +30,8 @@ fn every_spelling_of_a_step_parses() {
         (at_s: 4.5, action: strategy(ue4)),
         (at_s: 6, action: pause),
         (at_s: 6, action: resume),
+        (at_s: 7, action: transport(udp)),
+        (at_s: 8, action: transport(in_process)),
     ]"#,
     )
     .unwrap();
@@ -52,6 +54,8 @@ fn every_spelling_of_a_step_parses() {
         Step::at_secs(4.5, Action::Strategy(Strategy::Ue4)),
         Step::at_secs(6.0, Action::Pause),
         Step::at_secs(6.0, Action::Resume),
+        Step::at_secs(7.0, Action::Transport(Transport::Udp)),
+        Step::at_secs(8.0, Action::Transport(Transport::InProcess)),
     ];
     assert_eq!(steps, want);
     // Written out and read back, in RON and in JSON (the `--set` path), nothing changes.
@@ -70,6 +74,9 @@ fn unknown_names_and_bad_steps_are_refused_with_the_nearest_name() {
         ("[(at_s: 1, action: send_chunk)]", "needs its arguments"),
         ("[(at_s: 1, action: send_chunk(kib: 0))]", "from 1 to 16384"),
         ("[(at_s: 1, action: strategy(warp))]", "warp"),
+        ("[(at_s: 1, action: transport(tcp))]", "tcp"),
+        ("[(at_s: 1, action: transport)]", "transport(udp)"),
+        ("[(at_s: 1, action: transportt(udp))]", "did you mean `transport`"),
         ("[(at_s: 1, dri: a_to_b, set: (loss_percent: 1.0))]", "dri"),
         ("[(at_s: 1, set: (loss_precent: 1.0))]", "loss_precent"),
         ("[(at_s: 1, action: burst, dir: both)]", "not both"),
@@ -166,6 +173,32 @@ fn a_restart_rebuilds_the_endpoints_and_the_figures_stay_true() {
     // What was queued before the restart and not delivered by then is lost, nothing else.
     assert!(m.lost < 40, "{m:?}");
     assert_eq!(sim.totals().false_acks, 0);
+}
+
+#[test]
+fn a_transport_change_rebuilds_both_endpoints_at_its_instant_like_a_restart() {
+    // In a simulation (a re-run) a transport change is a restart marked `transport`: the same
+    // events as a restart there, but for the marker's name and value.
+    let run = |action: Action| {
+        let mut sim = Simulation::new(Scenario { seed: 3, ..Scenario::default() });
+        sim.run_until(SimTime::from_secs_f64(2.345_678));
+        sim.apply(&action).unwrap();
+        sim.run_until(SimTime::from_secs_f64(5.0));
+        sim.drain_events().collect::<Vec<Event>>()
+    };
+    let (restarted, switched) = (run(Action::Restart), run(Action::Transport(Transport::Udp)));
+    let markers: Vec<&Event> = switched.iter().filter(|e| e.kind.is_restart()).collect();
+    assert_eq!(markers.len(), 1, "one marker (side A records it)");
+    assert_eq!(markers[0].time, SimTime::from_secs_f64(2.345_678));
+    let EventKind::ParamChanged { name, value } = &markers[0].kind else { panic!("{:?}", markers[0]) };
+    assert_eq!((name.as_str(), value.as_str()), ("transport", "udp"));
+    assert_eq!(restarted.len(), switched.len());
+    for (a, b) in restarted.iter().zip(&switched) {
+        if !a.kind.is_restart() {
+            assert_eq!(a, b);
+        }
+    }
+    assert!(Action::Transport(Transport::InProcess).rebuilds());
 }
 
 #[test]

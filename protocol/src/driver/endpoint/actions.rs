@@ -54,7 +54,8 @@ impl EndpointDriver {
     /// - `burst` / `send_chunk` of this side: queued on the endpoint;
     /// - `link` of the direction into this endpoint: its settings, each changed field reported
     ///   as a `ParamChanged` event;
-    /// - `restart` / `strategy`: [`Self::restart`];
+    /// - `restart` / `strategy` / `transport`: [`Self::restart`] (a transport change is marked
+    ///   `transport`: the caller moves the endpoint to the other transport, see [`Action`]);
     /// - `pause` / `resume`: nothing (virtual time does not pass while paused).
     ///
     /// `set`s and restarts are reported as `ParamChanged` events when this driver records them.
@@ -110,6 +111,7 @@ impl EndpointDriver {
             }
             Action::Restart => self.restart(now, None, events),
             Action::Strategy(s) => self.restart(now, Some(*s), events),
+            Action::Transport(t) => self.rebuild(now, None, ("transport", t.name()), events),
             Action::Pause | Action::Resume => LinkUpdate::None,
         })
     }
@@ -121,6 +123,22 @@ impl EndpointDriver {
     /// `ParamChanged { name: "strategy", value }` for a strategy change, else
     /// `ParamChanged { name: "restart", value: strategy }`. The caller rebuilds the link.
     pub fn restart(&mut self, now: SimTime, strategy: Option<Strategy>, events: &mut Vec<Event>) -> LinkUpdate {
+        let marker = match strategy {
+            Some(s) => ("strategy", s.name()),
+            None => ("restart", self.scenario.strategy.name()),
+        };
+        self.rebuild(now, strategy, marker, events)
+    }
+
+    /// [`Self::restart`], reported (when this driver records) as `ParamChanged` named and valued
+    /// by `marker`.
+    fn rebuild(
+        &mut self,
+        now: SimTime,
+        strategy: Option<Strategy>,
+        (name, value): (&str, &str),
+        events: &mut Vec<Event>,
+    ) -> LinkUpdate {
         self.touch(now);
         if let Some(s) = strategy {
             self.scenario.strategy = s;
@@ -132,10 +150,6 @@ impl EndpointDriver {
         self.ticker = Ticker::on_grid(&self.timing, self.scenario.send_rate_pps, now);
         self.next_stats = now;
         if self.records {
-            let (name, value) = match strategy {
-                Some(s) => ("strategy", s.name()),
-                None => ("restart", self.scenario.strategy.name()),
-            };
             events.push(Event { time: now, kind: EventKind::ParamChanged { name: name.into(), value: value.into() } });
         }
         LinkUpdate::Rebuild
