@@ -138,14 +138,15 @@ impl AppCommand {
 }
 
 impl AppState {
-    /// True when `cmd` would replace the recording shown now. In a live run *Restart* and a
-    /// strategy change that keeps the number of lanes are actions in the recording, which goes
-    /// on, so they discard nothing.
+    /// True when `cmd` would replace the recording shown now. In a live run *Restart*, a
+    /// strategy change that keeps the number of lanes and a transport change of a single lane
+    /// are actions in the recording, which goes on, so they discard nothing.
     pub fn discards_run(&self, cmd: &AppCommand) -> bool {
         let acts_live = self.is_running()
             && match cmd {
                 AppCommand::Restart => true,
                 AppCommand::SetStrategy { strategy, ab } => ab.filter(|b| b != strategy).is_some() == self.ab.is_some(),
+                AppCommand::SetTransport(t) => self.switches_in_place(*t),
                 _ => false,
             };
         cmd.discards_run() && !acts_live
@@ -198,10 +199,7 @@ impl AppState {
             AppCommand::Stop => self.stop(),
             AppCommand::SetPaused(p) => self.set_paused(p),
             AppCommand::SetStrategy { strategy, ab } => self.set_strategy(strategy, ab),
-            AppCommand::SetTransport(t) => {
-                self.transport = t;
-                self.start();
-            }
+            AppCommand::SetTransport(t) => self.set_transport(t),
             AppCommand::SetParam { name, value } => self.set_param(&name, value),
             AppCommand::ApplyPreset(p) => {
                 for (i, dir) in ["a_to_b", "b_to_a"].into_iter().enumerate() {

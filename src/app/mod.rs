@@ -15,6 +15,7 @@ pub mod reveal;
 pub mod settings;
 mod state;
 pub mod tab;
+mod transport_switch;
 pub mod tune;
 
 pub use clock::{Clock, ManualClock, SystemClock};

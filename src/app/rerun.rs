@@ -57,7 +57,15 @@ impl RerunJob {
                     let outcome = if diffs.is_empty() {
                         format!("Re-run identical to the recording ({n} events)")
                     } else {
-                        format!("Re-run differs from the recording: {}", diffs.join("; "))
+                        let why = match header.udp_from() {
+                            Some(t) => format!(
+                                " (expected: the recording ran over UDP sockets on real time from {:.3} s, which \
+                                 a re-run simulates)",
+                                t.as_secs_f64()
+                            ),
+                            None => String::new(),
+                        };
+                        format!("Re-run differs from the recording: {}{why}", diffs.join("; "))
                     };
                     let lanes = Recording::lanes_from_session(again, &Progress::new())
                         .ok_or_else(|| anyhow!("re-run cancelled"))?;

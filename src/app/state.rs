@@ -21,6 +21,7 @@ use super::tune::TuneJob;
 use super::AppCommand;
 use crate::model::{Playback, Recording};
 use crate::report::export::ExportSummary;
+use crate::runtime::continued::send_id;
 use crate::runtime::udp::{RunHandle, Transport};
 use crate::runtime::{Batch, Command, LiveRun};
 
@@ -37,10 +38,13 @@ pub struct AppState {
     pub ab: Option<Strategy>,
     /// One recording per strategy shown (two in A/B).
     pub lanes: Vec<Recording>,
-    live: Option<Box<dyn RunHandle>>,
+    pub(super) live: Option<Box<dyn RunHandle>>,
     /// In-process (deterministic, A/B capable) or real UDP sockets on loopback.
     pub transport: Transport,
-    paused: bool,
+    pub(super) paused: bool,
+    /// One past the largest send id the live recording has used: where a runner that carries
+    /// it on over another transport starts its ids ([`super::transport_switch`]).
+    pub(super) next_uid: u64,
     pub playback: Playback,
     /// The session file shown or last saved.
     pub file: Option<PathBuf>,
@@ -99,6 +103,7 @@ impl AppState {
             live: None,
             transport: Transport::InProcess,
             paused: false,
+            next_uid: 0,
             playback: Playback::default(),
             file: None,
             settings: Settings::default(),
@@ -202,6 +207,7 @@ impl AppState {
             }
         }
         self.paused = false;
+        self.next_uid = 0;
         self.playback = Playback::default();
         self.file = None;
         self.saved = None;
@@ -233,9 +239,14 @@ impl AppState {
         }
     }
 
-    fn ingest(&mut self, batches: impl IntoIterator<Item = Batch>) -> usize {
+    pub(super) fn ingest(&mut self, batches: impl IntoIterator<Item = Batch>) -> usize {
         let mut n = 0;
         for b in batches {
+            for e in &b.events {
+                if let Some(uid) = send_id(&e.kind) {
+                    self.next_uid = self.next_uid.max(uid + 1);
+                }
+            }
             if let Some(lane) = self.lanes.get_mut(b.lane) {
                 n += b.events.len();
                 if let Err(e) = self.live_log.ingest(b.lane, lane, b.events, b.actions) {

@@ -53,6 +53,19 @@ impl Recording {
         }
     }
 
+    /// The settings in force at `upto_s` seconds: the scenario it started from with every
+    /// change recorded up to then (live edits, scripted link steps, strategy changes) applied in
+    /// order, as `--set` applies them; a change this build cannot apply (a restart marker, a
+    /// name it does not know) is skipped.
+    pub fn scenario_at(&self, upto_s: f64) -> Scenario {
+        let changes = &self.store.changes;
+        let mut s = self.scenario.clone();
+        for (_, change) in &changes[..changes.partition_point(|(t, _)| *t <= upto_s)] {
+            let _ = crate::params::overrides::apply(&mut s, change);
+        }
+        s
+    }
+
     /// A loaded session's recording (its first lane) with every index built; reports progress
     /// (phase [`Phase::Indexing`]) and stops early, returning `None`, when `progress` is cancelled.
     pub fn from_session(s: Session, progress: &Progress) -> Option<Self> {

@@ -8,7 +8,7 @@
 //! so), so nothing escapes the check.
 
 use ackscope_protocol::{Action, Scenario, Step, Strategy};
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, bail, Result};
 use ron::Value;
 
 use super::{find, overrides};
@@ -60,6 +60,12 @@ pub fn scenario(s: &Scenario) -> Result<()> {
         if leaf.numeric {
             param.check_value(&leaf.name, leaf.number)?;
         }
+    }
+    if let Some(i) = s.script.iter().position(|step| matches!(step.action, Action::Transport(_))) {
+        bail!(
+            "script[{i}]: `transport` cannot be scripted: it is the window's live switch between the \
+             simulation and real sockets, recorded in a session's `actions` (use `restart` to rebuild the endpoints)"
+        );
     }
     steps(s, &s.script, "script")
 }

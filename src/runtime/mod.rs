@@ -19,6 +19,7 @@
 //! `Simulation`, UDP one driver per endpoint thread) and owns only sockets, clocks and channels.
 
 pub mod clock;
+pub mod continued;
 pub mod endpoint_thread;
 pub mod threaded_peer;
 pub mod udp;

@@ -159,6 +159,16 @@ impl Session {
         !self.events.is_empty() || !self.ab_events.is_empty()
     }
 
+    /// The instant from which the recording ran over real UDP sockets, if it did: 0 when it
+    /// started there, else its first `transport(udp)` action. A re-run (always in-process)
+    /// reproduces the events before it and simulates the rest.
+    pub fn udp_from(&self) -> Option<SimTime> {
+        if self.transport == Transport::Udp {
+            return Some(SimTime::ZERO);
+        }
+        self.actions.iter().find(|s| s.action == Action::Transport(Transport::Udp)).map(|s| s.at)
+    }
+
     /// Each lane's scenario and actions: the first lane, then the A/B lane if any.
     pub fn lanes(&self) -> Vec<(Scenario, &[Step])> {
         let mut v = vec![(self.scenario.clone(), &self.actions[..])];

@@ -98,11 +98,7 @@ fn values_at<'a>(
     let upto = changes.partition_point(|(t, _)| *t <= cursor_s);
     let key = (lane.id(), upto, edits.len());
     if slot.as_ref().is_none_or(|(k, _)| *k != key) {
-        let mut s = lane.scenario.clone();
-        // Recorded as `name=value`, the `--set` form; a name this build does not know is skipped.
-        for (_, change) in &changes[..upto] {
-            let _ = params::overrides::apply(&mut s, change);
-        }
+        let mut s = lane.scenario_at(cursor_s);
         for (name, value) in edits {
             let _ = params::overrides::apply(&mut s, &format!("{name}={value}"));
         }

@@ -151,7 +151,11 @@ fn transport_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>)
             );
         })
         .response
-        .on_hover_text("Transport: in-process simulation, or real UDP sockets on loopback");
+        .on_hover_text(
+            "Transport: in-process simulation, or real UDP sockets on loopback. Changed during a live run, the \
+             run goes on over the other transport in the same recording (an action in its log; a re-run \
+             simulates what ran over UDP)",
+        );
     if transport != state.transport {
         cmds.push(AppCommand::SetTransport(transport));
     }
