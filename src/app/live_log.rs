@@ -263,6 +263,11 @@ impl LaneLog {
         let Some(mut fresh) = done.filter(|_| replaces == lane.id()) else { return };
         fresh.ingest(lane.store.events()[upto..].to_vec());
         fresh.actions = std::mem::take(&mut lane.actions);
+        // The anomaly index stays the whole run's (a few dozen bytes per drop, nak or stall), so
+        // the Anomalies tab and the strip under the scrubber keep what was trimmed, and a jump to
+        // one before the window reads that stretch back. The lane's index has seen every event,
+        // those the rebuild caught up with included.
+        fresh.anomalies = std::mem::take(&mut lane.anomalies);
         self.trimmed_id = Some(fresh.id());
         *lane = fresh;
         self.window_start = lane.store.events().first().map_or(SimTime::ZERO, |e| e.time);
@@ -404,6 +409,29 @@ mod tests {
         // The window's own events come back too, up to the last flush.
         let tail = crate::session::stream::read_range(&files[0], start, SimTime(u64::MAX)).unwrap();
         assert!(tail[..] == events_from(&all, start), "{} events", tail.len());
+        log.finish();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_anomaly_index_keeps_the_whole_run_when_the_window_is_trimmed() {
+        let dir = temp_dir("anomalies");
+        let mut log = LiveLog::new(dir.clone());
+        log.limits.window_s = 4.0;
+        let mut s = Scenario { seed: 12, ..Scenario::default() };
+        s.link.a_to_b.loss_percent = 10.0;
+        let (lane, all, _) = drive(&mut log, s.clone(), 30);
+        let start = log.window_starts(std::slice::from_ref(&lane))[0];
+        assert!(start >= SimTime(25_000_000), "the window starts at {start:?}");
+        let mut whole = Recording::new(s);
+        whole.ingest(all);
+        let before = |list: &[crate::model::anomaly::Anomaly]| -> Vec<crate::model::anomaly::Anomaly> {
+            list.iter().filter(|a| a.time < start).copied().collect()
+        };
+        let (kept, want) = (before(lane.anomalies.list()), before(whole.anomalies.list()));
+        assert!(want.len() > 100, "{} anomalies before the window", want.len());
+        assert!(kept == want, "{} anomalies before the window kept, {} in the run", kept.len(), want.len());
+        assert!(lane.anomalies.len() >= whole.anomalies.len() - 5, "and those after it");
         log.finish();
         let _ = std::fs::remove_dir_all(&dir);
     }
