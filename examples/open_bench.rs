@@ -122,10 +122,35 @@ fn paced_step(h: &mut Harness<'static, AppState>) -> f64 {
     took.as_secs_f64() * 1000.0
 }
 
-/// Opens `path` in the window as a user would: the first frame, the first frame that draws some
-/// of the run (the window shows the part parsed so far), when it is fully loaded (every event
-/// indexed), the frames meanwhile, and then frames while scrubbing each tab.
-fn open_in_window(path: &Path) {
+/// How a frame went while the file was still opening.
+#[derive(Default)]
+struct LoadFrames {
+    frames: usize,
+    total_ms: f64,
+    worst_ms: f64,
+}
+
+impl LoadFrames {
+    fn add(&mut self, ms: f64) {
+        self.frames += 1;
+        self.total_ms += ms;
+        self.worst_ms = self.worst_ms.max(ms);
+    }
+
+    fn line(&self) -> String {
+        format!(
+            "{} frames, {:.1} ms avg, slowest {:.1} ms",
+            self.frames,
+            self.total_ms / self.frames.max(1) as f64,
+            self.worst_ms
+        )
+    }
+}
+
+/// Opens `path` in the window and steps frames until it is fully loaded, the user scrubbing the
+/// part shown all along when `scrub` (the pointer moving over the scrubber, the cursor dragged
+/// back and forth): first frame, first frame drawing the run, fully loaded, frames meanwhile.
+fn open_and_load(path: &Path, scrub: bool) -> (Harness<'static, AppState>, LoadFrames) {
     let mut state = AppState::new(Scenario::default(), || {});
     state.settings.intro_dismissed = true;
     let mut h = window(state);
@@ -134,13 +159,19 @@ fn open_in_window(path: &Path) {
     h.state_mut().open_path(path);
     h.step();
     let first = t.elapsed().as_secs_f64();
-    let (mut frames, mut worst, mut total_ms) = (1, 0.0f64, 0.0);
+    let mut frames = LoadFrames::default();
     let mut first_data = None;
+    let mut i = 0u64;
     while !h.state().file_jobs().is_empty() {
-        let ms = paced_step(&mut h);
-        worst = worst.max(ms);
-        total_ms += ms;
-        frames += 1;
+        if scrub && first_data.is_some() {
+            i += 1;
+            let x = 400.0 + (i % 40) as f32 * 10.0;
+            h.event(egui::Event::PointerMoved(egui::pos2(x, 35.0)));
+            let frac = (i % 40) as f64 / 40.0;
+            let end = h.state().end_time();
+            h.state_mut().playback.seek(SimTime((end.0 as f64 * frac) as u64));
+        }
+        frames.add(paced_step(&mut h));
         let shown = h.state().file.is_some() && h.state().lanes.first().is_some_and(|l| !l.store.is_empty());
         if shown && first_data.is_none() {
             first_data = Some((t.elapsed().as_secs_f64(), h.state().lanes[0].store.len(), cpu_seconds() - cpu0));
@@ -151,17 +182,26 @@ fn open_in_window(path: &Path) {
     let loaded_cpu = cpu_seconds() - cpu0;
     assert!(h.state().error.is_none(), "{:?}", h.state().error);
     let (data_at, data_events, data_cpu) = first_data.unwrap_or((loaded, 0, loaded_cpu));
-    println!("window (load average {}):", load_average());
+    let how = if scrub { "while the user scrubs it" } else { "untouched" };
+    println!("window, opening {how} (load average {}):", load_average());
     println!("  first frame (progress bar)        {first:6.3} s");
     println!(
         "  first frame drawing the run       {data_at:6.3} s ({data_events} events shown; {data_cpu:.2} CPU s used)"
     );
     println!(
-        "  fully loaded (all {} events)  {loaded:6.2} s; {frames} frames meanwhile, {:.1} ms avg, slowest {worst:.1} ms",
+        "  fully loaded (all {} events)  {loaded:6.2} s; frames meanwhile: {}",
         h.state().lanes[0].store.len(),
-        total_ms / frames as f64
+        frames.line()
     );
     println!("  CPU time of the whole open: {loaded_cpu:.2} s (all threads)");
+    (h, frames)
+}
+
+/// Opens `path` in the window as a user would (see [`open_and_load`]), once untouched and once
+/// scrubbing while it loads, then scrubs each tab of the loaded file.
+fn open_in_window(path: &Path) {
+    drop(open_and_load(path, true));
+    let (mut h, _) = open_and_load(path, false);
     println!("  peak RSS {:.0} MiB after opening in the window", memory::status_mib("VmHWM"));
     let end = h.state().end_time();
     for tab in Tab::all() {

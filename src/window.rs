@@ -22,6 +22,7 @@ const ANIMATION_FRAME: Duration = Duration::from_millis(33);
 /// tests, which keep `view` beside the state they inspect).
 pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) {
     let (_, behind) = state.pull_events_within(INGEST_BUDGET);
+    state.interacting = ui.ctx().input(|i| i.pointer.any_down() || !i.events.is_empty());
     let loading_behind = state.poll_files();
     state.tune.poll();
     // Replay moves by measured wall time, not egui's frame time: with timed repaints that is a

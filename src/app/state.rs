@@ -42,6 +42,9 @@ pub struct AppState {
     /// In-process (deterministic, A/B capable) or real UDP sockets on loopback.
     pub transport: Transport,
     pub(super) paused: bool,
+    /// The user acted in this frame (the window sets it from egui's input): work spread over
+    /// frames, such as indexing a file that is opening, takes a smaller share of each.
+    pub interacting: bool,
     /// One past the largest send id the live recording has used: where a runner that carries
     /// it on over another transport starts its ids ([`super::transport_switch`]).
     pub(super) next_uid: u64,
@@ -103,6 +106,7 @@ impl AppState {
             live: None,
             transport: Transport::InProcess,
             paused: false,
+            interacting: false,
             next_uid: 0,
             playback: Playback::default(),
             file: None,
