@@ -44,27 +44,28 @@ pub fn shift_event(e: &mut Event, at: SimTime, first_uid: u64) {
     }
 }
 
+/// `Some(body)` with `uid` bound to the send id `kind` names (link events and `PacketSent`),
+/// by reference or by mutable reference as `kind` is.
+macro_rules! with_send_id {
+    ($kind:expr, $uid:ident => $body:expr) => {
+        match $kind {
+            EventKind::LinkSent { $uid, .. }
+            | EventKind::LinkDropped { $uid, .. }
+            | EventKind::LinkDuplicated { $uid, .. }
+            | EventKind::LinkDelivered { $uid, .. }
+            | EventKind::PacketSent { $uid, .. } => Some($body),
+            _ => None,
+        }
+    };
+}
+
 /// The send id an event names (link events and `PacketSent`).
 pub fn send_id(kind: &EventKind) -> Option<u64> {
-    match *kind {
-        EventKind::LinkSent { uid, .. }
-        | EventKind::LinkDropped { uid, .. }
-        | EventKind::LinkDuplicated { uid, .. }
-        | EventKind::LinkDelivered { uid, .. }
-        | EventKind::PacketSent { uid, .. } => Some(uid),
-        _ => None,
-    }
+    with_send_id!(kind, uid => *uid)
 }
 
 fn send_id_mut(kind: &mut EventKind) -> Option<&mut u64> {
-    match kind {
-        EventKind::LinkSent { uid, .. }
-        | EventKind::LinkDropped { uid, .. }
-        | EventKind::LinkDuplicated { uid, .. }
-        | EventKind::LinkDelivered { uid, .. }
-        | EventKind::PacketSent { uid, .. } => Some(uid),
-        _ => None,
-    }
+    with_send_id!(kind, uid => uid)
 }
 
 impl RunHandle for Continued {
