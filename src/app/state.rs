@@ -183,6 +183,8 @@ impl AppState {
         let wake = self.wake.clone();
         self.live = match self.transport {
             _ if logs.iter().any(|l| !l.is_empty()) => {
+                // A recorded log re-runs in-process (a `transport` action in it restarts there).
+                self.transport = Transport::InProcess;
                 for lane in &mut self.lanes {
                     lane.transport = Transport::InProcess;
                 }
