@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use ackscope_protocol::{EventKind, MetricsAccumulator, Scenario, SimTime, Simulation};
+use ackscope_protocol::{EventFilter, EventKind, MetricsAccumulator, Scenario, SimTime, Simulation};
 
 /// This thread's CPU time in seconds (Linux: `/proc/thread-self/schedstat`), if readable.
 fn cpu_seconds() -> Option<f64> {
@@ -23,6 +23,10 @@ fn run(seconds: u64, summary: bool) -> (f64, f64, u64, u64) {
     let (start, cpu_start) = (Instant::now(), cpu_seconds());
     let mut sim = Simulation::new(Scenario::default());
     sim.set_summary(summary);
+    if !summary {
+        // What a sweep records: only the events the message metrics read.
+        sim.set_event_filter(EventFilter::MESSAGE_METRICS);
+    }
     let mut sent = 0u64;
     let mut acc = MetricsAccumulator::new();
     let mut events = 0u64;

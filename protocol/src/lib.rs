@@ -35,8 +35,8 @@ pub mod workload;
 
 pub use action::{Action, Step};
 pub use driver::{
-    drain, DrainOutcome, EndpointDriver, Inbound, LinkUpdate, Outbound, PeerFactory, SendIds, Simulation, TickTiming,
-    Ticker, Transmit, MAX_PACKETS_PER_TICK,
+    drain, DrainOutcome, EndpointDriver, EventFilter, Inbound, LinkUpdate, Outbound, PeerFactory, SendIds, Simulation,
+    TickTiming, Ticker, Transmit, MAX_PACKETS_PER_TICK,
 };
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,

@@ -103,6 +103,8 @@ pub struct Link {
     latest: SimTime,
     order: u64,
     queue: BinaryHeap<Scheduled>,
+    /// Whether the link reports its ground truth as events (see [`Self::set_records`]).
+    records: bool,
 }
 
 impl Link {
@@ -124,6 +126,7 @@ impl Link {
             latest: SimTime::ZERO,
             order: 0,
             queue: BinaryHeap::new(),
+            records: true,
         }
     }
 
@@ -142,6 +145,13 @@ impl Link {
     /// Prefer [`Self::set_config_at`] where the instant of the change is known.
     pub fn set_config(&mut self, config: LinkConfig) {
         self.set_config_at(self.latest, config);
+    }
+
+    /// Whether `LinkSent`, `LinkDropped`, `LinkDuplicated` and `LinkDelivered` are reported (true
+    /// by default). Without them every packet meets the same fate: only the events go, for a run
+    /// that reads none of them (a sweep: see [`crate::driver::EventFilter`]).
+    pub fn set_records(&mut self, records: bool) {
+        self.records = records;
     }
 
     /// Packets currently in flight (scheduled, not yet delivered).
@@ -193,10 +203,14 @@ impl Link {
         self.latest = self.latest.max(now);
         let d = self.draw(now);
         let wire_bytes = bytes.len() as u32 + IP_UDP_OVERHEAD_BYTES;
-        let dir = self.dir;
-        events.push(Event { time: now, kind: EventKind::LinkSent { dir, uid, bytes: bytes.len() as u32 } });
+        let (dir, records) = (self.dir, self.records);
+        if records {
+            events.push(Event { time: now, kind: EventKind::LinkSent { dir, uid, bytes: bytes.len() as u32 } });
+        }
         let drop = |events: &mut Vec<Event>, reason| {
-            events.push(Event { time: now, kind: EventKind::LinkDropped { dir, uid, reason } });
+            if records {
+                events.push(Event { time: now, kind: EventKind::LinkDropped { dir, uid, reason } });
+            }
         };
 
         if wire_bytes > c.mtu_bytes {
@@ -241,7 +255,9 @@ impl Link {
         let copy = if dup { Some(bytes.clone()) } else { None };
         self.schedule(at, InFlight { uid, sent_at: now, bytes });
         if let Some(copy) = copy {
-            events.push(Event { time: now, kind: EventKind::LinkDuplicated { dir, uid } });
+            if records {
+                events.push(Event { time: now, kind: EventKind::LinkDuplicated { dir, uid } });
+            }
             self.schedule(dup_at, InFlight { uid, sent_at: now, bytes: copy });
         }
     }
@@ -264,8 +280,10 @@ impl Link {
             return None;
         }
         let Scheduled { at, packet: p, .. } = self.queue.pop()?;
-        let delay_us = at.saturating_since(p.sent_at).0.min(u32::MAX as u64) as u32;
-        events.push(Event { time: at, kind: EventKind::LinkDelivered { dir: self.dir, uid: p.uid, delay_us } });
+        if self.records {
+            let delay_us = at.saturating_since(p.sent_at).0.min(u32::MAX as u64) as u32;
+            events.push(Event { time: at, kind: EventKind::LinkDelivered { dir: self.dir, uid: p.uid, delay_us } });
+        }
         Some((p.uid, p.bytes))
     }
 }

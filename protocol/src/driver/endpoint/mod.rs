@@ -9,7 +9,7 @@
 mod actions;
 
 use crate::action::{sort_steps, Step};
-use crate::event::{Dir, Event, EventKind, Side, SimTime, StatsSample};
+use crate::event::{Dir, Event, EventKind, Side, SimTime};
 use crate::link::{Link, LinkConfig};
 use crate::peer::{Peer, PeerCommand};
 use crate::registry::{live_settings, make_peer};
@@ -103,7 +103,7 @@ impl Outbound for Vec<Transmit> {
 ///    [`next_script_step`](Self::next_script_step) has one due;
 /// 2. [`receive`](Self::receive): every datagram due;
 /// 3. [`tick`](Self::tick): at a send tick, `on_tick` then `poll_send` until the peer is done;
-/// 4. [`sample_stats`](Self::sample_stats) at a stats instant, then with its sample
+/// 4. [`sample_stats`](Self::sample_stats) at a stats instant, then
 ///    [`apply_flow`](Self::apply_flow).
 ///
 /// [`EndpointDriver::next_due`] says when the next tick, stats sample or script step is due;
@@ -143,6 +143,9 @@ pub struct EndpointDriver {
     now: SimTime,
     /// A packet buffer to send into (see [`Self::tick`]).
     spare: Vec<u8>,
+    /// Whether a stats instant reports the peer's estimates as a `Stats` event (see
+    /// [`Self::set_records_stats`]).
+    records_stats: bool,
 }
 
 impl EndpointDriver {
@@ -171,6 +174,7 @@ impl EndpointDriver {
             records: side == Side::A,
             now: SimTime::ZERO,
             spare: Vec::new(),
+            records_stats: true,
         }
     }
 
@@ -183,6 +187,14 @@ impl EndpointDriver {
     /// side A by default; a lone endpoint in a process of its own reports its own).
     pub fn set_records_actions(&mut self, records: bool) {
         self.records = records;
+    }
+
+    /// Whether a stats instant reports a `Stats` event (true by default). Without it the peer's
+    /// estimates are not computed at all (a window pass and a few divisions per sample); its
+    /// update still runs, so the endpoint behaves the same. For runs that read no `Stats`
+    /// (a sweep: see [`super::EventFilter`]).
+    pub fn set_records_stats(&mut self, records: bool) {
+        self.records_stats = records;
     }
 
     /// Sets when send ticks fall from `now`: at `pps` on this endpoint's grid (its phase), the
@@ -277,8 +289,8 @@ impl EndpointDriver {
         }
         self.receive(now, inbound, events);
         self.tick(now, outbound, events);
-        if let Some(stats) = self.sample_stats(now, events) {
-            self.apply_flow(now, &stats, events);
+        if self.sample_stats(now, events) {
+            self.apply_flow(now, events);
         }
         update
     }
@@ -298,8 +310,8 @@ impl EndpointDriver {
         }
         self.receive(now, link, events);
         self.tick(now, outbound, events);
-        if let Some(stats) = self.sample_stats(now, events) {
-            self.apply_flow(now, &stats, events);
+        if self.sample_stats(now, events) {
+            self.apply_flow(now, events);
         }
     }
 
@@ -391,27 +403,31 @@ impl EndpointDriver {
         self.next_tick_at = self.ticker.next();
     }
 
-    /// At a stats instant due by `now`: the peer's update and a `Stats` event. Returns the sample.
-    pub fn sample_stats(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<StatsSample> {
+    /// At a stats instant due by `now`: the peer's update and a `Stats` event (when recorded:
+    /// [`Self::set_records_stats`]). Returns whether a stats instant was due (flow control
+    /// follows it: [`Self::apply_flow`]).
+    pub fn sample_stats(&mut self, now: SimTime, events: &mut Vec<Event>) -> bool {
         self.touch(now);
         if self.next_stats > now {
-            return None;
+            return false;
         }
         let start = events.len();
         self.peer.update(now, events);
         self.observe_rtt(&events[start..]);
-        let stats = self.peer.stats();
-        events.push(Event { time: now, kind: EventKind::Stats { side: self.side, stats } });
+        if self.records_stats {
+            let stats = self.peer.stats();
+            events.push(Event { time: now, kind: EventKind::Stats { side: self.side, stats } });
+        }
         let iv = (self.scenario.stats_interval_ms.max(1.0) * 1000.0) as u64;
         self.next_stats = now.plus_micros(iv);
-        Some(stats)
+        true
     }
 
-    /// With flow control on: sets the packet rate from flow control's own low-pass RTT (rellikt's
-    /// filter over this side's RTT samples, whatever the strategy: see `reliability::flow`; the
-    /// sample just taken is not read), reporting a mode switch as `FlowMode`. A new rate's first
+    /// With flow control on (at a stats instant): sets the packet rate from flow control's own
+    /// low-pass RTT (rellikt's filter over this side's RTT samples, whatever the strategy: see
+    /// `reliability::flow`; the stats sample is not read), reporting a mode switch as `FlowMode`. A new rate's first
     /// tick comes one new interval after the last tick, on this endpoint's grid, not immediately.
-    pub fn apply_flow(&mut self, now: SimTime, _stats: &StatsSample, events: &mut Vec<Event>) {
+    pub fn apply_flow(&mut self, now: SimTime, events: &mut Vec<Event>) {
         if !self.scenario.flow.enabled {
             return;
         }
