@@ -12,7 +12,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Exp};
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Side, SimTime};
+use crate::event::{round_u64, Side, SimTime};
 
 /// Smallest message: the 8-byte id.
 pub const MIN_MESSAGE_BYTES: u32 = 8;
@@ -270,7 +270,7 @@ impl Workload {
                 (None, None) => break,
                 (Some(s), r) if r.is_none_or(|r| s <= r) => {
                     self.take(false, c.snapshot_bytes, out);
-                    self.next_snapshot = s.plus_micros((1e6 / c.snapshot_rate_hz).round().max(1.0) as u64);
+                    self.next_snapshot = s.plus_micros(round_u64(1e6 / c.snapshot_rate_hz).max(1));
                 }
                 (_, Some(r)) => {
                     let size = self.reliable_size();
@@ -287,7 +287,7 @@ impl Workload {
 
     fn exp_gap_us(&mut self, rate_hz: f64) -> u64 {
         let e: f64 = Exp::new(rate_hz).map(|d| d.sample(&mut self.rng)).unwrap_or(1.0 / rate_hz);
-        ((e * 1e6).round() as u64).max(1)
+        round_u64(e * 1e6).max(1)
     }
 }
 

@@ -20,6 +20,9 @@ use super::ticker::{TickTiming, Ticker};
 
 pub use actions::LinkUpdate;
 
+/// Packet buffers an endpoint keeps for its sends (see [`EndpointDriver::receive`]).
+const SPARE_BUFFERS: usize = 8;
+
 /// Safety cap on packets one endpoint may send in a single tick.
 pub const MAX_PACKETS_PER_TICK: usize = 4096;
 
@@ -141,8 +144,9 @@ pub struct EndpointDriver {
     /// Reports `set` actions and restarts as `ParamChanged` events (side A by default).
     records: bool,
     now: SimTime,
-    /// A packet buffer to send into (see [`Self::tick`]).
-    spare: Vec<u8>,
+    /// Packet buffers to send into: those of datagrams received (see [`Self::receive`]) and of
+    /// the last call of a tick, which sent nothing.
+    spare: Vec<Vec<u8>>,
     /// Whether a stats instant reports the peer's estimates as a `Stats` event (see
     /// [`Self::set_records_stats`]).
     records_stats: bool,
@@ -340,6 +344,12 @@ impl EndpointDriver {
         let start = events.len();
         while let Some(bytes) = inbound.next_datagram(now, events) {
             self.peer.receive(now, &bytes, events);
+            // The buffer goes to this endpoint's next send: a malloc and a free per packet
+            // were a tenth of a run. Both ends send about as much as they receive, so a few
+            // are enough.
+            if self.spare.len() < SPARE_BUFFERS {
+                self.spare.push(bytes);
+            }
         }
         self.observe_rtt(&events[start..]);
     }
@@ -372,11 +382,11 @@ impl EndpointDriver {
         for _ in 0..MAX_PACKETS_PER_TICK {
             // The buffer of the call that sent nothing is kept for the next tick: most ticks end
             // in such a call, and allocating it each time was a malloc and free per tick.
-            let mut out = std::mem::take(&mut self.spare);
+            let mut out = self.spare.pop().unwrap_or_default();
             out.clear();
             out.reserve(256);
             let Some(seq) = self.peer.poll_send(now, &mut out, events) else {
-                self.spare = out;
+                self.spare.push(out);
                 break;
             };
             let uid = (self.ids)();

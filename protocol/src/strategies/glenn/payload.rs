@@ -21,6 +21,8 @@ pub fn decode_payload(factory: &MessageFactory, bytes: &[u8]) -> Result<DecodedP
     let mut out = DecodedPayload::default();
     let mut n = 0u32;
     r.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    // Sized once (the count is bounded above): growing from empty was a realloc per packet.
+    out.reliable.reserve_exact(n as usize);
     let mut prev: Option<u16> = None;
     for _ in 0..n {
         let mut id = 0u16;
@@ -46,6 +48,7 @@ pub fn decode_payload(factory: &MessageFactory, bytes: &[u8]) -> Result<DecodedP
         out.reliable.push((id, factory.read(&mut r)?));
     }
     r.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    out.unreliable.reserve_exact(n as usize);
     for _ in 0..n {
         out.unreliable.push(factory.read(&mut r)?);
     }
