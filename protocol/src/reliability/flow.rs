@@ -83,13 +83,7 @@ pub struct FlowControl {
     changed: bool,
     /// The low-pass RTT and the time of its last sample (None before any sample).
     rtt: Option<(f64, SimTime)>,
-    /// The filter's weight for a few recent gaps between samples, `(gap_us, weight)` in the slot
-    /// `gap_us % WEIGHT_SLOTS` (see [`Self::weight`]).
-    weights: [(u64, f64); WEIGHT_SLOTS],
 }
-
-/// Gaps whose filter weight [`FlowControl`] remembers.
-const WEIGHT_SLOTS: usize = 8;
 
 impl FlowControl {
     pub fn new(config: FlowConfig) -> Self {
@@ -103,22 +97,7 @@ impl FlowControl {
             recovered: false,
             changed: false,
             rtt: None,
-            weights: [(u64::MAX, 0.0); WEIGHT_SLOTS],
         }
-    }
-
-    /// The weight of a sample `gap` after the previous one, `1 - 0.8^(gap x 30/s)`.
-    ///
-    /// Samples come at a few distinct gaps (a tick's interval, 0 for two acks in one packet),
-    /// and the power was a thirtieth of a run: each gap's weight is computed once and reused,
-    /// the same number.
-    fn weight(&mut self, gap: SimTime) -> f64 {
-        let slot = &mut self.weights[(gap.0 % WEIGHT_SLOTS as u64) as usize];
-        if slot.0 != gap.0 || gap.0 == u64::MAX {
-            let periods = gap.as_secs_f64() * FILTER_SAMPLES_PER_SEC;
-            *slot = (gap.0, 1.0 - (1.0 - RELLIKT_SAMPLE_WEIGHT).powf(periods));
-        }
-        slot.1
     }
 
     /// Feeds one RTT sample taken at `now` to the low-pass filter (module doc); the first is
@@ -128,7 +107,11 @@ impl FlowControl {
             return;
         }
         let rtt = match self.rtt {
-            Some((r, last)) => r + (rtt_ms - r) * self.weight(now.saturating_since(last)),
+            Some((r, last)) => {
+                let periods = now.saturating_since(last).as_secs_f64() * FILTER_SAMPLES_PER_SEC;
+                let weight = 1.0 - (1.0 - RELLIKT_SAMPLE_WEIGHT).powf(periods);
+                r + (rtt_ms - r) * weight
+            }
             None => rtt_ms,
         };
         self.rtt = Some((rtt, now));

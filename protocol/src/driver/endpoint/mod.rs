@@ -507,8 +507,14 @@ impl EndpointDriver {
         self.peer.command(now, PeerCommand::SendChunk { bytes });
     }
 
-    fn touch(&mut self, now: SimTime) {
+    /// Notes that the caller is at `now` ([`Self::now`]); every call taking a time does.
+    pub(in crate::driver) fn touch(&mut self, now: SimTime) {
         self.now = self.now.max(now);
+    }
+
+    /// Whether a stats sample is due at `now` ([`Self::sample_stats`] takes it).
+    pub(in crate::driver) fn stats_due(&self, now: SimTime) -> bool {
+        self.next_stats <= now
     }
 }
 
