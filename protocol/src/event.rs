@@ -40,12 +40,13 @@ impl SimTime {
 /// the values virtual times are made of: a tick, a send and a resend each round a time, and the
 /// call was a fiftieth of a run.
 ///
-/// Below 2^52 `x as u64` is `x`'s integer part exactly and `x` minus it its fraction, exactly.
+/// Below 2^52 `x as i64` is `x`'s integer part exactly and `x` minus it its fraction, exactly
+/// (as `i64`: one instruction each way, where `u64` takes a few).
 #[inline]
 pub(crate) fn round_u64(x: f64) -> u64 {
     if (0.0..4_503_599_627_370_496.0).contains(&x) {
-        let whole = x as u64;
-        whole + u64::from(x - whole as f64 >= 0.5)
+        let whole = x as i64;
+        (whole + i64::from(x - whole as f64 >= 0.5)) as u64
     } else {
         x.round() as u64
     }
