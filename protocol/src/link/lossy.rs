@@ -22,13 +22,11 @@
 //! The one exception is the bandwidth cap: its queue delay and tail drop depend on what else is
 //! queued, which is the traffic itself (a strategy that sends more fills the queue sooner).
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 use super::burst::BurstChain;
 use super::config::{JitterDistribution, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 use super::draws::{normal, splitmix, stream, unit};
 use super::fifo::fifo_arrival;
+use super::schedule::Schedule;
 use crate::event::{round_u64, Dir, DropReason, Event, EventKind, SimTime};
 
 /// A packet's random draws, each at a fixed position of the packet's own sequence whatever the
@@ -76,37 +74,6 @@ struct InFlight {
     bytes: Vec<u8>,
 }
 
-/// A packet in the delivery queue, ordered for a max-heap so that the earliest `(at, order)` is on
-/// top; `order` is unique, so two entries never compare equal and the packet itself is never
-/// compared. The packet rides in the heap entry: a side table keyed by `order` cost a hash per
-/// packet.
-#[derive(Debug)]
-struct Scheduled {
-    at: SimTime,
-    order: u64,
-    packet: InFlight,
-}
-
-impl PartialEq for Scheduled {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.order) == (other.at, other.order)
-    }
-}
-
-impl Eq for Scheduled {}
-
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Scheduled {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.order).cmp(&(self.at, self.order))
-    }
-}
-
 /// One direction of the lossy link.
 #[derive(Debug)]
 pub struct Link {
@@ -124,8 +91,9 @@ pub struct Link {
     busy_until: SimTime,
     /// The latest instant the link was called at (a `set_config` without a time applies from it).
     latest: SimTime,
-    order: u64,
-    queue: BinaryHeap<Scheduled>,
+    /// Packets in flight by `(deliver_at, send order)`; the packet rides in the entry (a side
+    /// table keyed by order cost a hash per packet).
+    queue: Schedule<InFlight>,
     /// Whether the link reports its ground truth as events (see [`Self::set_records`]).
     records: bool,
 }
@@ -147,8 +115,7 @@ impl Link {
             burst: BurstChain::new(stream(key, BURST_STREAM), config.burst),
             busy_until: SimTime::ZERO,
             latest: SimTime::ZERO,
-            order: 0,
-            queue: BinaryHeap::new(),
+            queue: Schedule::default(),
             records: true,
         }
     }
@@ -272,23 +239,18 @@ impl Link {
     }
 
     fn schedule(&mut self, at: SimTime, packet: InFlight) {
-        let order = self.order;
-        self.order += 1;
-        self.queue.push(Scheduled { at, order, packet });
+        self.queue.push(at, packet);
     }
 
     /// When the next packet is due, if any.
     pub fn next_delivery(&self) -> Option<SimTime> {
-        self.queue.peek().map(|s| s.at)
+        self.queue.next_due()
     }
 
     /// Takes the next packet due at or before `now`, emitting `LinkDelivered`.
     pub fn pop_due(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<(u64, Vec<u8>)> {
         self.latest = self.latest.max(now);
-        if self.queue.peek()?.at > now {
-            return None;
-        }
-        let Scheduled { at, packet: p, .. } = self.queue.pop()?;
+        let (at, p) = self.queue.pop_due(now)?;
         if self.records {
             let delay_us = at.saturating_since(p.sent_at).0.min(u32::MAX as u64) as u32;
             events.push(Event { time: at, kind: EventKind::LinkDelivered { dir: self.dir, uid: p.uid, delay_us } });
