@@ -20,8 +20,8 @@ fn events(scenario: &Scenario, filter: EventFilter, summary: bool) -> Vec<Event>
 }
 
 /// A lossy, jittery link at a latency off the 60 pps tick grid, flow control on (it reads the
-/// RTT samples a filter may drop), a restart midway (new links, which must keep the filter) and
-/// a burst.
+/// RTT samples a filter may drop), a burst, a restart (new links, which must keep the filter)
+/// and a change of strategy.
 fn scenario(strategy: Strategy, seed: u64) -> Scenario {
     let mut s = Scenario { seed, strategy, ..Scenario::default() };
     for d in Dir::BOTH {
@@ -32,9 +32,12 @@ fn scenario(strategy: Strategy, seed: u64) -> Scenario {
         l.duplicate_percent = 2.0;
     }
     s.flow.enabled = seed.is_multiple_of(2);
+    // A change of strategy brings endpoints that may build packet beliefs whatever they are told.
+    let other = if strategy == Strategy::Ue4 { Strategy::Glenn } else { Strategy::Ue4 };
     s.script = vec![
         Step::new(SimTime::from_secs_f64(7.3), Action::Burst { side: Side::A }),
         Step::new(SimTime::from_secs_f64(11.0), Action::Restart),
+        Step::new(SimTime::from_secs_f64(15.5), Action::Strategy(other)),
     ];
     s
 }

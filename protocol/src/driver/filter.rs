@@ -32,11 +32,13 @@ impl EventFilter {
 
     /// For [`MetricsAccumulator`](crate::MetricsAccumulator) (which reads `PacketSent`, the
     /// message events and restart markers), the events `ackscope sweep` folds: no link events,
-    /// no stats. Packet beliefs and RTT samples stay: the endpoints build them in any case (flow
-    /// control reads the RTT samples), and taking them out at each instant cost more than the
-    /// fold skipping them (callgrind, default scenario: 0.25 M instructions more per minute).
+    /// packet beliefs or stats. RTT samples stay: the endpoints build them in any case (flow
+    /// control reads them), and taking them out at each instant cost more than the fold
+    /// skipping them (callgrind, default scenario: 0.25 M instructions more per minute). Glenn's
+    /// and hybrid's endpoints do not build packet beliefs when told so; the others' are taken
+    /// out at the end of each instant (see [`crate::Peer::set_reports_packet_beliefs`]).
     pub const MESSAGE_METRICS: EventFilter =
-        EventFilter { link: false, packet_beliefs: true, rtt_samples: true, stats: false };
+        EventFilter { link: false, packet_beliefs: false, rtt_samples: true, stats: false };
 
     /// Whether events of this kind are recorded.
     #[inline]
@@ -53,11 +55,6 @@ impl EventFilter {
             EventKind::Stats { .. } => self.stats,
             _ => true,
         }
-    }
-
-    /// Whether the endpoints' own events need a pass at the end of each instant.
-    pub(super) fn drops_endpoint_events(&self) -> bool {
-        !(self.packet_beliefs && self.rtt_samples)
     }
 
     /// Removes the events from `start` on that this filter leaves out, keeping the order of the

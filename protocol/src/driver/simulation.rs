@@ -115,13 +115,16 @@ impl Simulation {
     /// others (unless the summary, which reads them, is on).
     fn sync_records(&mut self) {
         let f = if self.fold_summary { EventFilter::ALL } else { self.filter };
-        self.filter_pass = f != self.filter || self.filter.drops_endpoint_events();
         for l in &mut self.links {
             l.set_records(f.link);
         }
         for d in &mut self.drivers {
             d.set_records_stats(f.stats);
+            d.set_records_packet_beliefs(f.packet_beliefs);
         }
+        let beliefs_built = self.drivers.iter().any(|d| d.builds_packet_beliefs());
+        self.filter_pass =
+            f != self.filter || !self.filter.rtt_samples || (!self.filter.packet_beliefs && beliefs_built);
     }
 
     /// When false, the run's own summary is not folded: [`Self::totals`] and

@@ -150,6 +150,10 @@ pub struct EndpointDriver {
     /// Whether a stats instant reports the peer's estimates as a `Stats` event (see
     /// [`Self::set_records_stats`]).
     records_stats: bool,
+    /// Whether packet beliefs are wanted, and whether the peer leaves them out when they are not
+    /// (see [`Self::set_records_packet_beliefs`]).
+    records_packet_beliefs: bool,
+    peer_follows_beliefs: bool,
 }
 
 impl EndpointDriver {
@@ -179,6 +183,8 @@ impl EndpointDriver {
             now: SimTime::ZERO,
             spare: Vec::new(),
             records_stats: true,
+            records_packet_beliefs: true,
+            peer_follows_beliefs: false,
         }
     }
 
@@ -199,6 +205,19 @@ impl EndpointDriver {
     /// (a sweep: see [`super::EventFilter`]).
     pub fn set_records_stats(&mut self, records: bool) {
         self.records_stats = records;
+    }
+
+    /// Whether the peer reports `PacketReceived`, `PacketAcked` and `PacketNakked` (true by
+    /// default; kept across restarts). A peer may not follow it: see
+    /// [`Self::builds_packet_beliefs`].
+    pub fn set_records_packet_beliefs(&mut self, records: bool) {
+        self.records_packet_beliefs = records;
+        self.peer_follows_beliefs = self.peer.set_reports_packet_beliefs(records);
+    }
+
+    /// Whether the peer reports packet beliefs: wanted, or a peer that reports them anyway.
+    pub fn builds_packet_beliefs(&self) -> bool {
+        self.records_packet_beliefs || !self.peer_follows_beliefs
     }
 
     /// Sets when send ticks fall from `now`: at `pps` on this endpoint's grid (its phase), the

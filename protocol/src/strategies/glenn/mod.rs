@@ -147,6 +147,9 @@ pub struct GlennPeer<P: ResendPolicy = GlennResend> {
     /// right after a burst waits for it).
     burst_pending: usize,
     requests: Vec<MessageRequest>,
+    /// Whether `PacketReceived`, `PacketAcked` and `PacketNakked` are reported
+    /// ([`Peer::set_reports_packet_beliefs`]).
+    reports_packets: bool,
     picks: Vec<Pick>,
     acked: Vec<Acked>,
     acked_messages: Vec<AckedMessage>,
@@ -190,6 +193,7 @@ impl<P: ResendPolicy> GlennPeer<P> {
             tick_pending: false,
             burst_pending: 0,
             requests: Vec::new(),
+            reports_packets: true,
             picks: Vec::new(),
             acked: Vec::new(),
             acked_messages: Vec::new(),
@@ -435,11 +439,16 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
             }
         }
         let bytes = packet.len() as u32;
-        events.push(Event { time: now, kind: EventKind::PacketReceived { side, seq: h.sequence as u32, bytes } });
+        let reports = self.reports_packets;
+        if reports {
+            events.push(Event { time: now, kind: EventKind::PacketReceived { side, seq: h.sequence as u32, bytes } });
+        }
         self.ack.accept_packet(now, &h, packet.len(), &mut self.acked);
         for a in &self.acked {
             let seq = a.sequence as u32;
-            events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq } });
+            if reports {
+                events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq } });
+            }
             events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: a.rtt_ms as f32 } });
             self.channel.on_packet_acked(a.sequence, &mut self.acked_messages);
             for m in self.acked_messages.drain(..) {
@@ -449,7 +458,19 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
         }
         let cx = PacketContext { now, side, config: &self.config, rtt: self.ack.rtt() };
         let carried_reliable = !decoded.reliable.is_empty();
+        let mark = events.len();
         self.policy.on_received(&cx, &h, &self.acked, carried_reliable, &self.channel, events);
+        if !reports && events.len() > mark {
+            // The policy's conclusions (hybrid's Naks), rare enough to take out here.
+            let mut i = mark;
+            while i < events.len() {
+                if matches!(events[i].kind, EventKind::PacketNakked { .. }) {
+                    events.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        }
         self.acked.clear();
         for (id, m) in decoded.reliable {
             self.channel.insert_received(id, m);
@@ -491,5 +512,10 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
 
     fn unacked_reliable(&self) -> usize {
         self.channel.unacked() + self.backlog.len() + self.burst_pending
+    }
+
+    fn set_reports_packet_beliefs(&mut self, reports: bool) -> bool {
+        self.reports_packets = reports;
+        true
     }
 }
