@@ -62,7 +62,9 @@ pub use scenario::{LinkPair, Scenario, SideConfig, Strategy, TickPhase};
 pub use strategies::acks::AckPeer;
 pub use strategies::chunks::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};
 pub use strategies::fragments::{FragmentPeer, FragmentReceiver, FragmentSender};
-pub use strategies::glenn::{decode_payload, encode_payload, DecodedPayload, GlennConfig, GlennCounters, GlennPeer};
+pub use strategies::glenn::{
+    decode_payload, decode_payload_into, encode_payload, DecodedPayload, GlennConfig, GlennCounters, GlennPeer,
+};
 pub use strategies::hybrid::{HybridConfig, HybridPeer};
 pub use strategies::notify::dnm::{DnmConfig, DnmPeer};
 pub use strategies::notify::rellikt::{RelliktConfig, RelliktPeer};

@@ -39,7 +39,7 @@ use crate::wire::bits::{BitError, BitWriter, Stream};
 use crate::workload::{check_payload, MessageRequest, Workload, WorkloadConfig};
 
 use payload::write_message_id;
-pub use payload::{decode_payload, encode_payload, DecodedPayload};
+pub use payload::{decode_payload, decode_payload_into, encode_payload, DecodedPayload};
 pub use policy::{GlennResend, PacketContext, ResendPolicy};
 
 /// Wire limit on messages of each channel in one packet (the counts are 9-bit fields).
@@ -150,6 +150,8 @@ pub struct GlennPeer<P: ResendPolicy = GlennResend> {
     /// Whether `PacketReceived`, `PacketAcked` and `PacketNakked` are reported
     /// ([`Peer::set_reports_packet_beliefs`]).
     reports_packets: bool,
+    /// The last packet's payload, kept for its vectors ([`decode_payload_into`]).
+    decoded: DecodedPayload,
     picks: Vec<Pick>,
     acked: Vec<Acked>,
     acked_messages: Vec<AckedMessage>,
@@ -194,6 +196,7 @@ impl<P: ResendPolicy> GlennPeer<P> {
             burst_pending: 0,
             requests: Vec::new(),
             reports_packets: true,
+            decoded: DecodedPayload::default(),
             picks: Vec::new(),
             acked: Vec::new(),
             acked_messages: Vec::new(),
@@ -421,8 +424,9 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
             Ok((_, _, HeaderVerdict::Stale)) => return self.ack.drop_stale(),
             Ok(x) => x,
         };
-        let decoded = match decode_payload(&self.factory, &packet[n..]) {
-            Ok(d) => d,
+        let mut decoded = std::mem::take(&mut self.decoded);
+        match decode_payload_into(&self.factory, &packet[n..], &mut decoded) {
+            Ok(()) => {}
             Err(_) => {
                 self.ack.reject_packet();
                 self.counters.malformed_payloads += 1;
@@ -472,7 +476,7 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
             }
         }
         self.acked.clear();
-        for (id, m) in decoded.reliable {
+        for (id, m) in decoded.reliable.drain(..) {
             self.channel.insert_received(id, m);
         }
         while let Some(m) = self.channel.receive() {
@@ -483,6 +487,7 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
                 self.deliver(now, m, events);
             }
         }
+        self.decoded = decoded;
         self.ack.update(now);
     }
 
