@@ -1,6 +1,8 @@
 //! How fast the default scenario simulates when no event is kept: the events of each simulated
 //! second are folded into the message metrics, then dropped, as `ackscope sweep` does (which also
-//! turns the simulation's own summary off; the figure with it on is printed beside). Prints
+//! turns the simulation's own summary off and records only the events the metrics read,
+//! `EventFilter::MESSAGE_METRICS`; the figure of a `run`, summary folded and every event built,
+//! is printed beside). Prints
 //! simulated seconds per second of wall time and of this thread's CPU time (the CPU figure holds
 //! on a machine busy with other work, the wall figure does not), packets, events and µs per
 //! packet; a steady loop to run under `perf record` as well.
