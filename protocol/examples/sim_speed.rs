@@ -1,6 +1,8 @@
 //! How fast the default scenario simulates when no event is kept: the events of each simulated
 //! second are folded into the message metrics, then dropped, as `ackscope sweep` does (which also
-//! turns the simulation's own summary off; the figure with it on is printed beside). Prints
+//! turns the simulation's own summary off and records only the events the metrics read,
+//! `EventFilter::MESSAGE_METRICS`; the figure of a `run`, summary folded and every event built,
+//! is printed beside). Prints
 //! simulated seconds per second of wall time and of this thread's CPU time (the CPU figure holds
 //! on a machine busy with other work, the wall figure does not), packets, events and µs per
 //! packet; a steady loop to run under `perf record` as well.
@@ -9,7 +11,7 @@
 
 use std::time::Instant;
 
-use ackscope_protocol::{EventKind, MetricsAccumulator, Scenario, SimTime, Simulation};
+use ackscope_protocol::{EventFilter, EventKind, MetricsAccumulator, Scenario, SimTime, Simulation};
 
 /// This thread's CPU time in seconds (Linux: `/proc/thread-self/schedstat`), if readable.
 fn cpu_seconds() -> Option<f64> {
@@ -23,6 +25,10 @@ fn run(seconds: u64, summary: bool) -> (f64, f64, u64, u64) {
     let (start, cpu_start) = (Instant::now(), cpu_seconds());
     let mut sim = Simulation::new(Scenario::default());
     sim.set_summary(summary);
+    if !summary {
+        // What a sweep records: only the events the message metrics read.
+        sim.set_event_filter(EventFilter::MESSAGE_METRICS);
+    }
     let mut sent = 0u64;
     let mut acc = MetricsAccumulator::new();
     let mut events = 0u64;

@@ -36,6 +36,22 @@ impl SimTime {
     }
 }
 
+/// `x.round() as u64` (half away from zero, saturating, NaN to 0), without a call into libm for
+/// the values virtual times are made of: a tick, a send and a resend each round a time, and the
+/// call was a fiftieth of a run.
+///
+/// Below 2^52 `x as i64` is `x`'s integer part exactly and `x` minus it its fraction, exactly
+/// (as `i64`: one instruction each way, where `u64` takes a few).
+#[inline]
+pub(crate) fn round_u64(x: f64) -> u64 {
+    if (0.0..4_503_599_627_370_496.0).contains(&x) {
+        let whole = x as i64;
+        (whole + i64::from(x - whole as f64 >= 0.5)) as u64
+    } else {
+        x.round() as u64
+    }
+}
+
 /// One of the two endpoints.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Side {
@@ -346,6 +362,46 @@ impl EventKind {
             | EventKind::Ue4SkipAck { side, .. }
             | EventKind::Ue4ChannelOpened { side, .. }
             | EventKind::Ue4ChannelClosed { side, .. } => *side,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_u64;
+
+    #[test]
+    fn round_u64_matches_round_as_u64() {
+        let tricky = [
+            0.0,
+            -0.0,
+            0.49999999999999994,
+            0.5,
+            1.5,
+            2.5,
+            -0.4,
+            -0.6,
+            -2.5,
+            16_666.5,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_496.0,
+            9_007_199_254_740_993.0,
+            1.8e19,
+            2e19,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            f64::MIN_POSITIVE,
+        ];
+        let mut x = 0x1234_5678_9abc_def0_u64;
+        let spread = (0..100_000).map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 11) as f64 / (1u64 << 53) as f64 * 10f64.powi((x % 17) as i32)
+        });
+        for v in tricky.into_iter().chain(spread) {
+            assert_eq!(round_u64(v), v.round() as u64, "{v:e}");
         }
     }
 }

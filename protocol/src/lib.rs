@@ -35,8 +35,8 @@ pub mod workload;
 
 pub use action::{Action, Step, Transport};
 pub use driver::{
-    drain, DrainOutcome, EndpointDriver, Inbound, LinkUpdate, Outbound, PeerFactory, SendIds, Simulation, TickTiming,
-    Ticker, Transmit, MAX_PACKETS_PER_TICK,
+    drain, DrainOutcome, EndpointDriver, EventFilter, Inbound, LinkUpdate, Outbound, PeerFactory, SendIds, Simulation,
+    TickTiming, Ticker, Transmit, MAX_PACKETS_PER_TICK,
 };
 pub use event::{
     Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
@@ -62,7 +62,9 @@ pub use scenario::{LinkPair, Scenario, SideConfig, Strategy, TickPhase};
 pub use strategies::acks::AckPeer;
 pub use strategies::chunks::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};
 pub use strategies::fragments::{FragmentPeer, FragmentReceiver, FragmentSender};
-pub use strategies::glenn::{decode_payload, encode_payload, DecodedPayload, GlennConfig, GlennCounters, GlennPeer};
+pub use strategies::glenn::{
+    decode_payload, decode_payload_into, encode_payload, DecodedPayload, GlennConfig, GlennCounters, GlennPeer,
+};
 pub use strategies::hybrid::{HybridConfig, HybridPeer};
 pub use strategies::notify::dnm::{DnmConfig, DnmPeer};
 pub use strategies::notify::rellikt::{RelliktConfig, RelliktPeer};

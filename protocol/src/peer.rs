@@ -71,4 +71,14 @@ pub trait Peer: Send {
     /// Reliable messages queued and not yet acked, including any waiting for queue space (0 for
     /// strategies without reliable messages); a run has drained when both sides report 0.
     fn unacked_reliable(&self) -> usize;
+
+    /// Whether to report `PacketReceived`, `PacketAcked` and `PacketNakked` (true at first; the
+    /// endpoint behaves the same either way). Returns whether the endpoint follows the setting:
+    /// by default it does not and reports them always, and a caller that wants them left out
+    /// removes them itself (see [`crate::driver::EventFilter`]). Building them was a twentieth
+    /// of a sweep's run.
+    fn set_reports_packet_beliefs(&mut self, reports: bool) -> bool {
+        let _ = reports;
+        false
+    }
 }

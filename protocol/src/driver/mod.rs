@@ -7,6 +7,7 @@
 
 pub mod drain;
 mod endpoint;
+mod filter;
 mod simulation;
 mod ticker;
 
@@ -14,5 +15,6 @@ pub use drain::{drain, DrainOutcome};
 pub use endpoint::{
     EndpointDriver, Inbound, LinkUpdate, Outbound, PeerFactory, SendIds, Transmit, MAX_PACKETS_PER_TICK,
 };
+pub use filter::EventFilter;
 pub use simulation::Simulation;
 pub use ticker::{TickTiming, Ticker};

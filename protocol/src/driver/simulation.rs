@@ -29,6 +29,7 @@ use crate::scenario::set::SetError;
 use crate::scenario::{Scenario, Strategy};
 
 use super::endpoint::{EndpointDriver, LinkUpdate, PeerFactory, SendIds};
+use super::filter::EventFilter;
 
 /// Two endpoints, a two-way link, virtual time.
 pub struct Simulation {
@@ -38,6 +39,11 @@ pub struct Simulation {
     drivers: [EndpointDriver; 2],
     events: Vec<Event>,
     keep_events: bool,
+    /// Which events are recorded (see [`Self::set_event_filter`]).
+    filter: EventFilter,
+    /// Whether the events of an instant need the filter's pass at its end: some left out were
+    /// built anyway (by the endpoints, or by every source while the summary reads them).
+    filter_pass: bool,
     /// Whether `summary` is fed (see [`Self::set_summary`]).
     fold_summary: bool,
     /// The fold `summarize` makes over a recording, fed every event as it passes, so a run's
@@ -76,6 +82,8 @@ impl Simulation {
             drivers,
             events: Vec::new(),
             keep_events: true,
+            filter: EventFilter::ALL,
+            filter_pass: false,
             fold_summary: true,
             summary: SummaryAccumulator::default(),
             scenario,
@@ -94,12 +102,38 @@ impl Simulation {
         self.keep_events = keep;
     }
 
+    /// Records only the events `filter` keeps from now on (all by default); the run itself is
+    /// unchanged. With the summary on ([`Self::set_summary`]) it still sees every event: the
+    /// filter applies after it, at the end of each instant. For callers that read only some
+    /// events (a sweep folds the message metrics: [`EventFilter::MESSAGE_METRICS`]).
+    pub fn set_event_filter(&mut self, filter: EventFilter) {
+        self.filter = filter;
+        self.sync_records();
+    }
+
+    /// Tells the links and drivers which of their events are recorded: they build none of the
+    /// others (unless the summary, which reads them, is on).
+    fn sync_records(&mut self) {
+        let f = if self.fold_summary { EventFilter::ALL } else { self.filter };
+        for l in &mut self.links {
+            l.set_records(f.link);
+        }
+        for d in &mut self.drivers {
+            d.set_records_stats(f.stats);
+            d.set_records_packet_beliefs(f.packet_beliefs);
+        }
+        let beliefs_built = self.drivers.iter().any(|d| d.builds_packet_beliefs());
+        self.filter_pass =
+            f != self.filter || !self.filter.rtt_samples || (!self.filter.packet_beliefs && beliefs_built);
+    }
+
     /// When false, the run's own summary is not folded: [`Self::totals`] and
     /// [`Self::estimates`] stay at zero. For callers that fold the events they need themselves
     /// (a sweep reads only the message metrics): the packet ledger behind the summary keeps a
     /// record per send, and growing it was a sixth of a run's time.
     pub fn set_summary(&mut self, fold: bool) {
         self.fold_summary = fold;
+        self.sync_records();
     }
 
     pub fn now(&self) -> SimTime {
@@ -202,6 +236,9 @@ impl Simulation {
     fn update_link(&mut self, side: Side, update: LinkUpdate) {
         let dir = side.other().outgoing();
         update.apply(&self.drivers[side.index()], &mut self.links[dir.index()], self.now);
+        if update == LinkUpdate::Rebuild {
+            self.sync_records();
+        }
         *self.scenario.link.get_mut(dir) = *self.drivers[side.index()].link_config();
     }
 
@@ -311,19 +348,32 @@ impl Simulation {
         self.apply_script(t);
         for dir in Dir::BOTH {
             let link = &mut self.links[dir.index()];
-            self.drivers[dir.receiver().index()].receive(t, link, &mut self.events);
+            // Most instants deliver nothing on a direction (the instant reaches the driver
+            // below, with its tick).
+            if link.next_delivery().is_some_and(|d| d <= t) {
+                self.drivers[dir.receiver().index()].receive(t, link, &mut self.events);
+            }
         }
+        // Each driver is called only for what is due (a tick, a stats sample), and told the
+        // instant either way: most instants are one delivery, and calling every step of both
+        // drivers at each was a tenth of a run.
         for side in Side::BOTH {
             let link = &mut self.links[side.outgoing().index()];
-            self.drivers[side.index()].tick(t, link, &mut self.events);
+            let d = &mut self.drivers[side.index()];
+            if d.next_tick() <= t {
+                d.tick(t, link, &mut self.events);
+            } else {
+                d.touch(t);
+            }
         }
-        let mut samples = [None; 2];
+        let mut sampled = [false; 2];
         for side in Side::BOTH {
-            samples[side.index()] = self.drivers[side.index()].sample_stats(t, &mut self.events);
+            let d = &mut self.drivers[side.index()];
+            sampled[side.index()] = d.stats_due(t) && d.sample_stats(t, &mut self.events);
         }
         for side in Side::BOTH {
-            if let Some(stats) = &samples[side.index()] {
-                self.drivers[side.index()].apply_flow(t, stats, &mut self.events);
+            if sampled[side.index()] {
+                self.drivers[side.index()].apply_flow(t, &mut self.events);
             }
         }
         if self.fold_summary {
@@ -331,6 +381,8 @@ impl Simulation {
         }
         if !self.keep_events {
             self.events.truncate(mark);
+        } else if self.filter_pass {
+            self.filter.retain_from(&mut self.events, mark);
         }
     }
 }

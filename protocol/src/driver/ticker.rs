@@ -1,7 +1,7 @@
 //! Send ticks at a packet rate on an endpoint's own grid, and where that grid's phase and the
 //! ticks' lateness come from.
 
-use crate::event::{Side, SimTime};
+use crate::event::{round_u64, Side, SimTime};
 use crate::link::draws::{stream, uniform};
 use crate::scenario::{Scenario, TickPhase};
 
@@ -101,7 +101,7 @@ impl Ticker {
         if self.pps.is_nan() || self.pps <= 0.0 || !self.pps.is_finite() {
             return SimTime(u64::MAX);
         }
-        self.base.plus_micros((self.count as f64 * 1e6 / self.pps).round() as u64)
+        self.base.plus_micros(round_u64(self.count as f64 * 1e6 / self.pps))
     }
 
     /// When the next tick is due (never, at a rate of zero or below).

@@ -22,28 +22,49 @@
 //! The one exception is the bandwidth cap: its queue delay and tail drop depend on what else is
 //! queued, which is the traffic itself (a strategy that sends more fills the queue sooner).
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
-
 use super::burst::BurstChain;
 use super::config::{JitterDistribution, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 use super::draws::{normal, splitmix, stream, unit};
 use super::fifo::fifo_arrival;
-use crate::event::{Dir, DropReason, Event, EventKind, SimTime};
+use super::schedule::Schedule;
+use crate::event::{round_u64, Dir, DropReason, Event, EventKind, SimTime};
 
-/// The random draws made for every packet, in a fixed number whatever the outcome.
+/// A packet's random draws, each at a fixed position of the packet's own sequence whatever the
+/// outcome: 0 (retired: it once drove a per-packet burst chain), burst loss, loss, jitter (a
+/// uniform, then the two uniforms behind a normal), reorder, duplicate, the duplicate's jitter
+/// (likewise three).
+///
+/// The draw at a position is a pure function of the packet's key and the position, so each is
+/// made only where the settings read it: a link without jitter, reordering or duplicates makes
+/// one, where making all eleven was a twentieth of a run.
 #[derive(Debug, Clone, Copy)]
 struct Draws {
-    burst_loss: f64,
-    loss: f64,
-    jitter_uniform: f64,
-    /// The two uniforms behind the normal jitter draw (turned into a normal number only when the
-    /// link's jitter is normal: the logarithm and cosine cost more than the rest of the draws).
-    jitter_normal: (f64, f64),
-    reorder: f64,
-    duplicate: f64,
-    dup_jitter_uniform: f64,
-    dup_jitter_normal: (f64, f64),
+    state: u64,
+}
+
+impl Draws {
+    /// The uniform draw in `[0, 1)` at `position`.
+    fn at(self, position: u64) -> f64 {
+        unit(splitmix(self.state.wrapping_add((position + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15))))
+    }
+    fn burst_loss(self) -> f64 {
+        self.at(1) * 100.0
+    }
+    fn loss(self) -> f64 {
+        self.at(2) * 100.0
+    }
+    /// The uniform in `[-1, 1)` and the pair of uniforms of the jitter of the original
+    /// (`copy` 0) or the duplicate (`copy` 1).
+    fn jitter(self, copy: u64) -> (f64, (f64, f64)) {
+        let p = 3 + 5 * copy;
+        (self.at(p) * 2.0 - 1.0, (self.at(p + 1), self.at(p + 2)))
+    }
+    fn reorder(self) -> f64 {
+        self.at(6) * 100.0
+    }
+    fn duplicate(self) -> f64 {
+        self.at(7) * 100.0
+    }
 }
 
 #[derive(Debug)]
@@ -51,37 +72,6 @@ struct InFlight {
     uid: u64,
     sent_at: SimTime,
     bytes: Vec<u8>,
-}
-
-/// A packet in the delivery queue, ordered for a max-heap so that the earliest `(at, order)` is on
-/// top; `order` is unique, so two entries never compare equal and the packet itself is never
-/// compared. The packet rides in the heap entry: a side table keyed by `order` cost a hash per
-/// packet.
-#[derive(Debug)]
-struct Scheduled {
-    at: SimTime,
-    order: u64,
-    packet: InFlight,
-}
-
-impl PartialEq for Scheduled {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.order) == (other.at, other.order)
-    }
-}
-
-impl Eq for Scheduled {}
-
-impl PartialOrd for Scheduled {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Scheduled {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.order).cmp(&(self.at, self.order))
-    }
 }
 
 /// One direction of the lossy link.
@@ -101,8 +91,11 @@ pub struct Link {
     busy_until: SimTime,
     /// The latest instant the link was called at (a `set_config` without a time applies from it).
     latest: SimTime,
-    order: u64,
-    queue: BinaryHeap<Scheduled>,
+    /// Packets in flight by `(deliver_at, send order)`; the packet rides in the entry (a side
+    /// table keyed by order cost a hash per packet).
+    queue: Schedule<InFlight>,
+    /// Whether the link reports its ground truth as events (see [`Self::set_records`]).
+    records: bool,
 }
 
 impl Link {
@@ -122,8 +115,8 @@ impl Link {
             burst: BurstChain::new(stream(key, BURST_STREAM), config.burst),
             busy_until: SimTime::ZERO,
             latest: SimTime::ZERO,
-            order: 0,
-            queue: BinaryHeap::new(),
+            queue: Schedule::default(),
+            records: true,
         }
     }
 
@@ -144,6 +137,13 @@ impl Link {
         self.set_config_at(self.latest, config);
     }
 
+    /// Whether `LinkSent`, `LinkDropped`, `LinkDuplicated` and `LinkDelivered` are reported (true
+    /// by default). Without them every packet meets the same fate: only the events go, for a run
+    /// that reads none of them (a sweep: see [`crate::driver::EventFilter`]).
+    pub fn set_records(&mut self, records: bool) {
+        self.records = records;
+    }
+
     /// Packets currently in flight (scheduled, not yet delivered).
     pub fn in_flight(&self) -> usize {
         self.queue.len()
@@ -152,34 +152,17 @@ impl Link {
     fn draw(&mut self, now: SimTime) -> Draws {
         let n = if self.last_send.0 == now { self.last_send.1 + 1 } else { 0 };
         self.last_send = (now, n);
-        let mut state = splitmix(self.key ^ splitmix(now.0 ^ splitmix(n)));
-        let mut uniform = || {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            unit(splitmix(state))
-        };
-        // The first draw once drove the per-packet burst chain; it is still made so that every
-        // other draw keeps its place in the sequence (and every run without bursts its trace).
-        let _retired = uniform();
-        let (burst_loss, loss) = (uniform() * 100.0, uniform() * 100.0);
-        let jitter_uniform = uniform() * 2.0 - 1.0;
-        let jitter_normal = (uniform(), uniform());
-        let (reorder, duplicate) = (uniform() * 100.0, uniform() * 100.0);
-        let dup_jitter_uniform = uniform() * 2.0 - 1.0;
-        let dup_jitter_normal = (uniform(), uniform());
-        Draws {
-            burst_loss,
-            loss,
-            jitter_uniform,
-            jitter_normal,
-            reorder,
-            duplicate,
-            dup_jitter_uniform,
-            dup_jitter_normal,
-        }
+        Draws { state: splitmix(self.key ^ splitmix(now.0 ^ splitmix(n))) }
     }
 
-    fn jitter_us(&self, uniform: f64, (u1, u2): (f64, f64)) -> f64 {
+    /// The jitter of the original (`copy` 0) or duplicate (`copy` 1); without jitter, 0 with no
+    /// draw (a draw times 0 is a zero, which adds nothing to a latency).
+    fn jitter_us(&self, d: Draws, copy: u64) -> f64 {
         let j = self.config.jitter_ms.max(0.0) * 1000.0;
+        if j == 0.0 {
+            return 0.0;
+        }
+        let (uniform, (u1, u2)) = d.jitter(copy);
         match self.config.jitter_distribution {
             JitterDistribution::Uniform => uniform * j,
             JitterDistribution::Normal => normal(u1, u2) * j,
@@ -193,10 +176,14 @@ impl Link {
         self.latest = self.latest.max(now);
         let d = self.draw(now);
         let wire_bytes = bytes.len() as u32 + IP_UDP_OVERHEAD_BYTES;
-        let dir = self.dir;
-        events.push(Event { time: now, kind: EventKind::LinkSent { dir, uid, bytes: bytes.len() as u32 } });
+        let (dir, records) = (self.dir, self.records);
+        if records {
+            events.push(Event { time: now, kind: EventKind::LinkSent { dir, uid, bytes: bytes.len() as u32 } });
+        }
         let drop = |events: &mut Vec<Event>, reason| {
-            events.push(Event { time: now, kind: EventKind::LinkDropped { dir, uid, reason } });
+            if records {
+                events.push(Event { time: now, kind: EventKind::LinkDropped { dir, uid, reason } });
+            }
         };
 
         if wire_bytes > c.mtu_bytes {
@@ -217,55 +204,57 @@ impl Link {
             depart = self.busy_until;
         }
 
-        if c.burst.p_percent > 0.0 && d.burst_loss < c.burst.loss_in_bad_percent && self.burst.is_bad_at(now) {
+        if c.burst.p_percent > 0.0 && d.burst_loss() < c.burst.loss_in_bad_percent && self.burst.is_bad_at(now) {
             return drop(events, DropReason::Burst);
         }
-        if d.loss < c.loss_percent {
+        // A draw is in [0, 100): below a percentage of 0 or less (or NaN) it never is.
+        if c.loss_percent > 0.0 && d.loss() < c.loss_percent {
             return drop(events, DropReason::Random);
         }
 
         // On a FIFO link the delay is the path's at the departure, and a duplicate travels right
         // behind its original; otherwise each copy has its own jitter draw.
         let base_us = c.latency_ms.max(0.0) * 1000.0;
-        let hold_us = if d.reorder < c.reorder_percent { c.reorder_delay_ms.max(0.0) * 1000.0 } else { 0.0 };
+        let reordered = c.reorder_percent > 0.0 && d.reorder() < c.reorder_percent;
+        let hold_us = if reordered { c.reorder_delay_ms.max(0.0) * 1000.0 } else { 0.0 };
+        let dup = c.duplicate_percent > 0.0 && d.duplicate() < c.duplicate_percent;
         let (at, dup_at) = if c.jitter_reorders {
-            let delay = |u: f64, n: (f64, f64)| (base_us + self.jitter_us(u, n)).max(0.0);
-            let at = depart.plus_micros((delay(d.jitter_uniform, d.jitter_normal) + hold_us).round() as u64);
-            (at, depart.plus_micros(delay(d.dup_jitter_uniform, d.dup_jitter_normal).round() as u64))
+            let delay = |copy| (base_us + self.jitter_us(d, copy)).max(0.0);
+            let at = depart.plus_micros(round_u64(delay(0) + hold_us));
+            // The duplicate's arrival is drawn only for a duplicate.
+            (at, if dup { depart.plus_micros(round_u64(delay(1))) } else { at })
         } else {
             let at = fifo_arrival(self.fifo_key, &c, depart);
-            (at.plus_micros(hold_us.round() as u64), at)
+            (at.plus_micros(round_u64(hold_us)), at)
         };
 
-        let dup = d.duplicate < c.duplicate_percent;
         let copy = if dup { Some(bytes.clone()) } else { None };
         self.schedule(at, InFlight { uid, sent_at: now, bytes });
         if let Some(copy) = copy {
-            events.push(Event { time: now, kind: EventKind::LinkDuplicated { dir, uid } });
+            if records {
+                events.push(Event { time: now, kind: EventKind::LinkDuplicated { dir, uid } });
+            }
             self.schedule(dup_at, InFlight { uid, sent_at: now, bytes: copy });
         }
     }
 
     fn schedule(&mut self, at: SimTime, packet: InFlight) {
-        let order = self.order;
-        self.order += 1;
-        self.queue.push(Scheduled { at, order, packet });
+        self.queue.push(at, packet);
     }
 
     /// When the next packet is due, if any.
     pub fn next_delivery(&self) -> Option<SimTime> {
-        self.queue.peek().map(|s| s.at)
+        self.queue.next_due()
     }
 
     /// Takes the next packet due at or before `now`, emitting `LinkDelivered`.
     pub fn pop_due(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<(u64, Vec<u8>)> {
         self.latest = self.latest.max(now);
-        if self.queue.peek()?.at > now {
-            return None;
+        let (at, p) = self.queue.pop_due(now)?;
+        if self.records {
+            let delay_us = at.saturating_since(p.sent_at).0.min(u32::MAX as u64) as u32;
+            events.push(Event { time: at, kind: EventKind::LinkDelivered { dir: self.dir, uid: p.uid, delay_us } });
         }
-        let Scheduled { at, packet: p, .. } = self.queue.pop()?;
-        let delay_us = at.saturating_since(p.sent_at).0.min(u32::MAX as u64) as u32;
-        events.push(Event { time: at, kind: EventKind::LinkDelivered { dir: self.dir, uid: p.uid, delay_us } });
         Some((p.uid, p.bytes))
     }
 }

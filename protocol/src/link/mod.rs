@@ -4,6 +4,7 @@
 //!   and random loss, delay, duplication) and a scheduler ordered by `(deliver_at, send order)`.
 //! - [`burst`]: the Gilbert-Elliott burst state on a 1 ms time grid of its own.
 //! - [`fifo`]: the delay path of jitter that never reorders.
+//! - `schedule`: the delivery queue, a FIFO while packets keep their order, a heap for the rest.
 //! - [`script`]: [`LinkStep`]s that change link settings at given virtual times.
 //!
 //! Every random decision is a keyed draw ([`draws`]), so the trace a seed gives is one trace
@@ -14,6 +15,7 @@ pub mod config;
 pub(crate) mod draws;
 pub mod fifo;
 pub mod lossy;
+mod schedule;
 pub mod script;
 
 pub use burst::{BurstChain, BURST_STEP_US};

@@ -5,10 +5,13 @@
 //! rellikt's `sequence_more_recent`. The buffer is indexed by `sequence % size` and tags each slot
 //! with the full sequence it holds, so a lookup of a wrapped-away sequence finds nothing.
 
-/// True when `s1` is more recent than `s2` (wrap-aware).
+/// True when `s1` is more recent than `s2` (wrap-aware): Glenn's
+/// `((s1 > s2) && (s1 - s2 <= 32768)) || ((s1 < s2) && (s2 - s1 > 32768))`, computed from the
+/// wrapped distance with one branch fewer (every buffer lookup makes two of these).
 #[inline]
 pub fn sequence_greater_than(s1: u16, s2: u16) -> bool {
-    ((s1 > s2) && (s1 - s2 <= 32768)) || ((s1 < s2) && (s2 - s1 > 32768))
+    let d = s1.wrapping_sub(s2);
+    (d != 0 && d < 32768) || (d == 32768 && s1 > s2)
 }
 
 /// True when `s1` is older than `s2` (wrap-aware).
@@ -173,6 +176,12 @@ mod tests {
 
     #[test]
     fn comparison_wraps() {
+        let glenn = |s1: u16, s2: u16| ((s1 > s2) && (s1 - s2 <= 32768)) || ((s1 < s2) && (s2 - s1 > 32768));
+        for s2 in [0u16, 1, 2, 100, 16384, 32767, 32768, 32769, 49152, 65534, 65535] {
+            for s1 in 0..=u16::MAX {
+                assert_eq!(sequence_greater_than(s1, s2), glenn(s1, s2), "{s1} vs {s2}");
+            }
+        }
         assert!(sequence_greater_than(1, 0));
         assert!(sequence_greater_than(0, 65535));
         assert!(sequence_less_than(65535, 0));

@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use ackscope_protocol::{registry, MetricsAccumulator, ReliableMetrics, Scenario, Simulation, Strategy};
+use ackscope_protocol::{registry, EventFilter, MetricsAccumulator, ReliableMetrics, Scenario, Simulation, Strategy};
 use anyhow::{anyhow, bail, Result};
 use rayon::prelude::*;
 use serde::Serialize;
@@ -259,9 +259,11 @@ pub fn run_one(
     cancel: &AtomicBool,
 ) -> Result<Option<ReliableMetrics>> {
     let mut acc = MetricsAccumulator::new();
-    // Only the message metrics are read: the simulation's own summary would be folded for nothing.
+    // Only the message metrics are read: the simulation's own summary would be folded for
+    // nothing, and the events the metrics do not read need not be built.
     let mut sim = Simulation::new(scenario.clone());
     sim.set_summary(false);
+    sim.set_event_filter(EventFilter::MESSAGE_METRICS);
     let driven = crate::report::drive_sim(sim, seconds, changes, Some(cancel), |batch| {
         for e in batch {
             acc.observe(&e);

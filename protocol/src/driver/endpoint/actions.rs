@@ -144,6 +144,9 @@ impl EndpointDriver {
             self.scenario.strategy = s;
         }
         self.peer = (self.factory)(&self.scenario, self.side);
+        if !self.records_packet_beliefs {
+            self.set_records_packet_beliefs(false);
+        }
         self.timing = TickTiming::of(&self.scenario, self.side);
         self.flow = FlowControl::new(self.scenario.flow);
         self.last_tick = None;

@@ -9,7 +9,7 @@
 mod actions;
 
 use crate::action::{sort_steps, Step};
-use crate::event::{Dir, Event, EventKind, Side, SimTime, StatsSample};
+use crate::event::{Dir, Event, EventKind, Side, SimTime};
 use crate::link::{Link, LinkConfig};
 use crate::peer::{Peer, PeerCommand};
 use crate::registry::{live_settings, make_peer};
@@ -19,6 +19,9 @@ use crate::scenario::Scenario;
 use super::ticker::{TickTiming, Ticker};
 
 pub use actions::LinkUpdate;
+
+/// Packet buffers an endpoint keeps for its sends (see [`EndpointDriver::receive`]).
+const SPARE_BUFFERS: usize = 8;
 
 /// Safety cap on packets one endpoint may send in a single tick.
 pub const MAX_PACKETS_PER_TICK: usize = 4096;
@@ -103,7 +106,7 @@ impl Outbound for Vec<Transmit> {
 ///    [`next_script_step`](Self::next_script_step) has one due;
 /// 2. [`receive`](Self::receive): every datagram due;
 /// 3. [`tick`](Self::tick): at a send tick, `on_tick` then `poll_send` until the peer is done;
-/// 4. [`sample_stats`](Self::sample_stats) at a stats instant, then with its sample
+/// 4. [`sample_stats`](Self::sample_stats) at a stats instant, then
 ///    [`apply_flow`](Self::apply_flow).
 ///
 /// [`EndpointDriver::next_due`] says when the next tick, stats sample or script step is due;
@@ -141,8 +144,16 @@ pub struct EndpointDriver {
     /// Reports `set` actions and restarts as `ParamChanged` events (side A by default).
     records: bool,
     now: SimTime,
-    /// A packet buffer to send into (see [`Self::tick`]).
-    spare: Vec<u8>,
+    /// Packet buffers to send into: those of datagrams received (see [`Self::receive`]) and of
+    /// the last call of a tick, which sent nothing.
+    spare: Vec<Vec<u8>>,
+    /// Whether a stats instant reports the peer's estimates as a `Stats` event (see
+    /// [`Self::set_records_stats`]).
+    records_stats: bool,
+    /// Whether packet beliefs are wanted, and whether the peer leaves them out when they are not
+    /// (see [`Self::set_records_packet_beliefs`]).
+    records_packet_beliefs: bool,
+    peer_follows_beliefs: bool,
 }
 
 impl EndpointDriver {
@@ -171,6 +182,9 @@ impl EndpointDriver {
             records: side == Side::A,
             now: SimTime::ZERO,
             spare: Vec::new(),
+            records_stats: true,
+            records_packet_beliefs: true,
+            peer_follows_beliefs: false,
         }
     }
 
@@ -183,6 +197,27 @@ impl EndpointDriver {
     /// side A by default; a lone endpoint in a process of its own reports its own).
     pub fn set_records_actions(&mut self, records: bool) {
         self.records = records;
+    }
+
+    /// Whether a stats instant reports a `Stats` event (true by default). Without it the peer's
+    /// estimates are not computed at all (a window pass and a few divisions per sample); its
+    /// update still runs, so the endpoint behaves the same. For runs that read no `Stats`
+    /// (a sweep: see [`super::EventFilter`]).
+    pub fn set_records_stats(&mut self, records: bool) {
+        self.records_stats = records;
+    }
+
+    /// Whether the peer reports `PacketReceived`, `PacketAcked` and `PacketNakked` (true by
+    /// default; kept across restarts). A peer may not follow it: see
+    /// [`Self::builds_packet_beliefs`].
+    pub fn set_records_packet_beliefs(&mut self, records: bool) {
+        self.records_packet_beliefs = records;
+        self.peer_follows_beliefs = self.peer.set_reports_packet_beliefs(records);
+    }
+
+    /// Whether the peer reports packet beliefs: wanted, or a peer that reports them anyway.
+    pub fn builds_packet_beliefs(&self) -> bool {
+        self.records_packet_beliefs || !self.peer_follows_beliefs
     }
 
     /// Sets when send ticks fall from `now`: at `pps` on this endpoint's grid (its phase), the
@@ -277,8 +312,8 @@ impl EndpointDriver {
         }
         self.receive(now, inbound, events);
         self.tick(now, outbound, events);
-        if let Some(stats) = self.sample_stats(now, events) {
-            self.apply_flow(now, &stats, events);
+        if self.sample_stats(now, events) {
+            self.apply_flow(now, events);
         }
         update
     }
@@ -298,8 +333,8 @@ impl EndpointDriver {
         }
         self.receive(now, link, events);
         self.tick(now, outbound, events);
-        if let Some(stats) = self.sample_stats(now, events) {
-            self.apply_flow(now, &stats, events);
+        if self.sample_stats(now, events) {
+            self.apply_flow(now, events);
         }
     }
 
@@ -328,6 +363,12 @@ impl EndpointDriver {
         let start = events.len();
         while let Some(bytes) = inbound.next_datagram(now, events) {
             self.peer.receive(now, &bytes, events);
+            // The buffer goes to this endpoint's next send: a malloc and a free per packet
+            // were a tenth of a run. Both ends send about as much as they receive, so a few
+            // are enough.
+            if self.spare.len() < SPARE_BUFFERS {
+                self.spare.push(bytes);
+            }
         }
         self.observe_rtt(&events[start..]);
     }
@@ -360,11 +401,11 @@ impl EndpointDriver {
         for _ in 0..MAX_PACKETS_PER_TICK {
             // The buffer of the call that sent nothing is kept for the next tick: most ticks end
             // in such a call, and allocating it each time was a malloc and free per tick.
-            let mut out = std::mem::take(&mut self.spare);
+            let mut out = self.spare.pop().unwrap_or_default();
             out.clear();
             out.reserve(256);
             let Some(seq) = self.peer.poll_send(now, &mut out, events) else {
-                self.spare = out;
+                self.spare.push(out);
                 break;
             };
             let uid = (self.ids)();
@@ -391,27 +432,31 @@ impl EndpointDriver {
         self.next_tick_at = self.ticker.next();
     }
 
-    /// At a stats instant due by `now`: the peer's update and a `Stats` event. Returns the sample.
-    pub fn sample_stats(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<StatsSample> {
+    /// At a stats instant due by `now`: the peer's update and a `Stats` event (when recorded:
+    /// [`Self::set_records_stats`]). Returns whether a stats instant was due (flow control
+    /// follows it: [`Self::apply_flow`]).
+    pub fn sample_stats(&mut self, now: SimTime, events: &mut Vec<Event>) -> bool {
         self.touch(now);
         if self.next_stats > now {
-            return None;
+            return false;
         }
         let start = events.len();
         self.peer.update(now, events);
         self.observe_rtt(&events[start..]);
-        let stats = self.peer.stats();
-        events.push(Event { time: now, kind: EventKind::Stats { side: self.side, stats } });
+        if self.records_stats {
+            let stats = self.peer.stats();
+            events.push(Event { time: now, kind: EventKind::Stats { side: self.side, stats } });
+        }
         let iv = (self.scenario.stats_interval_ms.max(1.0) * 1000.0) as u64;
         self.next_stats = now.plus_micros(iv);
-        Some(stats)
+        true
     }
 
-    /// With flow control on: sets the packet rate from flow control's own low-pass RTT (rellikt's
-    /// filter over this side's RTT samples, whatever the strategy: see `reliability::flow`; the
-    /// sample just taken is not read), reporting a mode switch as `FlowMode`. A new rate's first
+    /// With flow control on (at a stats instant): sets the packet rate from flow control's own
+    /// low-pass RTT (rellikt's filter over this side's RTT samples, whatever the strategy: see
+    /// `reliability::flow`; the stats sample is not read), reporting a mode switch as `FlowMode`. A new rate's first
     /// tick comes one new interval after the last tick, on this endpoint's grid, not immediately.
-    pub fn apply_flow(&mut self, now: SimTime, _stats: &StatsSample, events: &mut Vec<Event>) {
+    pub fn apply_flow(&mut self, now: SimTime, events: &mut Vec<Event>) {
         if !self.scenario.flow.enabled {
             return;
         }
@@ -481,8 +526,14 @@ impl EndpointDriver {
         self.peer.command(now, PeerCommand::SendChunk { bytes });
     }
 
-    fn touch(&mut self, now: SimTime) {
+    /// Notes that the caller is at `now` ([`Self::now`]); every call taking a time does.
+    pub(in crate::driver) fn touch(&mut self, now: SimTime) {
         self.now = self.now.max(now);
+    }
+
+    /// Whether a stats sample is due at `now` ([`Self::sample_stats`] takes it).
+    pub(in crate::driver) fn stats_due(&self, now: SimTime) -> bool {
+        self.next_stats <= now
     }
 }
 

@@ -39,7 +39,7 @@ use crate::wire::bits::{BitError, BitWriter, Stream};
 use crate::workload::{check_payload, MessageRequest, Workload, WorkloadConfig};
 
 use payload::write_message_id;
-pub use payload::{decode_payload, encode_payload, DecodedPayload};
+pub use payload::{decode_payload, decode_payload_into, encode_payload, DecodedPayload};
 pub use policy::{GlennResend, PacketContext, ResendPolicy};
 
 /// Wire limit on messages of each channel in one packet (the counts are 9-bit fields).
@@ -147,6 +147,11 @@ pub struct GlennPeer<P: ResendPolicy = GlennResend> {
     /// right after a burst waits for it).
     burst_pending: usize,
     requests: Vec<MessageRequest>,
+    /// Whether `PacketReceived`, `PacketAcked` and `PacketNakked` are reported
+    /// ([`Peer::set_reports_packet_beliefs`]).
+    reports_packets: bool,
+    /// The last packet's payload, kept for its vectors ([`decode_payload_into`]).
+    decoded: DecodedPayload,
     picks: Vec<Pick>,
     acked: Vec<Acked>,
     acked_messages: Vec<AckedMessage>,
@@ -190,6 +195,8 @@ impl<P: ResendPolicy> GlennPeer<P> {
             tick_pending: false,
             burst_pending: 0,
             requests: Vec::new(),
+            reports_packets: true,
+            decoded: DecodedPayload::default(),
             picks: Vec::new(),
             acked: Vec::new(),
             acked_messages: Vec::new(),
@@ -417,8 +424,9 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
             Ok((_, _, HeaderVerdict::Stale)) => return self.ack.drop_stale(),
             Ok(x) => x,
         };
-        let decoded = match decode_payload(&self.factory, &packet[n..]) {
-            Ok(d) => d,
+        let mut decoded = std::mem::take(&mut self.decoded);
+        match decode_payload_into(&self.factory, &packet[n..], &mut decoded) {
+            Ok(()) => {}
             Err(_) => {
                 self.ack.reject_packet();
                 self.counters.malformed_payloads += 1;
@@ -435,11 +443,16 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
             }
         }
         let bytes = packet.len() as u32;
-        events.push(Event { time: now, kind: EventKind::PacketReceived { side, seq: h.sequence as u32, bytes } });
+        let reports = self.reports_packets;
+        if reports {
+            events.push(Event { time: now, kind: EventKind::PacketReceived { side, seq: h.sequence as u32, bytes } });
+        }
         self.ack.accept_packet(now, &h, packet.len(), &mut self.acked);
         for a in &self.acked {
             let seq = a.sequence as u32;
-            events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq } });
+            if reports {
+                events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq } });
+            }
             events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: a.rtt_ms as f32 } });
             self.channel.on_packet_acked(a.sequence, &mut self.acked_messages);
             for m in self.acked_messages.drain(..) {
@@ -449,9 +462,21 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
         }
         let cx = PacketContext { now, side, config: &self.config, rtt: self.ack.rtt() };
         let carried_reliable = !decoded.reliable.is_empty();
+        let mark = events.len();
         self.policy.on_received(&cx, &h, &self.acked, carried_reliable, &self.channel, events);
+        if !reports && events.len() > mark {
+            // The policy's conclusions (hybrid's Naks), rare enough to take out here.
+            let mut i = mark;
+            while i < events.len() {
+                if matches!(events[i].kind, EventKind::PacketNakked { .. }) {
+                    events.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        }
         self.acked.clear();
-        for (id, m) in decoded.reliable {
+        for (id, m) in decoded.reliable.drain(..) {
             self.channel.insert_received(id, m);
         }
         while let Some(m) = self.channel.receive() {
@@ -462,6 +487,7 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
                 self.deliver(now, m, events);
             }
         }
+        self.decoded = decoded;
         self.ack.update(now);
     }
 
@@ -491,5 +517,10 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
 
     fn unacked_reliable(&self) -> usize {
         self.channel.unacked() + self.backlog.len() + self.burst_pending
+    }
+
+    fn set_reports_packet_beliefs(&mut self, reports: bool) -> bool {
+        self.reports_packets = reports;
+        true
     }
 }

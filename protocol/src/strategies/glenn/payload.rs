@@ -17,10 +17,26 @@ pub struct DecodedPayload {
 /// padding, trailing bytes, a non-canonical id) is an error, so every accepted payload re-encodes
 /// to the same bytes.
 pub fn decode_payload(factory: &MessageFactory, bytes: &[u8]) -> Result<DecodedPayload, MessageError> {
-    let mut r = BitReader::new(bytes);
     let mut out = DecodedPayload::default();
+    decode_payload_into(factory, bytes, &mut out)?;
+    Ok(out)
+}
+
+/// [`decode_payload`] into `out` (cleared first), reusing its vectors: an endpoint decodes every
+/// packet, and two new vectors each time were two allocations per packet. On an error `out`
+/// holds what was decoded before it.
+pub fn decode_payload_into(
+    factory: &MessageFactory,
+    bytes: &[u8],
+    out: &mut DecodedPayload,
+) -> Result<(), MessageError> {
+    out.reliable.clear();
+    out.unreliable.clear();
+    let mut r = BitReader::new(bytes);
     let mut n = 0u32;
     r.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    // Sized once (the count is bounded above): growing from empty was a realloc per packet.
+    out.reliable.reserve_exact(n as usize);
     let mut prev: Option<u16> = None;
     for _ in 0..n {
         let mut id = 0u16;
@@ -46,6 +62,7 @@ pub fn decode_payload(factory: &MessageFactory, bytes: &[u8]) -> Result<DecodedP
         out.reliable.push((id, factory.read(&mut r)?));
     }
     r.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
+    out.unreliable.reserve_exact(n as usize);
     for _ in 0..n {
         out.unreliable.push(factory.read(&mut r)?);
     }
@@ -53,7 +70,7 @@ pub fn decode_payload(factory: &MessageFactory, bytes: &[u8]) -> Result<DecodedP
     if r.bits_remaining() != 0 {
         return Err(MessageError::Trailing { bytes: r.bits_remaining() / 8 });
     }
-    Ok(out)
+    Ok(())
 }
 
 /// Writes a reliable message id: 16 bits for the first, then 1 bit "previous + 1" or 16 bits.

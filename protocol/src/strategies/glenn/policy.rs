@@ -8,7 +8,7 @@
 //! strategy brings its own, so it shares every byte of the wire format and the channel instead of
 //! copying them.
 
-use crate::event::{Event, Side, SimTime};
+use crate::event::{round_u64, Event, Side, SimTime};
 use crate::peer::LiveSettings;
 use crate::reliability::ack::Acked;
 use crate::reliability::channel::{Pick, ReliableChannel};
@@ -115,7 +115,7 @@ impl ResendPolicy for GlennResend {
         max_messages: usize,
         picks: &mut Vec<Pick>,
     ) {
-        let delay_us = (resend_delay_ms(cx.config, cx.rtt) * 1000.0).round() as u64;
+        let delay_us = round_u64(resend_delay_ms(cx.config, cx.rtt) * 1000.0);
         channel.select(cx.now, delay_us, budget_bits, max_messages, picks);
     }
 
