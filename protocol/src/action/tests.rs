@@ -202,6 +202,54 @@ fn a_transport_change_rebuilds_both_endpoints_at_its_instant_like_a_restart() {
 }
 
 #[test]
+fn after_a_restart_the_new_endpoints_tick_on_their_grid_from_that_instant() {
+    // Restarted at an instant of side A's send tick, the new endpoint ticks at once (the first
+    // grid instant at or after the restart), not one interval later on the old schedule.
+    let mut sim = Simulation::new(Scenario { seed: 21, ..Scenario::default() });
+    sim.run_until(SimTime::from_secs_f64(1.0));
+    let tick = sim
+        .events()
+        .iter()
+        .rev()
+        .find_map(|e| matches!(e.kind, EventKind::PacketSent { side: Side::A, .. }).then_some(e.time))
+        .unwrap();
+    let mut sim = Simulation::new(Scenario { seed: 21, ..Scenario::default() });
+    sim.run_until(tick);
+    sim.apply(&Action::Restart).unwrap();
+    sim.run_until(tick.plus_micros(40_000));
+    let events = sim.events();
+    let marker = events.iter().position(|e| e.kind.is_restart()).unwrap();
+    let first_a = events[marker..]
+        .iter()
+        .find_map(|e| matches!(e.kind, EventKind::PacketSent { side: Side::A, .. }).then_some(e.time));
+    assert_eq!(first_a, Some(tick), "side A's first send after the restart");
+    // With a new seed the tick phase is drawn again, and the first tick follows the new grid.
+    let mut sim = Simulation::new(Scenario { seed: 21, ..Scenario::default() });
+    sim.run_until(tick);
+    sim.apply(&Action::Set { name: "seed".into(), value: "22".into() }).unwrap();
+    sim.apply(&Action::Restart).unwrap();
+    let mut probe = Simulation::new(Scenario { seed: 22, ..Scenario::default() });
+    probe.run_until(SimTime::from_secs_f64(1.0));
+    let interval_us = 1_000_000 / 60;
+    let phase_of = |t: SimTime| (t.0 % interval_us as u64) as i64;
+    let grid: Vec<i64> = probe
+        .events()
+        .iter()
+        .filter_map(|e| matches!(e.kind, EventKind::PacketSent { side: Side::A, .. }).then_some(phase_of(e.time)))
+        .collect();
+    sim.run_until(tick.plus_micros(40_000));
+    let events = sim.events();
+    let marker = events.iter().position(|e| e.kind.is_restart()).unwrap();
+    let first_a = events[marker..]
+        .iter()
+        .find_map(|e| matches!(e.kind, EventKind::PacketSent { side: Side::A, .. }).then_some(e.time))
+        .unwrap();
+    // Within the tick lateness (up to 1 ms) and the grid's rounding of the seed-22 phase.
+    let near = grid.iter().any(|&p| (p - phase_of(first_a)).abs() <= 1_100);
+    assert!(near, "first tick at {first_a:?} (phase {}) is off seed 22's grid {:?}", phase_of(first_a), &grid[..5]);
+}
+
+#[test]
 fn a_refused_set_changes_nothing() {
     let mut sim = Simulation::new(Scenario::default());
     sim.run_until(SimTime::from_secs_f64(1.0));
