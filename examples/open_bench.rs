@@ -219,6 +219,9 @@ fn open_in_window(path: &Path) {
             let ms = f.elapsed().as_secs_f64() * 1000.0;
             total += ms;
             worst = worst.max(ms);
+            if std::env::var_os("OPEN_BENCH_FRAMES").is_some() && ms > 8.0 {
+                println!("    frame {i} ({frac:.3} of the run): {ms:.2} ms");
+            }
         }
         println!(
             "  scrubbing {:9} {:6.2} ms per frame (worst {worst:6.2} ms)",

@@ -241,7 +241,7 @@ impl MetricsAccumulator {
     pub fn finish(&self) -> ReliableMetrics {
         let mut m = self.m;
         m.lost = m.sent.saturating_sub(m.delivered);
-        m.latency_ms = LatencyMs::from(&Percentiles::of(self.latencies_ms.clone()));
+        m.latency_ms = LatencyMs::of(self.latencies_ms.clone());
         let delivered_all = m.delivered + m.unreliable_delivered;
         m.wire_bytes_per_delivered = if delivered_all == 0 { 0.0 } else { m.wire_bytes as f64 / delivered_all as f64 };
         let (sends, n, max) = Self::sends(&self.msgs);

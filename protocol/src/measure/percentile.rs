@@ -41,6 +41,30 @@ impl Percentiles {
     }
 }
 
+/// The nearest-rank values at quantiles `qs` (each in `[0, 1]`) of `samples`, exactly what
+/// [`Percentiles::of`] then [`Percentiles::at`] give, without sorting: each rank is selected
+/// (`select_nth_unstable`, linear on average), highest first, each next selection within the part
+/// below the last. A view that finishes its figures while the cursor moves does this over every
+/// sample so far; sorting 170,000 staleness samples was 7-8 ms of one frame.
+pub fn nearest_ranks<const N: usize>(mut samples: Vec<f64>, qs: [f64; N]) -> [f64; N] {
+    let n = samples.len();
+    let mut out = [0.0; N];
+    if n == 0 {
+        return out;
+    }
+    let rank = |q: f64| ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
+    let mut order: [usize; N] = std::array::from_fn(|i| i);
+    order.sort_by_key(|&i| std::cmp::Reverse(rank(qs[i])));
+    let mut end = n;
+    for i in order {
+        let r = rank(qs[i]);
+        let (_, v, _) = samples[..end].select_nth_unstable_by(r, f64::total_cmp);
+        out[i] = *v;
+        end = r + 1;
+    }
+    out
+}
+
 /// Delivery latency percentiles (queued -> delivered) of reliable messages, in milliseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencyMs {
@@ -53,6 +77,14 @@ pub struct LatencyMs {
 impl From<&Percentiles> for LatencyMs {
     fn from(p: &Percentiles) -> Self {
         Self { p50: p.at(0.50), p95: p.at(0.95), p99: p.at(0.99), max: p.at(1.0) }
+    }
+}
+
+impl LatencyMs {
+    /// The percentiles of `samples` ([`nearest_ranks`]: the same as through [`Percentiles`]).
+    pub fn of(samples: Vec<f64>) -> Self {
+        let [p50, p95, p99, max] = nearest_ranks(samples, [0.50, 0.95, 0.99, 1.0]);
+        Self { p50, p95, p99, max }
     }
 }
 
@@ -71,9 +103,44 @@ impl From<&Percentiles> for StalenessMs {
     }
 }
 
+impl StalenessMs {
+    /// The percentiles of `samples` ([`nearest_ranks`]: the same as through [`Percentiles`]).
+    pub fn of(samples: Vec<f64>) -> Self {
+        let count = samples.len() as u64;
+        let [p50, p99, max] = nearest_ranks(samples, [0.5, 0.99, 1.0]);
+        Self { p50, p99, max, samples: count }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn selected_ranks_equal_the_sorted_ones() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for n in [0usize, 1, 2, 3, 7, 100, 1001, 20_000] {
+            let samples: Vec<f64> = (0..n)
+                .map(|i| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    // Ties and a spread of values.
+                    if i % 5 == 0 {
+                        42.0
+                    } else {
+                        (x % 10_000) as f64 / 7.0
+                    }
+                })
+                .collect();
+            let qs = [0.5, 0.95, 0.99, 1.0, 0.0, 0.25];
+            let p = Percentiles::of(samples.clone());
+            let want = qs.map(|q| p.at(q));
+            assert_eq!(nearest_ranks(samples.clone(), qs), want, "n = {n}");
+            assert_eq!(LatencyMs::of(samples.clone()), LatencyMs::from(&p));
+            assert_eq!(StalenessMs::of(samples), StalenessMs::from(&p));
+        }
+    }
 
     #[test]
     fn nearest_rank_picks_observed_samples_and_empty_sets_read_zero() {

@@ -16,7 +16,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::percentile::{Percentiles, StalenessMs};
+use super::percentile::StalenessMs;
 use crate::event::{Event, EventKind, SendKind, SimTime};
 
 /// Spacing of the staleness samples.
@@ -120,7 +120,7 @@ impl SnapshotAccumulator {
             let mut next = self.next_sample;
             sample_until(last + 1, &self.held, &mut next, &mut ages);
         }
-        SnapshotSummary { staleness_ms: StalenessMs::from(&Percentiles::of(ages)), ..self.out }
+        SnapshotSummary { staleness_ms: StalenessMs::of(ages), ..self.out }
     }
 }
 

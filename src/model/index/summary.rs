@@ -87,7 +87,11 @@ impl SummaryFold {
     /// Folds at most `budget` events towards the first `n` (from scratch when `n` is behind).
     fn feed(&mut self, rec: &Recording, n: usize, budget: usize) {
         if n < self.folds.fed {
-            self.folds = Folds::default();
+            // The packet fold's table is kept (reset, not dropped): a backward scrub then
+            // neither frees nor regrows it.
+            let mut packets = std::mem::take(&mut self.folds.packets);
+            packets.reset();
+            self.folds = Folds { packets, ..Folds::default() };
         }
         let to = n.min(self.folds.fed.saturating_add(budget));
         let new = &rec.store.events()[self.folds.fed..to];

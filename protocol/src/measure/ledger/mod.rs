@@ -16,6 +16,8 @@
 //! when its send was delivered before it. Folded in time order, as the simulation does, the
 //! counts are exactly those of the moment each ack was reported.
 
+use std::collections::VecDeque;
+
 use serde::{Deserialize, Serialize};
 
 use crate::event::{Dir, DropReason, Event, EventKind, Side, SimTime};
@@ -160,7 +162,9 @@ pub struct PacketLedger {
     /// Indexed by uid minus `uid_base` (ids are dense: the simulation counts from 0, and a live
     /// window rebuilt from a run's newest events starts wherever its first send is, so the
     /// table covers the window's ids, not every id of the run).
-    records: Vec<Record>,
+    /// A deque, so a counting ledger drops its oldest records without moving the rest (a
+    /// `Vec`'s drain moved the 12 MB left behind every 131,072 sends: 2.4 ms in one event).
+    records: VecDeque<Record>,
     /// The uid of `records[0]`.
     uid_base: u64,
     /// A counting ledger's forgotten and unsettled records (see [`PacketLedger::counting`]).
@@ -195,6 +199,15 @@ pub struct PacketLedger {
 impl PacketLedger {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Back to an empty ledger of the same kind (full or counting), keeping the per-send table's
+    /// allocation (see [`crate::SummaryAccumulator::reset`]).
+    pub fn reset(&mut self) {
+        let mut records = std::mem::take(&mut self.records);
+        records.clear();
+        let retired = self.retired.fresh();
+        *self = Self { records, retired, ..Self::default() };
     }
 
     /// Folds a batch of events (batches may come in any order; see the module doc).
@@ -295,7 +308,9 @@ impl PacketLedger {
             if grow > MAX_UID_JUMP {
                 return None;
             }
-            self.records.splice(0..0, std::iter::repeat_n(Record::default(), grow as usize));
+            for _ in 0..grow {
+                self.records.push_front(Record::default());
+            }
             self.uid_base = uid;
         }
         let (i, len) = (uid - self.uid_base, self.records.len() as u64);

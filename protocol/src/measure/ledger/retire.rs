@@ -32,6 +32,13 @@ pub(super) struct Retired {
     chunk: usize,
 }
 
+impl Retired {
+    /// The state of a new ledger of the same kind (counting or not, same chunk).
+    pub(super) fn fresh(&self) -> Self {
+        Self { on: self.on, chunk: self.chunk, ..Self::default() }
+    }
+}
+
 impl PacketLedger {
     /// A ledger that keeps its counters exact but forgets each send's record once it is settled,
     /// so its memory stays bounded however long the run (see the module doc).

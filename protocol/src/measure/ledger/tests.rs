@@ -134,3 +134,25 @@ fn a_ledger_of_a_late_window_holds_its_own_sends_only_also_when_folded_out_of_or
     assert_eq!(l.packets().count(), 2);
     assert_eq!(l.false_acks(), 0);
 }
+
+#[test]
+fn a_reset_ledger_counts_as_a_new_one() {
+    use crate::{Scenario, Simulation};
+    let mut sim = Simulation::new(Scenario { seed: 4, ..Scenario::default() });
+    sim.run_until(crate::SimTime::from_secs_f64(20.0));
+    let events: Vec<Event> = sim.drain_events().collect();
+    for mut used in [PacketLedger::counting(), PacketLedger::new()] {
+        let counting = used.retired.on;
+        used.observe(&events);
+        used.reset();
+        let (half, all) = (&events[..events.len() / 2], &events[..]);
+        for part in [half, all] {
+            let mut fresh = if counting { PacketLedger::counting() } else { PacketLedger::new() };
+            used.reset();
+            used.observe(part);
+            fresh.observe(part);
+            assert_eq!(used.totals(), fresh.totals());
+            assert_eq!(used.table_len(), fresh.table_len());
+        }
+    }
+}
