@@ -21,7 +21,6 @@ use super::tune::TuneJob;
 use super::AppCommand;
 use crate::model::{Playback, Recording};
 use crate::report::export::ExportSummary;
-use crate::runtime::continued::send_id;
 use crate::runtime::udp::{RunHandle, Transport};
 use crate::runtime::{Batch, Command, LiveRun};
 
@@ -45,9 +44,6 @@ pub struct AppState {
     /// The user acted in this frame (the window sets it from egui's input): work spread over
     /// frames, such as indexing a file that is opening, takes a smaller share of each.
     pub interacting: bool,
-    /// One past the largest send id the live recording has used: where a runner that carries
-    /// it on over another transport starts its ids ([`super::transport_switch`]).
-    pub(super) next_uid: u64,
     pub playback: Playback,
     /// The session file shown or last saved.
     pub file: Option<PathBuf>,
@@ -107,7 +103,6 @@ impl AppState {
             transport: Transport::InProcess,
             paused: false,
             interacting: false,
-            next_uid: 0,
             playback: Playback::default(),
             file: None,
             settings: Settings::default(),
@@ -213,7 +208,6 @@ impl AppState {
             }
         }
         self.paused = false;
-        self.next_uid = 0;
         self.playback = Playback::default();
         self.file = None;
         self.saved = None;
@@ -248,11 +242,6 @@ impl AppState {
     pub(super) fn ingest(&mut self, batches: impl IntoIterator<Item = Batch>) -> usize {
         let mut n = 0;
         for b in batches {
-            for e in &b.events {
-                if let Some(uid) = send_id(&e.kind) {
-                    self.next_uid = self.next_uid.max(uid + 1);
-                }
-            }
             if let Some(lane) = self.lanes.get_mut(b.lane) {
                 n += b.events.len();
                 if let Err(e) = self.live_log.ingest(b.lane, lane, b.events, b.actions) {

@@ -19,7 +19,7 @@ use ackscope_protocol::{Action, Event, EventKind, SimTime, Step};
 use super::AppState;
 use crate::runtime::continued::Continued;
 use crate::runtime::udp::{spawn_run, RunHandle, Transport};
-use crate::runtime::{Batch, Command};
+use crate::runtime::{Batch, Command, LiveRun};
 
 impl AppState {
     /// True when a change of transport to `to` would be an action in the live recording (one
@@ -56,20 +56,19 @@ impl AppState {
         let action = Step::new(at, Action::Transport(to));
         self.ingest([Batch { lane: 0, events: vec![marker], actions: vec![action], error: None }]);
         let wake = self.wake.clone();
-        let inner: Box<dyn RunHandle> = match spawn_run(to, scenario.clone(), move || wake()) {
-            Ok(run) => run,
+        let (transport, run): (Transport, Box<dyn RunHandle>) = match spawn_run(to, scenario.clone(), move || wake()) {
+            Ok(run) => (to, run),
             Err(e) => {
                 // The recording keeps its marker; it goes on in-process, where it can always run.
                 self.error = Some(format!("{} transport: {e:#}; the run goes on in-process", to.name()));
                 let wake = self.wake.clone();
-                self.transport = Transport::InProcess;
-                let run = spawn_run(Transport::InProcess, scenario, move || wake()).expect("in-process always starts");
-                self.live = Some(Box::new(Continued::new(run, at, self.next_uid)));
-                return;
+                (Transport::InProcess, Box::new(LiveRun::spawn(vec![scenario], move || wake())))
             }
         };
-        self.transport = to;
-        self.live = Some(Box::new(Continued::new(inner, at, self.next_uid)));
+        self.transport = transport;
+        // The recording's ledger has folded every send so far: the new runner's ids follow them.
+        let first_uid = self.lanes[0].ledger.uid_end();
+        self.live = Some(Box::new(Continued::new(run, at, first_uid)));
         if self.paused {
             if let Some(run) = &self.live {
                 run.send(Command::Pause);

@@ -44,28 +44,16 @@ pub fn shift_event(e: &mut Event, at: SimTime, first_uid: u64) {
     }
 }
 
-/// `Some(body)` with `uid` bound to the send id `kind` names (link events and `PacketSent`),
-/// by reference or by mutable reference as `kind` is.
-macro_rules! with_send_id {
-    ($kind:expr, $uid:ident => $body:expr) => {
-        match $kind {
-            EventKind::LinkSent { $uid, .. }
-            | EventKind::LinkDropped { $uid, .. }
-            | EventKind::LinkDuplicated { $uid, .. }
-            | EventKind::LinkDelivered { $uid, .. }
-            | EventKind::PacketSent { $uid, .. } => Some($body),
-            _ => None,
-        }
-    };
-}
-
-/// The send id an event names (link events and `PacketSent`).
-pub fn send_id(kind: &EventKind) -> Option<u64> {
-    with_send_id!(kind, uid => *uid)
-}
-
+/// The send id an event names (link events and `PacketSent`), to move it.
 fn send_id_mut(kind: &mut EventKind) -> Option<&mut u64> {
-    with_send_id!(kind, uid => uid)
+    match kind {
+        EventKind::LinkSent { uid, .. }
+        | EventKind::LinkDropped { uid, .. }
+        | EventKind::LinkDuplicated { uid, .. }
+        | EventKind::LinkDelivered { uid, .. }
+        | EventKind::PacketSent { uid, .. } => Some(uid),
+        _ => None,
+    }
 }
 
 impl RunHandle for Continued {
@@ -104,12 +92,11 @@ mod tests {
         let mut link =
             Event { time: SimTime(0), kind: EventKind::LinkDelivered { dir: Dir::AtoB, uid: 0, delay_us: 9 } };
         shift_event(&mut link, at, 1000);
-        assert_eq!(send_id(&link.kind), Some(1000));
+        assert!(matches!(link.kind, EventKind::LinkDelivered { uid: 1000, .. }));
         assert_eq!(link.time, at);
         let mut acked = Event { time: SimTime(3), kind: EventKind::PacketAcked { side: Side::A, seq: 2 } };
         shift_event(&mut acked, at, 1000);
         assert_eq!(acked.kind, EventKind::PacketAcked { side: Side::A, seq: 2 });
-        assert_eq!(send_id(&acked.kind), None);
         let c = Continued { inner: Box::new(Idle), at, first_uid: 0 };
         let b = c.shift(Batch { actions: vec![Step::new(SimTime(1), Action::Restart)], ..Batch::default() });
         assert_eq!(b.actions[0].at, SimTime(12_345_679));

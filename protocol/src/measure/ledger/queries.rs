@@ -41,9 +41,14 @@ impl PacketLedger {
         self.records.len()
     }
 
+    /// One past the largest send id folded so far (0 before any): the table ends there.
+    pub fn uid_end(&self) -> u64 {
+        self.uid_base + self.records.len() as u64
+    }
+
     /// Every send known, in uid order.
     pub fn packets(&self) -> impl Iterator<Item = PacketRecord> + '_ {
-        (self.uid_base..self.uid_base + self.records.len() as u64).filter_map(|uid| self.packet(uid))
+        (self.uid_base..self.uid_end()).filter_map(|uid| self.packet(uid))
     }
 
     /// The link's verdict on send `uid` as known at `t`.
