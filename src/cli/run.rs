@@ -32,17 +32,19 @@ pub fn main(args: RunArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => return fail(e),
     };
-    match file.udp_from() {
-        Some(t) if file.has_events() && args.base.seconds.is_none() && t == SimTime::ZERO => eprintln!(
-            "ackscope: note: this session was recorded over UDP on real time; the re-run simulates it in-process, \
-             so its events differ"
-        ),
-        Some(t) if file.has_events() && args.base.seconds.is_none() => eprintln!(
-            "ackscope: note: this session ran over UDP on real time from {:.3} s (a transport change); the re-run \
-             reproduces the events before it and simulates the rest in-process, so those differ",
-            t.as_secs_f64()
-        ),
-        _ => {}
+    if file.has_events() && args.base.seconds.is_none() {
+        match file.udp_from() {
+            Some(SimTime::ZERO) => eprintln!(
+                "ackscope: note: this session was recorded over UDP on real time; the re-run simulates it \
+                 in-process, so its events differ"
+            ),
+            Some(t) => eprintln!(
+                "ackscope: note: this session ran over UDP on real time from {:.3} s (a transport change); the \
+                 re-run reproduces the events before it and simulates the rest in-process, so those differ",
+                t.as_secs_f64()
+            ),
+            None => {}
+        }
     }
     let (session, mut rep) = match report::run_session(&file, args.base.seconds) {
         Ok(r) => r,
