@@ -61,8 +61,15 @@ pub struct SummaryAccumulator {
 
 impl Default for SummaryAccumulator {
     fn default() -> Self {
+        Self::with_ledger(PacketLedger::counting())
+    }
+}
+
+impl SummaryAccumulator {
+    /// A new accumulator around `ledger` (empty).
+    fn with_ledger(ledger: PacketLedger) -> Self {
         Self {
-            ledger: PacketLedger::counting(),
+            ledger,
             last_stats: [None; 2],
             has_rtt: [false; 2],
             has_loss: [false; 2],
@@ -70,16 +77,14 @@ impl Default for SummaryAccumulator {
             loss_n: [0; 2],
         }
     }
-}
 
-impl SummaryAccumulator {
     /// Back to the state of a new accumulator, keeping the ledger's table allocation: a view that
     /// folds again from the start (the cursor moved back) neither frees nor regrows it, which
     /// was a spike of several ms (a realloc copying the table, page faults) in a frame.
     pub fn reset(&mut self) {
         let mut ledger = std::mem::take(&mut self.ledger);
         ledger.reset();
-        *self = Self { ledger, ..Self::default() };
+        *self = Self::with_ledger(ledger);
     }
 
     pub fn observe(&mut self, events: &[Event]) {

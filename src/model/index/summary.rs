@@ -42,6 +42,18 @@ struct Folds {
     ue4: Ue4SummaryAccumulator,
 }
 
+impl Folds {
+    /// Back to folding from the first event. The packet fold's table is kept (reset, not
+    /// dropped): a backward scrub then neither frees nor regrows it.
+    fn reset(&mut self) {
+        self.fed = 0;
+        self.packets.reset();
+        self.reliable = MetricsAccumulator::default();
+        self.snapshots = SnapshotAccumulator::default();
+        self.ue4 = Ue4SummaryAccumulator::default();
+    }
+}
+
 /// The metrics towards the cursor, and the last figures finished.
 #[derive(Clone, Default)]
 pub struct SummaryFold {
@@ -87,11 +99,7 @@ impl SummaryFold {
     /// Folds at most `budget` events towards the first `n` (from scratch when `n` is behind).
     fn feed(&mut self, rec: &Recording, n: usize, budget: usize) {
         if n < self.folds.fed {
-            // The packet fold's table is kept (reset, not dropped): a backward scrub then
-            // neither frees nor regrows it.
-            let mut packets = std::mem::take(&mut self.folds.packets);
-            packets.reset();
-            self.folds = Folds { packets, ..Folds::default() };
+            self.folds.reset();
         }
         let to = n.min(self.folds.fed.saturating_add(budget));
         let new = &rec.store.events()[self.folds.fed..to];
