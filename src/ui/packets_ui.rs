@@ -57,13 +57,22 @@ pub fn fate_text(r: &PacketRow, cursor: SimTime) -> String {
     s
 }
 
-/// The ack column as known at `cursor`.
-pub fn ack_text(r: &PacketRow, cursor: SimTime) -> String {
+/// The sender's answer about `r` known at `cursor`: acked (an ack wins over a nak) or nakked,
+/// and how long after the send, in ms.
+fn answer_at(r: &PacketRow, cursor: SimTime) -> Option<(bool, f64)> {
     let since = |t: SimTime| t.saturating_since(r.time).as_millis_f64();
     match (r.acked_by(cursor), r.nakked_by(cursor)) {
-        (Some(a), _) => format!("ack +{:.1} ms", since(a)),
-        (None, Some(n)) => format!("nak +{:.1} ms", since(n)),
-        (None, None) => "-".to_string(),
+        (Some(a), _) => Some((true, since(a))),
+        (None, Some(n)) => Some((false, since(n))),
+        (None, None) => None,
+    }
+}
+
+/// The ack column as known at `cursor`.
+pub fn ack_text(r: &PacketRow, cursor: SimTime) -> String {
+    match answer_at(r, cursor) {
+        Some((acked, ms)) => format!("{} +{ms:.1} ms", if acked { "ack" } else { "nak" }),
+        None => "-".to_string(),
     }
 }
 
@@ -80,11 +89,9 @@ pub fn fate_short(r: &PacketRow, cursor: SimTime) -> String {
 
 /// The ack column in a few characters, for the compact rows.
 pub fn ack_short(r: &PacketRow, cursor: SimTime) -> String {
-    let since = |t: SimTime| t.saturating_since(r.time).as_millis_f64();
-    match (r.acked_by(cursor), r.nakked_by(cursor)) {
-        (Some(a), _) => format!("ack +{:.0}", since(a)),
-        (None, Some(n)) => format!("NAK +{:.0}", since(n)),
-        (None, None) => "-".to_string(),
+    match answer_at(r, cursor) {
+        Some((acked, ms)) => format!("{} +{ms:.0}", if acked { "ack" } else { "NAK" }),
+        None => "-".to_string(),
     }
 }
 
