@@ -112,19 +112,26 @@ pub struct MessageRequest {
 
 /// The deterministic content of message `id` from `side`, `bytes` long (at least 8).
 pub fn make_payload(side: Side, id: u64, bytes: u32) -> Vec<u8> {
-    let n = bytes.max(MIN_MESSAGE_BYTES) as usize;
-    let mut out = vec![0u8; n];
-    let (head, tail) = out.split_at_mut(MIN_MESSAGE_BYTES as usize);
-    head.copy_from_slice(&id.to_le_bytes());
-    let mut gen = PayloadTail::new(side, id);
-    let mut words = tail.chunks_exact_mut(8);
-    for w in &mut words {
-        w.copy_from_slice(&gen.word().to_le_bytes());
-    }
-    let rest = words.into_remainder();
-    let last = gen.word().to_le_bytes();
-    rest.copy_from_slice(&last[..rest.len()]);
+    let mut out = Vec::new();
+    make_payload_into(side, id, bytes, &mut out);
     out
+}
+
+/// [`make_payload`] into `out` (its old content replaced, its allocation kept): an endpoint that
+/// hands back the buffers of acked messages ([`Workload::poll_reusing`]) allocates none per
+/// message.
+pub fn make_payload_into(side: Side, id: u64, bytes: u32, out: &mut Vec<u8>) {
+    let n = bytes.max(MIN_MESSAGE_BYTES) as usize;
+    out.clear();
+    out.reserve(n);
+    out.extend_from_slice(&id.to_le_bytes());
+    let mut gen = PayloadTail::new(side, id);
+    let tail = n - MIN_MESSAGE_BYTES as usize;
+    for _ in 0..tail / 8 {
+        out.extend_from_slice(&gen.word().to_le_bytes());
+    }
+    let last = gen.word().to_le_bytes();
+    out.extend_from_slice(&last[..tail % 8]);
 }
 
 /// Checks a received payload sent by `sender`: returns its id if the content is intact.
@@ -251,19 +258,28 @@ impl Workload {
         }
     }
 
-    fn take(&mut self, reliable: bool, bytes: u32, out: &mut Vec<MessageRequest>) {
+    fn take(&mut self, reliable: bool, bytes: u32, out: &mut Vec<MessageRequest>, spare: &mut Vec<Vec<u8>>) {
         let id = self.next_id;
         self.next_id += 1;
-        out.push(MessageRequest { id, reliable, payload: make_payload(self.side, id, bytes) });
+        let mut payload = spare.pop().unwrap_or_default();
+        make_payload_into(self.side, id, bytes, &mut payload);
+        out.push(MessageRequest { id, reliable, payload });
     }
 
     /// Appends every message due at or before `now`, in time order.
     pub fn poll(&mut self, now: SimTime, out: &mut Vec<MessageRequest>) {
+        self.poll_reusing(now, out, &mut Vec::new());
+    }
+
+    /// [`Self::poll`] writing payloads into buffers taken from `spare` (the same messages, the
+    /// same bytes): an endpoint that keeps the buffers of acked and delivered messages there
+    /// allocates none per message.
+    pub fn poll_reusing(&mut self, now: SimTime, out: &mut Vec<MessageRequest>, spare: &mut Vec<Vec<u8>>) {
         let active = self.config.senders.includes(self.side);
         for _ in 0..std::mem::take(&mut self.pending_bursts) {
             for _ in 0..self.config.burst_messages {
                 let size = self.reliable_size();
-                self.take(true, size, out);
+                self.take(true, size, out, spare);
             }
         }
         if !active {
@@ -284,12 +300,12 @@ impl Workload {
             match (snap, rel) {
                 (None, None) => break,
                 (Some(s), r) if r.is_none_or(|r| s <= r) => {
-                    self.take(false, c.snapshot_bytes, out);
+                    self.take(false, c.snapshot_bytes, out, spare);
                     self.next_snapshot = s.plus_micros(round_u64(1e6 / c.snapshot_rate_hz).max(1));
                 }
                 (_, Some(r)) => {
                     let size = self.reliable_size();
-                    self.take(true, size, out);
+                    self.take(true, size, out, spare);
                     self.next_reliable = Some(r.plus_micros(self.exp_gap_us(rate)));
                 }
                 _ => break,

@@ -120,7 +120,14 @@ pub struct ReliableChannel {
     send_message_id: u16,
     oldest_unacked: u16,
     receive_message_id: u16,
+    /// Payload buffers of messages acked or received twice, for the endpoint to reuse
+    /// ([`Self::take_freed`]); at most [`FREED_BUFFERS`] are kept.
+    freed: Vec<Vec<u8>>,
 }
+
+/// Freed payload buffers a channel keeps for reuse (an endpoint that does not take them loses
+/// nothing: beyond this they are dropped).
+pub const FREED_BUFFERS: usize = 256;
 
 impl ReliableChannel {
     /// Sizes are clamped to `1..=32768` (the wrap-aware comparison's reach).
@@ -139,6 +146,19 @@ impl ReliableChannel {
             send_message_id: 0,
             oldest_unacked: 0,
             receive_message_id: 0,
+            freed: Vec::new(),
+        }
+    }
+
+    /// The payload buffer of a message acked or received twice (its old content still in it): the
+    /// endpoint writes a later payload into it instead of allocating one.
+    pub fn take_freed(&mut self) -> Option<Vec<u8>> {
+        self.freed.pop()
+    }
+
+    fn free(freed: &mut Vec<Vec<u8>>, payload: Vec<u8>) {
+        if freed.len() < FREED_BUFFERS && payload.capacity() > 0 {
+            freed.push(payload);
         }
     }
 
@@ -304,7 +324,7 @@ impl ReliableChannel {
                     continue;
                 }
                 out.push(AckedMessage { id, workload_id: e.workload_id });
-                e.message.payload = Vec::new();
+                Self::free(&mut self.freed, std::mem::take(&mut e.message.payload));
                 self.send_queue.remove(id);
             }
         }
@@ -339,6 +359,7 @@ impl ReliableChannel {
             || sequence_less_than(id, self.receive_message_id)
             || self.receive_queue.exists(id)
         {
+            Self::free(&mut self.freed, message.payload);
             return false;
         }
         match self.receive_queue.insert(id) {

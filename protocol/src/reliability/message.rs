@@ -165,10 +165,18 @@ impl MessageFactory {
 
     /// Reads a type id, creates the message and reads its fields.
     pub fn read(&self, r: &mut BitReader<'_>) -> Result<Message, MessageError> {
+        self.read_into(r, Vec::new())
+    }
+
+    /// [`Self::read`] with the payload read into `buffer` (its old content replaced, its
+    /// allocation kept): an endpoint reads every message of every packet, and a fresh buffer for
+    /// each was an allocation per message.
+    pub fn read_into(&self, r: &mut BitReader<'_>, buffer: Vec<u8>) -> Result<Message, MessageError> {
         let mut t = 0u32;
         let bits = self.type_bits();
         r.serialize_bits(&mut t, bits)?;
         let mut m = self.create(t)?;
+        m.payload = buffer;
         m.serialize(r)?;
         Ok(m)
     }

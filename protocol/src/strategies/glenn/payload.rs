@@ -30,8 +30,24 @@ pub fn decode_payload_into(
     bytes: &[u8],
     out: &mut DecodedPayload,
 ) -> Result<(), MessageError> {
-    out.reliable.clear();
-    out.unreliable.clear();
+    decode_payload_reusing(factory, bytes, out, &mut Vec::new())
+}
+
+/// [`decode_payload_into`] reading each message's payload into a buffer taken from `spare`;
+/// the payloads `out` still holds from the last packet go to `spare` first. An endpoint that
+/// also gives back the buffers of the messages it delivers allocates none per message received.
+pub fn decode_payload_reusing(
+    factory: &MessageFactory,
+    bytes: &[u8],
+    out: &mut DecodedPayload,
+    spare: &mut Vec<Vec<u8>>,
+) -> Result<(), MessageError> {
+    for (_, m) in out.reliable.drain(..) {
+        spare.push(m.payload);
+    }
+    for m in out.unreliable.drain(..) {
+        spare.push(m.payload);
+    }
     let mut r = BitReader::new(bytes);
     let mut n = 0u32;
     r.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
@@ -59,12 +75,12 @@ pub fn decode_payload_into(
             }
         }
         prev = Some(id);
-        out.reliable.push((id, factory.read(&mut r)?));
+        out.reliable.push((id, factory.read_into(&mut r, spare.pop().unwrap_or_default())?));
     }
     r.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
     out.unreliable.reserve_exact(n as usize);
     for _ in 0..n {
-        out.unreliable.push(factory.read(&mut r)?);
+        out.unreliable.push(factory.read_into(&mut r, spare.pop().unwrap_or_default())?);
     }
     r.align()?;
     if r.bits_remaining() != 0 {
