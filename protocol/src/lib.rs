@@ -63,7 +63,8 @@ pub use strategies::acks::AckPeer;
 pub use strategies::chunks::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};
 pub use strategies::fragments::{FragmentPeer, FragmentReceiver, FragmentSender};
 pub use strategies::glenn::{
-    decode_payload, decode_payload_into, encode_payload, DecodedPayload, GlennConfig, GlennCounters, GlennPeer,
+    decode_payload, decode_payload_into, decode_payload_reusing, encode_payload, DecodedPayload, GlennConfig,
+    GlennCounters, GlennPeer,
 };
 pub use strategies::hybrid::{HybridConfig, HybridPeer};
 pub use strategies::notify::dnm::{DnmConfig, DnmPeer};

@@ -107,7 +107,12 @@ impl MetricsAccumulator {
             if !create || msg - v.len() as u64 > MAX_ID_JUMP {
                 return None;
             }
-            v.resize(msg as usize + 1, MsgState::default());
+            // Ids come in order: almost always the next one (a push, not a resize call).
+            if msg == v.len() as u64 {
+                v.push(MsgState::default());
+            } else {
+                v.resize(msg as usize + 1, MsgState::default());
+            }
         }
         let s = &mut v[msg as usize];
         (create || s.known).then_some(s)
@@ -138,10 +143,8 @@ impl MetricsAccumulator {
 
     /// Takes one event into account (events must come in emission order).
     pub fn observe(&mut self, e: &Event) {
-        if e.kind.is_restart() {
-            self.restart();
-        }
         match e.kind {
+            EventKind::ParamChanged { .. } if e.kind.is_restart() => self.restart(),
             EventKind::PacketSent { bytes, .. } => {
                 self.m.wire_bytes += bytes as u64;
                 self.m.max_packet_bytes = self.m.max_packet_bytes.max(bytes);

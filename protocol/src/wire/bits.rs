@@ -255,10 +255,18 @@ impl Stream for BitReader<'_> {
         // The (at most 5) bytes holding the value, little-endian, in one load: bits are packed
         // least significant first, so the value is the window shifted by the bit offset.
         let (start, offset) = (self.bit_pos / 8, (self.bit_pos % 8) as u32);
-        let mut window = [0u8; 8];
-        let n = (self.data.len() - start).min(8);
-        window[..n].copy_from_slice(&self.data[start..start + n]);
-        let out = (u64::from_le_bytes(window) >> offset) & ((1u64 << bits) - 1);
+        // Eight whole bytes where the packet has them (a fixed-size load); a shorter tail is
+        // copied into a zeroed window (a copy of variable length was a `memcpy` call per field).
+        let window = match self.data.get(start..start + 8) {
+            Some(eight) => u64::from_le_bytes(eight.try_into().expect("eight bytes")),
+            None => {
+                let mut window = [0u8; 8];
+                let n = self.data.len() - start;
+                window[..n].copy_from_slice(&self.data[start..]);
+                u64::from_le_bytes(window)
+            }
+        };
+        let out = (window >> offset) & ((1u64 << bits) - 1);
         self.bit_pos += bits as usize;
         *value = out as u32;
         Ok(())
