@@ -8,7 +8,7 @@
 
 mod actions;
 
-use crate::action::{sort_steps, Step};
+use crate::action::{sort_steps, Action, Step};
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
 use crate::link::{Link, LinkConfig};
 use crate::peer::{Peer, PeerCommand};
@@ -19,6 +19,7 @@ use crate::scenario::Scenario;
 use super::ticker::{TickTiming, Ticker};
 
 pub use actions::LinkUpdate;
+pub(in crate::driver) use actions::FLOW_FIXED_OFF;
 
 /// Packet buffers an endpoint keeps for its sends (see [`EndpointDriver::receive`]).
 const SPARE_BUFFERS: usize = 8;
@@ -154,6 +155,9 @@ pub struct EndpointDriver {
     /// (see [`Self::set_records_packet_beliefs`]).
     records_packet_beliefs: bool,
     peer_follows_beliefs: bool,
+    /// Whether flow control's RTT filter goes unfed: flow control is off and stays off for the
+    /// run (see [`Self::fix_flow_off`]).
+    flow_filter_idle: bool,
 }
 
 impl EndpointDriver {
@@ -185,6 +189,7 @@ impl EndpointDriver {
             records_stats: true,
             records_packet_beliefs: true,
             peer_follows_beliefs: false,
+            flow_filter_idle: false,
         }
     }
 
@@ -234,6 +239,33 @@ impl EndpointDriver {
         }
         self.ticker = Ticker::on_grid(&self.timing, pps, from);
         self.next_tick_at = self.ticker.next();
+    }
+
+    /// Declares that flow control stays off on this endpoint for the rest of the run, so its
+    /// RTT filter, read only while flow control is on, need not be fed (a `powf` per RTT sample,
+    /// about 2.5 % of a sweep run's instructions). Takes effect only where flow control is off
+    /// and no remaining scripted step may switch it on ([`Self::may_switch_flow_on`]); returns
+    /// whether it did. From then on a `set` that would switch flow control on is refused
+    /// ([`Self::apply_action`]) and [`Self::reconfigure`] panics on one: the filter would read
+    /// stale samples. One way: the samples left out cannot be fed again. The endpoint sends and
+    /// reports exactly what it would have without the declaration (only [`Self::flow`]'s RTT
+    /// stops following the samples). For runs whose live actions are known up front (a sweep).
+    pub fn fix_flow_off(&mut self) -> bool {
+        let scripted = self.script[self.next_step..].iter().any(|(_, s)| Self::may_switch_flow_on(&s.action));
+        if !self.scenario.flow.enabled && !scripted {
+            self.flow_filter_idle = true;
+        }
+        self.flow_filter_idle
+    }
+
+    /// Whether [`Self::fix_flow_off`] took effect.
+    pub fn flow_fixed_off(&self) -> bool {
+        self.flow_filter_idle
+    }
+
+    /// Whether `action` may switch flow control on: a `set` of a `flow.*` parameter.
+    pub fn may_switch_flow_on(action: &Action) -> bool {
+        matches!(action, Action::Set { name, .. } if name.trim().starts_with("flow"))
     }
 
     /// This endpoint's send-tick phase and lateness.
@@ -376,6 +408,9 @@ impl EndpointDriver {
     /// Feeds this side's RTT samples among `events` to flow control's low-pass filter (kept warm
     /// while flow control is off, so turning it on reads a current RTT).
     fn observe_rtt(&mut self, events: &[Event]) {
+        if self.flow_filter_idle {
+            return;
+        }
         for e in events {
             if let EventKind::RttSample { side, rtt_ms } = e.kind {
                 if side == self.side {
@@ -477,8 +512,16 @@ impl EndpointDriver {
     /// the endpoint: [`Self::restart`]); seed and tick phases are taken into the settings but the
     /// running endpoint keeps its own until a restart; scripted steps stay those the driver
     /// started with. Returns true when the link into this endpoint changed.
+    ///
+    /// # Panics
+    /// When `scenario` switches flow control on after [`Self::fix_flow_off`] took effect (a
+    /// broken promise: its filter missed the samples since).
     #[must_use = "a changed link configuration must reach the caller's link"]
     pub fn reconfigure(&mut self, now: SimTime, mut scenario: Scenario) -> bool {
+        assert!(
+            !(self.flow_filter_idle && scenario.flow.enabled),
+            "flow control switched on after EndpointDriver::fix_flow_off"
+        );
         self.touch(now);
         let dir = self.link_dir();
         let link_changed = scenario.link.get(dir) != self.scenario.link.get(dir);
