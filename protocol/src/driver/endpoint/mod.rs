@@ -130,6 +130,8 @@ pub struct EndpointDriver {
     /// `ticker.next()`, kept beside it: the simulation asks for it at every instant, and computing
     /// it (a rounding and a keyed draw) was a tenth of a run's time.
     next_tick_at: SimTime,
+    /// The next tick's grid instant, kept with it: the tick notes it (see [`Self::sync_next_tick`]).
+    next_tick_grid: SimTime,
     /// This endpoint's send-tick phase and lateness, fixed for the run.
     timing: TickTiming,
     /// The grid instant of the last send tick taken (before its lateness).
@@ -173,6 +175,7 @@ impl EndpointDriver {
             side,
             flow: FlowControl::new(scenario.flow),
             next_tick_at: ticker.next(),
+            next_tick_grid: ticker.next_on_grid(),
             ticker,
             timing,
             last_tick: None,
@@ -238,7 +241,7 @@ impl EndpointDriver {
             }
         }
         self.ticker = Ticker::on_grid(&self.timing, pps, from);
-        self.next_tick_at = self.ticker.next();
+        self.sync_next_tick();
     }
 
     /// Declares that flow control stays off on this endpoint for the rest of the run, so its
@@ -266,6 +269,13 @@ impl EndpointDriver {
     /// Whether `action` may switch flow control on: a `set` of a `flow.*` parameter.
     pub fn may_switch_flow_on(action: &Action) -> bool {
         matches!(action, Action::Set { name, .. } if name.trim().starts_with("flow"))
+    }
+
+    /// Brings the next tick's instants up to date with the ticker: the grid instant is computed
+    /// once per tick, not again when the tick is taken (0.5 M instructions per 120 s sweep
+    /// run, callgrind).
+    fn sync_next_tick(&mut self) {
+        (self.next_tick_grid, self.next_tick_at) = self.ticker.next_with_grid();
     }
 
     /// This endpoint's send-tick phase and lateness.
@@ -427,9 +437,9 @@ impl EndpointDriver {
         if self.next_tick_at > now {
             return false;
         }
-        self.last_tick = Some(self.ticker.next_on_grid());
+        self.last_tick = Some(self.next_tick_grid);
         self.ticker.count += 1;
-        self.next_tick_at = self.ticker.next();
+        self.sync_next_tick();
         let start = events.len();
         self.peer.on_tick(now, events);
         let side = self.side;
@@ -464,7 +474,7 @@ impl EndpointDriver {
         while t.next() < now {
             t.count += 1;
         }
-        self.next_tick_at = self.ticker.next();
+        self.sync_next_tick();
     }
 
     /// At a stats instant due by `now`: the peer's update and a `Stats` event (when recorded:
