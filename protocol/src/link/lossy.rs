@@ -248,6 +248,7 @@ impl Link {
     }
 
     /// Takes the next packet due at or before `now`, emitting `LinkDelivered`.
+    #[inline]
     pub fn pop_due(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<(u64, Vec<u8>)> {
         self.latest = self.latest.max(now);
         let (at, p) = self.queue.pop_due(now)?;

@@ -69,6 +69,7 @@ impl<T> Default for Schedule<T> {
 
 impl<T> Schedule<T> {
     /// Schedules `item` at `at`, after every item already scheduled at the same instant.
+    #[inline]
     pub(crate) fn push(&mut self, at: SimTime, item: T) {
         let entry = Entry { at, order: self.order, item };
         self.order += 1;
@@ -103,6 +104,7 @@ impl<T> Schedule<T> {
     }
 
     /// Takes the next item if it is due at or before `now`, with its due time.
+    #[inline]
     pub(crate) fn pop_due(&mut self, now: SimTime) -> Option<(SimTime, T)> {
         if self.next? > now {
             return None;
