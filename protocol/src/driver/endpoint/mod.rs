@@ -7,6 +7,7 @@
 //! same scripted actions ([`actions`]).
 
 mod actions;
+mod io;
 
 use crate::action::{sort_steps, Action, Step};
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
@@ -20,6 +21,7 @@ use super::ticker::{TickTiming, Ticker};
 
 pub use actions::LinkUpdate;
 pub(in crate::driver) use actions::FLOW_FIXED_OFF;
+pub use io::{Inbound, Outbound, Transmit};
 
 /// Packet buffers an endpoint keeps for its sends (see [`EndpointDriver::receive`]).
 const SPARE_BUFFERS: usize = 8;
@@ -38,55 +40,6 @@ pub type PeerFactory = Box<dyn FnMut(&Scenario, Side) -> Box<dyn Peer> + Send>;
 /// the UDP runtime numbers each side's sends apart (`send_uid(side, n)`), since its endpoints run
 /// on different threads.
 pub type SendIds = Box<dyn FnMut() -> u64 + Send>;
-
-/// One datagram an endpoint sends.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Transmit {
-    /// The send id (`PacketSent::uid`).
-    pub uid: u64,
-    /// The instant the driver sent it: the tick's own time, which is what the link keys its
-    /// random draws by.
-    pub sent_at: SimTime,
-    pub bytes: Vec<u8>,
-}
-
-/// Datagrams due at an endpoint, taken one at a time so a link can note each delivery just before
-/// the endpoint handles it.
-pub trait Inbound {
-    /// The next datagram due at or before `now`, if any.
-    fn next_datagram(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<Vec<u8>>;
-}
-
-/// Where an endpoint's datagrams go, one at a time as they are sent.
-pub trait Outbound {
-    fn transmit(&mut self, tx: Transmit, events: &mut Vec<Event>);
-}
-
-impl Inbound for Link {
-    fn next_datagram(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<Vec<u8>> {
-        self.pop_due(now, events).map(|(_, bytes)| bytes)
-    }
-}
-
-impl Outbound for Link {
-    fn transmit(&mut self, tx: Transmit, events: &mut Vec<Event>) {
-        self.send(tx.sent_at, tx.uid, tx.bytes, events);
-    }
-}
-
-/// Datagrams already known to be due (all of them, whatever `now`).
-impl Inbound for std::collections::VecDeque<Vec<u8>> {
-    fn next_datagram(&mut self, _now: SimTime, _events: &mut Vec<Event>) -> Option<Vec<u8>> {
-        self.pop_front()
-    }
-}
-
-/// Collects the datagrams for the caller to send.
-impl Outbound for Vec<Transmit> {
-    fn transmit(&mut self, tx: Transmit, _events: &mut Vec<Event>) {
-        self.push(tx);
-    }
-}
 
 /// One endpoint's driver: its peer, send ticks, stats schedule, flow control, its share of the
 /// link script and its live settings.
@@ -400,7 +353,9 @@ impl EndpointDriver {
     }
 
     /// Hands every datagram `inbound` has due at `now` to the peer.
-    pub fn receive(&mut self, now: SimTime, inbound: &mut dyn Inbound, events: &mut Vec<Event>) {
+    ///
+    /// Generic, so that the simulation's own link is polled without a virtual call per packet.
+    pub fn receive<I: Inbound + ?Sized>(&mut self, now: SimTime, inbound: &mut I, events: &mut Vec<Event>) {
         self.touch(now);
         let start = events.len();
         while let Some(bytes) = inbound.next_datagram(now, events) {
@@ -432,7 +387,9 @@ impl EndpointDriver {
 
     /// At a send tick due by `now`: the peer's tick, then every packet it sends (each with a
     /// `PacketSent` and a fresh send id) to `outbound`. Returns whether a tick was due.
-    pub fn tick(&mut self, now: SimTime, outbound: &mut dyn Outbound, events: &mut Vec<Event>) -> bool {
+    ///
+    /// Generic, so that the simulation's own link takes each packet without a virtual call.
+    pub fn tick<O: Outbound + ?Sized>(&mut self, now: SimTime, outbound: &mut O, events: &mut Vec<Event>) -> bool {
         self.touch(now);
         if self.next_tick_at > now {
             return false;
