@@ -366,6 +366,22 @@ mod tests {
     }
 
     #[test]
+    fn a_payload_is_its_id_then_the_generators_words_at_any_length() {
+        for len in [8, 9, 63, 64, 65, 72, 200, 1000] {
+            let mut gen = PayloadTail::new(Side::A, 99);
+            let mut expect = 99u64.to_le_bytes().to_vec();
+            while expect.len() < len as usize {
+                expect.extend_from_slice(&gen.word().to_le_bytes());
+            }
+            expect.truncate(len as usize);
+            let mut reused = vec![7u8; 300];
+            make_payload_into(Side::A, 99, len, &mut reused);
+            assert_eq!(reused, expect, "{len} bytes");
+            assert_eq!(check_payload(Side::A, &reused), Some(99), "{len} bytes");
+        }
+    }
+
+    #[test]
     fn a_changed_byte_anywhere_in_a_payload_is_detected() {
         for len in [8, 9, 15, 16, 17, 45, 64] {
             let p = make_payload(Side::B, 1234, len);
