@@ -98,7 +98,9 @@ impl Ticker {
     /// The grid instant of the next tick, before its lateness (never, at a rate of zero or
     /// below).
     pub fn next_on_grid(&self) -> SimTime {
-        if self.pps.is_nan() || self.pps <= 0.0 || !self.pps.is_finite() {
+        // Positive and finite (NaN fails both), in two comparisons: a tick makes this test and
+        // its four-comparison form was 0.11 M instructions per 120 s sweep run (callgrind).
+        if !(self.pps > 0.0 && self.pps < f64::INFINITY) {
             return SimTime(u64::MAX);
         }
         self.base.plus_micros(round_u64(self.count as f64 * 1e6 / self.pps))
