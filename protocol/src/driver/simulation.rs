@@ -28,7 +28,7 @@ use crate::reliability::flow::FlowControl;
 use crate::scenario::set::SetError;
 use crate::scenario::{Scenario, Strategy};
 
-use super::endpoint::{EndpointDriver, LinkUpdate, PeerFactory, SendIds};
+use super::endpoint::{EndpointDriver, LinkUpdate, PeerFactory, SendIds, FLOW_FIXED_OFF};
 use super::filter::EventFilter;
 
 /// Two endpoints, a two-way link, virtual time.
@@ -178,10 +178,25 @@ impl Simulation {
         self.drivers[side.index()].flow()
     }
 
+    /// Declares that flow control stays off for the rest of the run: no live action will
+    /// switch it on (for runs whose actions are known up front, such as a sweep's; check them
+    /// with [`EndpointDriver::may_switch_flow_on`]). Where the scenario has flow control off and
+    /// no scripted step may switch it on, the endpoints stop feeding its RTT filter, which is read
+    /// only while it is on ([`EndpointDriver::fix_flow_off`]); the run's events stay exactly the
+    /// same. Returns whether that happened; from then on [`Self::apply`] refuses a `set` that
+    /// would switch flow control on, and [`Self::reconfigure`] panics on one.
+    pub fn fix_flow_off(&mut self) -> bool {
+        let idle = self.drivers.each_mut().map(|d| d.fix_flow_off());
+        idle[0] && idle[1]
+    }
+
     /// Changes the scenario while running: `change` edits it, then each endpoint takes it
     /// ([`EndpointDriver::reconfigure`]: its link where changed, send rate, flow control, live
     /// settings). The strategy stays (see [`Self::apply`] for a change of strategy); seed and
     /// tick phases are kept in the scenario and take effect at the next restart.
+    ///
+    /// # Panics
+    /// When the change switches flow control on after [`Self::fix_flow_off`] took effect.
     pub fn reconfigure(&mut self, change: impl FnOnce(&mut Scenario)) {
         let mut s = self.scenario.clone();
         change(&mut s);
@@ -203,12 +218,16 @@ impl Simulation {
     /// Applies `action` now, after everything due at this instant ran (a live or recorded
     /// action; see [`crate::action`]): a `set` changes the scenario ([`Self::reconfigure`]) and
     /// is reported as a `ParamChanged` event; a restart or strategy change rebuilds both
-    /// endpoints and both links. A refused `set` changes nothing.
+    /// endpoints and both links. A refused `set` changes nothing (see [`Self::fix_flow_off`] for
+    /// one more reason to refuse).
     pub fn apply(&mut self, action: &Action) -> Result<(), SetError> {
         match action {
             Action::Set { name, value } if name.trim() != "strategy" => {
                 let mut s = self.scenario.clone();
                 s.set(name, value)?;
+                if s.flow.enabled && self.drivers.iter().any(|d| d.flow_fixed_off()) {
+                    return Err(SetError(FLOW_FIXED_OFF.into()));
+                }
                 self.reconfigure(|cur| *cur = s);
                 self.record_param_change(name.trim(), value);
             }

@@ -98,7 +98,9 @@ impl Ticker {
     /// The grid instant of the next tick, before its lateness (never, at a rate of zero or
     /// below).
     pub fn next_on_grid(&self) -> SimTime {
-        if self.pps.is_nan() || self.pps <= 0.0 || !self.pps.is_finite() {
+        // Positive and finite (NaN fails both), in two comparisons: a tick makes this test and
+        // its four-comparison form was 0.11 M instructions per 120 s sweep run (callgrind).
+        if !(self.pps > 0.0 && self.pps < f64::INFINITY) {
             return SimTime(u64::MAX);
         }
         self.base.plus_micros(round_u64(self.count as f64 * 1e6 / self.pps))
@@ -106,12 +108,18 @@ impl Ticker {
 
     /// When the next tick is due (never, at a rate of zero or below).
     pub fn next(&self) -> SimTime {
+        self.next_with_grid().1
+    }
+
+    /// The next tick's grid instant and when it is due ([`Self::next_on_grid`] and
+    /// [`Self::next`] from one computation of the grid instant).
+    pub fn next_with_grid(&self) -> (SimTime, SimTime) {
         let on_grid = self.next_on_grid();
         if self.late_max_us <= 0.0 || on_grid == SimTime(u64::MAX) {
-            return on_grid;
+            return (on_grid, on_grid);
         }
         let late_us = uniform(self.late_key, on_grid.0) * self.late_max_us.min(5e5 / self.pps);
-        on_grid.plus_micros(late_us as u64)
+        (on_grid, on_grid.plus_micros(late_us as u64))
     }
 }
 

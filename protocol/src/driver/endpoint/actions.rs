@@ -13,6 +13,10 @@ use crate::reliability::flow::FlowControl;
 use crate::scenario::set::SetError;
 use crate::scenario::Strategy;
 
+/// Why a `set` switching flow control on is refused after [`EndpointDriver::fix_flow_off`].
+pub(in crate::driver) const FLOW_FIXED_OFF: &str =
+    "flow control cannot be switched on: this run declared it stays off (fix_flow_off)";
+
 /// What an action did to the link into the endpoint: the caller applies it to its [`Link`].
 #[must_use = "a changed link must reach the caller's link"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,7 +63,8 @@ impl EndpointDriver {
     /// - `pause` / `resume`: nothing (virtual time does not pass while paused).
     ///
     /// `set`s and restarts are reported as `ParamChanged` events when this driver records them.
-    /// A refused `set` changes nothing.
+    /// A refused `set` (as is one switching flow control on after [`Self::fix_flow_off`])
+    /// changes nothing.
     pub fn apply_action(
         &mut self,
         now: SimTime,
@@ -78,6 +83,9 @@ impl EndpointDriver {
             Action::Set { name, value } => {
                 let mut s = self.scenario.clone();
                 s.set(name, value)?;
+                if s.flow.enabled && self.flow_filter_idle {
+                    return Err(SetError(FLOW_FIXED_OFF.into()));
+                }
                 let changed = self.reconfigure(now, s);
                 if self.records {
                     let kind = EventKind::ParamChanged { name: name.trim().to_string(), value: value.clone() };
@@ -151,7 +159,7 @@ impl EndpointDriver {
         self.flow = FlowControl::new(self.scenario.flow);
         self.last_tick = None;
         self.ticker = Ticker::on_grid(&self.timing, self.scenario.send_rate_pps, now);
-        self.next_tick_at = self.ticker.next();
+        self.sync_next_tick();
         self.next_stats = now;
         if self.records {
             events.push(Event { time: now, kind: EventKind::ParamChanged { name: name.into(), value: value.into() } });

@@ -7,8 +7,9 @@
 //! same scripted actions ([`actions`]).
 
 mod actions;
+mod io;
 
-use crate::action::{sort_steps, Step};
+use crate::action::{sort_steps, Action, Step};
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
 use crate::link::{Link, LinkConfig};
 use crate::peer::{Peer, PeerCommand};
@@ -19,6 +20,8 @@ use crate::scenario::Scenario;
 use super::ticker::{TickTiming, Ticker};
 
 pub use actions::LinkUpdate;
+pub(in crate::driver) use actions::FLOW_FIXED_OFF;
+pub use io::{Inbound, Outbound, Transmit};
 
 /// Packet buffers an endpoint keeps for its sends (see [`EndpointDriver::receive`]).
 const SPARE_BUFFERS: usize = 8;
@@ -37,55 +40,6 @@ pub type PeerFactory = Box<dyn FnMut(&Scenario, Side) -> Box<dyn Peer> + Send>;
 /// the UDP runtime numbers each side's sends apart (`send_uid(side, n)`), since its endpoints run
 /// on different threads.
 pub type SendIds = Box<dyn FnMut() -> u64 + Send>;
-
-/// One datagram an endpoint sends.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Transmit {
-    /// The send id (`PacketSent::uid`).
-    pub uid: u64,
-    /// The instant the driver sent it: the tick's own time, which is what the link keys its
-    /// random draws by.
-    pub sent_at: SimTime,
-    pub bytes: Vec<u8>,
-}
-
-/// Datagrams due at an endpoint, taken one at a time so a link can note each delivery just before
-/// the endpoint handles it.
-pub trait Inbound {
-    /// The next datagram due at or before `now`, if any.
-    fn next_datagram(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<Vec<u8>>;
-}
-
-/// Where an endpoint's datagrams go, one at a time as they are sent.
-pub trait Outbound {
-    fn transmit(&mut self, tx: Transmit, events: &mut Vec<Event>);
-}
-
-impl Inbound for Link {
-    fn next_datagram(&mut self, now: SimTime, events: &mut Vec<Event>) -> Option<Vec<u8>> {
-        self.pop_due(now, events).map(|(_, bytes)| bytes)
-    }
-}
-
-impl Outbound for Link {
-    fn transmit(&mut self, tx: Transmit, events: &mut Vec<Event>) {
-        self.send(tx.sent_at, tx.uid, tx.bytes, events);
-    }
-}
-
-/// Datagrams already known to be due (all of them, whatever `now`).
-impl Inbound for std::collections::VecDeque<Vec<u8>> {
-    fn next_datagram(&mut self, _now: SimTime, _events: &mut Vec<Event>) -> Option<Vec<u8>> {
-        self.pop_front()
-    }
-}
-
-/// Collects the datagrams for the caller to send.
-impl Outbound for Vec<Transmit> {
-    fn transmit(&mut self, tx: Transmit, _events: &mut Vec<Event>) {
-        self.push(tx);
-    }
-}
 
 /// One endpoint's driver: its peer, send ticks, stats schedule, flow control, its share of the
 /// link script and its live settings.
@@ -129,6 +83,8 @@ pub struct EndpointDriver {
     /// `ticker.next()`, kept beside it: the simulation asks for it at every instant, and computing
     /// it (a rounding and a keyed draw) was a tenth of a run's time.
     next_tick_at: SimTime,
+    /// The next tick's grid instant, kept with it: the tick notes it (see [`Self::sync_next_tick`]).
+    next_tick_grid: SimTime,
     /// This endpoint's send-tick phase and lateness, fixed for the run.
     timing: TickTiming,
     /// The grid instant of the last send tick taken (before its lateness).
@@ -154,6 +110,9 @@ pub struct EndpointDriver {
     /// (see [`Self::set_records_packet_beliefs`]).
     records_packet_beliefs: bool,
     peer_follows_beliefs: bool,
+    /// Whether flow control's RTT filter goes unfed: flow control is off and stays off for the
+    /// run (see [`Self::fix_flow_off`]).
+    flow_filter_idle: bool,
 }
 
 impl EndpointDriver {
@@ -169,6 +128,7 @@ impl EndpointDriver {
             side,
             flow: FlowControl::new(scenario.flow),
             next_tick_at: ticker.next(),
+            next_tick_grid: ticker.next_on_grid(),
             ticker,
             timing,
             last_tick: None,
@@ -185,6 +145,7 @@ impl EndpointDriver {
             records_stats: true,
             records_packet_beliefs: true,
             peer_follows_beliefs: false,
+            flow_filter_idle: false,
         }
     }
 
@@ -233,7 +194,41 @@ impl EndpointDriver {
             }
         }
         self.ticker = Ticker::on_grid(&self.timing, pps, from);
-        self.next_tick_at = self.ticker.next();
+        self.sync_next_tick();
+    }
+
+    /// Declares that flow control stays off on this endpoint for the rest of the run, so its
+    /// RTT filter, read only while flow control is on, need not be fed (a `powf` per RTT sample,
+    /// about 2.5 % of a sweep run's instructions). Takes effect only where flow control is off
+    /// and no remaining scripted step may switch it on ([`Self::may_switch_flow_on`]); returns
+    /// whether it did. From then on a `set` that would switch flow control on is refused
+    /// ([`Self::apply_action`]) and [`Self::reconfigure`] panics on one: the filter would read
+    /// stale samples. One way: the samples left out cannot be fed again. The endpoint sends and
+    /// reports exactly what it would have without the declaration (only [`Self::flow`]'s RTT
+    /// stops following the samples). For runs whose live actions are known up front (a sweep).
+    pub fn fix_flow_off(&mut self) -> bool {
+        let scripted = self.script[self.next_step..].iter().any(|(_, s)| Self::may_switch_flow_on(&s.action));
+        if !self.scenario.flow.enabled && !scripted {
+            self.flow_filter_idle = true;
+        }
+        self.flow_filter_idle
+    }
+
+    /// Whether [`Self::fix_flow_off`] took effect.
+    pub fn flow_fixed_off(&self) -> bool {
+        self.flow_filter_idle
+    }
+
+    /// Whether `action` may switch flow control on: a `set` of a `flow.*` parameter.
+    pub fn may_switch_flow_on(action: &Action) -> bool {
+        matches!(action, Action::Set { name, .. } if name.trim().starts_with("flow"))
+    }
+
+    /// Brings the next tick's instants up to date with the ticker: the grid instant is computed
+    /// once per tick, not again when the tick is taken (0.5 M instructions per 120 s sweep
+    /// run, callgrind).
+    fn sync_next_tick(&mut self) {
+        (self.next_tick_grid, self.next_tick_at) = self.ticker.next_with_grid();
     }
 
     /// This endpoint's send-tick phase and lateness.
@@ -358,7 +353,9 @@ impl EndpointDriver {
     }
 
     /// Hands every datagram `inbound` has due at `now` to the peer.
-    pub fn receive(&mut self, now: SimTime, inbound: &mut dyn Inbound, events: &mut Vec<Event>) {
+    ///
+    /// Generic, so that the simulation's own link is polled without a virtual call per packet.
+    pub fn receive<I: Inbound + ?Sized>(&mut self, now: SimTime, inbound: &mut I, events: &mut Vec<Event>) {
         self.touch(now);
         let start = events.len();
         while let Some(bytes) = inbound.next_datagram(now, events) {
@@ -376,6 +373,9 @@ impl EndpointDriver {
     /// Feeds this side's RTT samples among `events` to flow control's low-pass filter (kept warm
     /// while flow control is off, so turning it on reads a current RTT).
     fn observe_rtt(&mut self, events: &[Event]) {
+        if self.flow_filter_idle {
+            return;
+        }
         for e in events {
             if let EventKind::RttSample { side, rtt_ms } = e.kind {
                 if side == self.side {
@@ -387,14 +387,16 @@ impl EndpointDriver {
 
     /// At a send tick due by `now`: the peer's tick, then every packet it sends (each with a
     /// `PacketSent` and a fresh send id) to `outbound`. Returns whether a tick was due.
-    pub fn tick(&mut self, now: SimTime, outbound: &mut dyn Outbound, events: &mut Vec<Event>) -> bool {
+    ///
+    /// Generic, so that the simulation's own link takes each packet without a virtual call.
+    pub fn tick<O: Outbound + ?Sized>(&mut self, now: SimTime, outbound: &mut O, events: &mut Vec<Event>) -> bool {
         self.touch(now);
         if self.next_tick_at > now {
             return false;
         }
-        self.last_tick = Some(self.ticker.next_on_grid());
+        self.last_tick = Some(self.next_tick_grid);
         self.ticker.count += 1;
-        self.next_tick_at = self.ticker.next();
+        self.sync_next_tick();
         let start = events.len();
         self.peer.on_tick(now, events);
         let side = self.side;
@@ -429,7 +431,7 @@ impl EndpointDriver {
         while t.next() < now {
             t.count += 1;
         }
-        self.next_tick_at = self.ticker.next();
+        self.sync_next_tick();
     }
 
     /// At a stats instant due by `now`: the peer's update and a `Stats` event (when recorded:
@@ -477,8 +479,16 @@ impl EndpointDriver {
     /// the endpoint: [`Self::restart`]); seed and tick phases are taken into the settings but the
     /// running endpoint keeps its own until a restart; scripted steps stay those the driver
     /// started with. Returns true when the link into this endpoint changed.
+    ///
+    /// # Panics
+    /// When `scenario` switches flow control on after [`Self::fix_flow_off`] took effect (a
+    /// broken promise: its filter missed the samples since).
     #[must_use = "a changed link configuration must reach the caller's link"]
     pub fn reconfigure(&mut self, now: SimTime, mut scenario: Scenario) -> bool {
+        assert!(
+            !(self.flow_filter_idle && scenario.flow.enabled),
+            "flow control switched on after EndpointDriver::fix_flow_off"
+        );
         self.touch(now);
         let dir = self.link_dir();
         let link_changed = scenario.link.get(dir) != self.scenario.link.get(dir);

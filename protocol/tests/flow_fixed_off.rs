@@ -1,0 +1,99 @@
+//! A run declared to keep flow control off (`Simulation::fix_flow_off`, what a sweep does) stops
+//! feeding flow control's RTT filter and otherwise runs exactly as one without the declaration:
+//! the same events, bit for bit, through scripted steps, restarts and live `set`s. A `set` that
+//! would switch flow control on is refused from then on, and a run that may switch it on is not
+//! affected by the declaration at all.
+
+use ackscope_protocol::*;
+
+const SECONDS: u64 = 12;
+
+/// A jittery, lossy link with duplicates, a burst, a scripted `set`, a restart and a change of
+/// strategy.
+fn scenario(strategy: Strategy, seed: u64) -> Scenario {
+    let mut s = Scenario { seed, strategy, ..Scenario::default() };
+    for d in Dir::BOTH {
+        let l = s.link.get_mut(d);
+        l.latency_ms = 37.0;
+        l.jitter_ms = 6.0;
+        l.loss_percent = 5.0;
+        l.duplicate_percent = 2.0;
+    }
+    let other = if strategy == Strategy::Ue4 { Strategy::Glenn } else { Strategy::Ue4 };
+    let set = |name: &str, value: &str| Action::Set { name: name.into(), value: value.into() };
+    s.script = vec![
+        Step::new(SimTime::from_secs_f64(2.3), Action::Burst { side: Side::A }),
+        Step::new(SimTime::from_secs_f64(3.0), set("send_rate_pps", "45")),
+        Step::new(SimTime::from_secs_f64(6.0), Action::Restart),
+        Step::new(SimTime::from_secs_f64(9.5), Action::Strategy(other)),
+    ];
+    s
+}
+
+/// Every event of a run of `scenario` (sweep settings), with or without `fix_flow_off`, a live
+/// `set` at 4 s; and whether the declaration took effect.
+fn events(scenario: &Scenario, fixed: bool) -> (Vec<Event>, bool, Simulation) {
+    let mut sim = Simulation::new(scenario.clone());
+    sim.set_summary(false);
+    sim.set_event_filter(EventFilter::MESSAGE_METRICS);
+    let took = fixed && sim.fix_flow_off();
+    let mut out = Vec::new();
+    for s in 1..=SECONDS {
+        sim.run_until(SimTime(s * 1_000_000));
+        if s == 4 {
+            sim.apply(&Action::Set { name: "workload.reliable_rate_hz".into(), value: "25".into() }).unwrap();
+        }
+        out.extend(sim.drain_events());
+    }
+    (out, took, sim)
+}
+
+#[test]
+fn a_run_fixed_to_keep_flow_off_makes_the_same_events_without_feeding_the_filter() {
+    for strategy in [Strategy::Glenn, Strategy::Ue4, Strategy::Hybrid, Strategy::Dnm, Strategy::Rellikt] {
+        for seed in 1..=3 {
+            let s = scenario(strategy, seed);
+            let (plain, _, plain_sim) = events(&s, false);
+            let (fixed, took, fixed_sim) = events(&s, true);
+            assert!(took, "{strategy:?} seed {seed}: the declaration did not take effect");
+            assert!(plain == fixed, "{strategy:?} seed {seed}: events differ with flow fixed off");
+            assert!(plain.iter().any(|e| matches!(e.kind, EventKind::RttSample { .. })), "{strategy:?} seed {seed}");
+            // The filter is fed in the plain run only (the restart at 6 s started both afresh).
+            assert!(plain_sim.flow(Side::A).rtt_ms() > 0.0, "{strategy:?} seed {seed}");
+            assert_eq!(fixed_sim.flow(Side::A).rtt_ms(), 0.0, "{strategy:?} seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn switching_flow_on_is_refused_once_fixed_off_and_other_flow_settings_are_not() {
+    let mut sim = Simulation::new(Scenario::default());
+    assert!(sim.fix_flow_off());
+    sim.run_until(SimTime(1_000_000));
+    let on = Action::Set { name: "flow.enabled".into(), value: "true".into() };
+    assert!(sim.apply(&on).is_err());
+    assert!(!sim.scenario().flow.enabled);
+    let threshold = Action::Set { name: "flow.rtt_threshold_ms".into(), value: "300".into() };
+    sim.apply(&threshold).unwrap();
+    assert_eq!(sim.scenario().flow.rtt_threshold_ms, 300.0);
+}
+
+#[test]
+fn a_run_that_may_switch_flow_on_ignores_the_declaration() {
+    let mut on = Scenario::default();
+    on.flow.enabled = true;
+    let mut scripted = Scenario::default();
+    let set = Action::Set { name: " flow.enabled".into(), value: "true".into() };
+    assert!(EndpointDriver::may_switch_flow_on(&set));
+    scripted.script = vec![Step::new(SimTime::from_secs_f64(2.0), set)];
+    for s in [on, scripted] {
+        let mut sim = Simulation::new(s.clone());
+        assert!(!sim.fix_flow_off(), "flow enabled {}", s.flow.enabled);
+        sim.run_until(SimTime(5_000_000));
+        assert!(sim.scenario().flow.enabled);
+        assert!(sim.flow(Side::B).rtt_ms() > 0.0);
+        let (plain, _, _) = events(&s, false);
+        let (declared, took, _) = events(&s, true);
+        assert!(!took && plain == declared);
+    }
+}
