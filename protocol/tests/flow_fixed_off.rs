@@ -97,3 +97,22 @@ fn a_run_that_may_switch_flow_on_ignores_the_declaration() {
         assert!(!took && plain == declared);
     }
 }
+
+/// A caller that declared flow control fixed off and then switches it on through
+/// `Simulation::reconfigure` (which cannot refuse) gets flow control with a fresh filter: the
+/// declaration is lifted, the filter fed again from the next sample, and nothing panics.
+#[test]
+fn switching_flow_on_by_reconfigure_lifts_the_declaration() {
+    let mut sim = Simulation::new(Scenario::default());
+    assert!(sim.fix_flow_off());
+    sim.run_until(SimTime(3_000_000));
+    assert_eq!(sim.flow(Side::A).rtt_ms(), 0.0, "not fed while fixed off");
+    sim.reconfigure(|s| s.flow.enabled = true);
+    assert!(sim.scenario().flow.enabled);
+    sim.run_until(SimTime(6_000_000));
+    // 50 ms each way: the filter follows the samples again.
+    for side in Side::BOTH {
+        let rtt = sim.flow(side).rtt_ms();
+        assert!((90.0..160.0).contains(&rtt), "{side:?}: {rtt}");
+    }
+}

@@ -184,7 +184,8 @@ impl Simulation {
     /// no scripted step may switch it on, the endpoints stop feeding its RTT filter, which is read
     /// only while it is on ([`EndpointDriver::fix_flow_off`]); the run's events stay exactly the
     /// same. Returns whether that happened; from then on [`Self::apply`] refuses a `set` that
-    /// would switch flow control on, and [`Self::reconfigure`] panics on one.
+    /// would switch flow control on, and [`Self::reconfigure`] with one lifts the declaration
+    /// (the filter starts afresh: [`EndpointDriver::reconfigure`]).
     pub fn fix_flow_off(&mut self) -> bool {
         let idle = self.drivers.each_mut().map(|d| d.fix_flow_off());
         idle[0] && idle[1]
@@ -194,9 +195,6 @@ impl Simulation {
     /// ([`EndpointDriver::reconfigure`]: its link where changed, send rate, flow control, live
     /// settings). The strategy stays (see [`Self::apply`] for a change of strategy); seed and
     /// tick phases are kept in the scenario and take effect at the next restart.
-    ///
-    /// # Panics
-    /// When the change switches flow control on after [`Self::fix_flow_off`] took effect.
     pub fn reconfigure(&mut self, change: impl FnOnce(&mut Scenario)) {
         let mut s = self.scenario.clone();
         change(&mut s);

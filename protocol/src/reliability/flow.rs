@@ -117,6 +117,11 @@ impl FlowControl {
         self.rtt = Some((rtt, now));
     }
 
+    /// Forgets the low-pass RTT: the next sample is taken as is, as the first of a run is.
+    pub fn forget_rtt(&mut self) {
+        self.rtt = None;
+    }
+
     /// The low-pass RTT flow control reads (0 before any sample, which counts as good).
     pub fn rtt_ms(&self) -> f64 {
         self.rtt.map_or(0.0, |(r, _)| r)

@@ -202,8 +202,9 @@ impl EndpointDriver {
     /// about 2.5 % of a sweep run's instructions). Takes effect only where flow control is off
     /// and no remaining scripted step may switch it on ([`Self::may_switch_flow_on`]); returns
     /// whether it did. From then on a `set` that would switch flow control on is refused
-    /// ([`Self::apply_action`]) and [`Self::reconfigure`] panics on one: the filter would read
-    /// stale samples. One way: the samples left out cannot be fed again. The endpoint sends and
+    /// ([`Self::apply_action`]); [`Self::reconfigure`] with one lifts the declaration and starts
+    /// the filter afresh from the next sample (it missed the samples since). One way otherwise:
+    /// the samples left out cannot be fed again. The endpoint sends and
     /// reports exactly what it would have without the declaration (only [`Self::flow`]'s RTT
     /// stops following the samples). For runs whose live actions are known up front (a sweep).
     pub fn fix_flow_off(&mut self) -> bool {
@@ -479,16 +480,15 @@ impl EndpointDriver {
     /// the endpoint: [`Self::restart`]); seed and tick phases are taken into the settings but the
     /// running endpoint keeps its own until a restart; scripted steps stay those the driver
     /// started with. Returns true when the link into this endpoint changed.
-    ///
-    /// # Panics
-    /// When `scenario` switches flow control on after [`Self::fix_flow_off`] took effect (a
-    /// broken promise: its filter missed the samples since).
+    /// Switching flow control on after [`Self::fix_flow_off`] took effect breaks that promise:
+    /// the declaration is lifted and the RTT filter, which missed the samples since, starts
+    /// afresh from the next one (as at the start of a run) rather than reading a stale RTT.
     #[must_use = "a changed link configuration must reach the caller's link"]
     pub fn reconfigure(&mut self, now: SimTime, mut scenario: Scenario) -> bool {
-        assert!(
-            !(self.flow_filter_idle && scenario.flow.enabled),
-            "flow control switched on after EndpointDriver::fix_flow_off"
-        );
+        if self.flow_filter_idle && scenario.flow.enabled {
+            self.flow_filter_idle = false;
+            self.flow.forget_rtt();
+        }
         self.touch(now);
         let dir = self.link_dir();
         let link_changed = scenario.link.get(dir) != self.scenario.link.get(dir);
