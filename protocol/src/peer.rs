@@ -81,4 +81,13 @@ pub trait Peer: Send {
         let _ = reports;
         false
     }
+
+    /// Whether to report `RttSample` (true at first; the endpoint's own RTT estimate is kept
+    /// either way). Returns whether the endpoint follows the setting, as
+    /// [`Self::set_reports_packet_beliefs`] does. For runs where nothing reads the samples: no
+    /// recording keeps them and flow control cannot need them (see the driver).
+    fn set_reports_rtt_samples(&mut self, reports: bool) -> bool {
+        let _ = reports;
+        false
+    }
 }

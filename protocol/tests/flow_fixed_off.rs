@@ -33,9 +33,14 @@ fn scenario(strategy: Strategy, seed: u64) -> Scenario {
 /// Every event of a run of `scenario` (sweep settings), with or without `fix_flow_off`, a live
 /// `set` at 4 s; and whether the declaration took effect.
 fn events(scenario: &Scenario, fixed: bool) -> (Vec<Event>, bool, Simulation) {
+    events_kept(scenario, fixed, EventFilter::MESSAGE_METRICS)
+}
+
+/// [`events`] recording what `filter` keeps.
+fn events_kept(scenario: &Scenario, fixed: bool, filter: EventFilter) -> (Vec<Event>, bool, Simulation) {
     let mut sim = Simulation::new(scenario.clone());
     sim.set_summary(false);
-    sim.set_event_filter(EventFilter::MESSAGE_METRICS);
+    sim.set_event_filter(filter);
     let took = fixed && sim.fix_flow_off();
     let mut out = Vec::new();
     for s in 1..=SECONDS {
@@ -53,14 +58,20 @@ fn a_run_fixed_to_keep_flow_off_makes_the_same_events_without_feeding_the_filter
     for strategy in [Strategy::Glenn, Strategy::Ue4, Strategy::Hybrid, Strategy::Dnm, Strategy::Rellikt] {
         for seed in 1..=3 {
             let s = scenario(strategy, seed);
-            let (plain, _, plain_sim) = events(&s, false);
-            let (fixed, took, fixed_sim) = events(&s, true);
-            assert!(took, "{strategy:?} seed {seed}: the declaration did not take effect");
-            assert!(plain == fixed, "{strategy:?} seed {seed}: events differ with flow fixed off");
-            assert!(plain.iter().any(|e| matches!(e.kind, EventKind::RttSample { .. })), "{strategy:?} seed {seed}");
-            // The filter is fed in the plain run only (the restart at 6 s started both afresh).
-            assert!(plain_sim.flow(Side::A).rtt_ms() > 0.0, "{strategy:?} seed {seed}");
-            assert_eq!(fixed_sim.flow(Side::A).rtt_ms(), 0.0, "{strategy:?} seed {seed}");
+            // RTT samples recorded (the endpoints build them either way) and left out (with the
+            // declaration the endpoints then build none; without it the run takes them out).
+            let keep_rtt = EventFilter { rtt_samples: true, ..EventFilter::MESSAGE_METRICS };
+            for filter in [keep_rtt, EventFilter::MESSAGE_METRICS] {
+                let (plain, _, plain_sim) = events_kept(&s, false, filter);
+                let (fixed, took, fixed_sim) = events_kept(&s, true, filter);
+                assert!(took, "{strategy:?} seed {seed}: the declaration did not take effect");
+                assert!(plain == fixed, "{strategy:?} seed {seed} {filter:?}: events differ with flow fixed off");
+                let samples = plain.iter().any(|e| matches!(e.kind, EventKind::RttSample { .. }));
+                assert_eq!(samples, filter.rtt_samples, "{strategy:?} seed {seed}");
+                // The filter is fed in the plain run only (the restart at 6 s started both afresh).
+                assert!(plain_sim.flow(Side::A).rtt_ms() > 0.0, "{strategy:?} seed {seed}");
+                assert_eq!(fixed_sim.flow(Side::A).rtt_ms(), 0.0, "{strategy:?} seed {seed}");
+            }
         }
     }
 }

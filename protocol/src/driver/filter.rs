@@ -32,13 +32,14 @@ impl EventFilter {
 
     /// For [`MetricsAccumulator`](crate::MetricsAccumulator) (which reads `PacketSent`, the
     /// message events and restart markers), the events `ackscope sweep` folds: no link events,
-    /// packet beliefs or stats. RTT samples stay: the endpoints build them in any case (flow
-    /// control reads them), and taking them out at each instant cost more than the fold
-    /// skipping them (callgrind, default scenario: 0.25 M instructions more per minute). Glenn's
-    /// and hybrid's endpoints do not build packet beliefs when told so; the others' are taken
-    /// out at the end of each instant (see [`crate::Peer::set_reports_packet_beliefs`]).
+    /// packet beliefs, RTT samples or stats. Glenn's and hybrid's endpoints do not build packet
+    /// beliefs when told so; the others' are taken out at the end of each instant (see
+    /// [`crate::Peer::set_reports_packet_beliefs`]). RTT samples feed flow control's filter, so
+    /// the message strategies' endpoints leave them out only where that filter goes unfed as
+    /// well (`Simulation::fix_flow_off`, which a sweep declares); elsewhere they are taken out
+    /// at the end of each instant.
     pub const MESSAGE_METRICS: EventFilter =
-        EventFilter { link: false, packet_beliefs: false, rtt_samples: true, stats: false };
+        EventFilter { link: false, packet_beliefs: false, rtt_samples: false, stats: false };
 
     /// Whether events of this kind are recorded.
     #[inline]

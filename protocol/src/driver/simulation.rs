@@ -121,10 +121,13 @@ impl Simulation {
         for d in &mut self.drivers {
             d.set_records_stats(f.stats);
             d.set_records_packet_beliefs(f.packet_beliefs);
+            d.set_records_rtt_samples(f.rtt_samples);
         }
         let beliefs_built = self.drivers.iter().any(|d| d.builds_packet_beliefs());
-        self.filter_pass =
-            f != self.filter || !self.filter.rtt_samples || (!self.filter.packet_beliefs && beliefs_built);
+        let rtt_built = self.drivers.iter().any(|d| d.builds_rtt_samples());
+        self.filter_pass = f != self.filter
+            || (!self.filter.rtt_samples && rtt_built)
+            || (!self.filter.packet_beliefs && beliefs_built);
     }
 
     /// When false, the run's own summary is not folded: [`Self::totals`] and
@@ -188,6 +191,8 @@ impl Simulation {
     /// (the filter starts afresh: [`EndpointDriver::reconfigure`]).
     pub fn fix_flow_off(&mut self) -> bool {
         let idle = self.drivers.each_mut().map(|d| d.fix_flow_off());
+        // The peers may now leave out RTT samples (when not recorded): the filter pass follows.
+        self.sync_records();
         idle[0] && idle[1]
     }
 
@@ -199,12 +204,17 @@ impl Simulation {
         let mut s = self.scenario.clone();
         change(&mut s);
         s.strategy = self.scenario.strategy;
+        let fixed_off = self.drivers.each_ref().map(|d| d.flow_fixed_off());
         for side in Side::BOTH {
             if self.drivers[side.index()].reconfigure(self.now, s.clone()) {
                 self.sync_link(side.other().outgoing());
             }
         }
         self.scenario = s;
+        if fixed_off != self.drivers.each_ref().map(|d| d.flow_fixed_off()) {
+            // Flow control switched on lifted `fix_flow_off`: the peers report RTT samples again.
+            self.sync_records();
+        }
     }
 
     /// Records a live parameter change (already applied) as a `ParamChanged` event at `now`.

@@ -155,6 +155,7 @@ impl EndpointDriver {
         if !self.records_packet_beliefs {
             self.set_records_packet_beliefs(false);
         }
+        self.sync_rtt_reports();
         self.timing = TickTiming::of(&self.scenario, self.side);
         self.flow = FlowControl::new(self.scenario.flow);
         self.last_tick = None;

@@ -110,6 +110,10 @@ pub struct EndpointDriver {
     /// (see [`Self::set_records_packet_beliefs`]).
     records_packet_beliefs: bool,
     peer_follows_beliefs: bool,
+    /// Whether `RttSample` events are wanted, and whether the peer leaves them out when neither
+    /// they nor flow control's filter are (see [`Self::set_records_rtt_samples`]).
+    records_rtt_samples: bool,
+    peer_follows_rtt: bool,
     /// Whether flow control's RTT filter goes unfed: flow control is off and stays off for the
     /// run (see [`Self::fix_flow_off`]).
     flow_filter_idle: bool,
@@ -145,6 +149,8 @@ impl EndpointDriver {
             records_stats: true,
             records_packet_beliefs: true,
             peer_follows_beliefs: false,
+            records_rtt_samples: true,
+            peer_follows_rtt: false,
             flow_filter_idle: false,
         }
     }
@@ -174,6 +180,28 @@ impl EndpointDriver {
     pub fn set_records_packet_beliefs(&mut self, records: bool) {
         self.records_packet_beliefs = records;
         self.peer_follows_beliefs = self.peer.set_reports_packet_beliefs(records);
+    }
+
+    /// Whether `RttSample` events are recorded (true by default). Flow control's filter reads
+    /// them from the peer's events, so the peer is told to leave them out only while that filter
+    /// goes unfed as well ([`Self::fix_flow_off`]); a peer may not follow it: see
+    /// [`Self::builds_rtt_samples`]. Kept across restarts.
+    pub fn set_records_rtt_samples(&mut self, records: bool) {
+        self.records_rtt_samples = records;
+        self.sync_rtt_reports();
+    }
+
+    /// Tells the peer whether anything reads its RTT samples (after any change of the wish, of
+    /// the filter's need or of the peer itself).
+    pub(in crate::driver) fn sync_rtt_reports(&mut self) {
+        let needed = self.records_rtt_samples || !self.flow_filter_idle;
+        self.peer_follows_rtt = self.peer.set_reports_rtt_samples(needed);
+    }
+
+    /// Whether the peer reports RTT samples: wanted, needed by flow control, or a peer that
+    /// reports them anyway.
+    pub fn builds_rtt_samples(&self) -> bool {
+        self.records_rtt_samples || !self.flow_filter_idle || !self.peer_follows_rtt
     }
 
     /// Whether the peer reports packet beliefs: wanted, or a peer that reports them anyway.
@@ -211,6 +239,7 @@ impl EndpointDriver {
         let scripted = self.script[self.next_step..].iter().any(|(_, s)| Self::may_switch_flow_on(&s.action));
         if !self.scenario.flow.enabled && !scripted {
             self.flow_filter_idle = true;
+            self.sync_rtt_reports();
         }
         self.flow_filter_idle
     }
@@ -488,6 +517,7 @@ impl EndpointDriver {
         if self.flow_filter_idle && scenario.flow.enabled {
             self.flow_filter_idle = false;
             self.flow.forget_rtt();
+            self.sync_rtt_reports();
         }
         self.touch(now);
         let dir = self.link_dir();

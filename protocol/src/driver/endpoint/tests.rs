@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::registry::make_peer;
-use crate::scenario::TickPhase;
+use crate::scenario::{Strategy, TickPhase};
 
 fn driver(scenario: Scenario) -> EndpointDriver {
     let peer = make_peer(&scenario, Side::A);
@@ -99,5 +99,27 @@ fn flow_control_keeps_the_phase_when_it_changes_the_rate() {
     }
     for w in ticks.windows(2) {
         assert!(w[1] - w[0] >= 33_332, "{w:?}");
+    }
+}
+
+/// The message strategies' endpoints build no RTT samples once nothing reads them (not
+/// recorded, and flow control fixed off), build them again when either wants them, and keep
+/// that across a restart into another strategy; a strategy that cannot leave them out is known.
+#[test]
+fn rtt_samples_are_built_only_while_something_reads_them() {
+    for strategy in [Strategy::Glenn, Strategy::Hybrid, Strategy::Ue4, Strategy::Dnm, Strategy::Rellikt] {
+        let mut d = driver(Scenario { strategy, ..Scenario::default() });
+        d.set_records_rtt_samples(false);
+        assert!(d.builds_rtt_samples(), "{strategy:?}: flow control's filter still reads them");
+        assert!(d.fix_flow_off());
+        assert!(!d.builds_rtt_samples(), "{strategy:?}: nothing reads them");
+        d.set_records_rtt_samples(true);
+        assert!(d.builds_rtt_samples(), "{strategy:?}: recorded again");
+        d.set_records_rtt_samples(false);
+        let mut events = Vec::new();
+        let _ = d.apply_action(SimTime::ZERO, &Action::Strategy(Strategy::Chunks), &mut events);
+        assert!(d.builds_rtt_samples(), "{strategy:?} -> chunks: the chunk sender reports them always");
+        let _ = d.apply_action(SimTime::ZERO, &Action::Strategy(strategy), &mut events);
+        assert!(!d.builds_rtt_samples(), "{strategy:?}: back from chunks");
     }
 }

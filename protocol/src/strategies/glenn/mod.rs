@@ -154,6 +154,8 @@ pub struct GlennPeer<P: ResendPolicy = GlennResend> {
     /// Whether `PacketReceived`, `PacketAcked` and `PacketNakked` are reported
     /// ([`Peer::set_reports_packet_beliefs`]).
     reports_packets: bool,
+    /// Whether `RttSample` is reported ([`Peer::set_reports_rtt_samples`]).
+    reports_rtt: bool,
     /// The last packet's payload, kept for its vectors ([`decode_payload_into`]).
     decoded: DecodedPayload,
     picks: Vec<Pick>,
@@ -202,6 +204,7 @@ impl<P: ResendPolicy> GlennPeer<P> {
             burst_pending: 0,
             requests: Vec::new(),
             reports_packets: true,
+            reports_rtt: true,
             decoded: DecodedPayload::default(),
             picks: Vec::new(),
             acked: Vec::new(),
@@ -471,7 +474,9 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
             if reports {
                 events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq } });
             }
-            events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: a.rtt_ms as f32 } });
+            if self.reports_rtt {
+                events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: a.rtt_ms as f32 } });
+            }
             self.channel.on_packet_acked(a.sequence, &mut self.acked_messages);
             for m in self.acked_messages.drain(..) {
                 let msg = m.workload_id;
@@ -542,6 +547,11 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
 
     fn set_reports_packet_beliefs(&mut self, reports: bool) -> bool {
         self.reports_packets = reports;
+        true
+    }
+
+    fn set_reports_rtt_samples(&mut self, reports: bool) -> bool {
+        self.reports_rtt = reports;
         true
     }
 }

@@ -35,6 +35,8 @@ pub const MIN_ARRIVALS_FOR_CORRECTION: f64 = 16.0;
 #[derive(Debug, Clone)]
 pub struct MessageEndpoint {
     side: Side,
+    /// Whether `RttSample` is reported ([`crate::Peer::set_reports_rtt_samples`]).
+    pub(super) reports_rtt: bool,
     workload: Workload,
     outbox: Outbox,
     inbox: Inbox,
@@ -75,6 +77,7 @@ impl MessageEndpoint {
         };
         Self {
             side,
+            reports_rtt: true,
             workload: Workload::new(side, workload, seed),
             outbox: Outbox::new(side, oc),
             inbox: Inbox::new(side),
@@ -133,7 +136,9 @@ impl MessageEndpoint {
     pub fn delivered(&mut self, now: SimTime, seq: u16, rtt_ms: f64, events: &mut Vec<Event>) {
         let side = self.side;
         events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq: seq as u32 } });
-        events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: rtt_ms as f32 } });
+        if self.reports_rtt {
+            events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: rtt_ms as f32 } });
+        }
         self.rtt.add_sample(rtt_ms);
         self.loss.record(now, false);
         if let Some(b) = self.sizes.remove(&seq) {

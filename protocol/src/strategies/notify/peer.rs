@@ -67,6 +67,11 @@ impl<S: NotifyScheme> Peer for NotifyPeer<S> {
         self.m.unacked_reliable()
     }
 
+    fn set_reports_rtt_samples(&mut self, reports: bool) -> bool {
+        self.m.reports_rtt = reports;
+        true
+    }
+
     fn on_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
         self.tick_pending = true;
         self.scheme.process_timeouts(now, &mut self.outcomes);

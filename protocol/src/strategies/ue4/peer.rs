@@ -84,6 +84,8 @@ struct SentPacket {
 #[derive(Debug, Clone)]
 pub struct Ue4Peer {
     side: Side,
+    /// Whether `RttSample` is reported ([`Peer::set_reports_rtt_samples`]).
+    reports_rtt: bool,
     config: Ue4Config,
     /// `MaxPacket`: the configured size, raised to hold one largest bunch.
     max_packet_bytes: u32,
@@ -133,6 +135,7 @@ impl Ue4Peer {
         let static_out = |kind| OutChannel::new(Some(OutInstance::open_from_start(kind)), whole);
         Self {
             side,
+            reports_rtt: true,
             max_packet_bytes: (config.max_packet_bytes as usize).max(MIN_PACKET_BYTES) as u32,
             workload: Workload::new(side, workload, seed),
             notify: PacketNotify::new(first.minus(1), first),
@@ -261,6 +264,11 @@ impl Peer for Ue4Peer {
             PeerCommand::Burst => self.workload.burst(),
             PeerCommand::SendChunk { .. } | PeerCommand::TargetKbps(_) => {}
         }
+    }
+
+    fn set_reports_rtt_samples(&mut self, reports: bool) -> bool {
+        self.reports_rtt = reports;
+        true
     }
 
     /// Reliable messages sent and not yet acked; a closed connection has nothing left to drain.

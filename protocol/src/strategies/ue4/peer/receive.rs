@@ -24,7 +24,9 @@ impl Ue4Peer {
                 let rtt_ms = now.saturating_since(record.sent_at).as_millis_f64();
                 self.rtt.add_sample(rtt_ms);
                 self.bw_acked.add_packet(record.bytes);
-                self.push(events, now, EventKind::RttSample { side, rtt_ms: rtt_ms as f32 });
+                if self.reports_rtt {
+                    self.push(events, now, EventKind::RttSample { side, rtt_ms: rtt_ms as f32 });
+                }
             }
             let mut newly = Vec::new();
             for ch in &record.channels {
