@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{SimTime, StatsSample};
 use crate::reliability::loss::LossJudge;
-use crate::reliability::stats::{self, BandwidthMeter, RttEstimator, StatsConfig};
+use crate::reliability::stats::{self, first_micros_where, BandwidthMeters, RttEstimator, StatsConfig};
 use crate::wire::header::{HeaderError, PacketHeader};
 use crate::wire::sequence::{sequence_greater_than, sequence_less_than, SequenceBuffer};
 
@@ -118,6 +118,10 @@ pub struct AckEndpoint {
     recv_bits: u32,
     /// When the last packet was accepted.
     last_receive: Option<SimTime>,
+    /// The fewest microseconds after `last_receive` that count as expired (`ack_expiry_ms`
+    /// exceeded), `None` for never: an integer comparison per check instead of a conversion to
+    /// milliseconds (three checks per packet).
+    expiry_us: Option<u64>,
     /// Bit n set: our packet `sequence - 1 - n` is known acked. Every received header repeats
     /// up to 32 acks, nearly all already taken; this lets [`Self::accept_packet`] skip them
     /// without a lookup each (the lookups were a tenth of a simulated run).
@@ -126,9 +130,7 @@ pub struct AckEndpoint {
     rtt: RttEstimator,
     /// Every packet sent until its loss verdict.
     loss: LossJudge,
-    bw_sent: BandwidthMeter,
-    bw_received: BandwidthMeter,
-    bw_acked: BandwidthMeter,
+    bandwidth: BandwidthMeters,
     stats_enabled: bool,
 }
 
@@ -141,14 +143,23 @@ impl AckEndpoint {
             received: SequenceBuffer::new(config.received_packets_buffer_size),
             recv_bits: 0,
             last_receive: None,
+            expiry_us: Self::expiry_us(config.ack_expiry_ms),
             acked_recent: 0,
             counters: AckCounters::default(),
             rtt: RttEstimator::new(config.stats),
             loss: LossJudge::new(16, config.stats.loss_window),
-            bw_sent: BandwidthMeter::default(),
-            bw_received: BandwidthMeter::default(),
-            bw_acked: BandwidthMeter::default(),
+            bandwidth: BandwidthMeters::default(),
             stats_enabled: true,
+        }
+    }
+
+    /// The `expiry_us` field for `ack_expiry_ms`: the elapsed times whose milliseconds
+    /// exceed it (none when it is 0 or less).
+    fn expiry_us(ack_expiry_ms: f64) -> Option<u64> {
+        if ack_expiry_ms > 0.0 {
+            first_micros_where(|ms| ms > ack_expiry_ms)
+        } else {
+            None
         }
     }
 
@@ -175,11 +186,9 @@ impl AckEndpoint {
     /// True when nothing has been received for longer than `ack_expiry_ms`.
     #[inline]
     fn receive_expired(&self, now: SimTime) -> bool {
-        match self.last_receive {
-            Some(t) => {
-                self.config.ack_expiry_ms > 0.0 && now.saturating_since(t).as_millis_f64() > self.config.ack_expiry_ms
-            }
-            None => false,
+        match (self.last_receive, self.expiry_us) {
+            (Some(t), Some(us)) => now.saturating_since(t).0 >= us,
+            _ => false,
         }
     }
 
@@ -210,7 +219,17 @@ impl AckEndpoint {
 
     /// Doubles the sent buffer while inserting the next packet would overwrite one still awaiting
     /// its loss verdict (the judge's `held()` counts the packet being sent).
+    #[inline]
     fn make_room(&mut self) {
+        // The check per packet inline, the rare growth out of line (a call per packet was 25
+        // instructions).
+        if self.loss.held() > self.sent.size() && self.sent.size() < MAX_SENT_BUFFER {
+            self.grow_sent();
+        }
+    }
+
+    #[cold]
+    fn grow_sent(&mut self) {
         while self.loss.held() > self.sent.size() && self.sent.size() < MAX_SENT_BUFFER {
             let old = self.sent.size();
             let mut grown = SequenceBuffer::new((old * 2).min(MAX_SENT_BUFFER));
@@ -242,7 +261,7 @@ impl AckEndpoint {
         }
         self.counters.sent += 1;
         if self.stats_enabled {
-            self.bw_sent.add_packet(total_bytes);
+            self.bandwidth.sent.add_packet(total_bytes);
         }
     }
 
@@ -318,7 +337,7 @@ impl AckEndpoint {
         self.counters.received += 1;
         let stats = self.stats_enabled;
         if stats {
-            self.bw_received.add_packet(total_bytes);
+            self.bandwidth.received.add_packet(total_bytes);
         }
 
         // Set bits only, newest first (bit n acks `ack - n`), leaving out those known acked.
@@ -339,7 +358,7 @@ impl AckEndpoint {
                     let rtt_ms = now.saturating_since(p.time).as_millis_f64();
                     self.counters.acked += 1;
                     if stats {
-                        self.bw_acked.add_packet(p.bytes as usize);
+                        self.bandwidth.acked.add_packet(p.bytes as usize);
                         self.rtt.add_sample(rtt_ms);
                     }
                     acked.push(Acked { sequence: seq, rtt_ms });
@@ -354,15 +373,12 @@ impl AckEndpoint {
         let sc = &self.config.stats;
         let window_us = sc.judge_window_us(self.rtt.has_sample().then(|| self.rtt.display_ms()));
         self.loss.expire(now, window_us);
-        let (iv, sm) = (sc.bandwidth_interval_ms, sc.bandwidth_smoothing);
-        self.bw_sent.update(now, iv, sm);
-        self.bw_received.update(now, iv, sm);
-        self.bw_acked.update(now, iv, sm);
+        self.bandwidth.update(now, sc.bandwidth_interval_ms, sc.bandwidth_smoothing);
     }
 
     /// A snapshot of the estimates.
     pub fn stats(&self) -> StatsSample {
-        stats::sample(&self.rtt, self.loss.window(), [&self.bw_sent, &self.bw_received, &self.bw_acked])
+        stats::sample(&self.rtt, self.loss.window(), self.bandwidth.all())
     }
 
     pub fn counters(&self) -> AckCounters {
@@ -390,6 +406,22 @@ mod tests {
             to.accept_packet(now, &h2, buf.len(), &mut acked);
         }
         acked
+    }
+
+    #[test]
+    fn acks_expire_just_past_ack_expiry_ms() {
+        // Expired means more than `ack_expiry_ms` (an odd value) since the last receive, to the
+        // microsecond.
+        let config = AckConfig { ack_expiry_ms: 2500.0005, ..AckConfig::default() };
+        let (mut a, mut b) = (AckEndpoint::new(config), AckEndpoint::new(config));
+        exchange(&mut b, &mut a, SimTime(1_000_000), true);
+        assert_eq!(a.ack_state(SimTime(3_500_000)), (0, 1), "2500 ms is not past 2500.0005 ms");
+        assert_eq!(a.ack_state(SimTime(3_500_001)), (0, 0));
+        assert_eq!(a.ack_state(SimTime(900_000)), (0, 1), "before the receive");
+        let never = AckConfig { ack_expiry_ms: 0.0, ..AckConfig::default() };
+        let (mut a, mut b) = (AckEndpoint::new(never), AckEndpoint::new(never));
+        exchange(&mut b, &mut a, SimTime(1_000_000), true);
+        assert_eq!(a.ack_state(SimTime(u64::MAX)), (0, 1));
     }
 
     #[test]

@@ -240,6 +240,7 @@ impl LossJudge {
         }
     }
 
+    #[inline]
     fn judge_front(&mut self, now: SimTime) {
         if let Some(p) = self.pending.pop_front() {
             if !p.judged {

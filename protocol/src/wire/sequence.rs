@@ -92,12 +92,16 @@ impl<T: Default + Clone> SequenceBuffer<T> {
     /// [`Self::insert`] without resetting the slot: it may still hold an older entry's value,
     /// for callers that overwrite every field anyway and want to keep its allocations (a `Vec`
     /// reset to default frees its buffer, and the caller would allocate a new one).
+    #[inline]
     pub fn insert_reusing(&mut self, sequence: u16) -> Option<&mut T> {
         let size = self.tags.len();
         if sequence_less_than(sequence, self.next.wrapping_sub(size as u16)) {
             return None;
         }
-        if sequence_greater_than(sequence.wrapping_add(1), self.next) {
+        if sequence == self.next {
+            // The next in order (every send): the one slot to clear is the one written below.
+            self.next = sequence.wrapping_add(1);
+        } else if sequence_greater_than(sequence.wrapping_add(1), self.next) {
             self.remove_range(self.next, sequence);
             self.next = sequence.wrapping_add(1);
         }
