@@ -34,7 +34,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::event::{SimTime, StatsSample};
-use crate::reliability::loss::LossJudge;
+use crate::reliability::loss::AckLossJudge;
 use crate::reliability::stats::{self, first_micros_where, BandwidthMeters, RttEstimator, StatsConfig};
 use crate::wire::header::{HeaderError, PacketHeader};
 use crate::wire::sequence::{sequence_greater_than, sequence_less_than, SequenceBuffer};
@@ -129,7 +129,7 @@ pub struct AckEndpoint {
     counters: AckCounters,
     rtt: RttEstimator,
     /// Every packet sent until its loss verdict.
-    loss: LossJudge,
+    loss: AckLossJudge,
     bandwidth: BandwidthMeters,
     stats_enabled: bool,
 }
@@ -147,7 +147,7 @@ impl AckEndpoint {
             acked_recent: 0,
             counters: AckCounters::default(),
             rtt: RttEstimator::new(config.stats),
-            loss: LossJudge::new(16, config.stats.loss_window),
+            loss: AckLossJudge::new(config.stats.loss_window),
             bandwidth: BandwidthMeters::default(),
             stats_enabled: true,
         }
@@ -206,7 +206,7 @@ impl AckEndpoint {
         let sequence = self.sequence;
         self.sequence = self.sequence.wrapping_add(1);
         self.acked_recent <<= 1;
-        self.loss.sent(now, sequence as u32);
+        self.loss.sent(now, sequence);
         self.make_room();
         if let Some(e) = self.sent.insert_reusing(sequence) {
             *e = SentPacket { time: now, acked: false, bytes: 0 };
@@ -354,7 +354,7 @@ impl AckEndpoint {
                     if back + (i as u32) < 64 {
                         self.acked_recent |= 1 << (back + i as u32);
                     }
-                    self.loss.acked(seq as u32);
+                    self.loss.acked(seq);
                     let rtt_ms = now.saturating_since(p.time).as_millis_f64();
                     self.counters.acked += 1;
                     if stats {
