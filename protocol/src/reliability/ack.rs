@@ -132,6 +132,9 @@ pub struct AckEndpoint {
     loss: AckLossJudge,
     bandwidth: BandwidthMeters,
     stats_enabled: bool,
+    /// Whether the estimates only [`Self::stats`] reads are kept (see
+    /// [`Self::set_records_stats`]).
+    records_stats: bool,
 }
 
 impl AckEndpoint {
@@ -150,6 +153,7 @@ impl AckEndpoint {
             loss: AckLossJudge::new(config.stats.loss_window),
             bandwidth: BandwidthMeters::default(),
             stats_enabled: true,
+            records_stats: true,
         }
     }
 
@@ -176,6 +180,26 @@ impl AckEndpoint {
     /// Turns RTT and bandwidth accounting off (acks only), e.g. to measure the bare ack path.
     pub fn set_stats_enabled(&mut self, enabled: bool) {
         self.stats_enabled = enabled;
+    }
+
+    /// Whether to keep the estimates only [`Self::stats`] reads (true at first): bandwidth, the
+    /// loss verdicts, the smoothed RTT and the window of RTT samples behind min, max and jitter.
+    /// Without them the endpoint behaves exactly the same (acks, RTT samples, the display RTT
+    /// that resends and loss judging follow, the sent buffer's growth) and `stats()` reports
+    /// zeros for those figures; a run that reads no `Stats` (a sweep) saves their upkeep per
+    /// packet.
+    ///
+    /// Fixed for the run: turning them off counts only before the first packet is sent or
+    /// received (estimates kept from the start cannot be made up later, and a run switching
+    /// them back on would report figures no full run gives); turning them on always counts,
+    /// from then on. Returns whether the endpoint now does as asked.
+    pub fn set_records_stats(&mut self, records: bool) -> bool {
+        if !records && (self.counters.sent > 0 || self.counters.received > 0) {
+            return !self.records_stats;
+        }
+        self.records_stats = records;
+        self.loss.set_records_verdicts(records);
+        true
     }
 
     /// The sequence the next packet will carry.
@@ -260,7 +284,7 @@ impl AckEndpoint {
             e.bytes = total_bytes as u32;
         }
         self.counters.sent += 1;
-        if self.stats_enabled {
+        if self.stats_enabled && self.records_stats {
             self.bandwidth.sent.add_packet(total_bytes);
         }
     }
@@ -336,7 +360,8 @@ impl AckEndpoint {
         }
         self.counters.received += 1;
         let stats = self.stats_enabled;
-        if stats {
+        let records = stats && self.records_stats;
+        if records {
             self.bandwidth.received.add_packet(total_bytes);
         }
 
@@ -357,9 +382,12 @@ impl AckEndpoint {
                     self.loss.acked(seq);
                     let rtt_ms = now.saturating_since(p.time).as_millis_f64();
                     self.counters.acked += 1;
-                    if stats {
+                    if records {
                         self.bandwidth.acked.add_packet(p.bytes as usize);
                         self.rtt.add_sample(rtt_ms);
+                    } else if stats {
+                        // The display RTT only: resends and loss judging follow it.
+                        self.rtt.add_display_sample(rtt_ms);
                     }
                     acked.push(Acked { sequence: seq, rtt_ms });
                 }
@@ -373,7 +401,9 @@ impl AckEndpoint {
         let sc = &self.config.stats;
         let window_us = sc.judge_window_us(self.rtt.has_sample().then(|| self.rtt.display_ms()));
         self.loss.expire(now, window_us);
-        self.bandwidth.update(now, sc.bandwidth_interval_ms, sc.bandwidth_smoothing);
+        if self.records_stats {
+            self.bandwidth.update(now, sc.bandwidth_interval_ms, sc.bandwidth_smoothing);
+        }
     }
 
     /// A snapshot of the estimates.
@@ -422,6 +452,62 @@ mod tests {
         let (mut a, mut b) = (AckEndpoint::new(never), AckEndpoint::new(never));
         exchange(&mut b, &mut a, SimTime(1_000_000), true);
         assert_eq!(a.ack_state(SimTime(u64::MAX)), (0, 1));
+    }
+
+    #[test]
+    fn an_endpoint_without_stats_records_acks_and_resends_by_the_same_figures() {
+        // Two pairs over the same lossy, jittery exchange; one pair keeps no stats. Everything
+        // but `stats()` must match bit for bit, the sent buffer's growth included.
+        let config = AckConfig { sent_packets_buffer_size: 16, ..AckConfig::default() };
+        let mut full = [AckEndpoint::new(config), AckEndpoint::new(config)];
+        let mut bare = [AckEndpoint::new(config), AckEndpoint::new(config)];
+        for e in &mut bare {
+            assert!(e.set_records_stats(false));
+        }
+        let mut x = 12345u64;
+        for i in 0..3000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let now = SimTime(i * 1000 + (x >> 60));
+            let (from, deliver) = ((i % 2) as usize, !(x >> 33).is_multiple_of(10));
+            let a = exchange_one(&mut full, from, now, deliver);
+            let b = exchange_one(&mut bare, from, now, deliver);
+            assert_eq!(a, b, "packet {i}");
+        }
+        for (f, b) in full.iter().zip(&bare) {
+            assert_eq!(f.sent_buffer_size(), b.sent_buffer_size());
+            assert!(f.sent_buffer_size() > 16, "the buffer grew");
+            assert_eq!(f.counters(), b.counters());
+            assert_eq!(f.rtt().display_ms().to_bits(), b.rtt().display_ms().to_bits());
+            let (fs, bs) = (f.stats(), b.stats());
+            assert!(fs.loss_percent > 0.0 && fs.sent_kbps > 0.0 && fs.jitter_ms > 0.0);
+            assert_eq!((bs.loss_percent, bs.sent_kbps, bs.rtt_ms, bs.jitter_ms), (0.0, 0.0, 0.0, 0.0));
+            assert_eq!(fs.rtt_display_ms, bs.rtt_display_ms);
+        }
+        assert!(!full[0].set_records_stats(false), "too late: packets went out");
+        assert!(full[0].stats().sent_kbps > 0.0);
+    }
+
+    /// One packet from `pair[from]` to the other, then both update; returns the header bytes
+    /// and what was acked (RTTs as bits).
+    fn exchange_one(
+        pair: &mut [AckEndpoint; 2],
+        from: usize,
+        now: SimTime,
+        deliver: bool,
+    ) -> (Vec<u8>, Vec<(u16, u64)>) {
+        let [a, b] = pair;
+        let (from, to) = if from == 0 { (a, b) } else { (b, a) };
+        let mut buf = Vec::new();
+        let h = from.begin_packet(now, &mut buf);
+        from.finish_packet(h.sequence, buf.len() + 100);
+        let mut acked = Vec::new();
+        if deliver {
+            let (h2, _, _) = to.read_header(now, &buf).unwrap();
+            to.accept_packet(now, &h2, buf.len() + 100, &mut acked);
+        }
+        from.update(now);
+        to.update(now);
+        (buf, acked.iter().map(|a| (a.sequence, a.rtt_ms.to_bits())).collect())
     }
 
     #[test]

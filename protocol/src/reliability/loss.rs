@@ -267,6 +267,8 @@ pub struct AckLossJudge {
     /// How many packets `front..next` is (the two alone cannot tell none from all).
     held: usize,
     window: LossWindow,
+    /// Whether verdicts go to the window (see [`AckLossJudge::set_records_verdicts`]).
+    records: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -287,7 +289,15 @@ impl AckLossJudge {
             next: 0,
             held: 0,
             window: LossWindow::new(min_verdicts),
+            records: true,
         }
+    }
+
+    /// Whether verdicts are recorded in [`Self::window`] (true at first). Without, packets are
+    /// still held and dropped exactly as with ([`Self::held`] is unchanged), for an endpoint
+    /// whose loss figure nobody reads.
+    pub fn set_records_verdicts(&mut self, records: bool) {
+        self.records = records;
     }
 
     /// The verdicts so far.
@@ -359,10 +369,12 @@ impl AckLossJudge {
     }
 
     /// Judges the oldest held packet (there is one): lost unless acked.
-    #[inline]
+    #[inline(always)]
     fn judge_front(&mut self, now: SimTime) {
-        let acked = self.ring[self.slot(self.front)].acked;
-        self.window.record(now, !acked);
+        if self.records {
+            let acked = self.ring[self.slot(self.front)].acked;
+            self.window.record(now, !acked);
+        }
         self.front = self.front.wrapping_add(1);
         self.held -= 1;
     }

@@ -77,12 +77,21 @@ pub struct RttEstimator {
     smoothed_ms: f64,
     display_ms: f64,
     have_sample: bool,
+    /// No sample has reached the smoothed RTT yet (the first is taken as is).
+    smoothed_unset: bool,
     samples: VecDeque<f32>,
 }
 
 impl RttEstimator {
     pub fn new(config: StatsConfig) -> Self {
-        Self { config, smoothed_ms: 0.0, display_ms: 0.0, have_sample: false, samples: VecDeque::new() }
+        Self {
+            config,
+            smoothed_ms: 0.0,
+            display_ms: 0.0,
+            have_sample: false,
+            smoothed_unset: true,
+            samples: VecDeque::new(),
+        }
     }
 
     pub fn set_config(&mut self, config: StatsConfig) {
@@ -92,20 +101,18 @@ impl RttEstimator {
     /// Feeds one sample.
     #[inline]
     pub fn add_sample(&mut self, rtt_ms: f64) {
-        if !rtt_ms.is_finite() || rtt_ms < 0.0 {
+        if !self.add_display_sample(rtt_ms) {
             return;
         }
-        if !self.have_sample {
+        if self.smoothed_unset {
             self.smoothed_ms = rtt_ms;
-            self.display_ms = rtt_ms;
-            self.have_sample = true;
+            self.smoothed_unset = false;
         } else {
             let f = match self.config.rtt_filter {
                 RttFilter::Ewma => self.config.rtt_smoothing,
                 RttFilter::Rellikt => RELLIKT_SAMPLE_WEIGHT,
             };
             self.smoothed_ms += (rtt_ms - self.smoothed_ms) * f;
-            self.display_ms += (rtt_ms - self.display_ms) * self.config.rtt_display_smoothing;
         }
         if self.config.rtt_window > 0 {
             if self.samples.len() >= self.config.rtt_window {
@@ -113,6 +120,24 @@ impl RttEstimator {
             }
             self.samples.push_back(rtt_ms as f32);
         }
+    }
+
+    /// Feeds one sample to [`Self::display_ms`] (and [`Self::has_sample`]) only, leaving the
+    /// smoothed RTT and the window of samples as they were; returns whether the sample counted
+    /// (finite and not negative). For an endpoint whose stats are not read (the display RTT
+    /// still steers resends and loss judging): see `AckEndpoint::set_records_stats`.
+    #[inline]
+    pub fn add_display_sample(&mut self, rtt_ms: f64) -> bool {
+        if !rtt_ms.is_finite() || rtt_ms < 0.0 {
+            return false;
+        }
+        if !self.have_sample {
+            self.display_ms = rtt_ms;
+            self.have_sample = true;
+        } else {
+            self.display_ms += (rtt_ms - self.display_ms) * self.config.rtt_display_smoothing;
+        }
+        true
     }
 
     pub fn has_sample(&self) -> bool {
