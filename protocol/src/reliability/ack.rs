@@ -225,7 +225,7 @@ impl AckEndpoint {
     }
 
     /// Records a new outgoing packet and appends its header to `out`; returns the header.
-    #[inline]
+    #[inline(always)]
     pub fn begin_packet(&mut self, now: SimTime, out: &mut Vec<u8>) -> PacketHeader {
         let sequence = self.sequence;
         self.sequence = self.sequence.wrapping_add(1);
@@ -290,7 +290,7 @@ impl AckEndpoint {
     }
 
     /// Decodes the header of an incoming packet without changing any state.
-    #[inline]
+    #[inline(always)]
     pub fn read_header(
         &mut self,
         now: SimTime,
@@ -329,7 +329,7 @@ impl AckEndpoint {
 
     /// Commits a packet the application accepted: marks it received (so it will be acked) and
     /// processes the peer's acks, appending each newly acked sequence to `acked` once.
-    #[inline]
+    #[inline(always)]
     pub fn accept_packet(&mut self, now: SimTime, header: &PacketHeader, total_bytes: usize, acked: &mut Vec<Acked>) {
         let s = header.sequence;
         if self.receive_expired(now) {
@@ -396,7 +396,7 @@ impl AckEndpoint {
     }
 
     /// Judges packets that are old enough (acked or lost) and closes bandwidth intervals.
-    #[inline]
+    #[inline(always)]
     pub fn update(&mut self, now: SimTime) {
         let sc = &self.config.stats;
         let window_us = sc.judge_window_us(self.rtt.has_sample().then(|| self.rtt.display_ms()));

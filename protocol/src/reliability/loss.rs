@@ -317,7 +317,7 @@ impl AckLossJudge {
     }
 
     /// As [`LossJudge::sent`].
-    #[inline]
+    #[inline(always)]
     pub fn sent(&mut self, now: SimTime, sequence: u16) {
         if self.held == 0 || sequence != self.next {
             self.held = 0;
@@ -357,7 +357,7 @@ impl AckLossJudge {
     }
 
     /// As [`LossJudge::expire`].
-    #[inline]
+    #[inline(always)]
     pub fn expire(&mut self, now: SimTime, window_us: u64) {
         while self.held > 0 {
             let p = self.ring[self.slot(self.front)];
