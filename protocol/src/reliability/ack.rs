@@ -232,8 +232,12 @@ impl AckEndpoint {
         self.acked_recent <<= 1;
         self.loss.sent(now, sequence);
         self.make_room();
-        if let Some(e) = self.sent.insert_reusing(sequence) {
-            *e = SentPacket { time: now, acked: false, bytes: 0 };
+        let entry = SentPacket { time: now, acked: false, bytes: 0 };
+        // Sequences go out in order: the age check is needed only at 32768 (see `is_next`).
+        if self.sent.is_next(sequence) {
+            *self.sent.insert_next() = entry;
+        } else if let Some(e) = self.sent.insert_reusing(sequence) {
+            *e = entry;
         }
         let (ack, ack_bits) = self.ack_state(now);
         let h = PacketHeader { sequence, ack, ack_bits };
@@ -299,7 +303,8 @@ impl AckEndpoint {
         match PacketHeader::decode(bytes) {
             Ok((h, n)) => {
                 let size = self.received.size() as u16;
-                let verdict = if self.receive_expired(now) {
+                // The next in order (nearly every packet) is fresh: no age check, no lookup.
+                let verdict = if self.received.is_next(h.sequence) || self.receive_expired(now) {
                     HeaderVerdict::Fresh
                 } else if sequence_less_than(h.sequence, self.received.next_sequence().wrapping_sub(size)) {
                     HeaderVerdict::Stale
@@ -338,7 +343,11 @@ impl AckEndpoint {
             self.recv_bits = 0;
         }
         self.last_receive = Some(now);
-        if self.received.exists(s) {
+        if self.received.is_next(s) {
+            // In order (nearly every packet): absent, held, one past the newest.
+            self.received.insert_next();
+            self.recv_bits = self.recv_bits << 1 | 1;
+        } else if self.received.exists(s) {
             self.counters.duplicates += 1;
         } else {
             let newest = self.received.next_sequence().wrapping_sub(1);
