@@ -388,7 +388,13 @@ impl StatsConfig {
             Some(rtt) => rtt * self.loss_rtt_factor + self.loss_margin_ms,
             None => 1000.0 + self.loss_margin_ms,
         };
-        (ms.max(0.0) * 1000.0) as u64
+        // `(ms.max(0.0) * 1000.0) as u64` without `max`'s NaN handling (judged per packet):
+        // NaN and everything not above zero give 0 either way.
+        if ms > 0.0 {
+            (ms * 1000.0) as u64
+        } else {
+            0
+        }
     }
 }
 
@@ -484,6 +490,17 @@ mod tests {
         }
         assert!(general.window().judged() > 1000);
         assert_eq!(most, ACK_JUDGE_LIMIT, "the limit was reached");
+    }
+
+    #[test]
+    fn the_judging_window_is_the_clamped_product_for_any_rtt() {
+        let c = StatsConfig::default();
+        let nan: f64 = "NaN".parse().unwrap();
+        for rtt in [nan, -0.0, 0.0, -60.0, -50.0, 1e-9, 0.4, 37.25, 1e300, f64::INFINITY, f64::NEG_INFINITY] {
+            let ms = rtt * c.loss_rtt_factor + c.loss_margin_ms;
+            assert_eq!(c.judge_window_us(Some(rtt)), (ms.max(0.0) * 1000.0) as u64, "{rtt}");
+        }
+        assert_eq!(c.judge_window_us(None), 1_100_000);
     }
 
     #[test]
