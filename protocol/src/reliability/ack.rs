@@ -34,8 +34,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::event::{SimTime, StatsSample};
-use crate::reliability::loss::LossJudge;
-use crate::reliability::stats::{self, BandwidthMeter, RttEstimator, StatsConfig};
+use crate::reliability::loss::AckLossJudge;
+use crate::reliability::stats::{self, first_micros_where, BandwidthMeters, RttEstimator, StatsConfig};
 use crate::wire::header::{HeaderError, PacketHeader};
 use crate::wire::sequence::{sequence_greater_than, sequence_less_than, SequenceBuffer};
 
@@ -118,6 +118,10 @@ pub struct AckEndpoint {
     recv_bits: u32,
     /// When the last packet was accepted.
     last_receive: Option<SimTime>,
+    /// The fewest microseconds after `last_receive` that count as expired (`ack_expiry_ms`
+    /// exceeded), `None` for never: an integer comparison per check instead of a conversion to
+    /// milliseconds (three checks per packet).
+    expiry_us: Option<u64>,
     /// Bit n set: our packet `sequence - 1 - n` is known acked. Every received header repeats
     /// up to 32 acks, nearly all already taken; this lets [`Self::accept_packet`] skip them
     /// without a lookup each (the lookups were a tenth of a simulated run).
@@ -125,11 +129,12 @@ pub struct AckEndpoint {
     counters: AckCounters,
     rtt: RttEstimator,
     /// Every packet sent until its loss verdict.
-    loss: LossJudge,
-    bw_sent: BandwidthMeter,
-    bw_received: BandwidthMeter,
-    bw_acked: BandwidthMeter,
+    loss: AckLossJudge,
+    bandwidth: BandwidthMeters,
     stats_enabled: bool,
+    /// Whether the estimates only [`Self::stats`] reads are kept (see
+    /// [`Self::set_records_stats`]).
+    records_stats: bool,
 }
 
 impl AckEndpoint {
@@ -141,14 +146,24 @@ impl AckEndpoint {
             received: SequenceBuffer::new(config.received_packets_buffer_size),
             recv_bits: 0,
             last_receive: None,
+            expiry_us: Self::expiry_us(config.ack_expiry_ms),
             acked_recent: 0,
             counters: AckCounters::default(),
             rtt: RttEstimator::new(config.stats),
-            loss: LossJudge::new(16, config.stats.loss_window),
-            bw_sent: BandwidthMeter::default(),
-            bw_received: BandwidthMeter::default(),
-            bw_acked: BandwidthMeter::default(),
+            loss: AckLossJudge::new(config.stats.loss_window),
+            bandwidth: BandwidthMeters::default(),
             stats_enabled: true,
+            records_stats: true,
+        }
+    }
+
+    /// The `expiry_us` field for `ack_expiry_ms`: the elapsed times whose milliseconds
+    /// exceed it (none when it is 0 or less).
+    fn expiry_us(ack_expiry_ms: f64) -> Option<u64> {
+        if ack_expiry_ms > 0.0 {
+            first_micros_where(|ms| ms > ack_expiry_ms)
+        } else {
+            None
         }
     }
 
@@ -167,6 +182,26 @@ impl AckEndpoint {
         self.stats_enabled = enabled;
     }
 
+    /// Whether to keep the estimates only [`Self::stats`] reads (true at first): bandwidth, the
+    /// loss verdicts, the smoothed RTT and the window of RTT samples behind min, max and jitter.
+    /// Without them the endpoint behaves exactly the same (acks, RTT samples, the display RTT
+    /// that resends and loss judging follow, the sent buffer's growth) and `stats()` reports
+    /// zeros for those figures; a run that reads no `Stats` (a sweep) saves their upkeep per
+    /// packet.
+    ///
+    /// Fixed for the run: turning them off counts only before the first packet is sent or
+    /// received (estimates kept from the start cannot be made up later, and a run switching
+    /// them back on would report figures no full run gives); turning them on always counts,
+    /// from then on. Returns whether the endpoint now does as asked.
+    pub fn set_records_stats(&mut self, records: bool) -> bool {
+        if !records && (self.counters.sent > 0 || self.counters.received > 0) {
+            return !self.records_stats;
+        }
+        self.records_stats = records;
+        self.loss.set_records_verdicts(records);
+        true
+    }
+
     /// The sequence the next packet will carry.
     pub fn next_sequence(&self) -> u16 {
         self.sequence
@@ -175,11 +210,9 @@ impl AckEndpoint {
     /// True when nothing has been received for longer than `ack_expiry_ms`.
     #[inline]
     fn receive_expired(&self, now: SimTime) -> bool {
-        match self.last_receive {
-            Some(t) => {
-                self.config.ack_expiry_ms > 0.0 && now.saturating_since(t).as_millis_f64() > self.config.ack_expiry_ms
-            }
-            None => false,
+        match (self.last_receive, self.expiry_us) {
+            (Some(t), Some(us)) => now.saturating_since(t).0 >= us,
+            _ => false,
         }
     }
 
@@ -192,15 +225,19 @@ impl AckEndpoint {
     }
 
     /// Records a new outgoing packet and appends its header to `out`; returns the header.
-    #[inline]
+    #[inline(always)]
     pub fn begin_packet(&mut self, now: SimTime, out: &mut Vec<u8>) -> PacketHeader {
         let sequence = self.sequence;
         self.sequence = self.sequence.wrapping_add(1);
         self.acked_recent <<= 1;
-        self.loss.sent(now, sequence as u32);
+        self.loss.sent(now, sequence);
         self.make_room();
-        if let Some(e) = self.sent.insert_reusing(sequence) {
-            *e = SentPacket { time: now, acked: false, bytes: 0 };
+        let entry = SentPacket { time: now, acked: false, bytes: 0 };
+        // Sequences go out in order: the age check is needed only at 32768 (see `is_next`).
+        if self.sent.is_next(sequence) {
+            *self.sent.insert_next() = entry;
+        } else if let Some(e) = self.sent.insert_reusing(sequence) {
+            *e = entry;
         }
         let (ack, ack_bits) = self.ack_state(now);
         let h = PacketHeader { sequence, ack, ack_bits };
@@ -210,7 +247,17 @@ impl AckEndpoint {
 
     /// Doubles the sent buffer while inserting the next packet would overwrite one still awaiting
     /// its loss verdict (the judge's `held()` counts the packet being sent).
+    #[inline]
     fn make_room(&mut self) {
+        // The check per packet inline, the rare growth out of line (a call per packet was 25
+        // instructions).
+        if self.loss.held() > self.sent.size() && self.sent.size() < MAX_SENT_BUFFER {
+            self.grow_sent();
+        }
+    }
+
+    #[cold]
+    fn grow_sent(&mut self) {
         while self.loss.held() > self.sent.size() && self.sent.size() < MAX_SENT_BUFFER {
             let old = self.sent.size();
             let mut grown = SequenceBuffer::new((old * 2).min(MAX_SENT_BUFFER));
@@ -241,13 +288,13 @@ impl AckEndpoint {
             e.bytes = total_bytes as u32;
         }
         self.counters.sent += 1;
-        if self.stats_enabled {
-            self.bw_sent.add_packet(total_bytes);
+        if self.stats_enabled && self.records_stats {
+            self.bandwidth.sent.add_packet(total_bytes);
         }
     }
 
     /// Decodes the header of an incoming packet without changing any state.
-    #[inline]
+    #[inline(always)]
     pub fn read_header(
         &mut self,
         now: SimTime,
@@ -256,7 +303,8 @@ impl AckEndpoint {
         match PacketHeader::decode(bytes) {
             Ok((h, n)) => {
                 let size = self.received.size() as u16;
-                let verdict = if self.receive_expired(now) {
+                // The next in order (nearly every packet) is fresh: no age check, no lookup.
+                let verdict = if self.received.is_next(h.sequence) || self.receive_expired(now) {
                     HeaderVerdict::Fresh
                 } else if sequence_less_than(h.sequence, self.received.next_sequence().wrapping_sub(size)) {
                     HeaderVerdict::Stale
@@ -286,7 +334,7 @@ impl AckEndpoint {
 
     /// Commits a packet the application accepted: marks it received (so it will be acked) and
     /// processes the peer's acks, appending each newly acked sequence to `acked` once.
-    #[inline]
+    #[inline(always)]
     pub fn accept_packet(&mut self, now: SimTime, header: &PacketHeader, total_bytes: usize, acked: &mut Vec<Acked>) {
         let s = header.sequence;
         if self.receive_expired(now) {
@@ -295,7 +343,11 @@ impl AckEndpoint {
             self.recv_bits = 0;
         }
         self.last_receive = Some(now);
-        if self.received.exists(s) {
+        if self.received.is_next(s) {
+            // In order (nearly every packet): absent, held, one past the newest.
+            self.received.insert_next();
+            self.recv_bits = self.recv_bits << 1 | 1;
+        } else if self.received.exists(s) {
             self.counters.duplicates += 1;
         } else {
             let newest = self.received.next_sequence().wrapping_sub(1);
@@ -317,8 +369,9 @@ impl AckEndpoint {
         }
         self.counters.received += 1;
         let stats = self.stats_enabled;
-        if stats {
-            self.bw_received.add_packet(total_bytes);
+        let records = stats && self.records_stats;
+        if records {
+            self.bandwidth.received.add_packet(total_bytes);
         }
 
         // Set bits only, newest first (bit n acks `ack - n`), leaving out those known acked.
@@ -335,12 +388,15 @@ impl AckEndpoint {
                     if back + (i as u32) < 64 {
                         self.acked_recent |= 1 << (back + i as u32);
                     }
-                    self.loss.acked(seq as u32);
+                    self.loss.acked(seq);
                     let rtt_ms = now.saturating_since(p.time).as_millis_f64();
                     self.counters.acked += 1;
-                    if stats {
-                        self.bw_acked.add_packet(p.bytes as usize);
+                    if records {
+                        self.bandwidth.acked.add_packet(p.bytes as usize);
                         self.rtt.add_sample(rtt_ms);
+                    } else if stats {
+                        // The display RTT only: resends and loss judging follow it.
+                        self.rtt.add_display_sample(rtt_ms);
                     }
                     acked.push(Acked { sequence: seq, rtt_ms });
                 }
@@ -349,20 +405,19 @@ impl AckEndpoint {
     }
 
     /// Judges packets that are old enough (acked or lost) and closes bandwidth intervals.
-    #[inline]
+    #[inline(always)]
     pub fn update(&mut self, now: SimTime) {
         let sc = &self.config.stats;
         let window_us = sc.judge_window_us(self.rtt.has_sample().then(|| self.rtt.display_ms()));
         self.loss.expire(now, window_us);
-        let (iv, sm) = (sc.bandwidth_interval_ms, sc.bandwidth_smoothing);
-        self.bw_sent.update(now, iv, sm);
-        self.bw_received.update(now, iv, sm);
-        self.bw_acked.update(now, iv, sm);
+        if self.records_stats {
+            self.bandwidth.update(now, sc.bandwidth_interval_ms, sc.bandwidth_smoothing);
+        }
     }
 
     /// A snapshot of the estimates.
     pub fn stats(&self) -> StatsSample {
-        stats::sample(&self.rtt, self.loss.window(), [&self.bw_sent, &self.bw_received, &self.bw_acked])
+        stats::sample(&self.rtt, self.loss.window(), self.bandwidth.all())
     }
 
     pub fn counters(&self) -> AckCounters {
@@ -390,6 +445,78 @@ mod tests {
             to.accept_packet(now, &h2, buf.len(), &mut acked);
         }
         acked
+    }
+
+    #[test]
+    fn acks_expire_just_past_ack_expiry_ms() {
+        // Expired means more than `ack_expiry_ms` (an odd value) since the last receive, to the
+        // microsecond.
+        let config = AckConfig { ack_expiry_ms: 2500.0005, ..AckConfig::default() };
+        let (mut a, mut b) = (AckEndpoint::new(config), AckEndpoint::new(config));
+        exchange(&mut b, &mut a, SimTime(1_000_000), true);
+        assert_eq!(a.ack_state(SimTime(3_500_000)), (0, 1), "2500 ms is not past 2500.0005 ms");
+        assert_eq!(a.ack_state(SimTime(3_500_001)), (0, 0));
+        assert_eq!(a.ack_state(SimTime(900_000)), (0, 1), "before the receive");
+        let never = AckConfig { ack_expiry_ms: 0.0, ..AckConfig::default() };
+        let (mut a, mut b) = (AckEndpoint::new(never), AckEndpoint::new(never));
+        exchange(&mut b, &mut a, SimTime(1_000_000), true);
+        assert_eq!(a.ack_state(SimTime(u64::MAX)), (0, 1));
+    }
+
+    #[test]
+    fn an_endpoint_without_stats_records_acks_and_resends_by_the_same_figures() {
+        // Two pairs over the same lossy, jittery exchange; one pair keeps no stats. Everything
+        // but `stats()` must match bit for bit, the sent buffer's growth included.
+        let config = AckConfig { sent_packets_buffer_size: 16, ..AckConfig::default() };
+        let mut full = [AckEndpoint::new(config), AckEndpoint::new(config)];
+        let mut bare = [AckEndpoint::new(config), AckEndpoint::new(config)];
+        for e in &mut bare {
+            assert!(e.set_records_stats(false));
+        }
+        let mut x = 12345u64;
+        for i in 0..3000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let now = SimTime(i * 1000 + (x >> 60));
+            let (from, deliver) = ((i % 2) as usize, !(x >> 33).is_multiple_of(10));
+            let a = exchange_one(&mut full, from, now, deliver);
+            let b = exchange_one(&mut bare, from, now, deliver);
+            assert_eq!(a, b, "packet {i}");
+        }
+        for (f, b) in full.iter().zip(&bare) {
+            assert_eq!(f.sent_buffer_size(), b.sent_buffer_size());
+            assert!(f.sent_buffer_size() > 16, "the buffer grew");
+            assert_eq!(f.counters(), b.counters());
+            assert_eq!(f.rtt().display_ms().to_bits(), b.rtt().display_ms().to_bits());
+            let (fs, bs) = (f.stats(), b.stats());
+            assert!(fs.loss_percent > 0.0 && fs.sent_kbps > 0.0 && fs.jitter_ms > 0.0);
+            assert_eq!((bs.loss_percent, bs.sent_kbps, bs.rtt_ms, bs.jitter_ms), (0.0, 0.0, 0.0, 0.0));
+            assert_eq!(fs.rtt_display_ms, bs.rtt_display_ms);
+        }
+        assert!(!full[0].set_records_stats(false), "too late: packets went out");
+        assert!(full[0].stats().sent_kbps > 0.0);
+    }
+
+    /// One packet from `pair[from]` to the other, then both update; returns the header bytes
+    /// and what was acked (RTTs as bits).
+    fn exchange_one(
+        pair: &mut [AckEndpoint; 2],
+        from: usize,
+        now: SimTime,
+        deliver: bool,
+    ) -> (Vec<u8>, Vec<(u16, u64)>) {
+        let [a, b] = pair;
+        let (from, to) = if from == 0 { (a, b) } else { (b, a) };
+        let mut buf = Vec::new();
+        let h = from.begin_packet(now, &mut buf);
+        from.finish_packet(h.sequence, buf.len() + 100);
+        let mut acked = Vec::new();
+        if deliver {
+            let (h2, _, _) = to.read_header(now, &buf).unwrap();
+            to.accept_packet(now, &h2, buf.len() + 100, &mut acked);
+        }
+        from.update(now);
+        to.update(now);
+        (buf, acked.iter().map(|a| (a.sequence, a.rtt_ms.to_bits())).collect())
     }
 
     #[test]

@@ -240,6 +240,7 @@ impl LossJudge {
         }
     }
 
+    #[inline]
     fn judge_front(&mut self, now: SimTime) {
         if let Some(p) = self.pending.pop_front() {
             if !p.judged {
@@ -247,6 +248,135 @@ impl LossJudge {
             }
             self.first = self.first.wrapping_add(1) & self.mask;
         }
+    }
+}
+
+/// [`LossJudge::new`]`(16, ..)` for a protocol whose only outcome is an ack (reliable.io's): the
+/// same verdicts at the same instants and the same `held()`, kept in a ring indexed by sequence.
+///
+/// The ack endpoint sends, acks and judges once per packet each; with [`LossJudge`]'s deque of
+/// general entries (outcome reports, provisional verdicts) that was a sixth of the endpoint's
+/// cost. Here a packet is its send time and ack flag in a power-of-two ring that doubles when
+/// full, at the slot its sequence names: no deque bookkeeping, no index arithmetic beyond a mask.
+#[derive(Debug, Clone)]
+pub struct AckLossJudge {
+    /// Packets `front..next` (wrapping) awaiting their verdict, at `sequence & (len - 1)`.
+    ring: Vec<AckPending>,
+    front: u16,
+    next: u16,
+    /// How many packets `front..next` is (the two alone cannot tell none from all).
+    held: usize,
+    window: LossWindow,
+    /// Whether verdicts go to the window (see [`AckLossJudge::set_records_verdicts`]).
+    records: bool,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct AckPending {
+    sent_at: SimTime,
+    acked: bool,
+}
+
+/// Packets an [`AckLossJudge`] holds at most: half the 16-bit sequence space, as [`LossJudge`].
+const ACK_JUDGE_LIMIT: usize = 32_768;
+
+impl AckLossJudge {
+    /// A judge averaging at least `min_verdicts` verdicts.
+    pub fn new(min_verdicts: usize) -> Self {
+        Self {
+            ring: vec![AckPending::default(); 16],
+            front: 0,
+            next: 0,
+            held: 0,
+            window: LossWindow::new(min_verdicts),
+            records: true,
+        }
+    }
+
+    /// Whether verdicts are recorded in [`Self::window`] (true at first). Without, packets are
+    /// still held and dropped exactly as with ([`Self::held`] is unchanged), for an endpoint
+    /// whose loss figure nobody reads.
+    pub fn set_records_verdicts(&mut self, records: bool) {
+        self.records = records;
+    }
+
+    /// The verdicts so far.
+    pub fn window(&self) -> &LossWindow {
+        &self.window
+    }
+
+    /// As [`LossJudge::held`].
+    #[inline]
+    pub fn held(&self) -> usize {
+        self.held
+    }
+
+    #[inline]
+    fn slot(&self, sequence: u16) -> usize {
+        sequence as usize & (self.ring.len() - 1)
+    }
+
+    /// As [`LossJudge::sent`].
+    #[inline(always)]
+    pub fn sent(&mut self, now: SimTime, sequence: u16) {
+        if self.held == 0 || sequence != self.next {
+            self.held = 0;
+            self.front = sequence;
+        }
+        if self.held >= ACK_JUDGE_LIMIT {
+            // Half the sequence space in flight: the oldest gets its verdict now.
+            self.judge_front(now);
+        }
+        if self.held == self.ring.len() {
+            self.grow();
+        }
+        let i = self.slot(sequence);
+        self.ring[i] = AckPending { sent_at: now, acked: false };
+        self.next = sequence.wrapping_add(1);
+        self.held += 1;
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let mut ring = vec![AckPending::default(); self.ring.len() * 2];
+        let mask = ring.len() - 1;
+        for k in 0..self.held {
+            let s = self.front.wrapping_add(k as u16);
+            ring[s as usize & mask] = self.ring[self.slot(s)];
+        }
+        self.ring = ring;
+    }
+
+    /// As [`LossJudge::acked`].
+    #[inline]
+    pub fn acked(&mut self, sequence: u16) {
+        if (sequence.wrapping_sub(self.front) as usize) < self.held {
+            let i = self.slot(sequence);
+            self.ring[i].acked = true;
+        }
+    }
+
+    /// As [`LossJudge::expire`].
+    #[inline(always)]
+    pub fn expire(&mut self, now: SimTime, window_us: u64) {
+        while self.held > 0 {
+            let p = self.ring[self.slot(self.front)];
+            if now.0 < p.sent_at.0.saturating_add(window_us) {
+                break;
+            }
+            self.judge_front(now);
+        }
+    }
+
+    /// Judges the oldest held packet (there is one): lost unless acked.
+    #[inline(always)]
+    fn judge_front(&mut self, now: SimTime) {
+        if self.records {
+            let acked = self.ring[self.slot(self.front)].acked;
+            self.window.record(now, !acked);
+        }
+        self.front = self.front.wrapping_add(1);
+        self.held -= 1;
     }
 }
 
@@ -258,7 +388,13 @@ impl StatsConfig {
             Some(rtt) => rtt * self.loss_rtt_factor + self.loss_margin_ms,
             None => 1000.0 + self.loss_margin_ms,
         };
-        (ms.max(0.0) * 1000.0) as u64
+        // `(ms.max(0.0) * 1000.0) as u64` without `max`'s NaN handling (judged per packet):
+        // NaN and everything not above zero give 0 either way.
+        if ms > 0.0 {
+            (ms * 1000.0) as u64
+        } else {
+            0
+        }
     }
 }
 
@@ -311,6 +447,60 @@ mod tests {
         assert!(j.held() <= 1501, "held {}", j.held());
         j.expire(now.plus_micros(1000 * MS), 300 * MS);
         assert_eq!(j.held(), 0);
+    }
+
+    #[test]
+    fn the_ack_judge_gives_the_general_judges_verdicts() {
+        // Bursts of sends (past the ring's and the half-space limits), acks of random recent
+        // sequences, expiry with a window that changes, and a jump in the sequence.
+        let (mut general, mut ring) = (LossJudge::new(16, 64), AckLossJudge::new(64));
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut draw = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let (mut now, mut seq, mut most) = (0u64, 65_000u16, 0);
+        for round in 0..400 {
+            let burst = [1, 3, 40, 700, 9000][draw(5) as usize];
+            for _ in 0..burst {
+                now += draw(300);
+                general.sent(SimTime(now), seq as u32);
+                ring.sent(SimTime(now), seq);
+                seq = seq.wrapping_add(1);
+            }
+            for _ in 0..draw(50) {
+                let s = seq.wrapping_sub(draw(40_000) as u16);
+                general.acked(s as u32);
+                ring.acked(s);
+            }
+            // Now and then a long window, so that the half-space limit judges early.
+            let window = if round % 100 < 30 { 60_000_000 } else { draw(2_000_000) };
+            now += draw(100_000);
+            general.expire(SimTime(now), window);
+            ring.expire(SimTime(now), window);
+            if round == 200 {
+                seq = seq.wrapping_add(12_345);
+            }
+            assert_eq!(general.held(), ring.held(), "round {round}");
+            most = most.max(ring.held());
+            let (g, r) = (general.window(), ring.window());
+            assert_eq!((g.judged(), g.percent().to_bits()), (r.judged(), r.percent().to_bits()), "round {round}");
+        }
+        assert!(general.window().judged() > 1000);
+        assert_eq!(most, ACK_JUDGE_LIMIT, "the limit was reached");
+    }
+
+    #[test]
+    fn the_judging_window_is_the_clamped_product_for_any_rtt() {
+        let c = StatsConfig::default();
+        let nan: f64 = "NaN".parse().unwrap();
+        for rtt in [nan, -0.0, 0.0, -60.0, -50.0, 1e-9, 0.4, 37.25, 1e300, f64::INFINITY, f64::NEG_INFINITY] {
+            let ms = rtt * c.loss_rtt_factor + c.loss_margin_ms;
+            assert_eq!(c.judge_window_us(Some(rtt)), (ms.max(0.0) * 1000.0) as u64, "{rtt}");
+        }
+        assert_eq!(c.judge_window_us(None), 1_100_000);
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub use ack::{AckConfig, AckCounters, AckEndpoint, Acked, HeaderVerdict};
 pub use budget::TickBudget;
 pub use channel::{ChannelError, ChannelSizes, ReliableChannel};
 pub use flow::{FlowConfig, FlowControl};
-pub use loss::{LossJudge, LossWindow, LOSS_WINDOW_MS};
+pub use loss::{AckLossJudge, LossJudge, LossWindow, LOSS_WINDOW_MS};
 pub use message::{Message, MessageError, MessageFactory, MessageType};
 pub use outbox::{Inbox, Outbox, OutboxConfig};
 pub use stats::{RttFilter, StatsConfig};

@@ -77,12 +77,21 @@ pub struct RttEstimator {
     smoothed_ms: f64,
     display_ms: f64,
     have_sample: bool,
+    /// No sample has reached the smoothed RTT yet (the first is taken as is).
+    smoothed_unset: bool,
     samples: VecDeque<f32>,
 }
 
 impl RttEstimator {
     pub fn new(config: StatsConfig) -> Self {
-        Self { config, smoothed_ms: 0.0, display_ms: 0.0, have_sample: false, samples: VecDeque::new() }
+        Self {
+            config,
+            smoothed_ms: 0.0,
+            display_ms: 0.0,
+            have_sample: false,
+            smoothed_unset: true,
+            samples: VecDeque::new(),
+        }
     }
 
     pub fn set_config(&mut self, config: StatsConfig) {
@@ -92,20 +101,18 @@ impl RttEstimator {
     /// Feeds one sample.
     #[inline]
     pub fn add_sample(&mut self, rtt_ms: f64) {
-        if !rtt_ms.is_finite() || rtt_ms < 0.0 {
+        if !self.add_display_sample(rtt_ms) {
             return;
         }
-        if !self.have_sample {
+        if self.smoothed_unset {
             self.smoothed_ms = rtt_ms;
-            self.display_ms = rtt_ms;
-            self.have_sample = true;
+            self.smoothed_unset = false;
         } else {
             let f = match self.config.rtt_filter {
                 RttFilter::Ewma => self.config.rtt_smoothing,
                 RttFilter::Rellikt => RELLIKT_SAMPLE_WEIGHT,
             };
             self.smoothed_ms += (rtt_ms - self.smoothed_ms) * f;
-            self.display_ms += (rtt_ms - self.display_ms) * self.config.rtt_display_smoothing;
         }
         if self.config.rtt_window > 0 {
             if self.samples.len() >= self.config.rtt_window {
@@ -113,6 +120,24 @@ impl RttEstimator {
             }
             self.samples.push_back(rtt_ms as f32);
         }
+    }
+
+    /// Feeds one sample to [`Self::display_ms`] (and [`Self::has_sample`]) only, leaving the
+    /// smoothed RTT and the window of samples as they were; returns whether the sample counted
+    /// (finite and not negative). For an endpoint whose stats are not read (the display RTT
+    /// still steers resends and loss judging): see `AckEndpoint::set_records_stats`.
+    #[inline]
+    pub fn add_display_sample(&mut self, rtt_ms: f64) -> bool {
+        if !rtt_ms.is_finite() || rtt_ms < 0.0 {
+            return false;
+        }
+        if !self.have_sample {
+            self.display_ms = rtt_ms;
+            self.have_sample = true;
+        } else {
+            self.display_ms += (rtt_ms - self.display_ms) * self.config.rtt_display_smoothing;
+        }
+        true
     }
 
     pub fn has_sample(&self) -> bool {
@@ -169,16 +194,100 @@ impl BandwidthMeter {
         }
         let dt_ms = now.saturating_since(self.interval_start).as_millis_f64();
         if dt_ms >= interval_ms && dt_ms > 0.0 {
-            let kbps = self.bytes as f64 * 8.0 / dt_ms;
-            self.kbps += (kbps - self.kbps) * smoothing;
-            self.bytes = 0;
-            self.interval_start = now;
+            self.close(now, dt_ms, smoothing);
         }
+    }
+
+    /// Ends the interval at `now`, `dt_ms` after it began, folding its rate into the average.
+    #[inline]
+    fn close(&mut self, now: SimTime, dt_ms: f64, smoothing: f64) {
+        let kbps = self.bytes as f64 * 8.0 / dt_ms;
+        self.kbps += (kbps - self.kbps) * smoothing;
+        self.bytes = 0;
+        self.interval_start = now;
     }
 
     pub fn kbps(&self) -> f64 {
         self.kbps
     }
+}
+
+/// An endpoint's three meters (sent, received, acked), updated together: what three
+/// [`BandwidthMeter`]s updated at the same instants give, bit for bit, for one clock check.
+///
+/// Meters updated at the same instants start and close their intervals together, so one start
+/// time serves the three; and whether an interval is long enough is one integer comparison
+/// against the fewest microseconds that pass `dt_ms >= interval_ms` (found once per interval
+/// setting), instead of a conversion to milliseconds per meter and update (an endpoint updates
+/// after every packet received).
+#[derive(Debug, Clone, Default)]
+pub struct BandwidthMeters {
+    pub sent: BandwidthMeter,
+    pub received: BandwidthMeter,
+    pub acked: BandwidthMeter,
+    /// `(interval_ms.to_bits(), fewest microseconds that close an interval)`, for the last
+    /// interval setting seen.
+    close_after: Option<(u64, Option<u64>)>,
+}
+
+impl BandwidthMeters {
+    /// [`BandwidthMeter::update`] on the three meters.
+    #[inline]
+    pub fn update(&mut self, now: SimTime, interval_ms: f64, smoothing: f64) {
+        if !self.sent.started {
+            for m in [&mut self.sent, &mut self.received, &mut self.acked] {
+                m.update(now, interval_ms, smoothing);
+            }
+            return;
+        }
+        let close_us = match self.close_after {
+            Some((bits, us)) if bits == interval_ms.to_bits() => us,
+            _ => {
+                let us = first_micros_where(|dt_ms| dt_ms >= interval_ms && dt_ms > 0.0);
+                self.close_after = Some((interval_ms.to_bits(), us));
+                us
+            }
+        };
+        let dt_us = now.saturating_since(self.sent.interval_start);
+        if close_us.is_some_and(|us| dt_us.0 >= us) {
+            let dt_ms = dt_us.as_millis_f64();
+            for m in [&mut self.sent, &mut self.received, &mut self.acked] {
+                m.close(now, dt_ms, smoothing);
+            }
+        }
+    }
+
+    /// The three, in [`sample`]'s order.
+    pub fn all(&self) -> [&BandwidthMeter; 3] {
+        [&self.sent, &self.received, &self.acked]
+    }
+}
+
+/// The fewest microseconds `d` for which `holds(SimTime(d).as_millis_f64())`, where `holds` is
+/// monotone (once true for a time, true for every longer one); `None` when no `u64` passes.
+///
+/// Turns a per-call test on milliseconds into one integer comparison with identical answers:
+/// `d as f64` and the division by 1000 never decrease as `d` grows, so the times passing the
+/// test are exactly those from the one found here on (a binary search: 64 tests, done once).
+pub fn first_micros_where(holds: impl Fn(f64) -> bool) -> Option<u64> {
+    let ms = |us: u64| SimTime(us).as_millis_f64();
+    if holds(ms(0)) {
+        return Some(0);
+    }
+    if !holds(ms(u64::MAX)) {
+        return None;
+    }
+    // holds(hi) and not holds(lo) throughout.
+    let (mut lo, mut hi) = (0u64, u64::MAX);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if holds(ms(mid)) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
 }
 
 /// Builds a [`StatsSample`] from the estimators, replacing anything non-finite with 0.
@@ -209,6 +318,45 @@ mod tests {
         r.add_sample(200.0);
         assert!((r.smoothed_ms() - 100.25).abs() < 1e-9);
         assert!((r.display_ms() - 110.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn first_micros_where_finds_the_threshold_of_the_millisecond_test() {
+        for limit in [0.0, 0.0005, 0.001, 0.0015, 1.0, 99.9999, 100.0, 5000.0, 1e-300, -3.0] {
+            let test = |ms: f64| ms > limit;
+            let us = first_micros_where(test).unwrap();
+            assert!(test(SimTime(us).as_millis_f64()), "{limit}");
+            assert!(us == 0 || !test(SimTime(us - 1).as_millis_f64()), "{limit}");
+        }
+        assert_eq!(first_micros_where(|ms| ms >= 100.0), Some(100_000));
+        assert_eq!(first_micros_where(|ms| ms > 100.0), Some(100_001));
+        let nan: f64 = "NaN".parse().unwrap();
+        assert_eq!(first_micros_where(|ms| ms >= nan), None);
+        assert_eq!(first_micros_where(|ms| ms >= f64::INFINITY), None);
+    }
+
+    #[test]
+    fn meters_updated_together_match_three_meters_updated_alone() {
+        // Irregular update times, an interval setting that changes (odd values included), and
+        // bytes added between updates: the trio must give the same figures bit for bit.
+        let mut trio = BandwidthMeters::default();
+        let mut alone = [BandwidthMeter::default(), BandwidthMeter::default(), BandwidthMeter::default()];
+        let mut now = 0u64;
+        for i in 0..5000u64 {
+            now += (i * 7919) % 23_456;
+            let iv = [100.0, 33.3337, 0.0, -5.0, 250.0005, f64::NAN][(i / 700) as usize % 6];
+            for (k, m) in alone.iter_mut().enumerate() {
+                let bytes = (i as usize * (k + 3)) % 1200;
+                m.add_packet(bytes);
+                [&mut trio.sent, &mut trio.received, &mut trio.acked][k].add_packet(bytes);
+                m.update(SimTime(now), iv, 0.1);
+            }
+            trio.update(SimTime(now), iv, 0.1);
+            for (m, t) in alone.iter().zip(trio.all()) {
+                assert_eq!(m.kbps().to_bits(), t.kbps().to_bits(), "update {i}");
+            }
+        }
+        assert!(trio.sent.kbps() > 0.0);
     }
 
     #[test]
