@@ -82,6 +82,15 @@ pub trait Peer: Send {
         false
     }
 
+    /// Whether anything will read [`Self::stats`] (true at first): when not, the endpoint may
+    /// skip the upkeep of estimates only `stats` reports (bandwidth, loss verdicts, the RTT
+    /// window), behaving exactly the same otherwise. Meant to be set before the endpoint's first
+    /// packet and kept for the run (an estimate not kept cannot be made up later); by default
+    /// ignored.
+    fn set_reports_stats(&mut self, reports: bool) {
+        let _ = reports;
+    }
+
     /// Whether to report `RttSample` (true at first; the endpoint's own RTT estimate is kept
     /// either way). Returns whether the endpoint follows the setting, as
     /// [`Self::set_reports_packet_beliefs`] does. For runs where nothing reads the samples: no

@@ -53,6 +53,10 @@ fn push_acked(side: Side, now: SimTime, acked: &mut Vec<Acked>, events: &mut Vec
 }
 
 impl Peer for AckPeer {
+    fn set_reports_stats(&mut self, reports: bool) {
+        self.ack.set_records_stats(reports);
+    }
+
     fn on_tick(&mut self, _now: SimTime, _events: &mut Vec<Event>) {
         self.tick_pending = true;
     }

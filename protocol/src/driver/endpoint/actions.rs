@@ -156,6 +156,9 @@ impl EndpointDriver {
             self.set_records_packet_beliefs(false);
         }
         self.sync_rtt_reports();
+        if !self.records_stats {
+            self.peer.set_reports_stats(false);
+        }
         self.timing = TickTiming::of(&self.scenario, self.side);
         self.flow = FlowControl::new(self.scenario.flow);
         self.last_tick = None;

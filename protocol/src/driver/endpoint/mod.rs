@@ -172,6 +172,7 @@ impl EndpointDriver {
     /// (a sweep: see [`super::EventFilter`]).
     pub fn set_records_stats(&mut self, records: bool) {
         self.records_stats = records;
+        self.peer.set_reports_stats(records);
     }
 
     /// Whether the peer reports `PacketReceived`, `PacketAcked` and `PacketNakked` (true by

@@ -550,6 +550,10 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
         true
     }
 
+    fn set_reports_stats(&mut self, reports: bool) {
+        self.ack.set_records_stats(reports);
+    }
+
     fn set_reports_rtt_samples(&mut self, reports: bool) -> bool {
         self.reports_rtt = reports;
         true
