@@ -1,11 +1,11 @@
 //! How fast the default scenario simulates when no event is kept: the events of each simulated
 //! second are folded into the message metrics, then dropped, as `ackscope sweep` does (which also
 //! turns the simulation's own summary off, records only the events the metrics read,
-//! `EventFilter::MESSAGE_METRICS`, and declares flow control fixed off, `fix_flow_off`; the figure of a `run`, summary folded and every event built,
-//! is printed beside). Prints
-//! simulated seconds per second of wall time and of this thread's CPU time (the CPU figure holds
-//! on a machine busy with other work, the wall figure does not), packets, events and µs per
-//! packet; a steady loop to run under `perf record` as well.
+//! `EventFilter::MESSAGE_METRICS`, and declares flow control fixed off, `fix_flow_off`). The
+//! figure of a `run` (summary folded, every event built) is printed beside. Prints simulated
+//! seconds per second of wall time and of this thread's CPU time (the CPU figure holds on a
+//! machine busy with other work, the wall figure does not), packets, events and µs per packet; a
+//! steady loop to run under `perf record` or `valgrind --tool=callgrind` as well.
 //!
 //! Run: `cargo run --release -p ackscope-protocol --example sim_speed [-- SECONDS [ROUNDS [0|1]]]`
 

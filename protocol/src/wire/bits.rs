@@ -185,10 +185,12 @@ impl Stream for BitWriter {
         self.scratch |= masked << self.scratch_bits;
         self.scratch_bits += bits;
         self.bits_written += bits as usize;
-        while self.scratch_bits >= 8 {
-            self.bytes.push(self.scratch as u8);
-            self.scratch >>= 8;
-            self.scratch_bits -= 8;
+        // A whole 32-bit word goes out at once (a push per byte was most of a field's cost); the
+        // bytes come out the same, only later.
+        if self.scratch_bits >= 32 {
+            self.bytes.extend_from_slice(&(self.scratch as u32).to_le_bytes());
+            self.scratch >>= 32;
+            self.scratch_bits -= 32;
         }
         Ok(())
     }
@@ -206,6 +208,12 @@ impl Stream for BitWriter {
         self.align()?;
         if self.bits_written + bytes.len() * 8 > self.capacity_bits {
             return Err(BitError::WriteOverflow { capacity_bits: self.capacity_bits });
+        }
+        // The whole bytes still held go first (aligned: no partial byte is left).
+        while self.scratch_bits >= 8 {
+            self.bytes.push(self.scratch as u8);
+            self.scratch >>= 8;
+            self.scratch_bits -= 8;
         }
         self.bytes.extend_from_slice(bytes);
         self.bits_written += bytes.len() * 8;
