@@ -82,6 +82,13 @@ pub trait Peer: Send {
         false
     }
 
+    /// Most packets one tick sends ([`Self::poll_send`] is called until it returns `None` or
+    /// this many went): Glenn's endpoints send at most one, so their driver makes no second call
+    /// just to hear `None` (a call and a buffer round trip per tick). Fixed for the endpoint.
+    fn max_packets_per_tick(&self) -> usize {
+        crate::driver::MAX_PACKETS_PER_TICK
+    }
+
     /// Whether anything will read [`Self::stats`] (true at first): when not, the endpoint may
     /// skip the upkeep of estimates only `stats` reports (bandwidth, loss verdicts, the RTT
     /// window), behaving exactly the same otherwise. Meant to be set before the endpoint's first

@@ -4,7 +4,7 @@
 //! recorded action (after everything due at its instant), in the simulation and in every
 //! real-time transport.
 
-use super::{EndpointDriver, Ticker};
+use super::{EndpointDriver, Ticker, MAX_PACKETS_PER_TICK};
 use crate::action::Action;
 use crate::driver::ticker::TickTiming;
 use crate::event::{Dir, Event, EventKind, SimTime};
@@ -152,6 +152,7 @@ impl EndpointDriver {
             self.scenario.strategy = s;
         }
         self.peer = (self.factory)(&self.scenario, self.side);
+        self.packets_per_tick = self.peer.max_packets_per_tick().min(MAX_PACKETS_PER_TICK);
         if !self.records_packet_beliefs {
             self.set_records_packet_beliefs(false);
         }

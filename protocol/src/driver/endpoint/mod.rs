@@ -114,6 +114,8 @@ pub struct EndpointDriver {
     /// they nor flow control's filter are (see [`Self::set_records_rtt_samples`]).
     records_rtt_samples: bool,
     peer_follows_rtt: bool,
+    /// The peer's [`Peer::max_packets_per_tick`], capped at [`MAX_PACKETS_PER_TICK`].
+    packets_per_tick: usize,
     /// Whether flow control's RTT filter goes unfed: flow control is off and stays off for the
     /// run (see [`Self::fix_flow_off`]).
     flow_filter_idle: bool,
@@ -128,6 +130,7 @@ impl EndpointDriver {
         let script = sorted.into_iter().enumerate().filter(|(_, s)| s.action.concerns(side)).collect();
         let timing = TickTiming::of(&scenario, side);
         let ticker = Ticker::on_grid(&timing, scenario.send_rate_pps, SimTime::ZERO);
+        let packets_per_tick = peer.max_packets_per_tick().min(MAX_PACKETS_PER_TICK);
         Self {
             side,
             flow: FlowControl::new(scenario.flow),
@@ -151,6 +154,7 @@ impl EndpointDriver {
             peer_follows_beliefs: false,
             records_rtt_samples: true,
             peer_follows_rtt: false,
+            packets_per_tick,
             flow_filter_idle: false,
         }
     }
@@ -431,7 +435,7 @@ impl EndpointDriver {
         let start = events.len();
         self.peer.on_tick(now, events);
         let side = self.side;
-        for _ in 0..MAX_PACKETS_PER_TICK {
+        for _ in 0..self.packets_per_tick {
             // The buffer of the call that sent nothing is kept for the next tick: most ticks end
             // in such a call, and allocating it each time was a malloc and free per tick.
             let mut out = self.spare.pop().unwrap_or_default();

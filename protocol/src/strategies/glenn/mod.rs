@@ -550,6 +550,11 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
         true
     }
 
+    /// One packet per tick, messages or not (the module doc).
+    fn max_packets_per_tick(&self) -> usize {
+        1
+    }
+
     fn set_reports_stats(&mut self, reports: bool) {
         self.ack.set_records_stats(reports);
     }
