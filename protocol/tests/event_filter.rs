@@ -4,6 +4,8 @@
 
 use ackscope_protocol::*;
 
+mod support;
+
 const SECONDS: u64 = 20;
 
 /// Every event of a run of `scenario` with `filter`, drained each simulated second.
@@ -24,13 +26,7 @@ fn events(scenario: &Scenario, filter: EventFilter, summary: bool) -> Vec<Event>
 /// and a change of strategy.
 fn scenario(strategy: Strategy, seed: u64) -> Scenario {
     let mut s = Scenario { seed, strategy, ..Scenario::default() };
-    for d in Dir::BOTH {
-        let l = s.link.get_mut(d);
-        l.latency_ms = 37.0;
-        l.jitter_ms = 6.0;
-        l.loss_percent = 5.0;
-        l.duplicate_percent = 2.0;
-    }
+    support::jittery_off_grid_link(&mut s);
     s.flow.enabled = seed.is_multiple_of(2);
     // A change of strategy brings endpoints that may build packet beliefs whatever they are told.
     let other = if strategy == Strategy::Ue4 { Strategy::Glenn } else { Strategy::Ue4 };

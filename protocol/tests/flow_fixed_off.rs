@@ -6,19 +6,15 @@
 
 use ackscope_protocol::*;
 
+mod support;
+
 const SECONDS: u64 = 12;
 
 /// A jittery, lossy link with duplicates, a burst, a scripted `set`, a restart and a change of
 /// strategy.
 fn scenario(strategy: Strategy, seed: u64) -> Scenario {
     let mut s = Scenario { seed, strategy, ..Scenario::default() };
-    for d in Dir::BOTH {
-        let l = s.link.get_mut(d);
-        l.latency_ms = 37.0;
-        l.jitter_ms = 6.0;
-        l.loss_percent = 5.0;
-        l.duplicate_percent = 2.0;
-    }
+    support::jittery_off_grid_link(&mut s);
     let other = if strategy == Strategy::Ue4 { Strategy::Glenn } else { Strategy::Ue4 };
     let set = |name: &str, value: &str| Action::Set { name: name.into(), value: value.into() };
     s.script = vec![

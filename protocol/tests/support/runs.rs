@@ -176,3 +176,15 @@ impl RunResult {
         assert_eq!(self.desyncs, 0, "{what} (seed {seed}): desync");
     }
 }
+
+/// A rough link both ways: 37 ms (off the 60 pps tick grid), 6 ms of jitter, 5 % loss and 2 %
+/// duplicates.
+pub fn jittery_off_grid_link(s: &mut Scenario) {
+    for d in Dir::BOTH {
+        let l = s.link.get_mut(d);
+        l.latency_ms = 37.0;
+        l.jitter_ms = 6.0;
+        l.loss_percent = 5.0;
+        l.duplicate_percent = 2.0;
+    }
+}
