@@ -28,7 +28,7 @@ use crate::reliability::flow::FlowControl;
 use crate::scenario::set::SetError;
 use crate::scenario::{Scenario, Strategy};
 
-use super::endpoint::{EndpointDriver, LinkUpdate, PeerFactory, SendIds, FLOW_FIXED_OFF};
+use super::endpoint::{EndpointDriver, LinkUpdate, PeerFactory, SendIds};
 use super::filter::EventFilter;
 
 /// Two endpoints, a two-way link, virtual time.
@@ -233,8 +233,8 @@ impl Simulation {
             Action::Set { name, value } if name.trim() != "strategy" => {
                 let mut s = self.scenario.clone();
                 s.set(name, value)?;
-                if s.flow.enabled && self.drivers.iter().any(|d| d.flow_fixed_off()) {
-                    return Err(SetError(FLOW_FIXED_OFF.into()));
+                for d in &self.drivers {
+                    d.check_flow_fixed_off(&s)?;
                 }
                 self.reconfigure(|cur| *cur = s);
                 self.record_param_change(name.trim(), value);

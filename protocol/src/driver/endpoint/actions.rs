@@ -4,18 +4,17 @@
 //! recorded action (after everything due at its instant), in the simulation and in every
 //! real-time transport.
 
-use super::{EndpointDriver, Ticker, MAX_PACKETS_PER_TICK};
+use super::{EndpointDriver, Ticker};
 use crate::action::Action;
 use crate::driver::ticker::TickTiming;
 use crate::event::{Dir, Event, EventKind, SimTime};
 use crate::link::Link;
 use crate::reliability::flow::FlowControl;
 use crate::scenario::set::SetError;
-use crate::scenario::Strategy;
+use crate::scenario::{Scenario, Strategy};
 
 /// Why a `set` switching flow control on is refused after [`EndpointDriver::fix_flow_off`].
-pub(in crate::driver) const FLOW_FIXED_OFF: &str =
-    "flow control cannot be switched on: this run declared it stays off (fix_flow_off)";
+const FLOW_FIXED_OFF: &str = "flow control cannot be switched on: this run declared it stays off (fix_flow_off)";
 
 /// What an action did to the link into the endpoint: the caller applies it to its [`Link`].
 #[must_use = "a changed link must reach the caller's link"]
@@ -83,9 +82,7 @@ impl EndpointDriver {
             Action::Set { name, value } => {
                 let mut s = self.scenario.clone();
                 s.set(name, value)?;
-                if s.flow.enabled && self.flow_filter_idle {
-                    return Err(SetError(FLOW_FIXED_OFF.into()));
-                }
+                self.check_flow_fixed_off(&s)?;
                 let changed = self.reconfigure(now, s);
                 if self.records {
                     let kind = EventKind::ParamChanged { name: name.trim().to_string(), value: value.clone() };
@@ -138,6 +135,15 @@ impl EndpointDriver {
         self.rebuild(now, strategy, marker, events)
     }
 
+    /// Refuses settings that switch flow control on after [`Self::fix_flow_off`] took effect
+    /// (its filter missed the samples since); anything else passes.
+    pub fn check_flow_fixed_off(&self, scenario: &Scenario) -> Result<(), SetError> {
+        if scenario.flow.enabled && self.flow_filter_idle {
+            return Err(SetError(FLOW_FIXED_OFF.into()));
+        }
+        Ok(())
+    }
+
     /// [`Self::restart`], reported (when this driver records) as `ParamChanged` named and valued
     /// by `marker`.
     fn rebuild(
@@ -152,14 +158,7 @@ impl EndpointDriver {
             self.scenario.strategy = s;
         }
         self.peer = (self.factory)(&self.scenario, self.side);
-        self.packets_per_tick = self.peer.max_packets_per_tick().min(MAX_PACKETS_PER_TICK);
-        if !self.records_packet_beliefs {
-            self.set_records_packet_beliefs(false);
-        }
-        self.sync_rtt_reports();
-        if !self.records_stats {
-            self.peer.set_reports_stats(false);
-        }
+        self.adopt_peer();
         self.timing = TickTiming::of(&self.scenario, self.side);
         self.flow = FlowControl::new(self.scenario.flow);
         self.last_tick = None;

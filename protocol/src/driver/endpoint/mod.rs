@@ -20,7 +20,6 @@ use crate::scenario::Scenario;
 use super::ticker::{TickTiming, Ticker};
 
 pub use actions::LinkUpdate;
-pub(in crate::driver) use actions::FLOW_FIXED_OFF;
 pub use io::{Inbound, Outbound, Transmit};
 
 /// Packet buffers an endpoint keeps for its sends (see [`EndpointDriver::receive`]).
@@ -130,8 +129,7 @@ impl EndpointDriver {
         let script = sorted.into_iter().enumerate().filter(|(_, s)| s.action.concerns(side)).collect();
         let timing = TickTiming::of(&scenario, side);
         let ticker = Ticker::on_grid(&timing, scenario.send_rate_pps, SimTime::ZERO);
-        let packets_per_tick = peer.max_packets_per_tick().min(MAX_PACKETS_PER_TICK);
-        Self {
+        let mut driver = Self {
             side,
             flow: FlowControl::new(scenario.flow),
             next_tick_at: ticker.next(),
@@ -154,9 +152,21 @@ impl EndpointDriver {
             peer_follows_beliefs: false,
             records_rtt_samples: true,
             peer_follows_rtt: false,
-            packets_per_tick,
+            packets_per_tick: MAX_PACKETS_PER_TICK,
             flow_filter_idle: false,
-        }
+        };
+        driver.adopt_peer();
+        driver
+    }
+
+    /// Tells the peer (the first, or one a restart built) every standing setting: which of its
+    /// events are recorded, whether flow control reads its RTT samples, whether its stats are
+    /// read; and notes how many packets it sends per tick.
+    fn adopt_peer(&mut self) {
+        self.packets_per_tick = self.peer.max_packets_per_tick().min(MAX_PACKETS_PER_TICK);
+        self.peer_follows_beliefs = self.peer.set_reports_packet_beliefs(self.records_packet_beliefs);
+        self.sync_rtt_reports();
+        self.peer.set_reports_stats(self.records_stats);
     }
 
     /// How a restart builds this side's new endpoint.
@@ -198,7 +208,7 @@ impl EndpointDriver {
 
     /// Tells the peer whether anything reads its RTT samples (after any change of the wish, of
     /// the filter's need or of the peer itself).
-    pub(in crate::driver) fn sync_rtt_reports(&mut self) {
+    fn sync_rtt_reports(&mut self) {
         let needed = self.records_rtt_samples || !self.flow_filter_idle;
         self.peer_follows_rtt = self.peer.set_reports_rtt_samples(needed);
     }
