@@ -226,8 +226,7 @@ impl HybridPolicy {
     /// reorder tolerance behind the newest ack and not acked is lost.
     fn infer_naks(
         &mut self,
-        side: Side,
-        now: SimTime,
+        cx: &PacketContext<'_>,
         header: &PacketHeader,
         channel: &ReliableChannel,
         events: &mut Vec<Event>,
@@ -236,6 +235,7 @@ impl HybridPolicy {
             return; // an expired receiver's empty acks, or older news than we had
         }
         self.newest_ack = Some(header.ack);
+        let (side, now, reports) = (cx.side, cx.now, cx.reports_beliefs);
         let tolerance = self.config.reorder_tolerance_packets.max(1) as i32;
         while let Some(&seq) = self.in_flight.front() {
             let behind = sequence_difference(header.ack, seq);
@@ -247,7 +247,9 @@ impl HybridPolicy {
                 continue; // acked by this very header (already reported)
             }
             self.counters.naks += 1;
-            events.push(Event { time: now, kind: EventKind::PacketNakked { side, seq: seq as u32 } });
+            if reports {
+                events.push(Event { time: now, kind: EventKind::PacketNakked { side, seq: seq as u32 } });
+            }
             let Some((sent_at, ids)) = channel.packet_messages(seq) else { continue };
             for &id in ids {
                 // A message sent first after this packet only shares a wrapped id with one in it.
@@ -340,7 +342,7 @@ impl ResendPolicy for HybridPolicy {
                 });
             }
         }
-        self.infer_naks(cx.side, cx.now, header, channel, events);
+        self.infer_naks(cx, header, channel, events);
     }
 
     fn reconfigure(&mut self, live: &LiveSettings) -> Option<GlennConfig> {

@@ -376,7 +376,13 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
         let mut budget = self.config.budget_bits();
         let max = self.config.max_messages();
         self.picks.clear();
-        let cx = PacketContext { now, side, config: &self.config, rtt: self.ack.rtt() };
+        let cx = PacketContext {
+            now,
+            side,
+            config: &self.config,
+            rtt: self.ack.rtt(),
+            reports_beliefs: self.reports_packets,
+        };
         self.policy.select(&cx, &mut self.channel, &mut budget, max, &mut self.picks);
         // Snapshots queued under a larger budget that can no longer fit are dropped, explicitly.
         let full = self.config.budget_bits();
@@ -401,7 +407,13 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
         if !self.policy.send_packet(self.picks.len() + unreliable_n) {
             return None;
         }
-        let cx = PacketContext { now, side, config: &self.config, rtt: self.ack.rtt() };
+        let cx = PacketContext {
+            now,
+            side,
+            config: &self.config,
+            rtt: self.ack.rtt(),
+            reports_beliefs: self.reports_packets,
+        };
         self.policy.fill(&cx, &mut self.channel, &mut budget, max - unreliable_n, &mut self.picks);
         // The header comes after the choice: a tick that sends nothing takes no sequence.
         let h = self.ack.begin_packet(now, out);
@@ -483,21 +495,15 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
                 events.push(Event { time: now, kind: EventKind::MessageAcked { side, msg, seq } });
             }
         }
-        let cx = PacketContext { now, side, config: &self.config, rtt: self.ack.rtt() };
+        let cx = PacketContext {
+            now,
+            side,
+            config: &self.config,
+            rtt: self.ack.rtt(),
+            reports_beliefs: self.reports_packets,
+        };
         let carried_reliable = !self.decoded.reliable.is_empty();
-        let mark = events.len();
         self.policy.on_received(&cx, &h, &self.acked, carried_reliable, &self.channel, events);
-        if !reports && events.len() > mark {
-            // The policy's conclusions (hybrid's Naks), rare enough to take out here.
-            let mut i = mark;
-            while i < events.len() {
-                if matches!(events[i].kind, EventKind::PacketNakked { .. }) {
-                    events.remove(i);
-                } else {
-                    i += 1;
-                }
-            }
-        }
         self.acked.clear();
         for (id, m) in self.decoded.reliable.drain(..) {
             self.channel.insert_received(id, m);

@@ -25,6 +25,9 @@ pub struct PacketContext<'a> {
     /// The packet settings in force (budget, queue sizes, Glenn's resend delay).
     pub config: &'a GlennConfig,
     pub rtt: &'a RttEstimator,
+    /// Whether the endpoint reports packet beliefs (`PacketNakked` among them): a policy that
+    /// concludes any reports them only when this is set ([`crate::Peer::set_reports_packet_beliefs`]).
+    pub reports_beliefs: bool,
 }
 
 /// The per-packet decisions of a Glenn-style endpoint (see the module doc).
