@@ -18,7 +18,7 @@
 use thiserror::Error;
 
 use crate::event::{SendKind, SimTime};
-use crate::reliability::message::Message;
+use crate::reliability::message::{keep_payload, Message};
 use crate::wire::sequence::{sequence_difference, sequence_less_than, SequenceBuffer};
 
 /// Bits reserved per message id in the budget: 16 bits, or 1 bit when consecutive to the previous
@@ -154,12 +154,6 @@ impl ReliableChannel {
     /// endpoint writes a later payload into it instead of allocating one.
     pub fn take_freed(&mut self) -> Option<Vec<u8>> {
         self.freed.pop()
-    }
-
-    fn free(freed: &mut Vec<Vec<u8>>, payload: Vec<u8>) {
-        if freed.len() < FREED_BUFFERS && payload.capacity() > 0 {
-            freed.push(payload);
-        }
     }
 
     pub fn sizes(&self) -> ChannelSizes {
@@ -324,7 +318,7 @@ impl ReliableChannel {
                     continue;
                 }
                 out.push(AckedMessage { id, workload_id: e.workload_id });
-                Self::free(&mut self.freed, std::mem::take(&mut e.message.payload));
+                keep_payload(&mut self.freed, std::mem::take(&mut e.message.payload), FREED_BUFFERS);
                 self.send_queue.remove(id);
             }
         }
@@ -359,7 +353,7 @@ impl ReliableChannel {
             || sequence_less_than(id, self.receive_message_id)
             || self.receive_queue.exists(id)
         {
-            Self::free(&mut self.freed, message.payload);
+            keep_payload(&mut self.freed, message.payload, FREED_BUFFERS);
             return false;
         }
         match self.receive_queue.insert(id) {

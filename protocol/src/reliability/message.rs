@@ -109,6 +109,14 @@ impl Message {
     }
 }
 
+/// Keeps `payload`'s buffer in `pool` for a later message, unless the pool holds `cap` already or
+/// the buffer has no allocation to reuse (the endpoints' free lists of payload buffers).
+pub fn keep_payload(pool: &mut Vec<Vec<u8>>, payload: Vec<u8>, cap: usize) {
+    if pool.len() < cap && payload.capacity() > 0 {
+        pool.push(payload);
+    }
+}
+
 /// Creates message objects by type id and knows how many types exist (bounds on the wire).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MessageFactory {

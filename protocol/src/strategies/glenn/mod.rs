@@ -34,7 +34,7 @@ use crate::event::{Event, EventKind, MalformedReason, RefuseReason, SendKind, Si
 use crate::peer::{Peer, PeerCommand};
 use crate::reliability::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
 use crate::reliability::channel::{AckedMessage, ChannelError, ChannelSizes, Pick, ReliableChannel};
-use crate::reliability::message::{Message, MessageFactory, MAX_MESSAGE_BYTES};
+use crate::reliability::message::{keep_payload, Message, MessageFactory, MAX_MESSAGE_BYTES};
 use crate::wire::bits::{BitError, BitWriter, Stream};
 use crate::workload::{check_payload, MessageRequest, Workload, WorkloadConfig};
 
@@ -330,13 +330,6 @@ impl<P: ResendPolicy> GlennPeer<P> {
         Ok(())
     }
 
-    /// Keeps a payload buffer for a later message (see [`SPARE_PAYLOADS`]).
-    fn keep(spare: &mut Vec<Vec<u8>>, payload: Vec<u8>) {
-        if spare.len() < SPARE_PAYLOADS && payload.capacity() > 0 {
-            spare.push(payload);
-        }
-    }
-
     /// Reports `message` delivered to `side`'s application (and corrupted, when its content is
     /// not what the sender's workload made).
     fn deliver(side: Side, now: SimTime, message: &Message, events: &mut Vec<Event>) {
@@ -441,7 +434,7 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
             let Some(q) = self.unreliable.pop_front() else { break };
             let msg = q.workload_id;
             events.push(Event { time: now, kind: EventKind::MessageSent { side, msg, seq, kind: SendKind::First } });
-            Self::keep(&mut self.spare, q.message.payload);
+            keep_payload(&mut self.spare, q.message.payload, SPARE_PAYLOADS);
         }
         self.ack.finish_packet(h.sequence, out.len());
         Some(seq)
@@ -510,10 +503,10 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
         }
         while let Some(m) = self.channel.receive() {
             Self::deliver(side, now, &m, events);
-            Self::keep(&mut self.spare, m.payload);
+            keep_payload(&mut self.spare, m.payload, SPARE_PAYLOADS);
         }
         while let Some(p) = self.channel.take_freed() {
-            Self::keep(&mut self.spare, p);
+            keep_payload(&mut self.spare, p, SPARE_PAYLOADS);
         }
         if verdict == HeaderVerdict::Fresh {
             for m in &self.decoded.unreliable {
