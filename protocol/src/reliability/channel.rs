@@ -15,6 +15,7 @@
 //! ([`ReliableChannel::receive`]), each exactly once. An id at or beyond `next expected + receive
 //! queue size` cannot come from a correct sender: that is a desync, reported as an error.
 
+use smallvec::SmallVec;
 use thiserror::Error;
 
 use crate::event::{SendKind, SimTime};
@@ -89,10 +90,14 @@ pub struct MessageView {
     pub last_sent: Option<SimTime>,
 }
 
+/// Message ids one packet carries, inline up to this many (a packet rarely carries more reliable
+/// messages; beyond it they spill to the heap).
+const INLINE_IDS: usize = 8;
+
 #[derive(Debug, Clone, Default)]
 struct SentPacket {
     time: SimTime,
-    ids: Vec<u16>,
+    ids: SmallVec<[u16; INLINE_IDS]>,
 }
 
 /// A message picked for a packet, and why.
