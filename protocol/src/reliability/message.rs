@@ -95,7 +95,7 @@ impl Message {
         let mut len = self.payload.len() as u32;
         s.serialize_u32(&mut len, min, max)?;
         if S::IS_READING {
-            self.payload.resize(len as usize, 0);
+            return s.read_bytes_into(&mut self.payload, len as usize);
         }
         s.serialize_bytes(&mut self.payload)
     }
