@@ -309,13 +309,22 @@ impl ReliableChannel {
         if let Some(p) = self.sent_packets.insert_reusing(sequence) {
             p.time = now;
             p.ids.clear();
-            p.ids.extend(picks.iter().map(|p| p.id));
+            // Most packets carry no reliable message: an empty `extend` still costs its reserve.
+            if !picks.is_empty() {
+                p.ids.extend(picks.iter().map(|p| p.id));
+            }
         }
     }
 
     /// Acks the messages packet `sequence` carried; appends the newly acked ones to `out`.
     pub fn on_packet_acked(&mut self, sequence: u16, out: &mut Vec<AckedMessage>) {
         let Some(p) = self.sent_packets.get_mut(sequence) else { return };
+        if p.ids.is_empty() {
+            // Most packets carry no reliable message. Nothing is removed from the send queue, so
+            // the oldest unacked id stays where the last call left it (queued, or the next id).
+            self.sent_packets.remove(sequence);
+            return;
+        }
         let sent_at = p.time;
         for &id in &p.ids {
             if let Some(e) = self.send_queue.get_mut(id) {

@@ -502,14 +502,16 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
         let carried_reliable = !self.decoded.reliable.is_empty();
         self.policy.on_received(&cx, &h, &self.acked, carried_reliable, &self.channel, events);
         self.acked.clear();
+        // Only a message inserted now can make one deliverable: every call drains what it can,
+        // so a packet without reliable messages skips the check (most packets).
         if carried_reliable {
             for (id, m) in self.decoded.reliable.drain(..) {
                 self.channel.insert_received(id, m);
             }
-        }
-        while let Some(m) = self.channel.receive() {
-            Self::deliver(side, now, &m, events);
-            keep_payload(&mut self.spare, m.payload, SPARE_PAYLOADS);
+            while let Some(m) = self.channel.receive() {
+                Self::deliver(side, now, &m, events);
+                keep_payload(&mut self.spare, m.payload, SPARE_PAYLOADS);
+            }
         }
         while let Some(p) = self.channel.take_freed() {
             keep_payload(&mut self.spare, p, SPARE_PAYLOADS);

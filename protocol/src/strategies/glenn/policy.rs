@@ -118,6 +118,10 @@ impl ResendPolicy for GlennResend {
         max_messages: usize,
         picks: &mut Vec<Pick>,
     ) {
+        // Nothing unacked, nothing to pick: the delay's float arithmetic is skipped.
+        if channel.unacked() == 0 {
+            return;
+        }
         let delay_us = round_u64(resend_delay_ms(cx.config, cx.rtt) * 1000.0);
         channel.select(cx.now, delay_us, budget_bits, max_messages, picks);
     }
