@@ -324,8 +324,11 @@ impl<P: ResendPolicy> GlennPeer<P> {
         }
         let mut n = unreliable_n as u32;
         w.serialize_u32(&mut n, 0, MAX_MESSAGES_PER_PACKET_LIMIT)?;
-        for q in self.unreliable.iter_mut().take(unreliable_n) {
-            self.factory.write(w, &mut q.message)?;
+        // Most packets carry no snapshot: the deque's iterator is not even built for them.
+        if unreliable_n > 0 {
+            for q in self.unreliable.iter_mut().take(unreliable_n) {
+                self.factory.write(w, &mut q.message)?;
+            }
         }
         Ok(())
     }

@@ -6,6 +6,9 @@ use crate::wire::bits::{BitError, BitReader, BitWriter, Stream};
 
 use super::MAX_MESSAGES_PER_PACKET_LIMIT;
 
+/// The encoding of a payload without messages: the two 9-bit counts, zero, padded to the byte.
+const EMPTY_PAYLOAD: [u8; 3] = [0; 3];
+
 /// A decoded packet payload.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DecodedPayload {
@@ -48,6 +51,11 @@ pub fn decode_payload_reusing(
     }
     while let Some(m) = out.unreliable.pop() {
         spare.push(m.payload);
+    }
+    // A packet without messages (about half of them): two zero counts and zero padding are
+    // exactly three zero bytes, the one canonical encoding of an empty payload.
+    if bytes == EMPTY_PAYLOAD {
+        return Ok(());
     }
     let mut r = BitReader::new(bytes);
     let mut n = 0u32;
@@ -123,4 +131,31 @@ pub fn encode_payload(factory: &MessageFactory, payload: &mut DecodedPayload) ->
         factory.write(&mut w, m)?;
     }
     Ok(w.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reliability::message::MessageType;
+
+    /// The shortcut for an empty payload agrees with the encoder and with the general decoder:
+    /// an empty payload encodes to exactly [`EMPTY_PAYLOAD`], decoding it leaves nothing (and
+    /// returns the last packet's buffers), and every other short byte string decodes or fails
+    /// exactly as before (only the general path sees it).
+    #[test]
+    fn the_empty_payload_shortcut_matches_encoder_and_decoder() {
+        let f = MessageFactory::default();
+        assert_eq!(encode_payload(&f, &mut DecodedPayload::default()).unwrap(), EMPTY_PAYLOAD);
+        let mut out = DecodedPayload::default();
+        let msg = Message { kind: MessageType::Snapshot, payload: vec![7; 12] };
+        out.unreliable.push(msg.clone());
+        out.reliable.push((3, msg));
+        let mut spare = Vec::new();
+        decode_payload_reusing(&f, &EMPTY_PAYLOAD, &mut out, &mut spare).unwrap();
+        assert_eq!(out, DecodedPayload::default());
+        assert_eq!(spare.len(), 2, "the last packet's buffers go to the free list");
+        for bad in [&[0u8, 0][..], &[0, 0, 0, 0], &[0, 0, 0x80], &[1, 0, 0], &[]] {
+            assert!(decode_payload(&f, bad).is_err(), "{bad:?} must stay malformed");
+        }
+    }
 }
