@@ -38,8 +38,8 @@ use crate::reliability::message::{keep_payload, Message, MessageFactory, MAX_MES
 use crate::wire::bits::{BitError, BitWriter, Stream};
 use crate::workload::{check_payload, MessageRequest, Workload, WorkloadConfig};
 
-use payload::write_message_id;
 pub use payload::{decode_payload, decode_payload_into, decode_payload_reusing, encode_payload, DecodedPayload};
+use payload::{write_message_id, EMPTY_PAYLOAD};
 pub use policy::{GlennResend, PacketContext, ResendPolicy};
 
 /// Wire limit on messages of each channel in one packet (the counts are 9-bit fields).
@@ -303,6 +303,11 @@ impl<P: ResendPolicy> GlennPeer<P> {
     /// Writes the payload for the picked reliable messages and `unreliable_n` snapshots after
     /// what `out` holds (the header); on an error `out` holds what was written so far.
     fn write_payload(&mut self, unreliable_n: usize, out: &mut Vec<u8>) -> Result<(), BitError> {
+        // A packet without messages (about half): its one encoding, without a bit writer.
+        if self.picks.is_empty() && unreliable_n == 0 {
+            out.extend_from_slice(&EMPTY_PAYLOAD);
+            return Ok(());
+        }
         // Room for the budget plus one oversized message (see `ReliableChannel::select`).
         let room = self.config.packet_budget_bytes as usize + MAX_MESSAGE_BYTES as usize + 64;
         let mut w = BitWriter::appending(std::mem::take(out), room);

@@ -7,7 +7,7 @@ use crate::wire::bits::{BitError, BitReader, BitWriter, Stream};
 use super::MAX_MESSAGES_PER_PACKET_LIMIT;
 
 /// The encoding of a payload without messages: the two 9-bit counts, zero, padded to the byte.
-const EMPTY_PAYLOAD: [u8; 3] = [0; 3];
+pub(super) const EMPTY_PAYLOAD: [u8; 3] = [0; 3];
 
 /// A decoded packet payload.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
