@@ -17,7 +17,7 @@ use crate::registry::{live_settings, make_peer};
 use crate::reliability::flow::FlowControl;
 use crate::scenario::Scenario;
 
-use super::ticker::{TickTiming, Ticker};
+use super::ticker::{TickRate, TickTiming, Ticker};
 
 pub use actions::LinkUpdate;
 pub use io::{Inbound, Outbound, Transmit};
@@ -79,6 +79,8 @@ pub struct EndpointDriver {
     scenario: Scenario,
     peer: Box<dyn Peer>,
     ticker: Ticker,
+    /// The ticker's rate constants, kept with it (see [`Self::set_ticker`]).
+    tick_rate: TickRate,
     /// `ticker.next()`, kept beside it: the simulation asks for it at every instant, and computing
     /// it (a rounding and a keyed draw) was a tenth of a run's time.
     next_tick_at: SimTime,
@@ -134,6 +136,7 @@ impl EndpointDriver {
             flow: FlowControl::new(scenario.flow),
             next_tick_at: ticker.next(),
             next_tick_grid: ticker.next_on_grid(),
+            tick_rate: TickRate::of(&ticker),
             ticker,
             timing,
             last_tick: None,
@@ -236,7 +239,14 @@ impl EndpointDriver {
                 from = from.max(last.plus_micros(interval_us));
             }
         }
-        self.ticker = Ticker::on_grid(&self.timing, pps, from);
+        self.set_ticker(Ticker::on_grid(&self.timing, pps, from));
+    }
+
+    /// Takes `ticker` for the send ticks from now on (every new rate or phase comes here), with
+    /// its rate constants and its next tick.
+    fn set_ticker(&mut self, ticker: Ticker) {
+        self.ticker = ticker;
+        self.tick_rate = TickRate::of(&ticker);
         self.sync_next_tick();
     }
 
@@ -273,7 +283,7 @@ impl EndpointDriver {
     /// once per tick, not again when the tick is taken (0.5 M instructions per 120 s sweep
     /// run, callgrind).
     fn sync_next_tick(&mut self) {
-        (self.next_tick_grid, self.next_tick_at) = self.ticker.next_with_grid();
+        (self.next_tick_grid, self.next_tick_at) = self.ticker.next_with_grid_at(&self.tick_rate);
     }
 
     /// This endpoint's send-tick phase and lateness.

@@ -123,3 +123,20 @@ fn rtt_samples_are_built_only_while_something_reads_them() {
         assert!(!d.builds_rtt_samples(), "{strategy:?}: back from chunks");
     }
 }
+
+#[test]
+fn the_next_tick_follows_every_change_of_rate_with_lateness_bounded_by_the_new_rate() {
+    // Seeded phases and 1 ms lateness: the driver keeps each rate's constants beside its ticker.
+    let mut d = driver(Scenario { send_rate_pps: 60.0, ..Scenario::default() });
+    let mut events = Vec::new();
+    let mut until = SimTime::ZERO;
+    for pps in [5_000.0, 30.0, 0.0, f64::NAN, 60.0, 1e6, -5.0, 20.0] {
+        d.set_send_rate(until, pps);
+        assert_eq!(d.next_tick(), d.ticker().next(), "{pps} pps");
+        until = until.plus_micros(200_000);
+        run(&mut d, until, &mut events);
+        assert_eq!(d.next_tick(), d.ticker().next(), "{pps} pps, after its ticks");
+    }
+    let ticks = events.iter().filter(|e| matches!(e.kind, EventKind::PacketSent { .. })).count();
+    assert!(ticks > 1_000, "{ticks}");
+}
