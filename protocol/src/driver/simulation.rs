@@ -331,13 +331,8 @@ impl Simulation {
     }
 
     fn next_event_time(&self) -> SimTime {
-        let mut t = self.drivers[0].next_due().min(self.drivers[1].next_due());
-        for l in &self.links {
-            if let Some(d) = l.next_delivery() {
-                t = t.min(d);
-            }
-        }
-        t
+        let t = self.drivers[0].next_due().min(self.drivers[1].next_due());
+        t.min(self.links[0].next_delivery_or_never()).min(self.links[1].next_delivery_or_never())
     }
 
     /// Runs every event up to and including `until`.
@@ -392,8 +387,9 @@ impl Simulation {
         for dir in Dir::BOTH {
             let link = &mut self.links[dir.index()];
             // Most instants deliver nothing on a direction (the instant reaches the driver
-            // below, with its tick).
-            if link.next_delivery().is_some_and(|d| d <= t) {
+            // below, with its tick). An empty link says "never", u64::MAX: an instant then
+            // finds nothing to take.
+            if link.next_delivery_or_never() <= t {
                 self.drivers[dir.receiver().index()].receive(t, link, &mut self.events);
             }
         }
