@@ -164,6 +164,7 @@ impl EndpointDriver {
         self.last_tick = None;
         self.set_ticker(Ticker::on_grid(&self.timing, self.scenario.send_rate_pps, now));
         self.next_stats = now;
+        self.sync_due();
         if self.records {
             events.push(Event { time: now, kind: EventKind::ParamChanged { name: name.into(), value: value.into() } });
         }

@@ -7,6 +7,7 @@
 //! same scripted actions ([`actions`]).
 
 mod actions;
+mod due;
 mod io;
 
 use crate::action::{sort_steps, Action, Step};
@@ -91,6 +92,9 @@ pub struct EndpointDriver {
     /// The grid instant of the last send tick taken (before its lateness).
     last_tick: Option<SimTime>,
     next_stats: SimTime,
+    /// The earliest of the next tick, stats sample and script step ([`Self::next_due`]), kept
+    /// up to date by [`Self::sync_due`]: the simulation asks at every instant.
+    next_due_at: SimTime,
     flow: FlowControl,
     /// The script's steps that concern this endpoint: (position in the time-sorted script, step),
     /// in time order.
@@ -143,6 +147,7 @@ impl EndpointDriver {
             scenario,
             peer,
             next_stats: SimTime::ZERO,
+            next_due_at: SimTime::ZERO,
             script,
             next_step: 0,
             ids,
@@ -159,6 +164,7 @@ impl EndpointDriver {
             flow_filter_idle: false,
         };
         driver.adopt_peer();
+        driver.sync_due();
         driver
     }
 
@@ -227,29 +233,6 @@ impl EndpointDriver {
         self.records_packet_beliefs || !self.peer_follows_beliefs
     }
 
-    /// Sets when send ticks fall from `now`: at `pps` on this endpoint's grid (its phase), the
-    /// first at or after `now` or, with `one_interval_on`, after `now` and at least one new
-    /// interval after the last tick. Every change of tick timing comes here (see the type's doc).
-    fn restart_ticks(&mut self, now: SimTime, pps: f64, one_interval_on: bool) {
-        let mut from = if one_interval_on { now.plus_micros(1) } else { now };
-        if let (true, Some(last)) = (one_interval_on, self.last_tick) {
-            if pps.is_finite() && pps > 0.0 {
-                // Within a microsecond of rounding: grid instants are rounded to whole microseconds.
-                let interval_us = (1e6 / pps - 1.0).max(0.0).ceil() as u64;
-                from = from.max(last.plus_micros(interval_us));
-            }
-        }
-        self.set_ticker(Ticker::on_grid(&self.timing, pps, from));
-    }
-
-    /// Takes `ticker` for the send ticks from now on (every new rate or phase comes here), with
-    /// its rate constants and its next tick.
-    fn set_ticker(&mut self, ticker: Ticker) {
-        self.ticker = ticker;
-        self.tick_rate = TickRate::of(&ticker);
-        self.sync_next_tick();
-    }
-
     /// Declares that flow control stays off on this endpoint for the rest of the run, so its
     /// RTT filter, read only while flow control is on, need not be fed (a `powf` per RTT sample,
     /// about 2.5 % of a sweep run's instructions). Takes effect only where flow control is off
@@ -277,18 +260,6 @@ impl EndpointDriver {
     /// Whether `action` may switch flow control on: a `set` of a `flow.*` parameter.
     pub fn may_switch_flow_on(action: &Action) -> bool {
         matches!(action, Action::Set { name, .. } if name.trim().starts_with("flow"))
-    }
-
-    /// Brings the next tick's instants up to date with the ticker: the grid instant is computed
-    /// once per tick, not again when the tick is taken (0.5 M instructions per 120 s sweep
-    /// run, callgrind).
-    fn sync_next_tick(&mut self) {
-        (self.next_tick_grid, self.next_tick_at) = self.ticker.next_with_grid_at(&self.tick_rate);
-    }
-
-    /// This endpoint's send-tick phase and lateness.
-    pub fn tick_timing(&self) -> &TickTiming {
-        &self.timing
     }
 
     pub fn side(&self) -> Side {
@@ -320,28 +291,9 @@ impl EndpointDriver {
         &self.flow
     }
 
-    pub fn ticker(&self) -> &Ticker {
-        &self.ticker
-    }
-
     /// The latest instant this driver was called at.
     pub fn now(&self) -> SimTime {
         self.now
-    }
-
-    /// When the next send tick is due.
-    pub fn next_tick(&self) -> SimTime {
-        self.next_tick_at
-    }
-
-    /// When this driver next has something to do by itself: a send tick, a stats sample or a
-    /// scripted action.
-    pub fn next_due(&self) -> SimTime {
-        let mut t = self.next_stats.min(self.next_tick_at);
-        if let Some((_, step)) = self.script.get(self.next_step) {
-            t = t.min(step.at);
-        }
-        t
     }
 
     /// Runs the instant `now`: scripted actions, every datagram `inbound` has due, the send tick,
@@ -404,7 +356,9 @@ impl EndpointDriver {
         };
         let action = step.action.clone();
         self.next_step += 1;
-        self.apply_action(now, &action, events).unwrap_or(LinkUpdate::None)
+        let update = self.apply_action(now, &action, events).unwrap_or(LinkUpdate::None);
+        self.sync_due();
+        update
     }
 
     /// Hands every datagram `inbound` has due at `now` to the peer.
@@ -473,22 +427,6 @@ impl EndpointDriver {
         true
     }
 
-    /// Skips the send ticks due before `now`, keeping the tick grid: the next tick is the first
-    /// one at or after `now`. For real-time callers that fell behind (a stalled thread), which
-    /// would otherwise burst every missed tick at once.
-    pub fn skip_ticks_to(&mut self, now: SimTime) {
-        let t = &mut self.ticker;
-        if t.next() >= now {
-            return;
-        }
-        let behind_s = now.saturating_since(t.base).as_secs_f64();
-        t.count = t.count.max((behind_s * t.pps).floor() as u64);
-        while t.next() < now {
-            t.count += 1;
-        }
-        self.sync_next_tick();
-    }
-
     /// At a stats instant due by `now`: the peer's update and a `Stats` event (when recorded:
     /// [`Self::set_records_stats`]). Returns whether a stats instant was due (flow control
     /// follows it: [`Self::apply_flow`]).
@@ -506,6 +444,7 @@ impl EndpointDriver {
         }
         let iv = (self.scenario.stats_interval_ms.max(1.0) * 1000.0) as u64;
         self.next_stats = now.plus_micros(iv);
+        self.sync_due();
         true
     }
 
@@ -565,13 +504,6 @@ impl EndpointDriver {
         *self.scenario.link.get_mut(self.link_dir()) = config;
     }
 
-    /// Changes the send rate from `now` (the first tick at the first grid instant from `now`).
-    pub fn set_send_rate(&mut self, now: SimTime, pps: f64) {
-        self.touch(now);
-        self.scenario.send_rate_pps = pps;
-        self.restart_ticks(now, pps, false);
-    }
-
     /// Changes the chunk/fragment sender's target bandwidth from `now`.
     pub fn set_chunk_bandwidth_kbps(&mut self, now: SimTime, kbps: f64) {
         self.touch(now);
@@ -594,11 +526,6 @@ impl EndpointDriver {
     /// Notes that the caller is at `now` ([`Self::now`]); every call taking a time does.
     pub(in crate::driver) fn touch(&mut self, now: SimTime) {
         self.now = self.now.max(now);
-    }
-
-    /// Whether a stats sample is due at `now` ([`Self::sample_stats`] takes it).
-    pub(in crate::driver) fn stats_due(&self, now: SimTime) -> bool {
-        self.next_stats <= now
     }
 }
 
