@@ -15,7 +15,7 @@
 //! everything due then: call `run_until(t)`, then `apply`. A re-run that does the same at the
 //! same instants produces the same events.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use crate::action::Action;
@@ -28,7 +28,7 @@ use crate::reliability::flow::FlowControl;
 use crate::scenario::set::SetError;
 use crate::scenario::{Scenario, Strategy};
 
-use super::endpoint::{EndpointDriver, LinkUpdate, PeerFactory, SendIds};
+use super::endpoint::{EndpointDriver, IdSource, LinkUpdate, PeerFactory};
 use super::filter::EventFilter;
 
 /// Two endpoints, a two-way link, virtual time.
@@ -70,14 +70,10 @@ impl Simulation {
         ];
         // One counter over both sides: send ids in send order, as ground truth tables expect.
         let counter = Arc::new(AtomicU64::new(0));
-        let ids = || -> SendIds {
-            let c = counter.clone();
-            Box::new(move || c.fetch_add(1, Ordering::Relaxed))
-        };
         let [peer_a, peer_b] = peers;
         let drivers = [
-            EndpointDriver::new(Side::A, scenario.clone(), peer_a, ids()),
-            EndpointDriver::new(Side::B, scenario.clone(), peer_b, ids()),
+            EndpointDriver::with_ids(Side::A, scenario.clone(), peer_a, IdSource::Shared(counter.clone())),
+            EndpointDriver::with_ids(Side::B, scenario.clone(), peer_b, IdSource::Shared(counter)),
         ];
         Self {
             now: SimTime::ZERO,
@@ -441,6 +437,22 @@ mod tests {
 
     fn step(at_s: f64, dir: StepDirection, set: LinkPatch) -> Step {
         LinkStep { at_s, dir, set }.into()
+    }
+
+    #[test]
+    fn send_ids_count_up_over_both_sides_in_send_order() {
+        let mut sim = Simulation::new(Scenario::default());
+        sim.run_until(SimTime::from_secs_f64(2.0));
+        let sent: Vec<(Side, u64)> = sim
+            .events()
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::PacketSent { side, uid, .. } => Some((side, uid)),
+                _ => None,
+            })
+            .collect();
+        assert!(sent.iter().any(|s| s.0 == Side::A) && sent.iter().any(|s| s.0 == Side::B));
+        assert!(sent.iter().map(|s| s.1).eq(0..sent.len() as u64), "{sent:?}");
     }
 
     #[test]
