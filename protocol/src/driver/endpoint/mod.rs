@@ -392,6 +392,17 @@ impl EndpointDriver {
     /// Generic, so that the simulation's own link is polled without a virtual call per packet.
     pub fn receive<I: Inbound + ?Sized>(&mut self, now: SimTime, inbound: &mut I, events: &mut Vec<Event>) {
         self.touch(now);
+        self.take_datagrams(now, inbound, events);
+    }
+
+    /// [`Self::receive`] for a caller that tells the driver the instant itself
+    /// ([`Self::touch`]): the simulation.
+    pub(in crate::driver) fn take_datagrams<I: Inbound + ?Sized>(
+        &mut self,
+        now: SimTime,
+        inbound: &mut I,
+        events: &mut Vec<Event>,
+    ) {
         let start = events.len();
         while let Some(bytes) = inbound.next_datagram(now, events) {
             self.peer.receive(now, &bytes, events);
@@ -430,6 +441,19 @@ impl EndpointDriver {
         if self.next_tick_at > now {
             return false;
         }
+        self.take_tick(now, outbound, events);
+        true
+    }
+
+    /// [`Self::tick`] for a caller that knows the tick is due at `now` ([`Self::next_tick`]) and
+    /// tells the driver the instant itself ([`Self::touch`]): the simulation, which checks every
+    /// instant anyway.
+    pub(in crate::driver) fn take_tick<O: Outbound + ?Sized>(
+        &mut self,
+        now: SimTime,
+        outbound: &mut O,
+        events: &mut Vec<Event>,
+    ) {
         self.last_tick = Some(self.next_tick_grid);
         self.ticker.count += 1;
         self.sync_next_tick();
@@ -451,7 +475,6 @@ impl EndpointDriver {
             outbound.transmit(Transmit { uid, sent_at: now, bytes: out }, events);
         }
         self.observe_rtt(events, start);
-        true
     }
 
     /// At a stats instant due by `now`: the peer's update and a `Stats` event (when recorded:
