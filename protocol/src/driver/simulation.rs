@@ -400,6 +400,17 @@ impl Simulation {
                 d.take_tick(t, link, &mut self.events);
             }
         }
+        // One test for both in the common case (a stats instant comes every 100 ms or so).
+        if self.drivers[0].stats_due(t) || self.drivers[1].stats_due(t) {
+            self.sample_due_stats(t);
+        }
+        if self.end_of_instant {
+            self.end_instant(mark);
+        }
+    }
+
+    /// The stats samples due at `t`, A's then B's, then flow control after each sample.
+    fn sample_due_stats(&mut self, t: SimTime) {
         let mut sampled = [false; 2];
         for side in Side::BOTH {
             let d = &mut self.drivers[side.index()];
@@ -409,9 +420,6 @@ impl Simulation {
             if sampled[side.index()] {
                 self.drivers[side.index()].apply_flow(t, &mut self.events);
             }
-        }
-        if self.end_of_instant {
-            self.end_instant(mark);
         }
     }
 
