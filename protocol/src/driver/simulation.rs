@@ -15,7 +15,7 @@
 //! everything due then: call `run_until(t)`, then `apply`. A re-run that does the same at the
 //! same instants produces the same events.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use crate::action::Action;
@@ -28,7 +28,7 @@ use crate::reliability::flow::FlowControl;
 use crate::scenario::set::SetError;
 use crate::scenario::{Scenario, Strategy};
 
-use super::endpoint::{EndpointDriver, LinkUpdate, PeerFactory, SendIds};
+use super::endpoint::{EndpointDriver, IdSource, LinkUpdate, PeerFactory};
 use super::filter::EventFilter;
 
 /// Two endpoints, a two-way link, virtual time.
@@ -49,6 +49,9 @@ pub struct Simulation {
     /// The fold `summarize` makes over a recording, fed every event as it passes, so a run's
     /// figures and the summary of its recording are the same numbers.
     summary: SummaryAccumulator,
+    /// Whether an instant's events need anything at its end: the summary's fold, a truncation
+    /// or the filter's pass (see [`Self::sync_end_of_instant`]).
+    end_of_instant: bool,
 }
 
 impl Simulation {
@@ -67,14 +70,10 @@ impl Simulation {
         ];
         // One counter over both sides: send ids in send order, as ground truth tables expect.
         let counter = Arc::new(AtomicU64::new(0));
-        let ids = || -> SendIds {
-            let c = counter.clone();
-            Box::new(move || c.fetch_add(1, Ordering::Relaxed))
-        };
         let [peer_a, peer_b] = peers;
         let drivers = [
-            EndpointDriver::new(Side::A, scenario.clone(), peer_a, ids()),
-            EndpointDriver::new(Side::B, scenario.clone(), peer_b, ids()),
+            EndpointDriver::with_ids(Side::A, scenario.clone(), peer_a, IdSource::Shared(counter.clone())),
+            EndpointDriver::with_ids(Side::B, scenario.clone(), peer_b, IdSource::Shared(counter)),
         ];
         Self {
             now: SimTime::ZERO,
@@ -86,6 +85,7 @@ impl Simulation {
             filter_pass: false,
             fold_summary: true,
             summary: SummaryAccumulator::default(),
+            end_of_instant: true,
             scenario,
         }
     }
@@ -100,6 +100,13 @@ impl Simulation {
     /// When false, events are checked against ground truth and then discarded (long soaks).
     pub fn set_keep_events(&mut self, keep: bool) {
         self.keep_events = keep;
+        self.sync_end_of_instant();
+    }
+
+    /// Notes whether the end of an instant has work: one test per instant instead of three (a
+    /// sweep's instants have none).
+    fn sync_end_of_instant(&mut self) {
+        self.end_of_instant = self.fold_summary || !self.keep_events || self.filter_pass;
     }
 
     /// Records only the events `filter` keeps from now on (all by default); the run itself is
@@ -128,6 +135,7 @@ impl Simulation {
         self.filter_pass = f != self.filter
             || (!self.filter.rtt_samples && rtt_built)
             || (!self.filter.packet_beliefs && beliefs_built);
+        self.sync_end_of_instant();
     }
 
     /// When false, the run's own summary is not folded: [`Self::totals`] and
@@ -319,13 +327,8 @@ impl Simulation {
     }
 
     fn next_event_time(&self) -> SimTime {
-        let mut t = self.drivers[0].next_due().min(self.drivers[1].next_due());
-        for l in &self.links {
-            if let Some(d) = l.next_delivery() {
-                t = t.min(d);
-            }
-        }
-        t
+        let t = self.drivers[0].next_due().min(self.drivers[1].next_due());
+        t.min(self.links[0].next_delivery_or_never()).min(self.links[1].next_delivery_or_never())
     }
 
     /// Runs every event up to and including `until`.
@@ -333,6 +336,10 @@ impl Simulation {
         loop {
             let t = self.next_event_time();
             if t > until {
+                // The drivers are told the instant only now (see `step_at`).
+                for d in &mut self.drivers {
+                    d.touch(self.now);
+                }
                 self.now = self.now.max(until);
                 return;
             }
@@ -372,27 +379,45 @@ impl Simulation {
 
     fn step_at(&mut self, t: SimTime) {
         let mark = self.events.len();
-        self.apply_script(t);
+        // Whether either driver has a tick, stats sample or script step due: most instants are
+        // a delivery and nothing else (deliveries do not move what a driver has due).
+        let drivers_due = self.drivers[0].next_due().min(self.drivers[1].next_due()) <= t;
+        if drivers_due {
+            self.apply_script(t);
+        }
         for dir in Dir::BOTH {
             let link = &mut self.links[dir.index()];
             // Most instants deliver nothing on a direction (the instant reaches the driver
-            // below, with its tick).
-            if link.next_delivery().is_some_and(|d| d <= t) {
-                self.drivers[dir.receiver().index()].receive(t, link, &mut self.events);
+            // below, with its tick). An empty link says "never", u64::MAX: an instant then
+            // finds nothing to take.
+            if link.next_delivery_or_never() <= t {
+                self.drivers[dir.receiver().index()].take_datagrams(t, link, &mut self.events);
             }
         }
-        // Each driver is called only for what is due (a tick, a stats sample), and told the
-        // instant either way: most instants are one delivery, and calling every step of both
-        // drivers at each was a tenth of a run.
-        for side in Side::BOTH {
-            let link = &mut self.links[side.outgoing().index()];
-            let d = &mut self.drivers[side.index()];
-            if d.next_tick() <= t {
-                d.tick(t, link, &mut self.events);
-            } else {
-                d.touch(t);
+        // Each driver is called only for what is due (a tick, a stats sample): most instants are
+        // one delivery, and calling every step of both drivers at each was a tenth of a run. The
+        // drivers are told the instant at the end of `run_until` (nothing reads it before):
+        // telling each at every instant was 0.3 M instructions per 120 s sweep run.
+        if drivers_due {
+            for side in Side::BOTH {
+                let link = &mut self.links[side.outgoing().index()];
+                let d = &mut self.drivers[side.index()];
+                if d.next_tick() <= t {
+                    d.take_tick(t, link, &mut self.events);
+                }
+            }
+            // One test for both in the common case (a stats instant comes every 100 ms or so).
+            if self.drivers[0].stats_due(t) || self.drivers[1].stats_due(t) {
+                self.sample_due_stats(t);
             }
         }
+        if self.end_of_instant {
+            self.end_instant(mark);
+        }
+    }
+
+    /// The stats samples due at `t`, A's then B's, then flow control after each sample.
+    fn sample_due_stats(&mut self, t: SimTime) {
         let mut sampled = [false; 2];
         for side in Side::BOTH {
             let d = &mut self.drivers[side.index()];
@@ -403,6 +428,11 @@ impl Simulation {
                 self.drivers[side.index()].apply_flow(t, &mut self.events);
             }
         }
+    }
+
+    /// The end of an instant whose events start at `mark`: the summary's fold, then the events
+    /// dropped or filtered.
+    fn end_instant(&mut self, mark: usize) {
         if self.fold_summary {
             self.summary.observe(&self.events[mark..]);
         }
@@ -422,6 +452,40 @@ mod tests {
 
     fn step(at_s: f64, dir: StepDirection, set: LinkPatch) -> Step {
         LinkStep { at_s, dir, set }.into()
+    }
+
+    #[test]
+    fn send_ids_count_up_over_both_sides_in_send_order() {
+        let mut sim = Simulation::new(Scenario::default());
+        sim.run_until(SimTime::from_secs_f64(2.0));
+        let sent: Vec<(Side, u64)> = sim
+            .events()
+            .iter()
+            .filter_map(|e| match e.kind {
+                EventKind::PacketSent { side, uid, .. } => Some((side, uid)),
+                _ => None,
+            })
+            .collect();
+        assert!(sent.iter().any(|s| s.0 == Side::A) && sent.iter().any(|s| s.0 == Side::B));
+        assert!(sent.iter().map(|s| s.1).eq(0..sent.len() as u64), "{sent:?}");
+    }
+
+    #[test]
+    fn without_the_summary_each_instant_still_drops_or_filters_its_events() {
+        let mut sim = Simulation::new(Scenario::default());
+        sim.set_summary(false);
+        sim.set_keep_events(false);
+        sim.run_until(SimTime::from_secs_f64(1.0));
+        assert!(sim.events().is_empty());
+        sim.set_keep_events(true);
+        // RTT samples are built (flow control's filter is fed) but not recorded: the filter's pass.
+        sim.set_event_filter(EventFilter::MESSAGE_METRICS);
+        sim.run_until(SimTime::from_secs_f64(3.0));
+        let kept = |e: &&Event| EventFilter::MESSAGE_METRICS.keeps(&e.kind);
+        assert!(sim.events().len() > 100 && sim.events().iter().all(|e| kept(&e)));
+        sim.set_event_filter(EventFilter::ALL);
+        sim.run_until(SimTime::from_secs_f64(4.0));
+        assert!(sim.events().iter().any(|e| matches!(e.kind, EventKind::RttSample { .. })));
     }
 
     #[test]

@@ -107,12 +107,7 @@ impl MetricsAccumulator {
             if !create || msg - v.len() as u64 > MAX_ID_JUMP {
                 return None;
             }
-            // Ids come in order: almost always the next one (a push, not a resize call).
-            if msg == v.len() as u64 {
-                v.push(MsgState::default());
-            } else {
-                v.resize(msg as usize + 1, MsgState::default());
-            }
+            v.resize(msg as usize + 1, MsgState::default());
         }
         let s = &mut v[msg as usize];
         (create || s.known).then_some(s)
@@ -150,8 +145,16 @@ impl MetricsAccumulator {
                 self.m.max_packet_bytes = self.m.max_packet_bytes.max(bytes);
             }
             EventKind::MessageQueued { side, msg, reliable, .. } => {
-                let Some(s) = self.slot(side, msg, true) else { return };
-                *s = MsgState { known: true, reliable, queued_at: e.time, ..MsgState::default() };
+                let state = MsgState { known: true, reliable, queued_at: e.time, ..MsgState::default() };
+                let v = &mut self.msgs[side.index()];
+                if msg == v.len() as u64 {
+                    // Ids come in order: almost always the next one, pushed as it is (not a
+                    // default pushed then overwritten).
+                    v.push(state);
+                } else {
+                    let Some(s) = self.slot(side, msg, true) else { return };
+                    *s = state;
+                }
                 if reliable {
                     self.m.sent += 1;
                     let d = &mut self.depth[side.index()];
@@ -372,6 +375,17 @@ mod tests {
         assert_eq!(m.backlog_peak, 0);
         // Message 0 arrived at 50 and again at 150, 1 at 50: in order, both usable at 50.
         assert_eq!(in_order_latency(&events).max, 50.0);
+    }
+
+    #[test]
+    fn ids_queued_out_of_order_or_past_a_gap_are_counted_and_far_jumps_ignored() {
+        use EventKind::*;
+        let a = Side::A;
+        let mut events: Vec<Event> =
+            [0, 3, 1, 1 << 30].map(|msg| ev(0, MessageQueued { side: a, msg, bytes: 10, reliable: true })).into();
+        events.extend([3, 1, 0, 1 << 30].map(|msg| ev(40, MessageDelivered { side: Side::B, msg })));
+        let m = reliable_metrics(&events);
+        assert_eq!((m.sent, m.delivered, m.out_of_order, m.max_send_queue_depth), (3, 3, 2, 3));
     }
 
     #[test]

@@ -162,9 +162,9 @@ impl EndpointDriver {
         self.timing = TickTiming::of(&self.scenario, self.side);
         self.flow = FlowControl::new(self.scenario.flow);
         self.last_tick = None;
-        self.ticker = Ticker::on_grid(&self.timing, self.scenario.send_rate_pps, now);
-        self.sync_next_tick();
+        self.set_ticker(Ticker::on_grid(&self.timing, self.scenario.send_rate_pps, now));
         self.next_stats = now;
+        self.sync_due();
         if self.records {
             events.push(Event { time: now, kind: EventKind::ParamChanged { name: name.into(), value: value.into() } });
         }

@@ -7,7 +7,11 @@
 //! same scripted actions ([`actions`]).
 
 mod actions;
+mod due;
 mod io;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crate::action::{sort_steps, Action, Step};
 use crate::event::{Dir, Event, EventKind, Side, SimTime};
@@ -17,7 +21,7 @@ use crate::registry::{live_settings, make_peer};
 use crate::reliability::flow::FlowControl;
 use crate::scenario::Scenario;
 
-use super::ticker::{TickTiming, Ticker};
+use super::ticker::{TickRate, TickTiming, Ticker};
 
 pub use actions::LinkUpdate;
 pub use io::{Inbound, Outbound, Transmit};
@@ -39,6 +43,24 @@ pub type PeerFactory = Box<dyn FnMut(&Scenario, Side) -> Box<dyn Peer> + Send>;
 /// the UDP runtime numbers each side's sends apart (`send_uid(side, n)`), since its endpoints run
 /// on different threads.
 pub type SendIds = Box<dyn FnMut() -> u64 + Send>;
+
+/// Where a driver's send ids come from.
+pub(in crate::driver) enum IdSource {
+    /// A counter the simulation's two drivers share: a plain atomic increment per datagram, where
+    /// calling a boxed closure around it was 0.1 M instructions per 120 s sweep run (callgrind).
+    Shared(Arc<AtomicU64>),
+    /// The caller's own ([`EndpointDriver::new`]).
+    Custom(SendIds),
+}
+
+impl IdSource {
+    fn next(&mut self) -> u64 {
+        match self {
+            IdSource::Shared(counter) => counter.fetch_add(1, Ordering::Relaxed),
+            IdSource::Custom(ids) => ids(),
+        }
+    }
+}
 
 /// One endpoint's driver: its peer, send ticks, stats schedule, flow control, its share of the
 /// link script and its live settings.
@@ -79,6 +101,8 @@ pub struct EndpointDriver {
     scenario: Scenario,
     peer: Box<dyn Peer>,
     ticker: Ticker,
+    /// The ticker's rate constants, kept with it (see [`Self::set_ticker`]).
+    tick_rate: TickRate,
     /// `ticker.next()`, kept beside it: the simulation asks for it at every instant, and computing
     /// it (a rounding and a keyed draw) was a tenth of a run's time.
     next_tick_at: SimTime,
@@ -89,12 +113,15 @@ pub struct EndpointDriver {
     /// The grid instant of the last send tick taken (before its lateness).
     last_tick: Option<SimTime>,
     next_stats: SimTime,
+    /// The earliest of the next tick, stats sample and script step ([`Self::next_due`]), kept
+    /// up to date by [`Self::sync_due`]: the simulation asks at every instant.
+    next_due_at: SimTime,
     flow: FlowControl,
     /// The script's steps that concern this endpoint: (position in the time-sorted script, step),
     /// in time order.
     script: Vec<(usize, Step)>,
     next_step: usize,
-    ids: SendIds,
+    ids: IdSource,
     factory: PeerFactory,
     /// Reports `set` actions and restarts as `ParamChanged` events (side A by default).
     records: bool,
@@ -124,6 +151,11 @@ impl EndpointDriver {
     /// The driver of `side` at time 0, running `peer` under `scenario`; a restart builds the
     /// new endpoint with [`make_peer`] unless [`Self::set_peer_factory`] says otherwise.
     pub fn new(side: Side, scenario: Scenario, peer: Box<dyn Peer>, ids: SendIds) -> Self {
+        Self::with_ids(side, scenario, peer, IdSource::Custom(ids))
+    }
+
+    /// [`Self::new`] with send ids from `ids`.
+    pub(in crate::driver) fn with_ids(side: Side, scenario: Scenario, peer: Box<dyn Peer>, ids: IdSource) -> Self {
         let mut sorted = scenario.script.clone();
         sort_steps(&mut sorted);
         let script = sorted.into_iter().enumerate().filter(|(_, s)| s.action.concerns(side)).collect();
@@ -134,12 +166,14 @@ impl EndpointDriver {
             flow: FlowControl::new(scenario.flow),
             next_tick_at: ticker.next(),
             next_tick_grid: ticker.next_on_grid(),
+            tick_rate: TickRate::of(&ticker),
             ticker,
             timing,
             last_tick: None,
             scenario,
             peer,
             next_stats: SimTime::ZERO,
+            next_due_at: SimTime::ZERO,
             script,
             next_step: 0,
             ids,
@@ -156,6 +190,7 @@ impl EndpointDriver {
             flow_filter_idle: false,
         };
         driver.adopt_peer();
+        driver.sync_due();
         driver
     }
 
@@ -224,22 +259,6 @@ impl EndpointDriver {
         self.records_packet_beliefs || !self.peer_follows_beliefs
     }
 
-    /// Sets when send ticks fall from `now`: at `pps` on this endpoint's grid (its phase), the
-    /// first at or after `now` or, with `one_interval_on`, after `now` and at least one new
-    /// interval after the last tick. Every change of tick timing comes here (see the type's doc).
-    fn restart_ticks(&mut self, now: SimTime, pps: f64, one_interval_on: bool) {
-        let mut from = if one_interval_on { now.plus_micros(1) } else { now };
-        if let (true, Some(last)) = (one_interval_on, self.last_tick) {
-            if pps.is_finite() && pps > 0.0 {
-                // Within a microsecond of rounding: grid instants are rounded to whole microseconds.
-                let interval_us = (1e6 / pps - 1.0).max(0.0).ceil() as u64;
-                from = from.max(last.plus_micros(interval_us));
-            }
-        }
-        self.ticker = Ticker::on_grid(&self.timing, pps, from);
-        self.sync_next_tick();
-    }
-
     /// Declares that flow control stays off on this endpoint for the rest of the run, so its
     /// RTT filter, read only while flow control is on, need not be fed (a `powf` per RTT sample,
     /// about 2.5 % of a sweep run's instructions). Takes effect only where flow control is off
@@ -267,18 +286,6 @@ impl EndpointDriver {
     /// Whether `action` may switch flow control on: a `set` of a `flow.*` parameter.
     pub fn may_switch_flow_on(action: &Action) -> bool {
         matches!(action, Action::Set { name, .. } if name.trim().starts_with("flow"))
-    }
-
-    /// Brings the next tick's instants up to date with the ticker: the grid instant is computed
-    /// once per tick, not again when the tick is taken (0.5 M instructions per 120 s sweep
-    /// run, callgrind).
-    fn sync_next_tick(&mut self) {
-        (self.next_tick_grid, self.next_tick_at) = self.ticker.next_with_grid();
-    }
-
-    /// This endpoint's send-tick phase and lateness.
-    pub fn tick_timing(&self) -> &TickTiming {
-        &self.timing
     }
 
     pub fn side(&self) -> Side {
@@ -310,28 +317,9 @@ impl EndpointDriver {
         &self.flow
     }
 
-    pub fn ticker(&self) -> &Ticker {
-        &self.ticker
-    }
-
     /// The latest instant this driver was called at.
     pub fn now(&self) -> SimTime {
         self.now
-    }
-
-    /// When the next send tick is due.
-    pub fn next_tick(&self) -> SimTime {
-        self.next_tick_at
-    }
-
-    /// When this driver next has something to do by itself: a send tick, a stats sample or a
-    /// scripted action.
-    pub fn next_due(&self) -> SimTime {
-        let mut t = self.next_stats.min(self.next_tick_at);
-        if let Some((_, step)) = self.script.get(self.next_step) {
-            t = t.min(step.at);
-        }
-        t
     }
 
     /// Runs the instant `now`: scripted actions, every datagram `inbound` has due, the send tick,
@@ -394,7 +382,9 @@ impl EndpointDriver {
         };
         let action = step.action.clone();
         self.next_step += 1;
-        self.apply_action(now, &action, events).unwrap_or(LinkUpdate::None)
+        let update = self.apply_action(now, &action, events).unwrap_or(LinkUpdate::None);
+        self.sync_due();
+        update
     }
 
     /// Hands every datagram `inbound` has due at `now` to the peer.
@@ -402,6 +392,17 @@ impl EndpointDriver {
     /// Generic, so that the simulation's own link is polled without a virtual call per packet.
     pub fn receive<I: Inbound + ?Sized>(&mut self, now: SimTime, inbound: &mut I, events: &mut Vec<Event>) {
         self.touch(now);
+        self.take_datagrams(now, inbound, events);
+    }
+
+    /// [`Self::receive`] for a caller that tells the driver the instant itself
+    /// ([`Self::touch`]): the simulation.
+    pub(in crate::driver) fn take_datagrams<I: Inbound + ?Sized>(
+        &mut self,
+        now: SimTime,
+        inbound: &mut I,
+        events: &mut Vec<Event>,
+    ) {
         let start = events.len();
         while let Some(bytes) = inbound.next_datagram(now, events) {
             self.peer.receive(now, &bytes, events);
@@ -412,16 +413,17 @@ impl EndpointDriver {
                 self.spare.push(bytes);
             }
         }
-        self.observe_rtt(&events[start..]);
+        self.observe_rtt(events, start);
     }
 
-    /// Feeds this side's RTT samples among `events` to flow control's low-pass filter (kept warm
-    /// while flow control is off, so turning it on reads a current RTT).
-    fn observe_rtt(&mut self, events: &[Event]) {
+    /// Feeds this side's RTT samples among `events` from `start` on to flow control's low-pass
+    /// filter (kept warm while flow control is off, so turning it on reads a current RTT).
+    /// Takes the whole list: an idle filter costs one test, not a slice's bounds check as well.
+    fn observe_rtt(&mut self, events: &[Event], start: usize) {
         if self.flow_filter_idle {
             return;
         }
-        for e in events {
+        for e in &events[start..] {
             if let EventKind::RttSample { side, rtt_ms } = e.kind {
                 if side == self.side {
                     self.flow.add_rtt_sample(e.time, rtt_ms as f64);
@@ -439,6 +441,19 @@ impl EndpointDriver {
         if self.next_tick_at > now {
             return false;
         }
+        self.take_tick(now, outbound, events);
+        true
+    }
+
+    /// [`Self::tick`] for a caller that knows the tick is due at `now` ([`Self::next_tick`]) and
+    /// tells the driver the instant itself ([`Self::touch`]): the simulation, which checks every
+    /// instant anyway.
+    pub(in crate::driver) fn take_tick<O: Outbound + ?Sized>(
+        &mut self,
+        now: SimTime,
+        outbound: &mut O,
+        events: &mut Vec<Event>,
+    ) {
         self.last_tick = Some(self.next_tick_grid);
         self.ticker.count += 1;
         self.sync_next_tick();
@@ -455,28 +470,11 @@ impl EndpointDriver {
                 self.spare.push(out);
                 break;
             };
-            let uid = (self.ids)();
+            let uid = self.ids.next();
             events.push(Event { time: now, kind: EventKind::PacketSent { side, seq, bytes: out.len() as u32, uid } });
             outbound.transmit(Transmit { uid, sent_at: now, bytes: out }, events);
         }
-        self.observe_rtt(&events[start..]);
-        true
-    }
-
-    /// Skips the send ticks due before `now`, keeping the tick grid: the next tick is the first
-    /// one at or after `now`. For real-time callers that fell behind (a stalled thread), which
-    /// would otherwise burst every missed tick at once.
-    pub fn skip_ticks_to(&mut self, now: SimTime) {
-        let t = &mut self.ticker;
-        if t.next() >= now {
-            return;
-        }
-        let behind_s = now.saturating_since(t.base).as_secs_f64();
-        t.count = t.count.max((behind_s * t.pps).floor() as u64);
-        while t.next() < now {
-            t.count += 1;
-        }
-        self.sync_next_tick();
+        self.observe_rtt(events, start);
     }
 
     /// At a stats instant due by `now`: the peer's update and a `Stats` event (when recorded:
@@ -489,13 +487,14 @@ impl EndpointDriver {
         }
         let start = events.len();
         self.peer.update(now, events);
-        self.observe_rtt(&events[start..]);
+        self.observe_rtt(events, start);
         if self.records_stats {
             let stats = self.peer.stats();
             events.push(Event { time: now, kind: EventKind::Stats { side: self.side, stats } });
         }
         let iv = (self.scenario.stats_interval_ms.max(1.0) * 1000.0) as u64;
         self.next_stats = now.plus_micros(iv);
+        self.sync_due();
         true
     }
 
@@ -555,13 +554,6 @@ impl EndpointDriver {
         *self.scenario.link.get_mut(self.link_dir()) = config;
     }
 
-    /// Changes the send rate from `now` (the first tick at the first grid instant from `now`).
-    pub fn set_send_rate(&mut self, now: SimTime, pps: f64) {
-        self.touch(now);
-        self.scenario.send_rate_pps = pps;
-        self.restart_ticks(now, pps, false);
-    }
-
     /// Changes the chunk/fragment sender's target bandwidth from `now`.
     pub fn set_chunk_bandwidth_kbps(&mut self, now: SimTime, kbps: f64) {
         self.touch(now);
@@ -584,11 +576,6 @@ impl EndpointDriver {
     /// Notes that the caller is at `now` ([`Self::now`]); every call taking a time does.
     pub(in crate::driver) fn touch(&mut self, now: SimTime) {
         self.now = self.now.max(now);
-    }
-
-    /// Whether a stats sample is due at `now` ([`Self::sample_stats`] takes it).
-    pub(in crate::driver) fn stats_due(&self, now: SimTime) -> bool {
-        self.next_stats <= now
     }
 }
 

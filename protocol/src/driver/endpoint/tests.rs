@@ -123,3 +123,52 @@ fn rtt_samples_are_built_only_while_something_reads_them() {
         assert!(!d.builds_rtt_samples(), "{strategy:?}: back from chunks");
     }
 }
+
+#[test]
+fn the_next_tick_follows_every_change_of_rate_with_lateness_bounded_by_the_new_rate() {
+    // Seeded phases and 1 ms lateness: the driver keeps each rate's constants beside its ticker.
+    let mut d = driver(Scenario { send_rate_pps: 60.0, ..Scenario::default() });
+    let mut events = Vec::new();
+    let mut until = SimTime::ZERO;
+    for pps in [5_000.0, 30.0, 0.0, f64::NAN, 60.0, 1e6, -5.0, 20.0] {
+        d.set_send_rate(until, pps);
+        assert_eq!(d.next_tick(), d.ticker().next(), "{pps} pps");
+        until = until.plus_micros(200_000);
+        run(&mut d, until, &mut events);
+        assert_eq!(d.next_tick(), d.ticker().next(), "{pps} pps, after its ticks");
+    }
+    let ticks = events.iter().filter(|e| matches!(e.kind, EventKind::PacketSent { .. })).count();
+    assert!(ticks > 1_000, "{ticks}");
+}
+
+#[test]
+fn next_due_is_the_earliest_tick_stats_sample_or_script_step_through_a_script() {
+    let set = |name: &str, value: &str| Action::Set { name: name.into(), value: value.into() };
+    let script = vec![
+        Step::new(SimTime(150_000), set("send_rate_pps", "5")),
+        Step::new(SimTime(150_000), Action::Burst { side: Side::A }),
+        Step::new(SimTime(420_000), Action::Restart),
+        Step::new(SimTime(700_000), set("send_rate_pps", "200")),
+        Step::new(SimTime(900_000), set("stats_interval_ms", "7")),
+    ];
+    let mut d = driver(Scenario { script, ..Scenario::default() });
+    let uncached = |d: &EndpointDriver| {
+        let script = d.script.get(d.next_step).map_or(SimTime(u64::MAX), |(_, s)| s.at);
+        d.next_stats.min(d.next_tick()).min(script)
+    };
+    let mut events = Vec::new();
+    let (mut instants, mut steps) = (0, 0);
+    while d.next_due() <= SimTime::from_secs_f64(1.5) {
+        assert_eq!(d.next_due(), uncached(&d), "after {instants} instants");
+        let t = d.next_due();
+        steps += usize::from(d.next_script_step(t).is_some());
+        let _ = d.step(t, &mut std::collections::VecDeque::new(), &mut Vec::new(), &mut events);
+        instants += 1;
+    }
+    assert_eq!((steps, d.next_step), (4, 5), "instants with steps, steps taken");
+    assert!(instants > 200, "{instants}");
+    // A live restart between instants (the simulation applies it after an instant's work).
+    let now = d.now().plus_micros(1);
+    let _ = d.apply_action(now, &Action::Restart, &mut events);
+    assert_eq!((d.next_due(), uncached(&d)), (now, now));
+}
