@@ -411,13 +411,6 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
         if !self.policy.send_packet(self.picks.len() + unreliable_n) {
             return None;
         }
-        let cx = PacketContext {
-            now,
-            side,
-            config: &self.config,
-            rtt: self.ack.rtt(),
-            reports_beliefs: self.reports_packets,
-        };
         self.policy.fill(&cx, &mut self.channel, &mut budget, max - unreliable_n, &mut self.picks);
         // The header comes after the choice: a tick that sends nothing takes no sequence.
         let h = self.ack.begin_packet(now, out);
