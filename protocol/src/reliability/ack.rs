@@ -37,7 +37,7 @@ use crate::event::{SimTime, StatsSample};
 use crate::reliability::loss::AckLossJudge;
 use crate::reliability::stats::{self, first_micros_where, BandwidthMeters, RttEstimator, StatsConfig};
 use crate::wire::header::{HeaderError, PacketHeader};
-use crate::wire::sequence::{sequence_greater_than, sequence_less_than, SequenceBuffer};
+use crate::wire::sequence::{sequence_greater_than, SequenceBuffer};
 
 /// Largest sent buffer: half the sequence space, so that a sequence names one packet.
 const MAX_SENT_BUFFER: usize = 32_768;
@@ -233,7 +233,8 @@ impl AckEndpoint {
         self.loss.sent(now, sequence);
         self.make_room();
         let entry = SentPacket { time: now, acked: false, bytes: 0 };
-        // Sequences go out in order: the age check is needed only at 32768 (see `is_next`).
+        // Sequences go out in order, so the next is always held (`is_next`); the general insert
+        // stays for a buffer reset by growth.
         if self.sent.is_next(sequence) {
             *self.sent.insert_next() = entry;
         } else if let Some(e) = self.sent.insert_reusing(sequence) {
@@ -302,11 +303,10 @@ impl AckEndpoint {
     ) -> Result<(PacketHeader, usize, HeaderVerdict), HeaderError> {
         match PacketHeader::decode(bytes) {
             Ok((h, n)) => {
-                let size = self.received.size() as u16;
                 // The next in order (nearly every packet) is fresh: no age check, no lookup.
                 let verdict = if self.received.is_next(h.sequence) || self.receive_expired(now) {
                     HeaderVerdict::Fresh
-                } else if sequence_less_than(h.sequence, self.received.next_sequence().wrapping_sub(size)) {
+                } else if self.received.is_too_old(h.sequence) {
                     HeaderVerdict::Stale
                 } else if self.received.exists(h.sequence) {
                     HeaderVerdict::Duplicate

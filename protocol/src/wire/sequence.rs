@@ -38,20 +38,35 @@ pub fn sequence_difference(s1: u16, s2: u16) -> i32 {
 
 const EMPTY: u32 = u32::MAX;
 
+/// Half the sequence space: the largest buffer, and the distance from which on a sequence counts
+/// as behind rather than ahead.
+const HALF: u16 = 32768;
+
 /// A fixed-size rolling buffer of `T` keyed by 16-bit sequence number.
 ///
 /// Inserting a sequence more recent than the newest so far clears every slot between the previous
 /// newest and the new one (the whole buffer when the gap is at least its size), so entries from
 /// before a wrap can never be mistaken for new ones — the false-ack bug the seed describes under
 /// 99% loss. Inserting a sequence older than `newest - size` is refused: it cannot be held.
+///
+/// Age is judged by distance from the next sequence, not by the half-space comparison: a
+/// sequence ahead of the newest by less than half the space is new, one behind the next by
+/// `1..=size` is in the window, anything else too old. So a buffer of any size up to 32768
+/// (half the space) takes every sequence newer than the oldest it holds; the half-space
+/// comparison refused the next sequence of a 32768-slot buffer whenever it was below 32768,
+/// and an ack endpoint whose sent buffer had grown that far recorded none of those sends.
 #[derive(Debug, Clone)]
 pub struct SequenceBuffer<T> {
     /// One past the newest sequence inserted (`sequence` in the seed's code).
     next: u16,
+    /// How many sequences behind the next one are held (the size asked for).
+    window: usize,
+    /// One slot per sequence modulo a power of two at least `window`: a power of two divides
+    /// the sequence space, so sequences a window apart never share a slot across a wrap (with
+    /// `sequence % 3893`, 65535 and 62288 did, three thousand apart).
     tags: Vec<u32>,
     entries: Vec<T>,
-    /// `size - 1` when the size is a power of two (the usual case), so an index is a mask rather
-    /// than a division; 0 otherwise.
+    /// Slots - 1: an index is a mask.
     mask: usize,
 }
 
@@ -59,13 +74,13 @@ impl<T: Default + Clone> SequenceBuffer<T> {
     /// A buffer of `size` slots (must be non-zero and at most 32768).
     pub fn new(size: usize) -> Self {
         assert!(size > 0 && size <= 32768, "sequence buffer size {size} out of range");
-        let mask = if size.is_power_of_two() { size - 1 } else { 0 };
-        Self { next: 0, tags: vec![EMPTY; size], entries: vec![T::default(); size], mask }
+        let slots = size.next_power_of_two();
+        Self { next: 0, window: size, tags: vec![EMPTY; slots], entries: vec![T::default(); slots], mask: slots - 1 }
     }
 
-    /// Number of slots.
+    /// How many sequences it holds: the size it was made with.
     pub fn size(&self) -> usize {
-        self.tags.len()
+        self.window
     }
 
     /// One past the most recent sequence inserted (0 before any insert).
@@ -75,11 +90,7 @@ impl<T: Default + Clone> SequenceBuffer<T> {
 
     #[inline]
     fn index(&self, sequence: u16) -> usize {
-        if self.mask != 0 {
-            sequence as usize & self.mask
-        } else {
-            sequence as usize % self.tags.len()
-        }
+        sequence as usize & self.mask
     }
 
     /// Inserts `sequence`, returning its (reset to default) slot, or `None` when it is too old.
@@ -97,28 +108,34 @@ impl<T: Default + Clone> SequenceBuffer<T> {
     // instructions; the rare range clear stays out of line.
     #[inline(always)]
     pub fn insert_reusing(&mut self, sequence: u16) -> Option<&mut T> {
-        let size = self.tags.len();
-        if sequence_less_than(sequence, self.next.wrapping_sub(size as u16)) {
-            return None;
-        }
-        if sequence == self.next {
+        let ahead = sequence.wrapping_sub(self.next);
+        if ahead == 0 {
             // The next in order (every send): the one slot to clear is the one written below.
             self.next = sequence.wrapping_add(1);
-        } else if sequence_greater_than(sequence.wrapping_add(1), self.next) {
+        } else if ahead < HALF {
             self.advance_to(sequence);
+        } else if ahead.wrapping_neg() as usize > self.window {
+            return None;
         }
         let index = self.index(sequence);
         self.tags[index] = sequence as u32;
         Some(&mut self.entries[index])
     }
 
-    /// Whether `sequence` is the next in order and can be held: it is then absent (every
-    /// slot a sequence could hold has been cleared or rewritten since it was last inserted) and
-    /// [`Self::insert_next`] takes it. A buffer of 32768 refuses half of its next sequences
-    /// (`insert_reusing`'s age check), so it never answers true.
+    /// Whether `sequence` is the next in order: it is then absent (every slot a sequence could
+    /// hold has been cleared or rewritten since it was last inserted) and [`Self::insert_next`]
+    /// takes it, at any size.
     #[inline]
     pub fn is_next(&self, sequence: u16) -> bool {
-        sequence == self.next && self.tags.len() < 32768
+        sequence == self.next
+    }
+
+    /// True when `sequence` is behind the next one by more than the buffer holds, so
+    /// [`Self::insert`] would refuse it (a sequence ahead by less than half the space is new).
+    #[inline]
+    pub fn is_too_old(&self, sequence: u16) -> bool {
+        let ahead = sequence.wrapping_sub(self.next);
+        ahead >= HALF && ahead.wrapping_neg() as usize > self.window
     }
 
     /// [`Self::insert_reusing`] of the next sequence, when [`Self::is_next`] said so.
@@ -185,8 +202,8 @@ impl<T: Default + Clone> SequenceBuffer<T> {
     /// True when `sequence` is within the window a buffer of this size can hold relative to the
     /// newest insert (it may or may not be present).
     pub fn in_window(&self, sequence: u16) -> bool {
-        !sequence_less_than(sequence, self.next.wrapping_sub(self.tags.len() as u16))
-            && sequence_less_than(sequence, self.next)
+        let back = self.next.wrapping_sub(sequence) as usize;
+        back >= 1 && back <= self.window
     }
 
     /// Empties the buffer and restarts at sequence 0.
@@ -268,7 +285,7 @@ mod tests {
                     *e = i;
                 }
             }
-            assert_eq!(nexts > 10_000, size < 32768, "size {size}: {nexts}");
+            assert!(nexts > 10_000, "size {size}: {nexts}");
         }
     }
 
@@ -286,6 +303,91 @@ mod tests {
         let stale = 100u16;
         if !b.in_window(stale) {
             assert!(!b.exists(stale));
+        }
+    }
+
+    /// A reference buffer on unbounded sequence numbers: sequences ahead of the next are new,
+    /// `1..=size` behind are in the window, anything further behind is refused.
+    struct Reference {
+        size: u64,
+        next: u64,
+        held: std::collections::BTreeMap<u64, u32>,
+    }
+
+    impl Reference {
+        fn insert(&mut self, abs: u64, value: u32) -> bool {
+            if abs >= self.next {
+                self.next = abs + 1;
+                let oldest = self.next.saturating_sub(self.size);
+                self.held.retain(|&k, _| k >= oldest);
+            } else if self.next - abs > self.size {
+                return false;
+            }
+            self.held.insert(abs, value);
+            true
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+        /// At every size up to half the sequence space (exactly half included), and across
+        /// wraps, the buffer takes exactly what the reference takes and holds the same entries:
+        /// it never refuses a sequence newer than the oldest it holds.
+        #[test]
+        fn buffer_matches_an_unbounded_reference_at_every_size(
+            size in proptest::prop_oneof![1usize..=64, 1usize..=32768, proptest::strategy::Just(32768usize), proptest::strategy::Just(32767usize), proptest::strategy::Just(16384usize)],
+            start in 0u64..65536,
+            steps in proptest::collection::vec((0u8..10, 0u64..32768), 1..400),
+        ) {
+            let mut b: SequenceBuffer<u32> = SequenceBuffer::new(size);
+            b.reset_to(start as u16);
+            let mut r = Reference { size: size as u64, next: start + 65536, held: Default::default() };
+            for (i, (kind, amount)) in steps.into_iter().enumerate() {
+                let abs = match kind {
+                    // Mostly the next in order, in runs (a sender's own sequence).
+                    0..=4 => r.next,
+                    5 => r.next + amount % 4000,
+                    6 => r.next + amount,
+                    // Behind the next by up to half the space (late packets, duplicates).
+                    7 | 8 => r.next - 1 - amount % (size as u64 + 2).min(32768),
+                    _ => r.next - 1 - amount,
+                };
+                let too_old = b.is_too_old(abs as u16);
+                let taken = b.insert(abs as u16).map(|e| *e = i as u32).is_some();
+                proptest::prop_assert_eq!(too_old, !taken, "is_too_old agrees with insert");
+                proptest::prop_assert_eq!(taken, r.insert(abs, i as u32), "size {} step {} sequence {}", size, i, abs);
+                proptest::prop_assert_eq!(b.next_sequence(), r.next as u16);
+                // Everything the reference holds, the buffer holds with the same value; and
+                // nothing else near either end of the window.
+                for (&abs, &v) in &r.held {
+                    proptest::prop_assert_eq!(b.get(abs as u16).copied(), Some(v), "size {} sequence {}", size, abs);
+                }
+                let near_ends = (1..=size as u64).take(200).chain((1..=size as u64).rev().take(200));
+                for back in near_ends {
+                    let abs = r.next - back;
+                    proptest::prop_assert_eq!(b.get(abs as u16).copied(), r.held.get(&abs).copied(), "size {} back {}", size, back);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_half_space_buffer_takes_its_next_sequences() {
+        // The bug behind ignored acks: 32768 slots refused every next sequence below 32768.
+        let mut b: SequenceBuffer<u32> = SequenceBuffer::new(32768);
+        for s in 0..200_000u32 {
+            let seq = s as u16;
+            assert!(b.is_next(seq));
+            assert!(!b.is_too_old(seq));
+            *b.insert(seq).expect("the next sequence is always taken") = s;
+            assert_eq!(b.get(seq), Some(&s));
+            assert!(b.in_window(seq));
+            if s >= 32768 {
+                let oldest = seq.wrapping_sub(32767);
+                assert!(b.exists(oldest), "the oldest of 32768 is still held");
+                // One before the oldest is half the space ahead as well: read as new, never old.
+                assert!(!b.is_too_old(oldest.wrapping_sub(1)));
+            }
         }
     }
 }

@@ -28,7 +28,7 @@ use crate::event::{MalformedReason, SimTime};
 use crate::reliability::outbox::serialize_messages;
 use crate::reliability::stats::{RttFilter, StatsConfig};
 use crate::wire::bits::{BitError, BitReader, BitWriter, Stream};
-use crate::wire::sequence::{sequence_difference, SequenceBuffer};
+use crate::wire::sequence::SequenceBuffer;
 
 /// Header bytes on the wire.
 pub const RELLIKT_HEADER_BYTES: usize = 12;
@@ -196,9 +196,12 @@ impl RelliktEndpoint {
     pub fn next_packet(&mut self, now: SimTime, out: &mut Vec<Outcome>) -> RelliktHeader {
         let sequence = self.local_sequence;
         self.local_sequence = sequence.wrapping_add(1);
-        let size = self.sent.size() as i32;
+        // Every packet in flight was sent before this one: its distance behind is plain
+        // unsigned arithmetic, right up to a buffer of half the sequence space (a signed
+        // difference reads exactly half as -32768 and would never let it go).
+        let size = self.sent.size();
         while let Some(&(s, t)) = self.in_flight.front() {
-            if sequence_difference(sequence, s) < size {
+            if (sequence.wrapping_sub(s) as usize) < size {
                 break;
             }
             self.in_flight.pop_front();
