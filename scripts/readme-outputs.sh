@@ -3,5 +3,5 @@
 # today's code; tests/readme_outputs.rs checks them in `cargo test`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ACKSCOPE_UPDATE_README=1 cargo test --release --test readme_outputs
+ACKSCOPE_UPDATE_README=1 cargo test --release --test app readme_outputs::
 git diff --stat README.md

@@ -2,8 +2,7 @@
 //! drops, the Compare tab's spurious resends and head-of-line waits), its filtered view, and the
 //! list, the prev / next buttons and the strip under the scrubber driven headless with egui_kittest.
 
-mod common;
-use common::click_at;
+use crate::common::click_at;
 
 use ackscope::app::{AppState, Tab};
 use ackscope::model::anomaly::{AnomalyClass, AnomalyKind, Target, CLASSES};

@@ -4,18 +4,16 @@
 //! behind is tidied. Driven headless with egui_kittest, with a dialog backend that finds no
 //! dialog (as rfd's portal backend does on a machine without a desktop portal).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::common::step_until;
 use ackscope::app::files::Dialogs;
 use ackscope::app::{AppState, PromptKind};
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::Scenario;
-use common::step_until;
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;

@@ -1,17 +1,15 @@
 //! A live run that keeps only a window in memory, driven in the window: what a save says, what
 //! scrubbing before the window shows, and the limits in Settings.
 
-mod common;
-
 use std::path::PathBuf;
 
+use crate::common::step_until;
 use ackscope::app::live_log::LiveLog;
 use ackscope::app::{AppCommand, AppState};
 use ackscope::session::stream::read_range;
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::{Scenario, SimTime};
-use common::step_until;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
@@ -64,7 +62,7 @@ fn saving_a_trimmed_run_names_the_events_of_the_saved_file_not_the_windows() {
 /// Types `text` into the number field on the row of the label `label`, then Enter.
 fn type_beside(h: &mut Harness<'static, AppState>, label: &str, text: &str) {
     let row = h.get_by_label(label).rect();
-    common::type_beside(h, row, 6.0, text);
+    crate::common::type_beside(h, row, 6.0, text);
 }
 
 #[test]

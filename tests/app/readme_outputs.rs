@@ -10,13 +10,13 @@
 use std::process::Command;
 
 #[allow(dead_code)]
-#[path = "../protocol/examples/chunk_table.rs"]
+#[path = "../../protocol/examples/chunk_table.rs"]
 mod chunk_table;
 #[allow(dead_code)]
-#[path = "../protocol/examples/glenn_redundancy.rs"]
+#[path = "../../protocol/examples/glenn_redundancy.rs"]
 mod glenn_redundancy;
 #[allow(dead_code)]
-#[path = "../protocol/examples/ue4_figures.rs"]
+#[path = "../../protocol/examples/ue4_figures.rs"]
 mod ue4_figures;
 
 const MARKER: &str = "<!-- output: ";

@@ -3,18 +3,16 @@
 //! headless (`ackscope run SAVED.ron --out AGAIN.ron`) and with the window's *Re-run* button;
 //! every lane's events must be identical to the recording's.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use crate::common::step_until;
 use ackscope::app::{AppCommand, AppState};
 use ackscope::session;
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::{Action, Scenario, SimTime, Strategy};
-use common::step_until;
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
@@ -45,7 +43,7 @@ fn wait_for_actions(h: &mut Harness<'static, AppState>, n: usize) {
 /// Types `text` into the number field beside the slider labelled `label`, then Enter.
 fn type_into(h: &mut Harness<'static, AppState>, label: &str, text: &str) {
     let slider = h.get_by_role_and_label(Role::Slider, label).rect();
-    common::type_beside(h, slider, 4.0, text);
+    crate::common::type_beside(h, slider, 4.0, text);
 }
 
 fn temp_dir() -> PathBuf {

@@ -1,7 +1,6 @@
 //! The message timeline: its index against real runs' ground truth, and the panel headless.
 
-mod common;
-use common::click_at;
+use crate::common::click_at;
 
 use std::collections::{HashMap, HashSet};
 
@@ -310,7 +309,7 @@ fn two_timelines_coexist_and_the_cursor_hides_the_future() {
     }
 }
 
-/// Figures: `cargo test --test timeline -- --ignored --nocapture frame_cost`.
+/// Figures: `cargo test --test app timeline::frame_cost_with_a_million_events -- --ignored --nocapture`.
 #[test]
 #[ignore = "figures; slow in debug builds"]
 fn frame_cost_with_a_million_events() {

@@ -2,13 +2,11 @@
 //! point, clicking a point runs it as a session, Apply copies its values to the live run, and
 //! Cancel stops the workers.
 
-mod common;
-
+use crate::common::step_until;
 use ackscope::app::{AppState, Tab, TuneSetup};
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::{Scenario, Strategy};
-use common::step_until;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 

@@ -436,7 +436,7 @@ fn lone_endpoints_name_unknown_datagrams_with_small_distinct_ids() {
 
 /// Real-time precision of the UDP endpoints: how late the peer gets a datagram after the link made
 /// it due, and how regular the send ticks are. A measurement, not run by default (timing depends
-/// on the machine): `cargo test --test udp -- --ignored --nocapture udp_timing_figures`.
+/// on the machine): `cargo test --test app udp::udp_timing_figures -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn udp_timing_figures() {

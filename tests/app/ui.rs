@@ -1,14 +1,12 @@
 //! The window's state and wiring, driven headless with egui_kittest (no display needed).
 
-mod common;
-
 use std::time::{Duration, Instant};
 
+use crate::common::step_until;
 use ackscope::app::AppState;
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::{Dir, EventKind, Scenario, Side, SimTime, Strategy};
-use common::step_until;
 use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;

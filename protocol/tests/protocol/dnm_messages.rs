@@ -1,10 +1,8 @@
 //! The message layer of `dnm` and `rellikt`: determinism, explicit refusals, no head-of-line
 //! blocking by an oversized message, reliable messages through a long outage.
 
-mod support;
-
+use crate::support::*;
 use ackscope_protocol::*;
-use support::*;
 
 const BOTH: [Strategy; 2] = [Strategy::Dnm, Strategy::Rellikt];
 

@@ -1,10 +1,8 @@
 //! The delivery notification manager against link ground truth: no false acks, one outcome per
 //! send, outcomes within the timeout, reliable messages delivered once.
 
-mod support;
-
+use crate::support::*;
 use ackscope_protocol::*;
-use support::*;
 
 /// Timeouts are checked at every send tick (60 pps) and stats instant: at most one tick late.
 const LIMIT_MS: f64 = 1000.0 + 17.0;

@@ -4,8 +4,6 @@
 
 use ackscope_protocol::*;
 
-mod support;
-
 const SECONDS: u64 = 20;
 
 /// Every event of a run of `scenario` with `filter`, drained each simulated second.
@@ -26,7 +24,7 @@ fn events(scenario: &Scenario, filter: EventFilter, summary: bool) -> Vec<Event>
 /// and a change of strategy.
 fn scenario(strategy: Strategy, seed: u64) -> Scenario {
     let mut s = Scenario { seed, strategy, ..Scenario::default() };
-    support::jittery_off_grid_link(&mut s);
+    crate::support::jittery_off_grid_link(&mut s);
     s.flow.enabled = seed.is_multiple_of(2);
     // A change of strategy brings endpoints that may build packet beliefs whatever they are told.
     let other = if strategy == Strategy::Ue4 { Strategy::Glenn } else { Strategy::Ue4 };

@@ -6,15 +6,13 @@
 
 use ackscope_protocol::*;
 
-mod support;
-
 const SECONDS: u64 = 12;
 
 /// A jittery, lossy link with duplicates, a burst, a scripted `set`, a restart and a change of
 /// strategy.
 fn scenario(strategy: Strategy, seed: u64) -> Scenario {
     let mut s = Scenario { seed, strategy, ..Scenario::default() };
-    support::jittery_off_grid_link(&mut s);
+    crate::support::jittery_off_grid_link(&mut s);
     let other = if strategy == Strategy::Ue4 { Strategy::Glenn } else { Strategy::Ue4 };
     let set = |name: &str, value: &str| Action::Set { name: name.into(), value: value.into() };
     s.script = vec![

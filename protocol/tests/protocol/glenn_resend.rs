@@ -1,13 +1,11 @@
 //! Glenn reliable-ordered messages: redundancy rules (resend delay, every-packet mode, RTT-derived
 //! delay), the receive-window rule, back-pressure and delivery under extreme loss.
 
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use crate::support::{glenn_scenario, run_drained};
 use ackscope_protocol::workload::Senders;
 use ackscope_protocol::*;
-use support::{glenn_scenario, run_drained};
 
 fn lossy(s: &mut Scenario, loss: f64) {
     for d in Dir::BOTH {
@@ -189,7 +187,7 @@ fn sender_never_runs_past_the_receive_window_under_a_burst_larger_than_it() {
         }
         _ => {}
     };
-    let r = support::run_sim_drained(&mut sim, seed, 60.0, 30.0, &mut check);
+    let r = crate::support::run_sim_drained(&mut sim, seed, 60.0, 30.0, &mut check);
     r.assert_exactly_once_in_order("receive window");
     assert_eq!(r.metrics.sent, 3000, "seed {seed}");
     assert_eq!(widest, 255, "seed {seed}: the window was never filled");
@@ -213,7 +211,7 @@ fn a_full_send_queue_pushes_back_but_keeps_every_message() {
             assert!(refused.insert(msg), "seed {seed}: msg {msg} refused twice");
         }
     };
-    let r = support::run_sim_drained(&mut sim, seed, 20.0, 60.0, &mut check);
+    let r = crate::support::run_sim_drained(&mut sim, seed, 20.0, 60.0, &mut check);
     r.assert_exactly_once_in_order("back-pressure");
     assert_eq!(refused.len(), 3000 - 1024, "seed {seed}");
     assert_eq!(r.metrics.refused_queue_full, 3000 - 1024, "seed {seed}");
@@ -249,7 +247,7 @@ fn resend_delay_and_budget_change_live() {
     let mut sim = Simulation::new(resend_scenario(seed, 250.0));
     let mut before = Vec::new();
     let mut check = |e: &Event| before.push(e.clone());
-    support::run_sim_drained(&mut sim, seed, 10.0, 0.0, &mut check);
+    crate::support::run_sim_drained(&mut sim, seed, 10.0, 0.0, &mut check);
     assert!(!before.iter().any(|e| matches!(e.kind, EventKind::MessageSent { kind: SendKind::Redundant, .. })));
     let switch = sim.now();
     sim.reconfigure(|s| {
@@ -259,7 +257,7 @@ fn resend_delay_and_budget_change_live() {
     });
     let mut after = Vec::new();
     let mut check = |e: &Event| after.push(e.clone());
-    let r = support::run_sim_drained(&mut sim, seed, 10.0, 20.0, &mut check);
+    let r = crate::support::run_sim_drained(&mut sim, seed, 10.0, 20.0, &mut check);
     let redundant = after.iter().filter(|e| matches!(e.kind, EventKind::MessageSent { kind: SendKind::Redundant, .. }));
     assert!(redundant.count() > 100, "seed {seed}: delay 0 did not take effect after {switch:?}");
     let m = reliable_metrics(&after);

@@ -1,10 +1,8 @@
 //! Soak tests of Glenn reliable-ordered messages on virtual time, checked against ground truth:
 //! every reliable message delivered exactly once, in order, intact, under terrible networks.
 
-mod support;
-
+use crate::support::{glenn_scenario, run_drained};
 use ackscope_protocol::*;
-use support::{glenn_scenario, run_drained};
 
 /// 30% loss in bursts, 100 ms jitter, 5% duplicates and reordering, both ways.
 ///

@@ -2,12 +2,10 @@
 //! order under a terrible link, Naks read from the acks only for packets not acked, redundancy
 //! within its limits, and quiet ticks.
 
-mod support;
-
 use std::collections::HashMap;
 
+use crate::support::{glenn_scenario, run_drained, Ledger};
 use ackscope_protocol::*;
-use support::{glenn_scenario, run_drained, Ledger};
 
 fn hybrid_scenario(seed: u64) -> Scenario {
     Scenario { strategy: Strategy::Hybrid, ..glenn_scenario(seed) }
@@ -54,7 +52,7 @@ fn every_message_arrives_once_in_order_under_loss_jitter_duplicates_and_reorder(
 
 /// Runs `s` for `secs` and returns the ledger with every event's ground truth.
 fn audited(s: Scenario, secs: f64) -> Ledger {
-    let (ledger, _) = support::run_audited(s, secs);
+    let (ledger, _) = crate::support::run_audited(s, secs);
     ledger
 }
 

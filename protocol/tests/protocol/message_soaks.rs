@@ -2,10 +2,8 @@
 //! message strategy takes every message the workload produces and delivers it once, intact, with
 //! no false ack, through heavy jitter and through a 700 s one-way outage.
 
-mod support;
-
+use crate::support::*;
 use ackscope_protocol::*;
-use support::*;
 
 /// Reliable messages per second from each side: above what dnm with the book's rule carries on
 /// this link (about 350), below what the others carry.

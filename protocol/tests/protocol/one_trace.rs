@@ -7,12 +7,10 @@
 //! different fate under bursts. Now each decision is keyed by (seed, direction, send time):
 //! bursts (on a 1 ms grid), random loss, jitter and duplicates.
 
-mod support;
-
 use std::collections::BTreeMap;
 
+use crate::support::{run, Ledger};
 use ackscope_protocol::*;
-use support::{run, Ledger};
 
 const SECONDS: f64 = 120.0;
 

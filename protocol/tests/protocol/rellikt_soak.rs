@@ -1,10 +1,8 @@
 //! rellikt's scheme against link ground truth: no false acks, "not acked within 1 s = lost"
 //! exactly once per send, foreign packets refused, and the seed's RTT low-pass filter.
 
-mod support;
-
+use crate::support::*;
 use ackscope_protocol::*;
-use support::*;
 
 const LIMIT_MS: f64 = 1000.0 + 17.0;
 

@@ -1,12 +1,10 @@
 //! Newest-state replication (MGP 7.6) against plain unreliable snapshots and reliable resend of
 //! every snapshot: staleness at the receiver and what each costs in sends.
 //!
-//! Figures: `cargo test -p ackscope-protocol --release --test snapshots_staleness -- --nocapture`.
+//! Figures: `cargo test -p ackscope-protocol --release --test protocol snapshots_staleness:: -- --nocapture`.
 
-mod support;
-
+use crate::support::*;
 use ackscope_protocol::*;
-use support::*;
 
 fn run(strategy: Strategy, seed: u64, hz: f64, mode: SnapshotMode) -> (SnapshotSummary, Vec<Event>) {
     let mut s = scenario(strategy, seed, 20.0);

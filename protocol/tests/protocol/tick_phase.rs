@@ -9,10 +9,8 @@
 //! whether the ack makes the resend tick is a matter of degree, not a cliff: the figures change
 //! smoothly with latency.
 
-mod support;
-
+use crate::support::run_drained;
 use ackscope_protocol::*;
-use support::run_drained;
 
 const SEEDS: [u64; 3] = [1, 2, 3];
 const SECONDS: f64 = 120.0;

@@ -4,11 +4,9 @@
 //! each actor's channel; a 700 s one-way outage makes UE4 close the connection, and the summary
 //! says why, when and what it abandoned.
 
-mod support;
-
+use crate::support::*;
 use ackscope_protocol::strategies::ue4::{RELIABLE_OVERFLOW_REASON, TIMEOUT_REASON};
 use ackscope_protocol::*;
-use support::*;
 
 fn soak_scenario(seed: u64, actors: u32) -> Scenario {
     let mut s = ue4_scenario(seed);

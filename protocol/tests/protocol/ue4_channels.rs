@@ -3,15 +3,13 @@
 //! and reopened on demand — so head-of-line blocking stays within one actor. Also the 4.25
 //! bunch header, bit for bit.
 
-mod support;
-
 use std::sync::{Arc, Mutex};
 
+use crate::support::*;
 use ackscope_protocol::strategies::ue4::bunch::{decode_packet, Bunch, ChName, CloseReason};
 use ackscope_protocol::wire::bits::{BitReader, BitWriter};
 use ackscope_protocol::workload::Senders;
 use ackscope_protocol::*;
-use support::*;
 
 /// (bunch, `MaxPacket`, expected header bits), each worked out by hand from the 4.25 layout:
 /// one open-or-close bit, then bOpen and bClose if it is set, then the close reason

@@ -2,11 +2,9 @@
 //! otherwise only after `KeepAliveTime` of silence; and never with more than half the 14-bit
 //! sequence space unacknowledged.
 
-mod support;
-
+use crate::support::*;
 use ackscope_protocol::workload::Senders;
 use ackscope_protocol::*;
-use support::*;
 
 fn sent_times(events: &[Event], side: Side) -> Vec<SimTime> {
     events

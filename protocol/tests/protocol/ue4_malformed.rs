@@ -1,12 +1,10 @@
 //! Malformed packets (bad headers, bad bunches, trailing bytes, random bytes) are rejected and
 //! counted as `Malformed` events, never a panic, and leave the connection state untouched.
 
-mod support;
-
+use crate::support::*;
 use ackscope_protocol::strategies::ue4::bunch::decode_packet;
 use ackscope_protocol::*;
 use proptest::prelude::*;
-use support::*;
 
 /// Packets A sends at its first ticks, with reliable, unreliable and partial bunches.
 fn sample_packets() -> Vec<Vec<u8>> {

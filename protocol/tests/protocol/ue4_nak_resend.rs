@@ -1,12 +1,10 @@
 //! Resends are driven by Naks only: the reliable bunches of a lost packet go out again in the
 //! first flush after its Nak arrives, never before, and nothing is resent on a timer.
 
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::support::*;
 use ackscope_protocol::*;
-use support::*;
 
 fn clean(latency_ms: f64) -> LinkConfig {
     LinkConfig { latency_ms, loss_percent: 0.0, ..Default::default() }

@@ -1,11 +1,9 @@
 //! Packet notify: each packet a side sends is reported delivered or lost exactly once, in send
 //! order, and never "delivered" when the link lost it.
 
-mod support;
-
+use crate::support::*;
 use ackscope_protocol::strategies::ue4::bunch::decode_packet;
 use ackscope_protocol::*;
-use support::*;
 
 /// Checks that `side`'s notify reports are exactly its sent sequences in order, and returns
 /// (reported, acked, nakked).

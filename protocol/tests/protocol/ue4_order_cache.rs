@@ -2,11 +2,9 @@
 //! that arrives after the tick flushed the cache (or with the cache off) is dropped and counted,
 //! and its sequence is reported lost to the sender.
 
-mod support;
-
+use crate::support::*;
 use ackscope_protocol::strategies::ue4::Ue4Peer;
 use ackscope_protocol::*;
-use support::*;
 
 /// Ten packets from A, each carrying a snapshot.
 fn packets(s: &Scenario) -> Vec<Vec<u8>> {

@@ -1,12 +1,10 @@
 //! More than RELIABLE_BUFFER unacked reliable bunches close the connection with UE4's reason,
 //! as events, without a panic; the remote learns why from the control channel.
 
-mod support;
-
+use crate::support::*;
 use ackscope_protocol::strategies::ue4::{RELIABLE_BUFFER, RELIABLE_OVERFLOW_REASON};
 use ackscope_protocol::workload::Senders;
 use ackscope_protocol::*;
-use support::*;
 
 fn closes(events: &[Event]) -> Vec<(SimTime, Side, String)> {
     events

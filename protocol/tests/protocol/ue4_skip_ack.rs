@@ -2,15 +2,13 @@
 //! arrived, so the sender resends every reliable bunch it carried; the receiver drops those
 //! copies by `ChSequence` and delivers each message once.
 
-mod support;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
+use crate::support::*;
 use ackscope_protocol::strategies::ue4::bunch::{decode_packet, encode_packet};
 use ackscope_protocol::strategies::ue4::SNAPSHOT_CHANNEL;
 use ackscope_protocol::*;
-use support::*;
 
 fn clean_scenario(seed: u64) -> Scenario {
     let mut s = ue4_scenario(seed);

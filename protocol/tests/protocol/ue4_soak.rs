@@ -1,10 +1,8 @@
 //! Soak: every reliable message arrives exactly once, in order and intact under loss, burst
 //! loss, duplicates, reordering and jitter, across the 14-bit packet sequence wrap.
 
-mod support;
-
+use crate::support::*;
 use ackscope_protocol::*;
-use support::*;
 
 /// Impairments for `secs`, then a clean link long enough for Nak-driven resends to finish.
 /// Returns the ledger, totals and the instant the impairments ended (everything queued before

@@ -1,14 +1,12 @@
 //! The bandwidth throttle: unreliable traffic waits or is dropped while `QueuedBits` is in debt,
 //! reliable traffic is never held back, and `CurrentNetSpeed` can change live.
 
-mod support;
-
 use std::sync::{Arc, Mutex};
 
+use crate::support::*;
 use ackscope_protocol::strategies::ue4::Ue4Peer;
 use ackscope_protocol::workload::Senders;
 use ackscope_protocol::*;
-use support::*;
 
 /// A UE4 peer whose net speed a test can turn while it runs.
 struct Knob {
