@@ -154,11 +154,47 @@ pub struct StatsSample {
     pub acked_kbps: f32,
 }
 
-/// A timestamped event.
+/// A client (connection) of a run, numbered from 1, as `--set client.K...` names it.
+///
+/// A run is one server and N clients; every event names the client whose connection it belongs
+/// to, as quinn-proto's events name their `ConnectionHandle`. A run with one client (every run
+/// made before clients existed, every two-endpoint run) has only client 1. [`RUN_WIDE`] marks
+/// the events of no single client (a parameter change for every client).
+pub type ClientId = u32;
+
+/// The one client of a single-connection run (and of every recording made before clients).
+pub const FIRST_CLIENT: ClientId = 1;
+
+/// The client id of events that belong to the whole run rather than one connection.
+pub const RUN_WIDE: ClientId = 0;
+
+/// A timestamped event of one client's connection.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     pub time: SimTime,
+    /// Whose connection: see [`ClientId`].
+    #[serde(default = "first_client")]
+    pub client: ClientId,
     pub kind: EventKind,
+}
+
+fn first_client() -> ClientId {
+    FIRST_CLIENT
+}
+
+impl Event {
+    /// An event of client 1 (endpoints make their events so; a run of several clients names
+    /// the client as it collects them, see [`Event::for_client`]).
+    #[inline]
+    pub fn new(time: SimTime, kind: EventKind) -> Self {
+        Self { time, client: FIRST_CLIENT, kind }
+    }
+
+    /// An event of `client`.
+    #[inline]
+    pub fn for_client(time: SimTime, client: ClientId, kind: EventKind) -> Self {
+        Self { time, client, kind }
+    }
 }
 
 /// Everything that can happen.

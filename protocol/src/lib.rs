@@ -39,8 +39,8 @@ pub use driver::{
     TickTiming, Ticker, Transmit, MAX_PACKETS_PER_TICK,
 };
 pub use event::{
-    Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, SliceIgnoreReason,
-    StatsSample, Ue4ChannelKind,
+    ClientId, Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime,
+    SliceIgnoreReason, StatsSample, Ue4ChannelKind, FIRST_CLIENT, RUN_WIDE,
 };
 pub use link::{
     BurstLoss, JitterDistribution, Link, LinkConfig, LinkPatch, LinkStep, StepDirection, IP_UDP_OVERHEAD_BYTES,

@@ -51,8 +51,7 @@ impl AppState {
         for step in &mut scenario.script {
             step.at = SimTime(step.at.0 - at.0);
         }
-        let marker =
-            Event { time: at, kind: EventKind::ParamChanged { name: "transport".into(), value: to.name().into() } };
+        let marker = Event::new(at, EventKind::ParamChanged { name: "transport".into(), value: to.name().into() });
         let action = Step::new(at, Action::Transport(to));
         self.ingest([Batch { lane: 0, events: vec![marker], actions: vec![action], error: None }]);
         let wake = self.wake.clone();

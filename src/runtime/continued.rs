@@ -79,22 +79,17 @@ mod tests {
     #[test]
     fn times_and_send_ids_move_and_nothing_else() {
         let at = SimTime(12_345_678);
-        let mut sent =
-            Event { time: SimTime(10), kind: EventKind::PacketSent { side: Side::B, seq: 7, bytes: 40, uid: 5 } };
+        let mut sent = Event::new(SimTime(10), EventKind::PacketSent { side: Side::B, seq: 7, bytes: 40, uid: 5 });
         shift_event(&mut sent, at, 1000);
         assert_eq!(
             sent,
-            Event {
-                time: SimTime(12_345_688),
-                kind: EventKind::PacketSent { side: Side::B, seq: 7, bytes: 40, uid: 1005 }
-            }
+            Event::new(SimTime(12_345_688), EventKind::PacketSent { side: Side::B, seq: 7, bytes: 40, uid: 1005 })
         );
-        let mut link =
-            Event { time: SimTime(0), kind: EventKind::LinkDelivered { dir: Dir::AtoB, uid: 0, delay_us: 9 } };
+        let mut link = Event::new(SimTime(0), EventKind::LinkDelivered { dir: Dir::AtoB, uid: 0, delay_us: 9 });
         shift_event(&mut link, at, 1000);
         assert!(matches!(link.kind, EventKind::LinkDelivered { uid: 1000, .. }));
         assert_eq!(link.time, at);
-        let mut acked = Event { time: SimTime(3), kind: EventKind::PacketAcked { side: Side::A, seq: 2 } };
+        let mut acked = Event::new(SimTime(3), EventKind::PacketAcked { side: Side::A, seq: 2 });
         shift_event(&mut acked, at, 1000);
         assert_eq!(acked.kind, EventKind::PacketAcked { side: Side::A, seq: 2 });
         let c = Continued { inner: Box::new(Idle), at, first_uid: 0 };

@@ -132,7 +132,7 @@ mod tests {
     use ackscope_protocol::EventKind;
 
     fn ev(t: u64, kind: EventKind) -> Event {
-        Event { time: SimTime(t), kind }
+        Event::new(SimTime(t), kind)
     }
 
     #[test]

@@ -76,7 +76,7 @@ impl<'de> Visitor<'de> for EventsVisitor {
                 .checked_add(dt)
                 .filter(|t| *t >= 0)
                 .ok_or_else(|| serde::de::Error::custom(format!("event {} has a time before the start", out.len())))?;
-            out.push(Event { time: SimTime(t as u64), kind });
+            out.push(Event::new(SimTime(t as u64), kind));
         }
         Ok(out)
     }

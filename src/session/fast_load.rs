@@ -152,7 +152,7 @@ fn parse_block(block: &str) -> Option<Block> {
         let (dt, kind) = parse_line(line)?;
         t = t.checked_add(dt)?;
         min_us = min_us.min(t);
-        events.push(Event { time: SimTime(t as u64), kind });
+        events.push(Event::new(SimTime(t as u64), kind));
     }
     Some(Block { events, sum_us: t, min_us })
 }
@@ -216,13 +216,12 @@ mod tests {
             let t = session.events.last().map_or(SimTime(0), |e| e.time);
             for (name, value) in [("a\"b\\c\nd", "ü \t x"), ("plain", "")] {
                 let kind = EventKind::ParamChanged { name: name.into(), value: value.into() };
-                session.events.push(Event { time: t, kind });
+                session.events.push(Event::new(t, kind));
             }
             let reason = "Outgoing \"reliable\" buffer overflow".to_string();
-            session.events.push(Event {
-                time: SimTime(u64::MAX / 4),
-                kind: EventKind::ConnectionClosed { side: Side::B, reason },
-            });
+            session
+                .events
+                .push(Event::new(SimTime(u64::MAX / 4), EventKind::ConnectionClosed { side: Side::B, reason }));
             let text = to_text(&session).unwrap();
             let fast = parse(&text, "test", None).expect("fast path taken").unwrap();
             assert!(fast.events.len() > 2_000, "{strategy:?}: {} events", fast.events.len());

@@ -242,7 +242,7 @@ pub fn read_range(path: &Path, from: SimTime, until: SimTime) -> Result<Vec<Even
             break;
         }
         if time >= from {
-            out.push(Event { time, kind });
+            out.push(Event::new(time, kind));
         }
     }
     Ok(out)

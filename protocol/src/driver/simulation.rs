@@ -228,7 +228,7 @@ impl Simulation {
     /// Records a live parameter change (already applied) as a `ParamChanged` event at `now`.
     pub fn record_param_change(&mut self, name: &str, value: &str) {
         let kind = EventKind::ParamChanged { name: name.to_string(), value: value.to_string() };
-        self.events.push(Event { time: self.now, kind });
+        self.events.push(Event::new(self.now, kind));
     }
 
     /// Applies `action` now, after everything due at this instant ran (a live or recorded

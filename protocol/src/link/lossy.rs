@@ -211,11 +211,11 @@ impl Link {
         let wire_bytes = bytes.len() as u32 + IP_UDP_OVERHEAD_BYTES;
         let (dir, records) = (self.dir, self.records);
         if records {
-            events.push(Event { time: now, kind: EventKind::LinkSent { dir, uid, bytes: bytes.len() as u32 } });
+            events.push(Event::new(now, EventKind::LinkSent { dir, uid, bytes: bytes.len() as u32 }));
         }
         let drop = |events: &mut Vec<Event>, reason| {
             if records {
-                events.push(Event { time: now, kind: EventKind::LinkDropped { dir, uid, reason } });
+                events.push(Event::new(now, EventKind::LinkDropped { dir, uid, reason }));
             }
         };
 
@@ -272,7 +272,7 @@ impl Link {
         self.queue.push(at, InFlight { uid, sent_at: now, bytes });
         if let Some(copy) = copy {
             if records {
-                events.push(Event { time: now, kind: EventKind::LinkDuplicated { dir, uid } });
+                events.push(Event::new(now, EventKind::LinkDuplicated { dir, uid }));
             }
             self.queue.push(dup_at, InFlight { uid, sent_at: now, bytes: copy });
         }
@@ -298,7 +298,7 @@ impl Link {
         let (at, p) = self.queue.pop_due(now)?;
         if self.records {
             let delay_us = at.saturating_since(p.sent_at).0.min(u32::MAX as u64) as u32;
-            events.push(Event { time: at, kind: EventKind::LinkDelivered { dir: self.dir, uid: p.uid, delay_us } });
+            events.push(Event::new(at, EventKind::LinkDelivered { dir: self.dir, uid: p.uid, delay_us }));
         }
         Some((p.uid, p.bytes))
     }

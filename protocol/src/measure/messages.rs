@@ -341,7 +341,7 @@ mod tests {
     use crate::event::SendKind;
 
     fn ev(ms: u64, kind: EventKind) -> Event {
-        Event { time: SimTime(ms * 1000), kind }
+        Event::new(SimTime(ms * 1000), kind)
     }
 
     #[test]

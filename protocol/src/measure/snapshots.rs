@@ -131,7 +131,7 @@ mod tests {
 
     #[test]
     fn staleness_is_the_age_of_the_newest_held_snapshot_on_a_time_grid() {
-        let ev = |ms: u64, kind| Event { time: SimTime(ms * 1000), kind };
+        let ev = |ms: u64, kind| Event::new(SimTime(ms * 1000), kind);
         let log = vec![
             ev(0, EventKind::MessageQueued { side: Side::A, msg: 0, bytes: 8, reliable: false }),
             ev(0, EventKind::MessageQueued { side: Side::A, msg: 1, bytes: 8, reliable: true }),

@@ -56,7 +56,7 @@ impl TickBudget {
                 available_bytes: self.tick_available as f32,
                 spent_bytes: self.tick_spent as f32,
             };
-            events.push(Event { time: now, kind });
+            events.push(Event::new(now, kind));
         }
     }
 }

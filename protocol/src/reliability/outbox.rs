@@ -132,12 +132,11 @@ impl Outbox {
     pub fn push(&mut self, now: SimTime, m: MessageRequest, events: &mut Vec<Event>) {
         let side = self.side;
         let bytes = m.payload.len() as u32;
-        events
-            .push(Event { time: now, kind: EventKind::MessageQueued { side, msg: m.id, bytes, reliable: m.reliable } });
+        events.push(Event::new(now, EventKind::MessageQueued { side, msg: m.id, bytes, reliable: m.reliable }));
         let snapshot = !m.reliable;
         let keep = m.reliable || self.config.snapshot_mode == SnapshotMode::Reliable;
         let refuse = |reason, events: &mut Vec<Event>| {
-            events.push(Event { time: now, kind: EventKind::MessageRefused { side, msg: m.id, reason } });
+            events.push(Event::new(now, EventKind::MessageRefused { side, msg: m.id, reason }));
         };
         if bytes > self.config.max_message_bytes.min(MAX_MESSAGE_BYTES) {
             return refuse(RefuseReason::TooLarge, events);
@@ -210,7 +209,7 @@ impl Outbox {
                 self.store.remove(&q.id);
             }
             let kind = EventKind::MessageSent { side: self.side, msg: q.id, seq: seq as u32, kind: q.kind };
-            events.push(Event { time: now, kind });
+            events.push(Event::new(now, kind));
         }
         // In newest mode only the newest snapshot's state is worth keeping for a resend.
         if self.config.snapshot_mode == SnapshotMode::Newest {
@@ -237,8 +236,7 @@ impl Outbox {
                     self.reliable_waiting -= 1;
                 }
             }
-            events
-                .push(Event { time: now, kind: EventKind::MessageAcked { side: self.side, msg: id, seq: seq as u32 } });
+            events.push(Event::new(now, EventKind::MessageAcked { side: self.side, msg: id, seq: seq as u32 }));
         }
     }
 
@@ -285,7 +283,7 @@ impl Inbox {
     pub fn deliver(&mut self, now: SimTime, ids: &[u64], events: &mut Vec<Event>) {
         for &id in ids {
             if self.delivered.insert(id) {
-                events.push(Event { time: now, kind: EventKind::MessageDelivered { side: self.side, msg: id } });
+                events.push(Event::new(now, EventKind::MessageDelivered { side: self.side, msg: id }));
             }
         }
     }

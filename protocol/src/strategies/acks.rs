@@ -47,8 +47,8 @@ impl AckPeer {
 /// Emits the events for newly acked packets.
 fn push_acked(side: Side, now: SimTime, acked: &mut Vec<Acked>, events: &mut Vec<Event>) {
     for a in acked.drain(..) {
-        events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq: a.sequence as u32 } });
-        events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: a.rtt_ms as f32 } });
+        events.push(Event::new(now, EventKind::PacketAcked { side, seq: a.sequence as u32 }));
+        events.push(Event::new(now, EventKind::RttSample { side, rtt_ms: a.rtt_ms as f32 }));
     }
 }
 
@@ -76,14 +76,14 @@ impl Peer for AckPeer {
         let side = self.side;
         match self.ack.read_header(now, packet) {
             Err(e) => {
-                events.push(Event { time: now, kind: EventKind::Malformed { side, reason: e.reason() } });
+                events.push(Event::new(now, EventKind::Malformed { side, reason: e.reason() }));
             }
             Ok((_, _, HeaderVerdict::Stale)) => self.ack.drop_stale(),
             Ok((h, _, _)) => {
-                events.push(Event {
-                    time: now,
-                    kind: EventKind::PacketReceived { side, seq: h.sequence as u32, bytes: packet.len() as u32 },
-                });
+                events.push(Event::new(
+                    now,
+                    EventKind::PacketReceived { side, seq: h.sequence as u32, bytes: packet.len() as u32 },
+                ));
                 self.ack.accept_packet(now, &h, packet.len(), &mut self.acked);
                 push_acked(side, now, &mut self.acked, events);
                 if self.stats_per_packet {

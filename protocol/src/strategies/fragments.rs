@@ -210,10 +210,10 @@ impl FragmentSender {
         let n = self.config.slices_for(data.len());
         let id = self.next_block;
         self.next_block += 1;
-        events.push(Event {
-            time: now,
-            kind: EventKind::ChunkStarted { side: self.side, chunk: id, bytes: data.len() as u32, slices: n as u32 },
-        });
+        events.push(Event::new(
+            now,
+            EventKind::ChunkStarted { side: self.side, chunk: id, bytes: data.len() as u32, slices: n as u32 },
+        ));
         let seq = self.next_seq;
         self.next_seq = seq.wrapping_add(1);
         self.current = Some(Block {
@@ -281,24 +281,22 @@ impl FragmentSender {
         out.extend_from_slice(&b.data[start..end]);
         self.budget.spend(cost);
         b.next_fragment += 1;
-        events.push(Event {
-            time: now,
-            kind: EventKind::SliceSent { side, chunk: b.id, slice: i as u32, resend: b.attempt > 0 },
-        });
+        events
+            .push(Event::new(now, EventKind::SliceSent { side, chunk: b.id, slice: i as u32, resend: b.attempt > 0 }));
         if b.next_fragment == b.num_fragments {
             b.finished.push((b.seq, now));
             self.unjudged.push_back((now, b.seq, false));
             self.fragments_per_attempt = b.num_fragments;
-            events.push(Event {
-                time: now,
-                kind: EventKind::FragmentBlockSent {
+            events.push(Event::new(
+                now,
+                EventKind::FragmentBlockSent {
                     side,
                     chunk: b.id,
                     attempt: b.attempt,
                     seq: b.seq as u32,
                     fragments: b.num_fragments as u32,
                 },
-            });
+            ));
         }
         Some(b.seq)
     }
@@ -313,12 +311,12 @@ impl FragmentSender {
         }
         let ms = now.saturating_since(done).as_millis_f64();
         self.rtt_ms = Some(self.rtt_ms.map_or(ms, |r| r + (ms - r) * 0.1));
-        events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: ms as f32 } });
+        events.push(Event::new(now, EventKind::RttSample { side, rtt_ms: ms as f32 }));
         let elapsed_us = now.saturating_since(b.started).0;
-        events.push(Event {
-            time: now,
-            kind: EventKind::ChunkCompleted { side, chunk: b.id, bytes: b.data.len() as u32, elapsed_us },
-        });
+        events.push(Event::new(
+            now,
+            EventKind::ChunkCompleted { side, chunk: b.id, bytes: b.data.len() as u32, elapsed_us },
+        ));
         self.current = None;
     }
 }
@@ -419,7 +417,7 @@ impl FragmentReceiver {
         }
         self.completed.push_back(seq);
         self.ack_pending = Some(seq);
-        events.push(Event { time: now, kind: EventKind::FragmentReassembled { side: self.side, seq: seq as u32 } });
+        events.push(Event::new(now, EventKind::FragmentReassembled { side: self.side, seq: seq as u32 }));
         let mut data = e.data;
         data.truncate(e.len);
         Some((data, now.saturating_since(e.first_at).0))
@@ -500,20 +498,20 @@ impl Peer for FragmentPeer {
         let side = self.side;
         match decode_fragment_packet(packet, &self.config) {
             Err(e) => {
-                events.push(Event { time: now, kind: EventKind::Malformed { side, reason: malformed_reason(&e) } });
+                events.push(Event::new(now, EventKind::Malformed { side, reason: malformed_reason(&e) }));
             }
             Ok(FragmentPacket::BlockAck { seq }) => {
-                events.push(Event {
-                    time: now,
-                    kind: EventKind::PacketReceived { side, seq: seq as u32, bytes: packet.len() as u32 },
-                });
+                events.push(Event::new(
+                    now,
+                    EventKind::PacketReceived { side, seq: seq as u32, bytes: packet.len() as u32 },
+                ));
                 self.sender.process_ack(now, seq, events);
             }
             Ok(FragmentPacket::Fragment { seq, id, count, data }) => {
-                events.push(Event {
-                    time: now,
-                    kind: EventKind::PacketReceived { side, seq: seq as u32, bytes: packet.len() as u32 },
-                });
+                events.push(Event::new(
+                    now,
+                    EventKind::PacketReceived { side, seq: seq as u32, bytes: packet.len() as u32 },
+                ));
                 if let Some((block, elapsed_us)) = self.receiver.process_fragment(now, seq, id, count, &data, events) {
                     let payload_id = check_payload(side.other(), &block);
                     // A later attempt of a block already delivered is a duplicate, not a new block.
@@ -523,16 +521,16 @@ impl Peer for FragmentPeer {
                     if let Some(p) = payload_id {
                         self.next_delivery_id = p + 1;
                     }
-                    events.push(Event {
-                        time: now,
-                        kind: EventKind::ChunkDelivered {
+                    events.push(Event::new(
+                        now,
+                        EventKind::ChunkDelivered {
                             side,
                             chunk: payload_id.unwrap_or(u64::MAX) as u32,
                             bytes: block.len() as u32,
                             elapsed_us,
                             payload_id,
                         },
-                    });
+                    ));
                 }
             }
         }

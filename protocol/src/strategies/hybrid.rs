@@ -248,7 +248,7 @@ impl HybridPolicy {
             }
             self.counters.naks += 1;
             if reports {
-                events.push(Event { time: now, kind: EventKind::PacketNakked { side, seq: seq as u32 } });
+                events.push(Event::new(now, EventKind::PacketNakked { side, seq: seq as u32 }));
             }
             let Some((sent_at, ids)) = channel.packet_messages(seq) else { continue };
             for &id in ids {

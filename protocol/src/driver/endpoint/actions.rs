@@ -86,7 +86,7 @@ impl EndpointDriver {
                 let changed = self.reconfigure(now, s);
                 if self.records {
                     let kind = EventKind::ParamChanged { name: name.trim().to_string(), value: value.clone() };
-                    events.push(Event { time: now, kind });
+                    events.push(Event::new(now, kind));
                 }
                 if changed {
                     LinkUpdate::Config
@@ -110,7 +110,7 @@ impl EndpointDriver {
                 };
                 for (field, v) in set.apply(self.scenario.link.get_mut(dir)) {
                     let name = format!("link.{d}.{field}");
-                    events.push(Event { time: now, kind: EventKind::ParamChanged { name, value: v.to_string() } });
+                    events.push(Event::new(now, EventKind::ParamChanged { name, value: v.to_string() }));
                 }
                 LinkUpdate::Config
             }
@@ -166,7 +166,7 @@ impl EndpointDriver {
         self.next_stats = now;
         self.sync_due();
         if self.records {
-            events.push(Event { time: now, kind: EventKind::ParamChanged { name: name.into(), value: value.into() } });
+            events.push(Event::new(now, EventKind::ParamChanged { name: name.into(), value: value.into() }));
         }
         LinkUpdate::Rebuild
     }

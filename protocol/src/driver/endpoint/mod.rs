@@ -471,7 +471,7 @@ impl EndpointDriver {
                 break;
             };
             let uid = self.ids.next();
-            events.push(Event { time: now, kind: EventKind::PacketSent { side, seq, bytes: out.len() as u32, uid } });
+            events.push(Event::new(now, EventKind::PacketSent { side, seq, bytes: out.len() as u32, uid }));
             outbound.transmit(Transmit { uid, sent_at: now, bytes: out }, events);
         }
         self.observe_rtt(events, start);
@@ -490,7 +490,7 @@ impl EndpointDriver {
         self.observe_rtt(events, start);
         if self.records_stats {
             let stats = self.peer.stats();
-            events.push(Event { time: now, kind: EventKind::Stats { side: self.side, stats } });
+            events.push(Event::new(now, EventKind::Stats { side: self.side, stats }));
         }
         let iv = (self.scenario.stats_interval_ms.max(1.0) * 1000.0) as u64;
         self.next_stats = now.plus_micros(iv);
@@ -509,7 +509,7 @@ impl EndpointDriver {
         let rate = self.flow.update(now, self.flow.rtt_ms());
         if self.flow.changed() {
             let (good, penalty_ms) = (self.flow.is_good(), self.flow.penalty_ms() as f32);
-            events.push(Event { time: now, kind: EventKind::FlowMode { side: self.side, good, penalty_ms } });
+            events.push(Event::new(now, EventKind::FlowMode { side: self.side, good, penalty_ms }));
         }
         if rate != self.ticker.pps {
             self.restart_ticks(now, rate, true);

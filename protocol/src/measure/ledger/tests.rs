@@ -1,7 +1,7 @@
 use super::*;
 
 fn ev(t: u64, kind: EventKind) -> Event {
-    Event { time: SimTime(t), kind }
+    Event::new(SimTime(t), kind)
 }
 
 fn sent(t: u64, side: Side, seq: u32, uid: u64) -> [Event; 2] {

@@ -148,17 +148,17 @@ impl Peer for ChunkPeer {
             Ok(p) => p,
             Err(e) => {
                 self.malformed += 1;
-                events.push(Event { time: now, kind: EventKind::Malformed { side, reason: malformed_reason(&e) } });
+                events.push(Event::new(now, EventKind::Malformed { side, reason: malformed_reason(&e) }));
                 return;
             }
         };
         self.received_bw.add_packet(packet.len());
         match decoded {
             ChunkPacket::Slice(s) => {
-                events.push(Event {
-                    time: now,
-                    kind: EventKind::PacketReceived { side, seq: s.seq as u32, bytes: packet.len() as u32 },
-                });
+                events.push(Event::new(
+                    now,
+                    EventKind::PacketReceived { side, seq: s.seq as u32, bytes: packet.len() as u32 },
+                ));
                 self.receiver.process_slice(now, &s, events);
                 if let Some((chunk, data, elapsed_us)) = self.receiver.read(now) {
                     let payload_id = check_payload(side.other(), &data);
@@ -167,23 +167,23 @@ impl Peer for ChunkPeer {
                     } else {
                         self.corrupt += 1;
                     }
-                    events.push(Event {
-                        time: now,
-                        kind: EventKind::ChunkDelivered {
+                    events.push(Event::new(
+                        now,
+                        EventKind::ChunkDelivered {
                             side,
                             chunk: chunk as u32,
                             bytes: data.len() as u32,
                             elapsed_us,
                             payload_id,
                         },
-                    });
+                    ));
                 }
             }
             ChunkPacket::Ack(a) => {
-                events.push(Event {
-                    time: now,
-                    kind: EventKind::PacketReceived { side, seq: a.seq as u32, bytes: packet.len() as u32 },
-                });
+                events.push(Event::new(
+                    now,
+                    EventKind::PacketReceived { side, seq: a.seq as u32, bytes: packet.len() as u32 },
+                ));
                 self.sender.process_ack(now, &a, events);
             }
         }

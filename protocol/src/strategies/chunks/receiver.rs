@@ -170,10 +170,10 @@ impl ChunkReceiver {
         self.received[i] = true;
         self.num_received += 1;
         self.counters.slices_stored += 1;
-        events.push(Event {
-            time: now,
-            kind: EventKind::SliceReceived { side: self.side, chunk: self.chunk_id as u32, slice: p.slice_id },
-        });
+        events.push(Event::new(
+            now,
+            EventKind::SliceReceived { side: self.side, chunk: self.chunk_id as u32, slice: p.slice_id },
+        ));
         if self.num_received == self.num_slices {
             self.receiving = false;
             self.ready = true;
@@ -182,10 +182,10 @@ impl ChunkReceiver {
     }
 
     fn ignored(&self, now: SimTime, p: &SlicePacket, reason: SliceIgnoreReason, events: &mut Vec<Event>) {
-        events.push(Event {
-            time: now,
-            kind: EventKind::SliceIgnored { side: self.side, chunk: p.chunk_id as u32, slice: p.slice_id, reason },
-        });
+        events.push(Event::new(
+            now,
+            EventKind::SliceIgnored { side: self.side, chunk: p.chunk_id as u32, slice: p.slice_id, reason },
+        ));
     }
 
     /// Takes the ready chunk: `(chunk id, data, microseconds since its first slice)`, and moves on

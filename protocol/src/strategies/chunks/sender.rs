@@ -209,15 +209,10 @@ impl ChunkSender {
         };
         let n = self.config.slices_for(data.len());
         let id = self.next_chunk_id;
-        events.push(Event {
-            time: now,
-            kind: EventKind::ChunkStarted {
-                side: self.side,
-                chunk: id as u32,
-                bytes: data.len() as u32,
-                slices: n as u32,
-            },
-        });
+        events.push(Event::new(
+            now,
+            EventKind::ChunkStarted { side: self.side, chunk: id as u32, bytes: data.len() as u32, slices: n as u32 },
+        ));
         self.counters.chunks_started += 1;
         self.current = Some(InFlight {
             id,
@@ -323,10 +318,7 @@ impl ChunkSender {
         self.counters.slices_resent += resend as u64;
         self.unjudged.push_back((now, c.id, i as u32));
         self.counters.bytes_sent += (out.len() - before) as u64;
-        events.push(Event {
-            time: now,
-            kind: EventKind::SliceSent { side, chunk: c.id as u32, slice: i as u32, resend },
-        });
+        events.push(Event::new(now, EventKind::SliceSent { side, chunk: c.id as u32, slice: i as u32, resend }));
         true
     }
 
@@ -350,7 +342,7 @@ impl ChunkSender {
             }
             c.acked[i] = true;
             c.num_acked += 1;
-            events.push(Event { time: now, kind: EventKind::SliceAcked { side, chunk: c.id as u32, slice: i as u32 } });
+            events.push(Event::new(now, EventKind::SliceAcked { side, chunk: c.id as u32, slice: i as u32 }));
             if let (1, Some(t)) = (c.send_count[i], c.last_sent[i]) {
                 let s = now.saturating_since(t).0;
                 sample_us = Some(sample_us.map_or(s, |m| m.min(s)));
@@ -359,14 +351,14 @@ impl ChunkSender {
         if let Some(us) = sample_us {
             let ms = us as f64 / 1000.0;
             self.rtt_ms = Some(self.rtt_ms.map_or(ms, |r| r + (ms - r) * RTT_SMOOTHING));
-            events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: ms as f32 } });
+            events.push(Event::new(now, EventKind::RttSample { side, rtt_ms: ms as f32 }));
         }
         if c.num_acked == c.num_slices {
             let elapsed_us = now.saturating_since(c.started).0;
-            events.push(Event {
-                time: now,
-                kind: EventKind::ChunkCompleted { side, chunk: c.id as u32, bytes: c.data.len() as u32, elapsed_us },
-            });
+            events.push(Event::new(
+                now,
+                EventKind::ChunkCompleted { side, chunk: c.id as u32, bytes: c.data.len() as u32, elapsed_us },
+            ));
             self.counters.chunks_completed += 1;
             self.next_chunk_id = c.id.wrapping_add(1);
             self.current = None;

@@ -254,7 +254,7 @@ impl<P: ResendPolicy> GlennPeer<P> {
     }
 
     fn refuse(&self, now: SimTime, msg: u64, reason: RefuseReason, events: &mut Vec<Event>) {
-        events.push(Event { time: now, kind: EventKind::MessageRefused { side: self.side, msg, reason } });
+        events.push(Event::new(now, EventKind::MessageRefused { side: self.side, msg, reason }));
     }
 
     /// Moves backlogged messages into the send queue while it has room, oldest first.
@@ -269,10 +269,7 @@ impl<P: ResendPolicy> GlennPeer<P> {
     fn queue(&mut self, now: SimTime, req: MessageRequest, events: &mut Vec<Event>) {
         let side = self.side;
         let bytes = req.payload.len() as u32;
-        events.push(Event {
-            time: now,
-            kind: EventKind::MessageQueued { side, msg: req.id, bytes, reliable: req.reliable },
-        });
+        events.push(Event::new(now, EventKind::MessageQueued { side, msg: req.id, bytes, reliable: req.reliable }));
         let Ok(mut message) = self.factory.wrap(req.reliable, req.payload) else {
             self.counters.refused_too_large += 1;
             return self.refuse(now, req.id, RefuseReason::TooLarge, events);
@@ -348,11 +345,11 @@ impl<P: ResendPolicy> GlennPeer<P> {
                 let n = message.payload.len().min(8);
                 id[..n].copy_from_slice(&message.payload[..n]);
                 let msg = u64::from_le_bytes(id);
-                events.push(Event { time: now, kind: EventKind::MessageCorrupted { side, msg } });
+                events.push(Event::new(now, EventKind::MessageCorrupted { side, msg }));
                 msg
             }
         };
-        events.push(Event { time: now, kind: EventKind::MessageDelivered { side, msg } });
+        events.push(Event::new(now, EventKind::MessageDelivered { side, msg }));
     }
 }
 
@@ -428,16 +425,13 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
         self.channel.on_packet_sent(now, h.sequence, &self.picks);
         self.policy.on_sent(now, h.sequence, &self.picks);
         for p in &self.picks {
-            events.push(Event {
-                time: now,
-                kind: EventKind::MessageSent { side, msg: p.workload_id, seq, kind: p.kind },
-            });
+            events.push(Event::new(now, EventKind::MessageSent { side, msg: p.workload_id, seq, kind: p.kind }));
         }
         // Popped one by one: a `drain` cost more to drop than the snapshots it took.
         for _ in 0..unreliable_n {
             let Some(q) = self.unreliable.pop_front() else { break };
             let msg = q.workload_id;
-            events.push(Event { time: now, kind: EventKind::MessageSent { side, msg, seq, kind: SendKind::First } });
+            events.push(Event::new(now, EventKind::MessageSent { side, msg, seq, kind: SendKind::First }));
             keep_payload(&mut self.spare, q.message.payload, SPARE_PAYLOADS);
         }
         self.ack.finish_packet(h.sequence, out.len());
@@ -449,7 +443,7 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
         let (h, n, verdict) = match self.ack.read_header(now, packet) {
             Err(e) => {
                 let reason = e.reason();
-                return events.push(Event { time: now, kind: EventKind::Malformed { side, reason } });
+                return events.push(Event::new(now, EventKind::Malformed { side, reason }));
             }
             Ok((_, _, HeaderVerdict::Stale)) => return self.ack.drop_stale(),
             Ok(x) => x,
@@ -461,7 +455,7 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
                 self.ack.reject_packet();
                 self.counters.malformed_payloads += 1;
                 let reason = MalformedReason::BadPayload;
-                return events.push(Event { time: now, kind: EventKind::Malformed { side, reason } });
+                return events.push(Event::new(now, EventKind::Malformed { side, reason }));
             }
         };
         for (id, _) in &self.decoded.reliable {
@@ -469,27 +463,27 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
                 self.ack.reject_packet();
                 self.counters.desyncs += 1;
                 let (message_id, expected) = (message_id as u32, expected as u32);
-                return events.push(Event { time: now, kind: EventKind::MessageDesync { side, message_id, expected } });
+                return events.push(Event::new(now, EventKind::MessageDesync { side, message_id, expected }));
             }
         }
         let bytes = packet.len() as u32;
         let reports = self.reports_packets;
         if reports {
-            events.push(Event { time: now, kind: EventKind::PacketReceived { side, seq: h.sequence as u32, bytes } });
+            events.push(Event::new(now, EventKind::PacketReceived { side, seq: h.sequence as u32, bytes }));
         }
         self.ack.accept_packet(now, &h, packet.len(), &mut self.acked);
         for a in &self.acked {
             let seq = a.sequence as u32;
             if reports {
-                events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq } });
+                events.push(Event::new(now, EventKind::PacketAcked { side, seq }));
             }
             if self.reports_rtt {
-                events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: a.rtt_ms as f32 } });
+                events.push(Event::new(now, EventKind::RttSample { side, rtt_ms: a.rtt_ms as f32 }));
             }
             self.channel.on_packet_acked(a.sequence, &mut self.acked_messages);
             for m in &self.acked_messages {
                 let msg = m.workload_id;
-                events.push(Event { time: now, kind: EventKind::MessageAcked { side, msg, seq } });
+                events.push(Event::new(now, EventKind::MessageAcked { side, msg, seq }));
             }
             self.acked_messages.clear();
         }

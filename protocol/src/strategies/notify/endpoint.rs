@@ -135,9 +135,9 @@ impl MessageEndpoint {
 
     pub fn delivered(&mut self, now: SimTime, seq: u16, rtt_ms: f64, events: &mut Vec<Event>) {
         let side = self.side;
-        events.push(Event { time: now, kind: EventKind::PacketAcked { side, seq: seq as u32 } });
+        events.push(Event::new(now, EventKind::PacketAcked { side, seq: seq as u32 }));
         if self.reports_rtt {
-            events.push(Event { time: now, kind: EventKind::RttSample { side, rtt_ms: rtt_ms as f32 } });
+            events.push(Event::new(now, EventKind::RttSample { side, rtt_ms: rtt_ms as f32 }));
         }
         self.rtt.add_sample(rtt_ms);
         self.loss.record(now, false);
@@ -162,7 +162,7 @@ impl MessageEndpoint {
     }
 
     pub fn failed(&mut self, now: SimTime, seq: u16, why: SendKind, events: &mut Vec<Event>) {
-        events.push(Event { time: now, kind: EventKind::PacketNakked { side: self.side, seq: seq as u32 } });
+        events.push(Event::new(now, EventKind::PacketNakked { side: self.side, seq: seq as u32 }));
         self.loss.record(now, true);
         self.sizes.remove(&seq);
         self.outbox.on_failed(seq, why);
@@ -182,7 +182,7 @@ impl MessageEndpoint {
     /// A packet accepted for processing: report it and deliver its messages.
     pub fn accepted(&mut self, now: SimTime, seq: u16, bytes: usize, ids: &[u64], events: &mut Vec<Event>) {
         let kind = EventKind::PacketReceived { side: self.side, seq: seq as u32, bytes: bytes as u32 };
-        events.push(Event { time: now, kind });
+        events.push(Event::new(now, kind));
         self.bw_received.add_packet(bytes);
         match self.newest_received {
             Some(newest) if !sequence_greater_than(seq, newest) => {}
@@ -201,7 +201,7 @@ impl MessageEndpoint {
 
     pub fn malformed(&mut self, now: SimTime, reason: MalformedReason, events: &mut Vec<Event>) {
         self.malformed += 1;
-        events.push(Event { time: now, kind: EventKind::Malformed { side: self.side, reason } });
+        events.push(Event::new(now, EventKind::Malformed { side: self.side, reason }));
     }
 
     pub fn update(&mut self, now: SimTime) {

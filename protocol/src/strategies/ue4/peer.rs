@@ -235,7 +235,7 @@ impl Ue4Peer {
     }
 
     fn push(&self, events: &mut Vec<Event>, now: SimTime, kind: EventKind) {
-        events.push(Event { time: now, kind });
+        events.push(Event::new(now, kind));
     }
 
     fn keepalive_due(&self, now: SimTime) -> bool {
