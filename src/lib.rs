@@ -8,6 +8,7 @@ pub mod app;
 pub mod cli;
 pub mod model;
 pub mod params;
+pub mod proxy;
 pub mod report;
 pub mod runtime;
 pub mod session;

@@ -17,6 +17,7 @@ mod packet_detail;
 mod panels;
 mod peer_cli;
 mod progressive_open;
+mod proxy;
 mod readme_outputs;
 mod registry_docs;
 mod replay;

@@ -1,0 +1,172 @@
+//! What a proxy run is given: addresses, the scenario whose link each client gets, expiry, limits,
+//! and which decoder reads the payloads.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ackscope_protocol::{LinkConfig, LinkPair, Scenario};
+use anyhow::{bail, Context, Result};
+
+use crate::app::live_log::LiveLimits;
+
+/// How long a client may send nothing before it expires, by default (see [`ProxyConfig::expire_after`]).
+///
+/// 30 s: game transports give up on a silent peer after 5-30 s (ENet's default peer timeout is
+/// 30 s at most, reliable.io-style games usually 10 s), so a client silent for longer has left;
+/// one that comes back after that is a new connection to the server too.
+pub const DEFAULT_EXPIRE_S: f64 = 30.0;
+
+/// Clients the proxy serves at once by default (one socket each towards the server).
+pub const DEFAULT_MAX_CLIENTS: usize = 10_000;
+
+/// The largest UDP payload over IPv4 or IPv6 without jumbograms: the receive buffer's size, so no
+/// datagram is ever cut short by the proxy.
+pub const MAX_DATAGRAM_BYTES: usize = 65_535;
+
+/// Which decoder reads the payloads (`--decode`).
+///
+/// Stored with the run and reported; the decoders themselves (protocol/src/decode) are wired in
+/// when they land. Until then every choice relays and records at packet level, as `none` does.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum DecodeChoice {
+    /// Probe the first packets of each client and pick (the default).
+    #[default]
+    Auto,
+    /// Every ackscope wire format (the strategies' own codecs).
+    Ackscope,
+    /// The reliable.io packet header and fragments.
+    Reliable,
+    Enet,
+    Kcp,
+    /// A declarative header description in a RON file.
+    Header(PathBuf),
+    /// Packet level only: sizes, rates, gaps, fates.
+    None,
+}
+
+impl DecodeChoice {
+    /// The values `--decode` takes, for errors and help.
+    pub const VALUES: &'static str = "auto, ackscope, reliable, enet, kcp, header:FILE.ron, none";
+
+    /// Parses `--decode`'s value; `header:FILE` must name a readable file.
+    pub fn parse(text: &str) -> Result<Self> {
+        let t = text.trim();
+        Ok(match t {
+            "auto" => Self::Auto,
+            "ackscope" => Self::Ackscope,
+            "reliable" => Self::Reliable,
+            "enet" => Self::Enet,
+            "kcp" => Self::Kcp,
+            "none" => Self::None,
+            _ => match t.strip_prefix("header:") {
+                Some(file) if !file.is_empty() => {
+                    let path = PathBuf::from(file);
+                    std::fs::metadata(&path)
+                        .with_context(|| format!("--decode header:{file}: cannot read the header description"))?;
+                    Self::Header(path)
+                }
+                _ => bail!("--decode: unknown decoder '{t}' (valid: {})", Self::VALUES),
+            },
+        })
+    }
+
+    /// The value as `--decode` spells it.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Auto => "auto".into(),
+            Self::Ackscope => "ackscope".into(),
+            Self::Reliable => "reliable".into(),
+            Self::Enet => "enet".into(),
+            Self::Kcp => "kcp".into(),
+            Self::Header(p) => format!("header:{}", p.display()),
+            Self::None => "none".into(),
+        }
+    }
+}
+
+/// Everything a proxy run needs.
+#[derive(Debug, Clone)]
+pub struct ProxyConfig {
+    /// Where game clients send (the address they think is the server).
+    pub listen: SocketAddr,
+    /// The real server.
+    pub forward: SocketAddr,
+    /// The local address of the sockets towards the server; `None`: any address of the server's
+    /// family, a port the OS chooses per client. A fixed port serves one client only (a second
+    /// cannot bind it and is refused): for a server that must be told where its client is, as
+    /// `ackscope peer --connect` must.
+    pub upstream_bind: Option<SocketAddr>,
+    /// The scenario whose link every client gets, one instance per client and direction, seeded
+    /// per client; its script runs on the proxy's clock (seconds since it started).
+    pub scenario: Scenario,
+    /// A client that sends nothing for this long expires: its socket towards the server closes,
+    /// what its links still hold is delivered, and its figures are kept in summary form only.
+    pub expire_after: Duration,
+    /// Clients served at once; datagrams of further new clients are dropped and counted.
+    pub max_clients: usize,
+    /// Whether every datagram's bytes go out with the events (the side table a bytes pane and a
+    /// pcapng export read).
+    pub keep_bytes: bool,
+    /// The decoder asked for (see [`DecodeChoice`]).
+    pub decode: DecodeChoice,
+    /// Socket buffer sizes asked of the kernel (it caps them at `net.core.rmem_max` / `wmem_max`).
+    pub listen_buffer_bytes: usize,
+    pub upstream_buffer_bytes: usize,
+    /// The memory caps the byte side table keeps to.
+    pub limits: LiveLimits,
+}
+
+impl ProxyConfig {
+    /// A proxy from `listen` to `forward` with the given scenario and the defaults for the rest.
+    pub fn new(listen: SocketAddr, forward: SocketAddr, scenario: Scenario) -> Self {
+        Self {
+            listen,
+            forward,
+            upstream_bind: None,
+            scenario,
+            expire_after: Duration::from_secs_f64(DEFAULT_EXPIRE_S),
+            max_clients: DEFAULT_MAX_CLIENTS,
+            keep_bytes: false,
+            decode: DecodeChoice::default(),
+            listen_buffer_bytes: 4 << 20,
+            upstream_buffer_bytes: 1 << 20,
+            limits: LiveLimits::default(),
+        }
+    }
+}
+
+/// A link that changes nothing a game would notice: no delay, loss, jitter or cap, and the largest
+/// MTU the parameter table allows (9000 bytes: a larger datagram is dropped and counted as MTU).
+pub fn transparent_link() -> LinkConfig {
+    LinkConfig { latency_ms: 0.0, loss_percent: 0.0, mtu_bytes: 9000, ..LinkConfig::default() }
+}
+
+/// The scenario a proxy runs without a scenario file: the default one with a transparent link in
+/// both directions, so the proxy impairs only what `--set link...` asks for.
+pub fn transparent_scenario() -> Scenario {
+    let link = transparent_link();
+    Scenario { link: LinkPair { a_to_b: link, b_to_a: link }, ..Scenario::default() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_values_parse_and_print_back() {
+        for v in ["auto", "ackscope", "reliable", "enet", "kcp", "none"] {
+            assert_eq!(DecodeChoice::parse(v).unwrap().name(), v);
+        }
+        let e = DecodeChoice::parse("quic").unwrap_err().to_string();
+        assert!(e.contains("unknown decoder 'quic'") && e.contains("header:FILE.ron"), "{e}");
+        let e = DecodeChoice::parse("header:/no/such/file.ron").unwrap_err();
+        assert!(format!("{e:#}").contains("/no/such/file.ron"), "{e:#}");
+        assert!(DecodeChoice::parse("header:").is_err());
+    }
+
+    #[test]
+    fn the_transparent_scenario_passes_the_parameter_table() {
+        crate::params::validate::scenario(&transparent_scenario()).unwrap();
+    }
+}

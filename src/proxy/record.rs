@@ -1,0 +1,147 @@
+//! Where a proxy run's batches go: a session file written as the run goes on (`--out`), or a
+//! recording in memory (tests, and the window's source later).
+//!
+//! The session file is today's format (version 2), which has no client field: [`file_event`] is
+//! the one place that decides how a client's events are written into it, and the one line to
+//! change when the recording model's version 3 (clients, origin "proxy") lands. Until then each
+//! link event's send id carries its client in its top bits, so the ids stay unique across the
+//! file and the file's ground truth (true loss, delays) reads as every client's traffic together.
+
+use std::path::{Path, PathBuf};
+
+use ackscope_protocol::{ClientId, Event, EventKind, Scenario, SimTime, Step};
+use anyhow::{anyhow, Context, Result};
+
+use super::bytes::ByteStore;
+use super::relay::Batch;
+use crate::app::live_log::LiveLimits;
+use crate::session::stream::SessionStream;
+use crate::session::{Session, Transport};
+
+/// Bits of a file send id below the client: 2^40 sends per client.
+pub const FILE_UID_CLIENT_SHIFT: u32 = 40;
+
+/// The send id client `client`'s send `uid` has in a version 2 file.
+pub fn file_uid(client: ClientId, uid: u64) -> u64 {
+    ((client as u64) << FILE_UID_CLIENT_SHIFT) | (uid & ((1 << FILE_UID_CLIENT_SHIFT) - 1))
+}
+
+/// The event as the session file holds it (see the module doc).
+pub fn file_event(e: &Event) -> Event {
+    let mut out = e.clone();
+    match &mut out.kind {
+        EventKind::LinkSent { uid, .. }
+        | EventKind::LinkDropped { uid, .. }
+        | EventKind::LinkDuplicated { uid, .. }
+        | EventKind::LinkDelivered { uid, .. } => *uid = file_uid(e.client, *uid),
+        _ => {}
+    }
+    out
+}
+
+/// A session file being written while the proxy runs: streamed into a temporary file beside
+/// the target (events are not held in memory), renamed over it when finished, so the target is
+/// never half-written; a failed or abandoned run removes the temporary file.
+pub struct SessionOut {
+    stream: Option<SessionStream>,
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+impl SessionOut {
+    /// Starts writing `path` for a proxy run of `scenario`.
+    pub fn create(path: &Path, scenario: &Scenario) -> Result<Self> {
+        let origin = path.display().to_string();
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let name = path.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
+        // The temporary name `session::remove_stale_temps` recognises and tidies after a kill.
+        let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+        let mut header = Session::scenario_only(scenario.clone());
+        // Real time on real sockets: a re-run cannot reproduce the traffic (version 3 says "proxy").
+        header.transport = Transport::Udp;
+        let stream = SessionStream::create(&tmp, &header).with_context(|| format!("{origin}: cannot write"))?;
+        Ok(Self { stream: Some(stream), tmp, path: path.to_path_buf() })
+    }
+
+    /// Appends a batch's events and run-wide actions.
+    pub fn append(&mut self, batch: &Batch) -> Result<()> {
+        let stream = self.stream.as_mut().expect("open until finished");
+        let events: Vec<Event> = batch.events.iter().map(file_event).collect();
+        stream.append(&events, &batch.actions)
+    }
+
+    /// Finishes the file covering `duration` and renames it into place: its size.
+    pub fn finish(mut self, duration: SimTime) -> Result<u64> {
+        let mut stream = self.stream.take().expect("open until finished");
+        stream.set_duration(duration.0);
+        let bytes = stream.finish()?;
+        std::fs::rename(&self.tmp, &self.path)
+            .with_context(|| format!("{}: cannot replace the file", self.path.display()))?;
+        Ok(bytes)
+    }
+}
+
+impl Drop for SessionOut {
+    fn drop(&mut self) {
+        if self.stream.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// A proxy run kept in memory: every event and action, each client's address, the bytes.
+#[derive(Debug)]
+pub struct Recording {
+    pub events: Vec<Event>,
+    pub actions: Vec<Step>,
+    pub clients: Vec<(ClientId, std::net::SocketAddr, SimTime)>,
+    pub expired: Vec<(ClientId, SimTime)>,
+    pub bytes: ByteStore,
+}
+
+impl Recording {
+    pub fn new(limits: LiveLimits) -> Self {
+        Self {
+            events: Vec::new(),
+            actions: Vec::new(),
+            clients: Vec::new(),
+            expired: Vec::new(),
+            bytes: ByteStore::new(limits),
+        }
+    }
+
+    /// Takes in a batch.
+    pub fn take(&mut self, b: Batch) {
+        self.events.extend(b.events);
+        self.actions.extend(b.actions);
+        self.clients.extend(b.joined);
+        self.expired.extend(b.expired);
+        for d in b.datagrams {
+            self.bytes.push(d);
+        }
+        for f in b.forwards {
+            self.bytes.forwarded(f);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ackscope_protocol::Dir;
+
+    #[test]
+    fn file_events_keep_every_client_send_apart() {
+        let e =
+            |client, uid| Event::for_client(SimTime(5), client, EventKind::LinkSent { dir: Dir::BtoA, uid, bytes: 9 });
+        let uid = |e: Event| match file_event(&e).kind {
+            EventKind::LinkSent { uid, .. } => uid,
+            _ => unreachable!(),
+        };
+        assert_ne!(uid(e(1, 0)), uid(e(2, 0)));
+        assert_eq!(uid(e(3, 7)) >> FILE_UID_CLIENT_SHIFT, 3);
+        assert_eq!(uid(e(3, 7)) & 0xFFFF, 7);
+        let p = Event::for_client(SimTime(1), 0, EventKind::ParamChanged { name: "x".into(), value: "1".into() });
+        assert_eq!(file_event(&p), p);
+    }
+}
