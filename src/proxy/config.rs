@@ -115,6 +115,9 @@ pub struct ProxyConfig {
     pub upstream_buffer_bytes: usize,
     /// The memory caps the byte side table keeps to.
     pub limits: LiveLimits,
+    /// How long before a delivery the relay stops sleeping and polls without blocking
+    /// ([`super::timer`]).
+    pub spin: Duration,
 }
 
 impl ProxyConfig {
@@ -132,6 +135,7 @@ impl ProxyConfig {
             listen_buffer_bytes: 4 << 20,
             upstream_buffer_bytes: 1 << 20,
             limits: LiveLimits::default(),
+            spin: super::timer::SPIN,
         }
     }
 }

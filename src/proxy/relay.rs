@@ -148,7 +148,7 @@ impl Relay {
         control: Receiver<Control>,
         out: Sender<Batch>,
     ) -> Result<Self> {
-        let timer = Timer::new().map_err(|e| anyhow!("cannot create the delivery timer: {e}"))?;
+        let timer = Timer::new(cfg.spin).map_err(|e| anyhow!("cannot create the delivery timer: {e}"))?;
         timer.register(poll.registry(), TIMER).map_err(|e| anyhow!("cannot register the delivery timer: {e}"))?;
         let mut scenario = cfg.scenario.clone();
         let mut script = std::mem::take(&mut scenario.script);
@@ -326,7 +326,11 @@ impl Relay {
             } else {
                 match self.clients.get(slot).and_then(Option::as_ref) {
                     Some(c) if !c.draining => c.upstream.recv(&mut buf).map(|n| (n, None)),
-                    _ => break,
+                    // Gone or expired since the poll reported it: nothing to read there.
+                    _ => {
+                        self.buf = buf;
+                        return;
+                    }
                 }
             };
             match got {

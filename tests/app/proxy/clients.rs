@@ -128,7 +128,13 @@ fn silent_clients_expire_and_the_proxy_reuses_their_room() {
         while clients.iter().any(|c| c.count() < 3) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
         }
-        assert!(clients.iter().all(|c| c.count() == 3), "echoes through the proxy");
+        assert!(
+            clients.iter().all(|c| c.count() == 3),
+            "echoes through the proxy: {:?} {:?} {:?}",
+            clients.iter().map(|c| c.count()).collect::<Vec<_>>(),
+            proxy.status(),
+            server.received()
+        );
         let expected = rec.expired.len() + n;
         assert!(until(&proxy, rec, 10.0, |r| r.expired.len() >= expected), "{} expired", rec.expired.len());
         // Freed once their links are empty: wait for the relay to say so.

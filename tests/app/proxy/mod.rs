@@ -43,6 +43,10 @@ impl Server {
 
     fn start(bind: &str, echo: bool) -> Self {
         let socket = UdpSocket::bind(bind).expect("bind the server");
+        // A burst of a hundred clients' datagrams released together by their links overflows
+        // the default receive buffer (~200 KB of small datagrams' kernel overhead): room for it,
+        // so only the link drops.
+        let _ = socket2::SockRef::from(&socket).set_recv_buffer_size(4 << 20);
         socket.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
         let addr = socket.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
@@ -92,6 +96,7 @@ impl Client {
     pub fn to(proxy: SocketAddr) -> Self {
         let bind = if proxy.is_ipv6() { "[::1]:0" } else { "127.0.0.1:0" };
         let socket = UdpSocket::bind(bind).unwrap();
+        let _ = socket2::SockRef::from(&socket).set_recv_buffer_size(1 << 20);
         socket.connect(proxy).unwrap();
         let reader = socket.try_clone().unwrap();
         reader.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
