@@ -15,6 +15,8 @@ mod chunk_fuzz;
 mod chunk_sender;
 mod chunk_soak;
 mod codec;
+mod decode_ackscope;
+mod decode_fuzz;
 mod dnm_fuzz;
 mod dnm_messages;
 mod dnm_soak;
