@@ -8,6 +8,7 @@ use ackscope_protocol::decode::{
     ByteOrder, Datagram, DecodeChoice, Decoder, Fate, FieldSpec, FormatKind, HeaderSpec, ProtocolIdSpec,
 };
 use ackscope_protocol::*;
+use ackscope_protocol::Strategy;
 use proptest::prelude::*;
 
 /// Every format, a described header among them.
