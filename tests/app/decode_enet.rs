@@ -75,7 +75,10 @@ fn decoded_enet_rtt_and_resends_match_the_library() {
     let server_addr = format!("127.0.0.1:{port}").parse().unwrap();
     let seed = 24;
     let relay = Relay::start(server_addr, 0.2, Duration::from_millis(50), seed, DecodeChoice::Auto);
-    let secs = "8";
+    // The server's run (6 s + 3 s of draining) stays under ENet's 10 s loss interval: its
+    // counters restart then, and increments made in the service call that restarts them are lost
+    // to any reader.
+    let secs = "6";
     let server = spawn(&exe, &["server".into(), port.to_string(), secs.into()]);
     std::thread::sleep(Duration::from_millis(200));
     let client = spawn(&exe, &["client".into(), relay.client_addr().port().to_string(), secs.into(), "50".into()]);
@@ -113,7 +116,7 @@ fn decoded_enet_rtt_and_resends_match_the_library() {
             dec.spurious_resends,
             lib.received
         );
-        assert!(lib.received > 300, "{name}: the exchange ran ({} packets received)", lib.received);
+        assert!(lib.received > 250, "{name}: the exchange ran ({} packets received)", lib.received);
         assert!(
             (dec.rtt_ms - lib.rtt).abs() <= lib.rtt * 0.05,
             "{name}: decoded RTT {} vs ENet's {} (seed {seed})",
@@ -122,7 +125,10 @@ fn decoded_enet_rtt_and_resends_match_the_library() {
         );
         assert_eq!(dec.resends, lib.lost, "{name}: decoded resends vs ENet packetsLost (seed {seed})");
         assert_eq!(dec.items_sent, lib.sent, "{name}: decoded reliable sends vs ENet packetsSent (seed {seed})");
-        assert!(dec.spurious_resends <= dec.resends && dec.spurious_resends > 0, "{name}: lost acks make spurious resends");
+        assert!(
+            dec.spurious_resends <= dec.resends && dec.spurious_resends > 0,
+            "{name}: lost acks make spurious resends"
+        );
     }
     let acked = events.iter().filter(|e| matches!(e.kind, EventKind::MessageAcked { .. })).count() as u64;
     assert_eq!(acked, c.items_acked + s.items_acked);

@@ -133,7 +133,12 @@ fn decoded_kcp_rtt_and_resends_match_the_library() {
             lib.received
         );
         assert!(lib.received > 300, "{name}: the exchange ran");
-        assert!((dec.rtt_ms - lib.srtt).abs() <= lib.srtt * 0.05, "{name}: decoded RTT {} vs KCP's {} (seed {seed})", dec.rtt_ms, lib.srtt);
+        assert!(
+            (dec.rtt_ms - lib.srtt).abs() <= lib.srtt * 0.05,
+            "{name}: decoded RTT {} vs KCP's {} (seed {seed})",
+            dec.rtt_ms,
+            lib.srtt
+        );
         assert_eq!(dec.resends, lib.xmit, "{name}: decoded resends vs KCP's xmit (seed {seed})");
         assert!(dec.resends > 0 && dec.spurious_resends <= dec.resends);
     }

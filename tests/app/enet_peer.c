@@ -14,6 +14,7 @@
  * either between two services is such a restart, so the previous value is added to the sum.
  */
 #include <enet/enet.h>
+#include <enet/time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

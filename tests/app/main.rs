@@ -8,6 +8,7 @@ mod common;
 mod anomaly;
 mod cli;
 mod compare;
+mod decode_acks;
 mod decode_enet;
 mod decode_kcp;
 mod edits;

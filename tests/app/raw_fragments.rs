@@ -108,7 +108,11 @@ impl SpecPeer {
             d.extend_from_slice(piece);
             self.socket.send_to(&d, self.to).unwrap();
         }
-        if cut { self.incomplete.insert(seq) } else { self.whole.insert(seq) };
+        if cut {
+            self.incomplete.insert(seq)
+        } else {
+            self.whole.insert(seq)
+        };
     }
 
     fn take_acks(&mut self, ack: u16, bits: u32) {
@@ -162,8 +166,21 @@ fn run_exchange(payload: usize) {
     let theirs = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let payload_set = format!("payload_bytes={payload}");
     let args = [
-        "peer", "--raw", "--json", "--seconds", "3", "--bind", &theirs.to_string(), "--connect", &me.to_string(),
-        "--set", &payload_set, "--set", "link.loss_percent=0", "--set", "link.latency_ms=5",
+        "peer",
+        "--raw",
+        "--json",
+        "--seconds",
+        "3",
+        "--bind",
+        &theirs.to_string(),
+        "--connect",
+        &me.to_string(),
+        "--set",
+        &payload_set,
+        "--set",
+        "link.loss_percent=0",
+        "--set",
+        "link.latency_ms=5",
     ];
     let child = Command::new(env!("CARGO_BIN_EXE_ackscope"))
         .args(args)

@@ -32,6 +32,7 @@ pub struct RelayCounts {
 /// A running relay; [`Relay::stop`] joins its threads and hands back the decoder.
 pub struct Relay {
     client_addr: SocketAddr,
+    server_side_addr: SocketAddr,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<(Decoder, RelayCounts)>>,
 }
@@ -66,7 +67,12 @@ impl PartialOrd for Due {
     }
 }
 
-fn reader(socket: UdpSocket, dir: Dir, tx: crossbeam_channel::Sender<(Instant, Dir, SocketAddr, Vec<u8>)>, stop: Arc<AtomicBool>) {
+fn reader(
+    socket: UdpSocket,
+    dir: Dir,
+    tx: crossbeam_channel::Sender<(Instant, Dir, SocketAddr, Vec<u8>)>,
+    stop: Arc<AtomicBool>,
+) {
     let mut buf = vec![0u8; 65_536];
     socket.set_read_timeout(Some(Duration::from_millis(20))).expect("read timeout");
     while !stop.load(Ordering::Relaxed) {
@@ -86,16 +92,14 @@ impl Relay {
         let back = UdpSocket::bind("127.0.0.1:0").expect("bind the relay's server side");
         back.connect(server).expect("connect to the server");
         let client_addr = front.local_addr().unwrap();
+        let server_side_addr = back.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = unbounded();
-        let readers = [
-            (front.try_clone().unwrap(), Dir::AtoB),
-            (back.try_clone().unwrap(), Dir::BtoA),
-        ]
-        .map(|(s, dir)| {
-            let (tx, stop) = (tx.clone(), stop.clone());
-            std::thread::spawn(move || reader(s, dir, tx, stop))
-        });
+        let readers =
+            [(front.try_clone().unwrap(), Dir::AtoB), (back.try_clone().unwrap(), Dir::BtoA)].map(|(s, dir)| {
+                let (tx, stop) = (tx.clone(), stop.clone());
+                std::thread::spawn(move || reader(s, dir, tx, stop))
+            });
         drop(tx);
         let stop2 = stop.clone();
         let thread = std::thread::spawn(move || {
@@ -105,11 +109,17 @@ impl Relay {
             }
             out
         });
-        Relay { client_addr, stop, thread: Some(thread) }
+        Relay { client_addr, server_side_addr, stop, thread: Some(thread) }
     }
 
     pub fn client_addr(&self) -> SocketAddr {
         self.client_addr
+    }
+
+    /// The address the server sees the relayed client at (for a server that only talks to
+    /// one address).
+    pub fn server_side_addr(&self) -> SocketAddr {
+        self.server_side_addr
     }
 
     /// Stops the relay (datagrams still queued are dropped unreported) and returns its decoder.
@@ -151,7 +161,8 @@ fn relay_loop(
             counts.max_lateness_us = counts.max_lateness_us.max(at - d.at_us);
             decoder.fate(d.uid, if sent { Fate::Delivered { at: SimTime(at) } } else { Fate::Dropped });
         }
-        let wait = queue.peek().map_or(Duration::from_millis(20), |d| Duration::from_micros(d.at_us.saturating_sub(now)));
+        let wait =
+            queue.peek().map_or(Duration::from_millis(20), |d| Duration::from_micros(d.at_us.saturating_sub(now)));
         match rx.recv_timeout(wait.min(Duration::from_millis(20))) {
             Ok((arrived, dir, from, bytes)) => {
                 if dir == Dir::AtoB {

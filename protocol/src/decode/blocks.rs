@@ -49,7 +49,13 @@ impl WireFormat for ChunkFormat {
                 f.bits("slice", format!("{} of {}", s.slice_id, s.num_slices), 40, header * 8 - 40);
                 f.bytes("data", format!("{} bytes", s.data.len()), header, s.data.len());
                 Ok(Parsed {
-                    summary: format!("slice {}/{} of chunk {}, {} bytes", s.slice_id, s.num_slices, s.chunk_id, s.data.len()),
+                    summary: format!(
+                        "slice {}/{} of chunk {}, {} bytes",
+                        s.slice_id,
+                        s.num_slices,
+                        s.chunk_id,
+                        s.data.len()
+                    ),
                     fields: f.into_vec(),
                     sequence: Some(s.seq as u32),
                     items: vec![Item { key: slice_key(s.chunk_id, s.slice_id), stamp: None, msg: None }],

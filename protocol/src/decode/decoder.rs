@@ -27,7 +27,9 @@ pub struct Datagram<'a> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Fate {
     /// Handed to its receiver at `at`.
-    Delivered { at: SimTime },
+    Delivered {
+        at: SimTime,
+    },
     Dropped,
 }
 
@@ -273,8 +275,7 @@ impl Decoder {
             malformed: None,
         };
         let parsed = c.format.as_mut().map(|f| (f.name(), f.parse(d.dir, d.bytes)));
-        let mut pending =
-            Pending {
+        let mut pending = Pending {
             client: d.client,
             dir: d.dir,
             seq: number,

@@ -78,12 +78,7 @@ impl WireFormat for EnetFormat {
         }
         let peer = be16(bytes, 0);
         let flags = peer & (HEADER_FLAG_SENT_TIME | HEADER_FLAG_COMPRESSED);
-        f.bytes(
-            "peer id",
-            format!("{} (session {}, flags {:#06x})", peer & 0x0FFF, (peer >> 12) & 3, flags),
-            0,
-            2,
-        );
+        f.bytes("peer id", format!("{} (session {}, flags {:#06x})", peer & 0x0FFF, (peer >> 12) & 3, flags), 0, 2);
         if flags & HEADER_FLAG_COMPRESSED != 0 {
             return Err(ParseError::new(MalformedReason::BadPayload, "compressed ENet datagram").with_fields(f));
         }
@@ -154,7 +149,10 @@ impl WireFormat for EnetFormat {
                 }
                 if reliable {
                     if sent_time.is_none() {
-                        let e = ParseError::new(MalformedReason::BadHeader, format!("command {i}: reliable without a sent time"));
+                        let e = ParseError::new(
+                            MalformedReason::BadHeader,
+                            format!("command {i}: reliable without a sent time"),
+                        );
                         return Err(e.with_fields(f));
                     }
                     items.push(Item { key, stamp: sent_time, msg: None });
@@ -170,11 +168,7 @@ impl WireFormat for EnetFormat {
             return Err(ParseError::new(MalformedReason::BadPayload, "no commands").with_fields(f));
         }
         Ok(Parsed {
-            summary: format!(
-                "{}{}",
-                sent_time.map(|t| format!("sent {t} ms: ")).unwrap_or_default(),
-                names.join(", ")
-            ),
+            summary: format!("{}{}", sent_time.map(|t| format!("sent {t} ms: ")).unwrap_or_default(), names.join(", ")),
             fields: f.into_vec(),
             items,
             item_acks,

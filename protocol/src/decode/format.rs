@@ -146,8 +146,21 @@ pub enum DecodeArg {
 }
 
 /// The names `--decode` takes besides `header:FILE`.
-pub const DECODE_NAMES: [&str; 13] =
-    ["auto", "ackscope", "none", "reliable", "glenn", "ue4", "chunks", "fragments", "dnm", "rellikt", "enet", "kcp", "kcptun"];
+pub const DECODE_NAMES: [&str; 13] = [
+    "auto",
+    "ackscope",
+    "none",
+    "reliable",
+    "glenn",
+    "ue4",
+    "chunks",
+    "fragments",
+    "dnm",
+    "rellikt",
+    "enet",
+    "kcp",
+    "kcptun",
+];
 
 impl std::str::FromStr for DecodeArg {
     type Err = String;

@@ -94,7 +94,13 @@ impl HeaderSpec {
         for (i, (a, fa, _)) in fields.iter().enumerate() {
             for (b, fb, _) in &fields[i + 1..] {
                 if fa.offset < fb.offset + fb.bytes && fb.offset < fa.offset + fa.bytes {
-                    return Err(format!("{a} (bytes {}..{}) overlaps {b} (bytes {}..{})", fa.offset, fa.offset + fa.bytes, fb.offset, fb.offset + fb.bytes));
+                    return Err(format!(
+                        "{a} (bytes {}..{}) overlaps {b} (bytes {}..{})",
+                        fa.offset,
+                        fa.offset + fa.bytes,
+                        fb.offset,
+                        fb.offset + fb.bytes
+                    ));
                 }
             }
         }
@@ -137,14 +143,18 @@ impl WireFormat for HeaderSpec {
         }
         let need = self.min_bytes();
         if bytes.len() < need {
-            return Err(ParseError::new(MalformedReason::Truncated, format!("{} bytes, the header needs {need}", bytes.len())));
+            return Err(ParseError::new(
+                MalformedReason::Truncated,
+                format!("{} bytes, the header needs {need}", bytes.len()),
+            ));
         }
         let mut f = Fields::default();
         if let Some(p) = self.protocol_id {
             let id = self.read(bytes, p.offset, p.bytes);
             f.bytes("protocol id", format!("{id:#x}"), p.offset, p.bytes);
             if id != p.value {
-                let e = ParseError::new(MalformedReason::Foreign, format!("protocol id {id:#x}, expected {:#x}", p.value));
+                let e =
+                    ParseError::new(MalformedReason::Foreign, format!("protocol id {id:#x}, expected {:#x}", p.value));
                 return Err(e.with_fields(f));
             }
         }

@@ -51,7 +51,7 @@ impl WireFormat for KcpFormat {
     }
 
     fn rtt_rule(&self) -> RttRule {
-        RttRule::EighthMs
+        RttRule::KcpMs
     }
 
     fn loss_rule(&self) -> LossRule {
@@ -70,7 +70,10 @@ impl WireFormat for KcpFormat {
             f.bytes("nonce", "16 bytes", 0, 16);
             f.bytes("crc32", format!("{crc:#010x}"), 16, 4);
             if crc != want {
-                let e = ParseError::new(MalformedReason::Foreign, format!("kcptun checksum {crc:#010x}, content gives {want:#010x}"));
+                let e = ParseError::new(
+                    MalformedReason::Foreign,
+                    format!("kcptun checksum {crc:#010x}, content gives {want:#010x}"),
+                );
                 return Err(e.with_fields(f));
             }
             at = KCPTUN_FRAME_BYTES;

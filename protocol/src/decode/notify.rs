@@ -40,16 +40,17 @@ impl WireFormat for DnmFormat {
         let mut f = Fields::default();
         f.bytes("tag", format!("{:#04x}", bytes[0]), 0, 1);
         f.bytes("sequence", p.sequence, 1, 2);
-        let ranges_bits = if p.acks.is_empty() { 1 } else { 1 + 4 + p.acks.iter().map(|r| if r.count > 1 { 25 } else { 17 }).sum::<usize>() };
+        let ranges_bits = if p.acks.is_empty() {
+            1
+        } else {
+            1 + 4 + p.acks.iter().map(|r| if r.count > 1 { 25 } else { 17 }).sum::<usize>()
+        };
         let ranges: Vec<String> = p.acks.iter().map(|r| format!("{}+{}", r.start, r.count)).collect();
         f.bits("ack ranges", if ranges.is_empty() { "none".into() } else { ranges.join(", ") }, 24, ranges_bits);
         let msg_at = (24 + ranges_bits).div_ceil(8);
         f.bytes("messages", p.messages.len(), msg_at.min(bytes.len()), bytes.len().saturating_sub(msg_at));
-        let acked = p
-            .acks
-            .iter()
-            .flat_map(|r| (0..r.count).map(move |i| r.start.wrapping_add(i as u16) as u32))
-            .collect();
+        let acked =
+            p.acks.iter().flat_map(|r| (0..r.count).map(move |i| r.start.wrapping_add(i as u16) as u32)).collect();
         let sender = dir.sender();
         Ok(Parsed {
             summary: format!("seq {} acks [{}], {} messages", p.sequence, ranges.join(", "), p.messages.len()),
@@ -80,8 +81,8 @@ impl WireFormat for RelliktFormat {
     }
 
     fn parse(&mut self, dir: Dir, bytes: &[u8]) -> Result<Parsed, ParseError> {
-        let (h, msgs) =
-            read_rellikt(bytes, self.protocol_id).map_err(|e| ParseError::new(e.reason(), format!("rellikt packet: {e}")))?;
+        let (h, msgs) = read_rellikt(bytes, self.protocol_id)
+            .map_err(|e| ParseError::new(e.reason(), format!("rellikt packet: {e}")))?;
         let mut f = Fields::default();
         f.bytes("protocol id", format!("{:#010x}", h.protocol_id), 0, 4);
         f.bytes("sequence", h.sequence, 4, 2);

@@ -88,7 +88,10 @@ impl Prober {
                 evidence.join(", ")
             ),
             None if n == 0 => "no datagrams to probe".to_string(),
-            None => format!("no format read 3 in 4 of the first {n} datagrams: packet level only (scores: {})", evidence.join(", ")),
+            None => format!(
+                "no format read 3 in 4 of the first {n} datagrams: packet level only (scores: {})",
+                evidence.join(", ")
+            ),
         };
         let picked = pick.map(|i| self.candidates[i].clone());
         (ProbeResult { picked, reason, scores, probed: n }, self.backlog)

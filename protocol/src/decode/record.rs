@@ -24,7 +24,12 @@ pub struct Fields(pub Vec<Field>);
 impl Fields {
     /// A field of `bits` bits from bit `start_bit`.
     pub fn bits(&mut self, name: impl Into<String>, value: impl ToString, start_bit: usize, bits: usize) {
-        self.0.push(Field { name: name.into(), value: value.to_string(), start_bit: start_bit as u32, bits: bits as u32 });
+        self.0.push(Field {
+            name: name.into(),
+            value: value.to_string(),
+            start_bit: start_bit as u32,
+            bits: bits as u32,
+        });
     }
 
     /// A field of `len` whole bytes from byte `start`.
@@ -36,7 +41,11 @@ impl Fields {
     /// structure's fields as they sit in the whole datagram.
     pub fn nested(&mut self, prefix: &str, offset_bits: usize, inner: Fields) {
         for f in inner.0 {
-            self.0.push(Field { name: format!("{prefix}{}", f.name), start_bit: f.start_bit + offset_bits as u32, ..f });
+            self.0.push(Field {
+                name: format!("{prefix}{}", f.name),
+                start_bit: f.start_bit + offset_bits as u32,
+                ..f
+            });
         }
     }
 

@@ -16,7 +16,8 @@ pub(super) fn header_fields(f: &mut Fields, bytes: &[u8], at: usize, h: &PacketH
     f.bytes("sequence", h.sequence, at + 1, 2);
     let short = prefix & (1 << 5) != 0;
     let ack_len = if short { 1 } else { 2 };
-    let ack_text = if short { format!("{} (sequence - {})", h.ack, h.sequence.wrapping_sub(h.ack)) } else { h.ack.to_string() };
+    let ack_text =
+        if short { format!("{} (sequence - {})", h.ack, h.sequence.wrapping_sub(h.ack)) } else { h.ack.to_string() };
     f.bytes("ack", ack_text, at + 3, ack_len);
     let bits_at = at + 3 + ack_len;
     if len > bits_at - at {
@@ -110,7 +111,13 @@ impl WireFormat for ReliableFormat {
         let (h, n, mut f) = read_header(bytes)?;
         f.bytes("payload", format!("{} bytes", bytes.len() - n), n, bytes.len() - n);
         Ok(Parsed {
-            summary: format!("seq {} ack {} bits {:#x}, {} payload bytes", h.sequence, h.ack, h.ack_bits, bytes.len() - n),
+            summary: format!(
+                "seq {} ack {} bits {:#x}, {} payload bytes",
+                h.sequence,
+                h.ack,
+                h.ack_bits,
+                bytes.len() - n
+            ),
             fields: f.into_vec(),
             sequence: Some(h.sequence as u32),
             acks: Some(header_acks(&h)),

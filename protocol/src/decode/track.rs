@@ -32,9 +32,14 @@ pub enum RttRule {
     /// `srtt += (sample - srtt) * factor`, the first sample taken as is (reliable.io and
     /// ackscope's packet formats).
     Ewma { factor: f64 },
-    /// ENet's and KCP's integer rule on whole milliseconds: the first sample as is, then
-    /// `srtt += (sample - srtt) / 8` truncated toward the old value.
+    /// ENet's integer rule on whole milliseconds (`enet_protocol_handle_acknowledge`): the first
+    /// sample as is (at least 1), then `srtt += (sample - srtt) / 8` truncated toward the old
+    /// value, so it moves only when a sample is 8 ms or more away.
     EighthMs,
+    /// KCP's (`ikcp_update_ack`): the first sample as is, then `srtt = (7 srtt + sample) / 8`
+    /// floored (at least 1): unlike ENet's it steps down by a millisecond whenever a sample is
+    /// below it, and so settles up to 7 ms under the samples' mean.
+    KcpMs,
 }
 
 /// How an endpoint estimates loss.
@@ -267,7 +272,14 @@ impl DirTrack {
     }
 
     /// Notes a copy of item `key` sent at `time` in datagram number `carrier`.
-    pub fn item_sent(&mut self, time: SimTime, key: u64, stamp: Option<u32>, msg: Option<u64>, carrier: u32) -> SentItem {
+    pub fn item_sent(
+        &mut self,
+        time: SimTime,
+        key: u64,
+        stamp: Option<u32>,
+        msg: Option<u64>,
+        carrier: u32,
+    ) -> SentItem {
         if !self.items.contains_key(&key) {
             self.item_order.push_back(key);
             while self.item_order.len() > MAX_ITEMS {
@@ -376,7 +388,9 @@ impl DirTrack {
             _ if s.rtt_samples == 1 => match self.rtt_rule {
                 RttRule::Ewma { .. } => rtt_ms,
                 RttRule::EighthMs => rtt_ms.floor().max(1.0),
+                RttRule::KcpMs => rtt_ms.floor(),
             },
+            RttRule::KcpMs => ((7 * s.rtt_ms as u64 + rtt_ms.floor() as u64) / 8).max(1) as f64,
             RttRule::Ewma { factor } => s.rtt_ms + (rtt_ms - s.rtt_ms) * factor,
             RttRule::EighthMs => {
                 let (old, new) = (s.rtt_ms as u64, rtt_ms.floor().max(1.0) as u64);
@@ -435,7 +449,14 @@ mod tests {
         let a = t.item_acked(SimTime(250_000), 7, Some(100)).unwrap();
         assert_eq!((a.rtt_ms, a.first, a.carrier), (Some(150.0), true, Some(2)));
         assert!(!t.item_acked(SimTime(260_000), 7, Some(200)).unwrap().first);
-        assert_eq!(t.stats.rtt_ms, (150 - (150 - 60) / 8) as f64, "ENet/KCP integer smoothing");
+        assert_eq!(t.stats.rtt_ms, (150 - (150 - 60) / 8) as f64, "ENet's integer smoothing");
+        let mut k = DirTrack::new(32, RttRule::KcpMs, LossRule::Resent);
+        for (i, rtt_ms) in [100u64, 90, 90, 90].into_iter().enumerate() {
+            k.item_sent(SimTime(0), i as u64, None, None, 1);
+            k.item_acked(SimTime(rtt_ms * 1000), i as u64, None);
+        }
+        // (700 + 90) / 8 = 98, then 97, then 96; ENet's rule would give 99, 98, 97.
+        assert_eq!(k.stats.rtt_ms, 96.0, "KCP's floored smoothing");
         assert!((t.stats.loss_percent - 200.0 / 3.0).abs() < 1e-9);
     }
 }

@@ -70,7 +70,12 @@ impl WireFormat for Ue4Format {
                 .map(|(_, s)| *s)
                 .collect::<String>();
             f.bits(format!("bunch {i} header"), format!("channel {} {kind}{flags}", b.ch_index), at, header_bits);
-            f.bits(format!("bunch {i} data"), format!("{} bytes", b.payload.len()), at + header_bits, b.payload.len() * 8);
+            f.bits(
+                format!("bunch {i} data"),
+                format!("{} bytes", b.payload.len()),
+                at + header_bits,
+                b.payload.len() * 8,
+            );
             at += header_bits + b.payload.len() * 8;
             if !b.reliable {
                 continue;

@@ -14,8 +14,8 @@ pub mod sequence;
 pub use ack_window::{ack_window, acked_sequences, AckWindow, RELIABLE_IO_SEQ_BITS, UE4_SEQ_BITS};
 pub use bits::{bits_required, BitError, BitReader, BitWriter, MeasureStream, Stream};
 pub use fragment::{
-    decode_fragment, write_fragments, Fragment, FragmentConfig, FragmentError, FragmentHeader, FragmentOutcome, Reassembled,
-    Reassembly,
+    decode_fragment, write_fragments, Fragment, FragmentConfig, FragmentError, FragmentHeader, FragmentOutcome,
+    Reassembled, Reassembly,
 };
 pub use header::{HeaderError, PacketHeader};
 pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};

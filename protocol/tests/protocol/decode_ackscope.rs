@@ -72,7 +72,13 @@ fn run(scenario: &Scenario, secs: u64, choice: DecodeChoice, seed: u64) -> Run {
                     }
                     uid += 1;
                     let dir = side.outgoing();
-                    decoder.datagram(ackscope_protocol::decode::Datagram { uid, time: now, dir, client: 1, bytes: &buf });
+                    decoder.datagram(ackscope_protocol::decode::Datagram {
+                        uid,
+                        time: now,
+                        dir,
+                        client: 1,
+                        bytes: &buf,
+                    });
                     if rng.chance(0.2) {
                         decoder.fate(uid, Fate::Dropped);
                     } else {
@@ -89,7 +95,9 @@ fn run(scenario: &Scenario, secs: u64, choice: DecodeChoice, seed: u64) -> Run {
         for e in events.drain(..) {
             match e.kind {
                 EventKind::PacketAcked { side, seq } => out.acked[side.index()].push((e.time.0, seq)),
-                EventKind::RttSample { side, rtt_ms } => out.rtt[side.index()].push((rtt_ms as f64 * 1000.0).round() as i64),
+                EventKind::RttSample { side, rtt_ms } => {
+                    out.rtt[side.index()].push((rtt_ms as f64 * 1000.0).round() as i64)
+                }
                 EventKind::MessageSent { side, kind, .. } if kind != SendKind::First => out.resends[side.index()] += 1,
                 EventKind::SliceSent { side, resend: true, .. } => out.resends[side.index()] += 1,
                 _ => {}
@@ -200,7 +208,13 @@ fn decoded_ue4_acks_are_the_endpoints_learned_no_later() {
         let seqs = |v: &[(u32, u64)]| v.iter().map(|x| x.0).collect::<Vec<_>>();
         assert_eq!(seqs(&wire), seqs(&endpoint), "side {i}: the same packets acked");
         for (w, e) in wire.iter().zip(&endpoint) {
-            assert!(e.1 >= w.1 && e.1 - w.1 <= 100_000, "side {i} packet {}: acked on the wire at {} us, by UE4 at {} us", w.0, w.1, e.1);
+            assert!(
+                e.1 >= w.1 && e.1 - w.1 <= 100_000,
+                "side {i} packet {}: acked on the wire at {} us, by UE4 at {} us",
+                w.0,
+                w.1,
+                e.1
+            );
         }
     }
 }

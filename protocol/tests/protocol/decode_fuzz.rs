@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 use ackscope_protocol::decode::{
     ByteOrder, Datagram, DecodeChoice, Decoder, Fate, FieldSpec, FormatKind, HeaderSpec, ProtocolIdSpec,
 };
-use ackscope_protocol::*;
 use ackscope_protocol::Strategy;
+use ackscope_protocol::*;
 use proptest::prelude::*;
 
 /// Every format, a described header among them.

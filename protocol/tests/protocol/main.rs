@@ -17,6 +17,7 @@ mod chunk_soak;
 mod codec;
 mod decode_ackscope;
 mod decode_fuzz;
+mod decode_header;
 mod dnm_fuzz;
 mod dnm_messages;
 mod dnm_soak;
