@@ -29,6 +29,7 @@
 mod codec;
 mod fast_load;
 pub mod jsonl;
+pub mod jsonl_export;
 mod lines;
 mod progress;
 mod rerun;

@@ -3,6 +3,7 @@
 //! [`crate::app::tab`].
 
 use super::anomaly_ui::AnomalyView;
+use super::clients_ui::ClientsView;
 use super::compare_ui::CompareView;
 use super::lanes::{lane_columns_ui, PerLane};
 use super::packets_ui::PacketsView;
@@ -124,6 +125,12 @@ impl Panel for AnomalyView {
     }
 }
 
+impl Panel for ClientsView {
+    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+        super::clients_ui::clients_ui(state.shown_lanes(), state.focus, self, state.cursor(), ui, cmds);
+    }
+}
+
 impl Panel for OverviewView {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
         let (lanes, cursor) = (state.shown(), state.cursor());
@@ -142,6 +149,7 @@ pub struct Panels {
     pub summary: SummaryPanel,
     pub compare: CompareView,
     pub tune: TuneView,
+    pub clients: ClientsView,
 }
 
 impl Panels {
@@ -156,6 +164,7 @@ impl Panels {
             Tab::Summary => &mut self.summary,
             Tab::Compare => &mut self.compare,
             Tab::Tune => &mut self.tune,
+            Tab::Clients => &mut self.clients,
         }
     }
 }
