@@ -118,7 +118,8 @@ impl LiveLog {
         prune(&self.dir, KEEP_FILES);
         let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         for (i, lane) in lanes.iter().enumerate() {
-            let label: String = lane.info.first().name.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let label: String =
+                lane.info.first().name.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
             let name = format!("live-{stamp}-{}-{i}-{label}.ron", std::process::id());
             self.lanes[i].stream = Some(SessionStream::create(&self.dir.join(name), &lane.header())?);
         }
@@ -171,13 +172,15 @@ impl LiveLog {
         self.lanes
             .iter()
             .zip(lanes)
-            .map(|(log, lane)| {
-                if log.trims == 0 {
-                    SimTime::ZERO
-                } else {
-                    lane.events().first().map_or(SimTime::ZERO, |e| e.time)
-                }
-            })
+            .map(
+                |(log, lane)| {
+                    if log.trims == 0 {
+                        SimTime::ZERO
+                    } else {
+                        lane.events().first().map_or(SimTime::ZERO, |e| e.time)
+                    }
+                },
+            )
             .collect()
     }
 

@@ -19,8 +19,8 @@ use ackscope_protocol::{Action, Event, EventKind, SimTime, Step};
 use super::AppState;
 use crate::runtime::continued::Continued;
 use crate::runtime::udp::Transport;
-use crate::source::{self, EventSource, Spec};
 use crate::runtime::{Batch, Command};
+use crate::source::{self, EventSource, Spec};
 
 impl AppState {
     /// True when a change of transport to `to` would be an action in the live recording (one

@@ -87,7 +87,10 @@ pub fn main(args: ExportArgs) -> ExitCode {
         );
     }
     if args.events.as_ref().is_some_and(|e| same_file(e, &args.session)) {
-        return fail(format!("{}: is the session being exported; choose another file for --events", args.session.display()));
+        return fail(format!(
+            "{}: is the session being exported; choose another file for --events",
+            args.session.display()
+        ));
     }
     if session::jsonl::is_stream_path(&args.session) {
         return match session::jsonl::load(&args.session) {
@@ -122,7 +125,9 @@ fn write_out(args: &ExportArgs, targets: ExportTargets, recs: Vec<Recording>) ->
                 let out = serde_json::json!({"session": args.session, "events": {"path": path, "rows": n}});
                 return print(&out, true, |_| String::new());
             }
-            Ok(n) if targets.is_empty() => return print(&n, false, |n| format!("{n} events written to {}", path.display())),
+            Ok(n) if targets.is_empty() => {
+                return print(&n, false, |n| format!("{n} events written to {}", path.display()))
+            }
             Ok(_) => {}
             Err(e) => return fail(format!("{e:#}")),
         }
@@ -145,6 +150,7 @@ fn write_out(args: &ExportArgs, targets: ExportTargets, recs: Vec<Recording>) ->
 
 /// True when `a` and `b` name the same file (as far as can be told without it existing).
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
-    let c = |p: &std::path::Path| std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or(p.to_path_buf());
+    let c =
+        |p: &std::path::Path| std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or(p.to_path_buf());
     c(a) == c(b)
 }

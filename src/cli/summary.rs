@@ -75,8 +75,8 @@ pub fn stream_summary(path: &std::path::Path) -> anyhow::Result<StreamSummary> {
     let stream = crate::session::jsonl::load(path)?;
     let skipped = stream.skipped.clone();
     let producer = stream.header.producer.clone();
-    let lanes = Recording::lanes_from_stream(stream, &path.display().to_string(), &Progress::new())
-        .expect("never cancelled");
+    let lanes =
+        Recording::lanes_from_stream(stream, &path.display().to_string(), &Progress::new()).expect("never cancelled");
     let lanes = lanes
         .iter()
         .map(|rec| {
@@ -143,7 +143,8 @@ impl StreamSummary {
                 ));
             }
         }
-        let skipped = crate::session::jsonl::Skipped { kinds: self.skipped_kinds.clone(), fields: self.skipped_fields.clone() };
+        let skipped =
+            crate::session::jsonl::Skipped { kinds: self.skipped_kinds.clone(), fields: self.skipped_fields.clone() };
         if !skipped.is_empty() {
             out.push_str(&format!("\n{}", skipped.describe()));
         }

@@ -33,7 +33,8 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 5] = [Metric::Rtt, Metric::LossEstimated, Metric::LossTrue, Metric::DownKbps, Metric::UpKbps];
+    pub const ALL: [Metric; 5] =
+        [Metric::Rtt, Metric::LossEstimated, Metric::LossTrue, Metric::DownKbps, Metric::UpKbps];
 
     /// The metric's name with its unit, as menus and axes show it.
     pub fn label(self) -> &'static str {

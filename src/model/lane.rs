@@ -283,7 +283,10 @@ mod tests {
         let mut lane = LaneInfo::new(Origin::Simulated, Protocol::of(Strategy::Glenn));
         let change = |v: &str| EventKind::ParamChanged { name: "strategy".into(), value: v.into() };
         lane.observe(SimTime(5_000_000), &change("ue4"));
-        lane.observe(SimTime(6_000_000), &EventKind::ParamChanged { name: "link.loss_percent".into(), value: "5".into() });
+        lane.observe(
+            SimTime(6_000_000),
+            &EventKind::ParamChanged { name: "link.loss_percent".into(), value: "5".into() },
+        );
         assert_eq!(lane.strategy_at(SimTime(4_999_999)), Some(Strategy::Glenn));
         assert_eq!(lane.strategy_at(SimTime(5_000_000)), Some(Strategy::Ue4));
         assert_eq!(lane.protocol_at(SimTime(9_000_000)).wire, WireFormat::Ue4);

@@ -24,11 +24,7 @@ pub fn verdict(a: (&str, &CompareTotals), b: (&str, &CompareTotals)) -> String {
     let bytes = if percent < SAME_BYTES_PERCENT {
         format!("{} and {} used the same bytes per message ({cb:.1})", a.0, b.0)
     } else {
-        format!(
-            "{} used {percent:.0} % fewer bytes per message than {} ({cb:.1} vs {db:.1})",
-            cheap.0,
-            dear.0
-        )
+        format!("{} used {percent:.0} % fewer bytes per message than {} ({cb:.1} vs {db:.1})", cheap.0, dear.0)
     };
     // The clause's subject: the cheaper lane, or lane A when both cost the same.
     let same = percent < SAME_BYTES_PERCENT;

@@ -8,8 +8,8 @@
 
 use ackscope_protocol::{Event, EventKind, SimTime};
 
-use crate::source::EventSource;
 use super::{Batch, Command};
+use crate::source::EventSource;
 
 /// `inner`'s batches with every event time and action time moved by `at`, and every send id by
 /// `first_uid`.

@@ -3,8 +3,8 @@
 //!
 //! One JSON object per line. The first is the header, `{"ackscope_events":1, ...}` (the format's
 //! version, the producer, the protocol and how its packets are laid out, the clients); every
-//! other line is an event, `{"t_us":..,"client":..,"kind":"PacketSent", <the kind's fields>}`,
-//! or a client's name and group, `{"kind":"ClientInfo","client":..,"name":..,"group":..}`. The
+//! other line is an event, `{"t_us":..,"client":..,"event":"PacketSent", <the kind's fields>}`,
+//! or a client's name and group, `{"event":"ClientInfo","client":..,"name":..,"group":..}`. The
 //! fields of each kind are [`EventKind`]'s, named and valued as its serde form names them
 //! (README, "JSON-lines event streams", lists them all).
 //!
@@ -112,8 +112,14 @@ impl Skipped {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
     Header(StreamHeader),
-    Event { lane: usize, event: Event },
-    Client { lane: usize, info: ClientInfo },
+    Event {
+        lane: usize,
+        event: Event,
+    },
+    Client {
+        lane: usize,
+        info: ClientInfo,
+    },
     /// A blank line, or an event of a kind this build does not know (counted in [`Skipped`]).
     Nothing,
 }
@@ -129,7 +135,7 @@ pub struct StreamReader {
     pub skipped: Skipped,
 }
 
-/// The `kind` of a line that names a client.
+/// The `event` of a line that names a client.
 const CLIENT_INFO: &str = "ClientInfo";
 
 impl StreamReader {
@@ -167,10 +173,10 @@ impl StreamReader {
             self.header = Some(header.clone());
             return Ok(Item::Header(header));
         }
-        let kind = match obj.remove("kind") {
+        let kind = match obj.remove("event") {
             Some(Value::String(k)) => k,
-            Some(v) => bail!("{at}: field `kind`: expected the event's kind as a string, got {v}"),
-            None => bail!("{at}: field `kind` is missing (every event line names its kind)"),
+            Some(v) => bail!("{at}: field `event`: expected the event's kind as a string, got {v}"),
+            None => bail!("{at}: field `event` is missing (every event line names its kind)"),
         };
         let client = take_u64(&mut obj, "client", &at)?.unwrap_or(FIRST_CLIENT as u64);
         let client = ClientId::try_from(client).map_err(|_| anyhow!("{at}: field `client`: {client} is too large"))?;
@@ -187,7 +193,10 @@ impl StreamReader {
         }
         let t_us = t_us.ok_or_else(|| anyhow!("{at}: field `t_us` is missing (every event has its time)"))?;
         if t_us < self.last_us[lane] {
-            bail!("{at}: field `t_us`: {t_us} is before the previous event's {} (times never go back)", self.last_us[lane]);
+            bail!(
+                "{at}: field `t_us`: {t_us} is before the previous event's {} (times never go back)",
+                self.last_us[lane]
+            );
         }
         let Some(kind_value) = known_kind(&kind) else {
             *self.skipped.kinds.entry(kind).or_default() += 1;
@@ -294,7 +303,7 @@ pub fn event_kind_names() -> &'static [&'static str] {
 }
 
 /// One event as its line's object (without the line end): `t_us`, `client`, `lane` (when not
-/// the first), `kind` and the kind's fields.
+/// the first), `event` (its kind) and the kind's fields.
 pub fn event_line(e: &Event, lane: usize) -> Result<String> {
     let Value::Object(tagged) = serde_json::to_value(&e.kind).context("serialising an event")? else {
         bail!("an event kind serialised to something else than an object");
@@ -306,9 +315,14 @@ pub fn event_line(e: &Event, lane: usize) -> Result<String> {
     if lane != 0 {
         obj.insert("lane".into(), lane.into());
     }
-    obj.insert("kind".into(), kind.into());
+    obj.insert("event".into(), kind.into());
     if let Value::Object(fields) = fields {
-        obj.extend(fields);
+        for (k, v) in fields {
+            if obj.contains_key(&k) {
+                bail!("event {} has a field `{k}`, which the line itself uses", obj["event"]);
+            }
+            obj.insert(k, v);
+        }
     }
     Ok(Value::Object(obj).to_string())
 }
@@ -386,7 +400,10 @@ mod tests {
         assert!(event_kind_names().len() >= 30, "{:?}", event_kind_names());
         let kinds = [
             EventKind::PacketSent { side: Side::B, seq: 7, bytes: 60, uid: 99 },
-            EventKind::Stats { side: Side::A, stats: StatsSample { rtt_ms: 101.5, loss_percent: 2.0, ..Default::default() } },
+            EventKind::Stats {
+                side: Side::A,
+                stats: StatsSample { rtt_ms: 101.5, loss_percent: 2.0, ..Default::default() },
+            },
             EventKind::ParamChanged { name: "link.loss_percent".into(), value: "5".into() },
             EventKind::ChunkDelivered { side: Side::B, chunk: 1, bytes: 9, elapsed_us: 5, payload_id: None },
         ];
@@ -402,8 +419,8 @@ mod tests {
     #[test]
     fn unknown_kinds_and_fields_are_skipped_and_counted() {
         let mut r = reader_after_header();
-        assert_eq!(r.read_line(r#"{"t_us":5,"kind":"Teleported","client":2,"x":1}"#).unwrap(), Item::Nothing);
-        let line = r#"{"t_us":6,"client":2,"kind":"RttSample","side":"A","rtt_ms":40.5,"jitter_hint":3}"#;
+        assert_eq!(r.read_line(r#"{"t_us":5,"event":"Teleported","client":2,"x":1}"#).unwrap(), Item::Nothing);
+        let line = r#"{"t_us":6,"client":2,"event":"RttSample","side":"A","rtt_ms":40.5,"jitter_hint":3}"#;
         let Item::Event { event, .. } = r.read_line(line).unwrap() else { panic!() };
         assert_eq!(event.kind, EventKind::RttSample { side: Side::A, rtt_ms: 40.5 });
         assert_eq!(r.skipped.kinds["Teleported"], 1);
@@ -414,24 +431,24 @@ mod tests {
     #[test]
     fn bad_lines_are_refused_with_their_line_and_field() {
         let cases = [
-            (r#"{"t_us":6,"kind":"RttSample","side":"A","rtt_ms":"fast"}"#, "t.jsonl:2: field `rtt_ms` of RttSample"),
-            (r#"{"t_us":6,"kind":"RttSample","side":"C","rtt_ms":1}"#, "t.jsonl:2: field `side` of RttSample"),
-            (r#"{"t_us":6,"kind":"RttSample","side":"A"}"#, "rtt_ms"),
-            (r#"{"kind":"RttSample","side":"A","rtt_ms":1}"#, "t.jsonl:2: field `t_us` is missing"),
-            (r#"{"t_us":-1,"kind":"RttSample","side":"A","rtt_ms":1}"#, "t.jsonl:2: field `t_us`"),
-            (r#"{"t_us":1,"client":"x","kind":"RttSample"}"#, "t.jsonl:2: field `client`"),
-            (r#"{"t_us":1,"side":"A"}"#, "t.jsonl:2: field `kind` is missing"),
+            (r#"{"t_us":6,"event":"RttSample","side":"A","rtt_ms":"fast"}"#, "t.jsonl:2: field `rtt_ms` of RttSample"),
+            (r#"{"t_us":6,"event":"RttSample","side":"C","rtt_ms":1}"#, "t.jsonl:2: field `side` of RttSample"),
+            (r#"{"t_us":6,"event":"RttSample","side":"A"}"#, "rtt_ms"),
+            (r#"{"event":"RttSample","side":"A","rtt_ms":1}"#, "t.jsonl:2: field `t_us` is missing"),
+            (r#"{"t_us":-1,"event":"RttSample","side":"A","rtt_ms":1}"#, "t.jsonl:2: field `t_us`"),
+            (r#"{"t_us":1,"client":"x","event":"RttSample"}"#, "t.jsonl:2: field `client`"),
+            (r#"{"t_us":1,"side":"A"}"#, "t.jsonl:2: field `event` is missing"),
             (r#"[1,2]"#, "t.jsonl:2: not a JSON object"),
             (r#"{"t_us":1,"#, "t.jsonl:2: not JSON"),
-            (r#"{"t_us":1,"lane":4,"kind":"RttSample","side":"A","rtt_ms":1}"#, "t.jsonl:2: field `lane`"),
+            (r#"{"t_us":1,"lane":4,"event":"RttSample","side":"A","rtt_ms":1}"#, "t.jsonl:2: field `lane`"),
         ];
         for (line, want) in cases {
             let err = reader_after_header().read_line(line).unwrap_err().to_string();
             assert!(err.starts_with(want) || err.contains(want), "{line}: {err}");
         }
         let mut r = reader_after_header();
-        r.read_line(r#"{"t_us":10,"kind":"RttSample","side":"A","rtt_ms":1}"#).unwrap();
-        let err = r.read_line(r#"{"t_us":9,"kind":"RttSample","side":"A","rtt_ms":1}"#).unwrap_err().to_string();
+        r.read_line(r#"{"t_us":10,"event":"RttSample","side":"A","rtt_ms":1}"#).unwrap();
+        let err = r.read_line(r#"{"t_us":9,"event":"RttSample","side":"A","rtt_ms":1}"#).unwrap_err().to_string();
         assert!(err.starts_with("t.jsonl:3: field `t_us`: 9 is before"), "{err}");
         for (head, want) in [
             (r#"{"t_us":1}"#, "not an ackscope event stream"),
@@ -440,6 +457,39 @@ mod tests {
         ] {
             let err = StreamReader::new("h.jsonl").read_line(head).unwrap_err().to_string();
             assert!(err.starts_with("h.jsonl:1: ") && err.contains(want), "{head}: {err}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Any mutation of a valid line (bytes replaced, inserted, removed, the line cut) is
+        /// read or refused with its line number, never a panic.
+        #[test]
+        fn mutated_lines_never_panic(
+            edits in proptest::collection::vec((0usize..200, proptest::prelude::any::<u8>(), 0u8..3), 1..6),
+            cut in proptest::option::of(0usize..200),
+        ) {
+            let line = event_line(&Event::for_client(SimTime(5), 2, EventKind::Stats {
+                side: Side::B,
+                stats: StatsSample { rtt_ms: 50.0, ..Default::default() },
+            }), 0).unwrap();
+            let mut bytes = line.into_bytes();
+            for (at, b, op) in edits {
+                let at = at % (bytes.len() + 1);
+                match op {
+                    0 if at < bytes.len() => bytes[at] = b,
+                    1 => bytes.insert(at, b),
+                    _ if at < bytes.len() => drop(bytes.remove(at)),
+                    _ => {}
+                }
+            }
+            if let Some(c) = cut {
+                bytes.truncate(c);
+            }
+            let text = String::from_utf8_lossy(&bytes);
+            let mut r = reader_after_header();
+            if let Err(e) = r.read_line(&text) {
+                proptest::prop_assert!(e.to_string().starts_with("t.jsonl:2: "), "{}", e);
+            }
         }
     }
 }

@@ -184,7 +184,15 @@ fn header_ui(view: &mut ClientsView, ui: &mut egui::Ui) {
 }
 
 /// One client's row; true when clicked.
-fn row_ui(ui: &mut egui::Ui, r: &ClientRow, focused: bool, k: usize, spark: &[crate::model::Sample], cursor: SimTime, dark: bool) -> bool {
+fn row_ui(
+    ui: &mut egui::Ui,
+    r: &ClientRow,
+    focused: bool,
+    k: usize,
+    spark: &[crate::model::Sample],
+    cursor: SimTime,
+    dark: bool,
+) -> bool {
     let mut clicked = false;
     ui.horizontal(|ui| {
         let name = if r.group.is_empty() { r.label() } else { format!("{} ({})", r.label(), r.group) };

@@ -14,7 +14,6 @@ use ackscope_protocol::SimTime;
 use egui::Color32;
 use egui_plot::{GridMark, Line, LineStyle, MarkerShape, Plot, PlotPoint, PlotUi, Points, Text, VLine};
 
-
 use super::lanes::PerLane;
 use crate::model::compare::{height_quantile, tail_height, LaneFigures, CAUSES};
 use crate::model::verdict::verdict;
