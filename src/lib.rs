@@ -5,6 +5,7 @@
 //! model the window shows, the application state, the views, and the window's frame loop above both.
 
 pub mod app;
+pub mod capture;
 pub mod cli;
 pub mod model;
 pub mod params;
@@ -12,6 +13,7 @@ pub mod proxy;
 pub mod report;
 pub mod runtime;
 pub mod session;
+pub mod source;
 pub mod ui;
 pub mod window;
 
