@@ -12,7 +12,8 @@ use clap::Args;
 
 use super::common::{fail, print, MAX_SECONDS};
 use crate::proxy::config::{transparent_scenario, DEFAULT_EXPIRE_S, DEFAULT_MAX_CLIENTS};
-use crate::proxy::{DecodeChoice, Proxy, ProxyConfig, ProxyReport, SessionOut};
+use crate::proxy::decode::{self, ProxyDecoder};
+use crate::proxy::{Batch, DecodeChoice, Proxy, ProxyConfig, ProxyReport, SessionOut};
 use crate::runtime::udp::resolve;
 use crate::session::{self, Verify};
 use crate::{overrides, params};
@@ -96,13 +97,16 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig> {
     if args.max_clients == 0 {
         bail!("--max-clients must be at least 1");
     }
-    let decode = DecodeChoice::parse(&args.decode)?;
+    let decode = decode::choice(&args.decode)?;
     let listen = resolve(&args.listen).context("--listen")?;
     let forward = resolve(&args.forward).context("--forward")?;
     let mut cfg = ProxyConfig::new(listen, forward, scenario_from(args)?);
     cfg.expire_after = Duration::from_secs_f64(args.expire_s);
     cfg.max_clients = args.max_clients;
+    // Decoding needs each datagram's bytes beside its events.
+    cfg.keep_bytes = decode != DecodeChoice::None;
     cfg.decode = decode;
+    cfg.decode_name = args.decode.trim().to_string();
     cfg.upstream_bind = args.upstream.as_deref().map(resolve).transpose().context("--upstream")?;
     Ok(cfg)
 }
@@ -110,7 +114,9 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig> {
 /// Relays until `--seconds` pass or Ctrl+C, writing the session as it goes; the report.
 fn run(args: &ProxyArgs) -> Result<ProxyReport> {
     let cfg = config(args)?;
-    let mut out = args.out.as_ref().map(|p| SessionOut::create(p, &cfg.scenario)).transpose()?;
+    let mut out =
+        args.out.as_ref().map(|p| SessionOut::create(p, &cfg.scenario, cfg.listen, cfg.forward)).transpose()?;
+    let mut decoder = (cfg.decode != DecodeChoice::None).then(|| ProxyDecoder::new(cfg.decode.clone()));
     let proxy = Proxy::start(cfg.clone())?;
     let stop = Arc::new(AtomicBool::new(false));
     if args.seconds.is_none() {
@@ -125,24 +131,41 @@ fn run(args: &ProxyArgs) -> Result<ProxyReport> {
     );
     let local = proxy.local_addr();
     let deadline = args.seconds.map(|s| Instant::now() + Duration::from_secs_f64(s));
+    let mut take = |batch: Batch, out: &mut Option<SessionOut>| -> Result<()> {
+        let events = match decoder.as_mut() {
+            Some(d) => d.feed(&batch),
+            None => batch.events,
+        };
+        match out.as_mut() {
+            Some(o) => o.append_events(&events, &batch.actions),
+            None => Ok(()),
+        }
+    };
     while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| Instant::now() < d) {
         if let Ok(batch) = proxy.batches().recv_timeout(Duration::from_millis(50)) {
-            if let Some(o) = out.as_mut() {
-                o.append(&batch)?;
-            }
+            take(batch, &mut out)?;
         }
     }
     let (outcome, rest) = proxy.stop_with_batches()?;
     for batch in rest.try_iter() {
+        take(batch, &mut out)?;
+    }
+    let end = SimTime::from_secs_f64(outcome.seconds);
+    if let Some(d) = decoder.as_mut() {
+        let last = d.finish(end);
         if let Some(o) = out.as_mut() {
-            o.append(&batch)?;
+            o.append_events(&last, &[])?;
         }
     }
     let session_bytes = match out {
-        Some(o) => Some(o.finish(SimTime::from_secs_f64(outcome.seconds))?),
+        Some(o) => Some(o.finish(end)?),
         None => None,
     };
-    Ok(ProxyReport::new(local, &cfg, &outcome, session_bytes))
+    let report = ProxyReport::new(local, &cfg, &outcome, session_bytes);
+    Ok(match &decoder {
+        Some(d) => report.with_decoded(d),
+        None => report,
+    })
 }
 
 /// Runs the proxy and prints its report.

@@ -107,6 +107,7 @@ impl Client {
             expired,
             client_to_server: self.stats[Dir::BtoA.index()].summary(),
             server_to_client: self.stats[Dir::AtoB.index()].summary(),
+            decoded: None,
         }
     }
 }

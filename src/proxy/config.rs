@@ -2,13 +2,10 @@
 //! and which decoder reads the payloads.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
 use std::time::Duration;
 
-use ackscope_protocol::{LinkConfig, LinkPair, Scenario};
-use anyhow::{bail, Context, Result};
-
 use crate::app::live_log::LiveLimits;
+use ackscope_protocol::{LinkConfig, LinkPair, Scenario};
 
 /// How long a client may send nothing before it expires, by default (see [`ProxyConfig::expire_after`]).
 ///
@@ -24,66 +21,9 @@ pub const DEFAULT_MAX_CLIENTS: usize = 10_000;
 /// datagram is ever cut short by the proxy.
 pub const MAX_DATAGRAM_BYTES: usize = 65_535;
 
-/// Which decoder reads the payloads (`--decode`).
-///
-/// Stored with the run and reported; the decoders themselves (protocol/src/decode) are wired in
-/// when they land. Until then every choice relays and records at packet level, as `none` does.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum DecodeChoice {
-    /// Probe the first packets of each client and pick (the default).
-    #[default]
-    Auto,
-    /// Every ackscope wire format (the strategies' own codecs).
-    Ackscope,
-    /// The reliable.io packet header and fragments.
-    Reliable,
-    Enet,
-    Kcp,
-    /// A declarative header description in a RON file.
-    Header(PathBuf),
-    /// Packet level only: sizes, rates, gaps, fates.
-    None,
-}
-
-impl DecodeChoice {
-    /// The values `--decode` takes, for errors and help.
-    pub const VALUES: &'static str = "auto, ackscope, reliable, enet, kcp, header:FILE.ron, none";
-
-    /// Parses `--decode`'s value; `header:FILE` must name a readable file.
-    pub fn parse(text: &str) -> Result<Self> {
-        let t = text.trim();
-        Ok(match t {
-            "auto" => Self::Auto,
-            "ackscope" => Self::Ackscope,
-            "reliable" => Self::Reliable,
-            "enet" => Self::Enet,
-            "kcp" => Self::Kcp,
-            "none" => Self::None,
-            _ => match t.strip_prefix("header:") {
-                Some(file) if !file.is_empty() => {
-                    let path = PathBuf::from(file);
-                    std::fs::metadata(&path)
-                        .with_context(|| format!("--decode header:{file}: cannot read the header description"))?;
-                    Self::Header(path)
-                }
-                _ => bail!("--decode: unknown decoder '{t}' (valid: {})", Self::VALUES),
-            },
-        })
-    }
-
-    /// The value as `--decode` spells it.
-    pub fn name(&self) -> String {
-        match self {
-            Self::Auto => "auto".into(),
-            Self::Ackscope => "ackscope".into(),
-            Self::Reliable => "reliable".into(),
-            Self::Enet => "enet".into(),
-            Self::Kcp => "kcp".into(),
-            Self::Header(p) => format!("header:{}", p.display()),
-            Self::None => "none".into(),
-        }
-    }
-}
+/// Which decoder reads the payloads (`--decode`): the protocol crate's choice, read by
+/// [`super::decode::choice`].
+pub use ackscope_protocol::decode::DecodeChoice;
 
 /// Everything a proxy run needs.
 #[derive(Debug, Clone)]
@@ -108,8 +48,11 @@ pub struct ProxyConfig {
     /// Whether every datagram's bytes go out with the events (the side table a bytes pane and a
     /// pcapng export read).
     pub keep_bytes: bool,
-    /// The decoder asked for (see [`DecodeChoice`]).
+    /// The decoder asked for (see [`DecodeChoice`]); its batches then carry every datagram's
+    /// bytes for it. Decoding runs on the batches' reader ([`super::decode`]).
     pub decode: DecodeChoice,
+    /// `--decode` as the user wrote it, for the report.
+    pub decode_name: String,
     /// Socket buffer sizes asked of the kernel (it caps them at `net.core.rmem_max` / `wmem_max`).
     pub listen_buffer_bytes: usize,
     pub upstream_buffer_bytes: usize,
@@ -131,7 +74,8 @@ impl ProxyConfig {
             expire_after: Duration::from_secs_f64(DEFAULT_EXPIRE_S),
             max_clients: DEFAULT_MAX_CLIENTS,
             keep_bytes: false,
-            decode: DecodeChoice::default(),
+            decode: DecodeChoice::None,
+            decode_name: "none".into(),
             listen_buffer_bytes: 4 << 20,
             upstream_buffer_bytes: 1 << 20,
             limits: LiveLimits::default(),
@@ -156,18 +100,6 @@ pub fn transparent_scenario() -> Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn decode_values_parse_and_print_back() {
-        for v in ["auto", "ackscope", "reliable", "enet", "kcp", "none"] {
-            assert_eq!(DecodeChoice::parse(v).unwrap().name(), v);
-        }
-        let e = DecodeChoice::parse("quic").unwrap_err().to_string();
-        assert!(e.contains("unknown decoder 'quic'") && e.contains("header:FILE.ron"), "{e}");
-        let e = DecodeChoice::parse("header:/no/such/file.ron").unwrap_err();
-        assert!(format!("{e:#}").contains("/no/such/file.ron"), "{e:#}");
-        assert!(DecodeChoice::parse("header:").is_err());
-    }
 
     #[test]
     fn the_transparent_scenario_passes_the_parameter_table() {

@@ -20,6 +20,9 @@
 //!   ([`bytes`]) when asked. Live and scripted link changes are `ParamChanged` events. From the
 //!   events alone [`rerun`] re-makes every link decision.
 //! - **Report** ([`stats`]): per client and direction, counted as datagrams pass.
+//! - **Decoding** ([`decode`]): with `--decode`, the batches' reader feeds the passive decoders,
+//!   whose figures per client and direction (acks, RTT, loss estimate, resends) go into the
+//!   report and, as `Stats` events each second, into the recording.
 //!
 //! The proxy has no endpoints: scripted steps other than link changes do nothing here.
 
@@ -27,6 +30,7 @@ pub mod apply;
 pub mod bytes;
 pub mod client;
 pub mod config;
+pub mod decode;
 pub mod record;
 pub mod relay;
 pub mod rerun;
@@ -48,7 +52,7 @@ pub use bytes::{ByteStore, Datagram, Forward};
 pub use config::{DecodeChoice, ProxyConfig};
 pub use record::{Recording, SessionOut};
 pub use relay::{Batch, RelayOutcome, RelayStatus};
-pub use stats::{ClientSummary, DirSummary, ProxyReport};
+pub use stats::{ClientSummary, DecodedFigures, DirSummary, ProxyReport};
 
 use relay::{Control, Relay, LISTEN, WAKER};
 

@@ -1,42 +1,30 @@
 //! Where a proxy run's batches go: a session file written as the run goes on (`--out`), or a
 //! recording in memory (tests, and the window's source later).
 //!
-//! The session file is today's format (version 2), which has no client field: [`file_event`] is
-//! the one place that decides how a client's events are written into it, and the one line to
-//! change when the recording model's version 3 (clients, origin "proxy") lands. Until then each
-//! link event's send id carries its client in its top bits, so the ids stay unique across the
-//! file and the file's ground truth (true loss, delays) reads as every client's traffic together.
+//! The session file is format version 3 with origin "proxy" (where it listened, the server it
+//! forwarded to): every event names its client, so each source address is one client of the
+//! recording with its own send ids; the scenario in the header is the link every client got.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use ackscope_protocol::{ClientId, Event, EventKind, Scenario, SimTime, Step};
+use ackscope_protocol::{ClientId, Event, Scenario, SimTime, Step};
 use anyhow::{anyhow, Context, Result};
 
 use super::bytes::ByteStore;
 use super::relay::Batch;
+use super::stats::addr_text;
 use crate::app::live_log::LiveLimits;
+use crate::model::Origin;
 use crate::session::stream::SessionStream;
 use crate::session::{Session, Transport};
 
-/// Bits of a file send id below the client: 2^40 sends per client.
+/// Bits of a run-wide send id below the client: 2^40 sends per client.
 pub const FILE_UID_CLIENT_SHIFT: u32 = 40;
 
-/// The send id client `client`'s send `uid` has in a version 2 file.
+/// A send id unique over the whole run for client `client`'s send `uid` (the decoder's key).
 pub fn file_uid(client: ClientId, uid: u64) -> u64 {
     ((client as u64) << FILE_UID_CLIENT_SHIFT) | (uid & ((1 << FILE_UID_CLIENT_SHIFT) - 1))
-}
-
-/// The event as the session file holds it (see the module doc).
-pub fn file_event(e: &Event) -> Event {
-    let mut out = e.clone();
-    match &mut out.kind {
-        EventKind::LinkSent { uid, .. }
-        | EventKind::LinkDropped { uid, .. }
-        | EventKind::LinkDuplicated { uid, .. }
-        | EventKind::LinkDelivered { uid, .. } => *uid = file_uid(e.client, *uid),
-        _ => {}
-    }
-    out
 }
 
 /// A session file being written while the proxy runs: streamed into a temporary file beside
@@ -49,25 +37,31 @@ pub struct SessionOut {
 }
 
 impl SessionOut {
-    /// Starts writing `path` for a proxy run of `scenario`.
-    pub fn create(path: &Path, scenario: &Scenario) -> Result<Self> {
+    /// Starts writing `path` for a proxy run of `scenario` listening on `listen`, forwarding to
+    /// `forward`.
+    pub fn create(path: &Path, scenario: &Scenario, listen: SocketAddr, forward: SocketAddr) -> Result<Self> {
         let origin = path.display().to_string();
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let name = path.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
         // The temporary name `session::remove_stale_temps` recognises and tidies after a kill.
         let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
         let mut header = Session::scenario_only(scenario.clone());
-        // Real time on real sockets: a re-run cannot reproduce the traffic (version 3 says "proxy").
+        // Real time on real sockets: a re-run cannot reproduce the traffic.
         header.transport = Transport::Udp;
+        header.origin = Some(Origin::Proxy { listen: addr_text(listen), upstream: addr_text(forward) });
         let stream = SessionStream::create(&tmp, &header).with_context(|| format!("{origin}: cannot write"))?;
         Ok(Self { stream: Some(stream), tmp, path: path.to_path_buf() })
     }
 
     /// Appends a batch's events and run-wide actions.
     pub fn append(&mut self, batch: &Batch) -> Result<()> {
+        self.append_events(&batch.events, &batch.actions)
+    }
+
+    /// Appends events (in time order after what was appended) and actions.
+    pub fn append_events(&mut self, events: &[Event], actions: &[Step]) -> Result<()> {
         let stream = self.stream.as_mut().expect("open until finished");
-        let events: Vec<Event> = batch.events.iter().map(file_event).collect();
-        stream.append(&events, &batch.actions)
+        stream.append(events, actions)
     }
 
     /// Finishes the file covering `duration` and renames it into place: its size.
@@ -128,20 +122,11 @@ impl Recording {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ackscope_protocol::Dir;
 
     #[test]
-    fn file_events_keep_every_client_send_apart() {
-        let e =
-            |client, uid| Event::for_client(SimTime(5), client, EventKind::LinkSent { dir: Dir::BtoA, uid, bytes: 9 });
-        let uid = |e: Event| match file_event(&e).kind {
-            EventKind::LinkSent { uid, .. } => uid,
-            _ => unreachable!(),
-        };
-        assert_ne!(uid(e(1, 0)), uid(e(2, 0)));
-        assert_eq!(uid(e(3, 7)) >> FILE_UID_CLIENT_SHIFT, 3);
-        assert_eq!(uid(e(3, 7)) & 0xFFFF, 7);
-        let p = Event::for_client(SimTime(1), 0, EventKind::ParamChanged { name: "x".into(), value: "1".into() });
-        assert_eq!(file_event(&p), p);
+    fn run_wide_send_ids_keep_every_client_apart() {
+        assert_ne!(file_uid(1, 0), file_uid(2, 0));
+        assert_eq!(file_uid(3, 7) >> FILE_UID_CLIENT_SHIFT, 3);
+        assert_eq!(file_uid(3, 7) & 0xFFFF, 7);
     }
 }

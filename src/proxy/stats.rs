@@ -155,6 +155,19 @@ pub struct ClientSummary {
     pub expired: bool,
     pub client_to_server: DirSummary,
     pub server_to_client: DirSummary,
+    /// What the passive decoder derived from this client's traffic (with `--decode`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decoded: Option<DecodedFigures>,
+}
+
+/// A client's decoded figures per direction, each the sending endpoint's beliefs (acks it got,
+/// its RTT, its loss estimate, its resends and spurious resends) beside the link's truth above.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DecodedFigures {
+    pub client_to_server: ackscope_protocol::decode::DirStats,
+    pub server_to_client: ackscope_protocol::decode::DirStats,
+    /// Datagrams of this client no decoder could read, both directions.
+    pub malformed: u64,
 }
 
 /// Counters of the whole run that belong to no client.
@@ -178,9 +191,12 @@ pub struct ProxyReport {
     pub listen: String,
     pub forward: String,
     pub seed: u64,
-    /// `--decode` as given (the decoders are not wired into the proxy yet: `decoded` is false).
+    /// `--decode` as given, whether anything was decoded, the format read (what `auto` picked)
+    /// and the probe's reason.
     pub decode: String,
     pub decoded: bool,
+    pub decode_format: Option<String>,
+    pub decode_probe: Option<String>,
     /// Wall seconds the proxy ran.
     pub seconds: f64,
     /// Clients seen, and how many of them expired.
@@ -233,8 +249,10 @@ impl ProxyReport {
             listen: addr_text(listen),
             forward: addr_text(cfg.forward),
             seed: cfg.scenario.seed,
-            decode: cfg.decode.name(),
+            decode: cfg.decode_name.clone(),
             decoded: false,
+            decode_format: None,
+            decode_probe: None,
             seconds: outcome.seconds,
             clients_seen: outcome.clients.len() as u64,
             clients_expired: outcome.clients.iter().filter(|c| c.expired).count() as u64,
@@ -246,6 +264,21 @@ impl ProxyReport {
         }
     }
 
+    /// Adds what the decoder derived: the format, the probe's reason, each client's figures.
+    pub fn with_decoded(mut self, d: &super::decode::ProxyDecoder) -> Self {
+        self.decode_format = d.format();
+        self.decode_probe = d.probe_reason();
+        for c in &mut self.clients {
+            c.decoded = d.client(c.client).map(|s| DecodedFigures {
+                client_to_server: s.dirs[ackscope_protocol::Dir::BtoA.index()],
+                server_to_client: s.dirs[ackscope_protocol::Dir::AtoB.index()],
+                malformed: s.malformed,
+            });
+        }
+        self.decoded = self.decode_format.is_some() && self.clients.iter().any(|c| c.decoded.is_some());
+        self
+    }
+
     /// The human summary (without `--json`).
     pub fn to_text(&self) -> String {
         let mut s = format!(
@@ -255,7 +288,10 @@ impl ProxyReport {
             self.seconds,
             self.seed,
             self.decode,
-            if self.decoded { "" } else { " (packet level: decoders not wired in yet)" }
+            match &self.decode_format {
+                Some(f) => format!(" (read as {f})"),
+                None => " (packet level)".into(),
+            }
         );
         s += &format!("clients: {} seen, {} expired\n", self.clients_seen, self.clients_expired);
         let line = |name: &str, d: &DirSummary| {
@@ -292,6 +328,15 @@ impl ProxyReport {
                 cl.server_to_client.dropped_percent,
                 if cl.expired { " (expired)" } else { "" }
             );
+        }
+        for cl in self.clients.iter().take(20) {
+            let Some(d) = &cl.decoded else { continue };
+            for (name, x) in [("client", &d.client_to_server), ("server", &d.server_to_client)] {
+                s += &format!(
+                    "  client {} decoded, {name} sends: acked {}, rtt {:.1} ms, loss estimate {:.1} %, resends {} ({} spurious)\n",
+                    cl.client, x.packets_acked, x.rtt_ms, x.loss_percent, x.resends, x.spurious_resends
+                );
+            }
         }
         if self.clients.len() > 20 {
             s += &format!("  ... {} more clients (--json lists every one)\n", self.clients.len() - 20);

@@ -4,6 +4,7 @@
 
 mod cli;
 mod clients;
+mod decode;
 mod echo;
 mod robustness;
 
