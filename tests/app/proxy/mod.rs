@@ -6,6 +6,7 @@ mod cli;
 mod clients;
 mod decode;
 mod echo;
+mod enet;
 mod robustness;
 
 use std::net::{SocketAddr, UdpSocket};
