@@ -5,6 +5,7 @@
 //! model the window shows, the application state, the views, and the window's frame loop above both.
 
 pub mod app;
+pub mod capture;
 pub mod cli;
 pub mod model;
 pub mod params;

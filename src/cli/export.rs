@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::common::{fail, print};
+use crate::capture;
 use crate::model::Recording;
 use crate::report::export::{self, ExportSummary, ExportTargets, Table};
 use crate::session::{self, Progress, Session};
@@ -25,6 +26,11 @@ pub struct ExportArgs {
     /// Write one row per stats instant per side (the plotted estimates and truths) to this CSV file.
     #[arg(long, value_name = "FILE.csv")]
     pub series: Option<PathBuf>,
+    /// Write every datagram of the session (re-run with its endpoints tapped) to this pcapng file
+    /// for Wireshark: per lane a sent and a delivered interface, IPv4/UDP, virtual timestamps,
+    /// a comment per packet (README, "Wireshark"). Simulated (in-process) recordings only.
+    #[arg(long, value_name = "FILE.pcapng", conflicts_with_all = ["packets", "messages", "series"])]
+    pub pcapng: Option<PathBuf>,
     /// With files: print one JSON object saying what was written (paths, rows, bytes). Without
     /// files: print every table as JSON on stdout instead.
     #[arg(long)]
@@ -68,6 +74,28 @@ row an object keyed by column (empty fields null). With files it prints what was
     out
 }
 
+/// `--pcapng`: re-runs the session with its endpoints tapped and writes the capture.
+fn pcapng_main(args: &ExportArgs, path: &std::path::Path) -> ExitCode {
+    let comparable =
+        |p: &std::path::Path| std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or_else(|_| p.into());
+    if comparable(path) == comparable(&args.session) {
+        return fail(format!("{}: is the session being exported; choose another file for --pcapng", path.display()));
+    }
+    let verify = if args.no_verify { session::Verify::Skip } else { session::Verify::Checksum };
+    let s = match session::load_verified(&args.session, verify) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    let file = args.session.display();
+    if !s.has_events() {
+        return fail(format!("{file}: a scenario without events; record it first (ackscope run {file} --out S.ron)"));
+    }
+    match capture::write_pcapng(&s, path) {
+        Ok(summary) => print(&summary, args.json, |s| s.to_text(path)),
+        Err(e) => fail(format!("{file}: {e:#}")),
+    }
+}
+
 /// The recordings of a loaded session, one per lane.
 fn recordings(s: Session) -> Vec<Recording> {
     Recording::lanes_from_session(s, &Progress::new()).expect("an uncancelled progress")
@@ -77,8 +105,14 @@ fn recordings(s: Session) -> Vec<Recording> {
 pub fn main(args: ExportArgs) -> ExitCode {
     let targets =
         ExportTargets { packets: args.packets.clone(), messages: args.messages.clone(), series: args.series.clone() };
+    if let Some(path) = &args.pcapng {
+        return pcapng_main(&args, path);
+    }
     if targets.is_empty() && !args.json {
-        return fail("nothing to export: give --packets, --messages or --series FILE.csv, or --json (see --help)");
+        return fail(
+            "nothing to export: give --packets, --messages or --series FILE.csv, --pcapng FILE.pcapng, or --json \
+             (see --help)",
+        );
     }
     if let Err(e) = targets.check(Some(&args.session)) {
         return fail(format!("{e:#}"));

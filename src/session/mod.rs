@@ -38,7 +38,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 pub use progress::{Phase, Progress};
-pub use rerun::{apply_and_record, apply_change, rerun, rerun_all, run_lane};
+pub use rerun::{apply_and_record, apply_change, rerun, rerun_all, run_lane, run_lane_on};
 pub use stream_load::{load_streaming, Loading};
 
 /// Version of the file layout; bumped on incompatible changes. Version 1 is still read.

@@ -41,7 +41,16 @@ pub fn apply_and_record(sim: &mut Simulation, log: &mut Vec<Step>, action: Actio
 /// after `until` are left out). Returns the simulation at `until`, its events and the log of the
 /// actions applied.
 pub fn run_lane(scenario: &Scenario, actions: &[Step], until: SimTime) -> Result<(Simulation, Vec<Event>, Vec<Step>)> {
-    let mut sim = Simulation::new(scenario.clone());
+    run_lane_on(Simulation::new(scenario.clone()), actions, until)
+}
+
+/// [`run_lane`] on a simulation the caller built for the lane's scenario (endpoints wrapped in
+/// a wire tap and a peer factory that taps the ones a restart builds, for the pcapng export).
+pub fn run_lane_on(
+    mut sim: Simulation,
+    actions: &[Step],
+    until: SimTime,
+) -> Result<(Simulation, Vec<Event>, Vec<Step>)> {
     let mut events = Vec::new();
     let mut log = Vec::new();
     let mut sorted: Vec<&Step> = actions.iter().filter(|a| a.at <= until).collect();
