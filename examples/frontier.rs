@@ -17,7 +17,9 @@
 //! Run: `cargo run --release --example frontier` (120 s x 5 seeds, under a minute on two cores);
 //! `-- SECONDS SEEDS FIRST_SEED GRID NAME=VALUE...` change the runs: `-- 120 5 101` runs seeds
 //! 101..=105 (seeds the defaults were not chosen on), GRID `linear` the other grid README quotes
-//! (loss 1, 5, 15, 30 %, latency 10, 50, 100, 200 ms; `log` is the default), and each
+//! (loss 1, 5, 15, 30 %, latency 10, 50, 100, 200 ms; `log` is the default), `between` the 48
+//! cells between the log grid's points (loss 1.7, 5.5, 17 %, latency 14, 32, 71, 141 ms, jitter
+//! 0 or 15 ms, with and without bursts: links the defaults were not chosen on), and each
 //! `hybrid.NAME=VALUE` sets a hybrid parameter away from its default (`-- 120 5 1 log
 //! hybrid.redundant_copies=2`). Only the run with no arguments writes README's plot,
 //! docs/frontier-grid.png.
@@ -35,6 +37,11 @@ const LATENCIES_MS: [f64; 5] = [10.0, 20.0, 50.0, 100.0, 200.0];
 const LINEAR_LOSSES_PERCENT: [f64; 4] = [1.0, 5.0, 15.0, 30.0];
 const LINEAR_LATENCIES_MS: [f64; 4] = [10.0, 50.0, 100.0, 200.0];
 const JITTERS_MS: [f64; 2] = [0.0, 30.0];
+/// The cells between the log grid's points (`between`): each loss and latency the geometric
+/// mean of two neighbours there, jitter halfway, so no figure sits where the defaults were chosen.
+const BETWEEN_LOSSES_PERCENT: [f64; 3] = [1.7, 5.5, 17.0];
+const BETWEEN_LATENCIES_MS: [f64; 4] = [14.0, 32.0, 71.0, 141.0];
+const BETWEEN_JITTERS_MS: [f64; 2] = [0.0, 15.0];
 /// Mean length of a burst in the bursty cells.
 const BURST_MS: f64 = 30.0;
 const STRATEGIES: [Strategy; 3] = [Strategy::Hybrid, Strategy::Glenn, Strategy::Ue4];
@@ -53,16 +60,23 @@ struct Cell {
 struct Grid {
     losses_percent: &'static [f64],
     latencies_ms: &'static [f64],
+    jitters_ms: &'static [f64],
 }
 
-const LOG_GRID: Grid = Grid { losses_percent: &LOSSES_PERCENT, latencies_ms: &LATENCIES_MS };
-const LINEAR_GRID: Grid = Grid { losses_percent: &LINEAR_LOSSES_PERCENT, latencies_ms: &LINEAR_LATENCIES_MS };
+const LOG_GRID: Grid = Grid { losses_percent: &LOSSES_PERCENT, latencies_ms: &LATENCIES_MS, jitters_ms: &JITTERS_MS };
+const LINEAR_GRID: Grid =
+    Grid { losses_percent: &LINEAR_LOSSES_PERCENT, latencies_ms: &LINEAR_LATENCIES_MS, jitters_ms: &JITTERS_MS };
+const BETWEEN_GRID: Grid = Grid {
+    losses_percent: &BETWEEN_LOSSES_PERCENT,
+    latencies_ms: &BETWEEN_LATENCIES_MS,
+    jitters_ms: &BETWEEN_JITTERS_MS,
+};
 
 impl Cell {
     fn all(grid: Grid) -> Vec<Cell> {
         let mut out = Vec::new();
         for bursts in [false, true] {
-            for jitter_ms in JITTERS_MS {
+            for &jitter_ms in grid.jitters_ms {
                 for &latency_ms in grid.latencies_ms {
                     for &loss_percent in grid.losses_percent {
                         out.push(Cell { bursts, jitter_ms, latency_ms, loss_percent });
@@ -340,7 +354,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let grid = match args.next().as_deref() {
         None | Some("log") => LOG_GRID,
         Some("linear") => LINEAR_GRID,
-        Some(other) => return Err(format!("unknown grid '{other}' (valid: log, linear)").into()),
+        Some("between") => BETWEEN_GRID,
+        Some(other) => return Err(format!("unknown grid '{other}' (valid: log, linear, between)").into()),
     };
     let settings: Vec<String> = args.collect();
     let mut vary = Vec::new();
