@@ -56,7 +56,7 @@ fn the_enet_library_pair_through_the_proxy_is_decoded_as_enet_reports_itself() {
             "{name}: link dropped {:.1} %; ENet rtt {} ms, decoded {:.1}; ENet packetsLost {} of {}, decoded resends {} of {} ({} spurious)",
             link.dropped_percent, lib.rtt, dec.rtt_ms, lib.lost, lib.sent, dec.resends, dec.items_sent, dec.spurious_resends
         );
-        assert!(lib.received > 250, "{name}: the exchange ran ({} received)", lib.received);
+        assert!(lib.received > 150, "{name}: the exchange ran ({} received)", lib.received);
         assert!(
             (dec.rtt_ms - lib.rtt).abs() <= lib.rtt * 0.05,
             "{name}: decoded RTT {} vs ENet's {}",
