@@ -116,7 +116,7 @@ fn decoded_enet_rtt_and_resends_match_the_library() {
             dec.spurious_resends,
             lib.received
         );
-        assert!(lib.received > 250, "{name}: the exchange ran ({} packets received)", lib.received);
+        assert!(lib.received > 100, "{name}: the exchange ran ({} packets received)", lib.received);
         assert!(
             (dec.rtt_ms - lib.rtt).abs() <= lib.rtt * 0.05,
             "{name}: decoded RTT {} vs ENet's {} (seed {seed})",
