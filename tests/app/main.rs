@@ -7,6 +7,7 @@ mod common;
 
 mod anomaly;
 mod cli;
+mod clients_cli;
 mod compare;
 mod edits;
 mod export;
