@@ -25,7 +25,7 @@ use ackscope_protocol::{
     registry, Action, ChunkSummary, EstimateSummary, Event, PacketTotals, ReliableMetrics, Scenario, ServerSummary,
     SimTime, Simulation, SnapshotSummary, Step, SummaryAccumulator, Ue4Summary,
 };
-use anyhow::{anyhow, bail, Context};
+use anyhow::{anyhow, Context};
 use serde::Serialize;
 
 use crate::session::stream::SessionStream;
@@ -242,7 +242,7 @@ pub fn drive_sim(
 /// `out` is written as they come (a file of its own beside `out`, renamed over it at the end, so
 /// an interrupted run never leaves half a file under that name). An A/B session written to `out`
 /// holds both lanes' events until it is saved (a streamed file holds one lane); a run of several
-/// clients cannot be written yet (the session format has no clients before version 3).
+/// clients is written as session format 3, each event with its client.
 pub fn run_session(file: &Session, seconds: Option<f64>, out: Option<&Path>) -> anyhow::Result<RunReport> {
     let start = Instant::now();
     if seconds.is_none() && file.has_events() {
@@ -256,13 +256,6 @@ pub fn run_session(file: &Session, seconds: Option<f64>, out: Option<&Path>) -> 
     }
     let seconds = seconds.unwrap_or(DEFAULT_SECONDS);
     let lanes = file.lanes();
-    if out.is_some() && lanes.iter().any(|(s, _)| s.client_count() > 1) {
-        bail!(
-            "a run of {} clients cannot be saved yet: the session format holds one client per lane until \
-             format version 3; run without --out (the report covers every client)",
-            file.scenario.client_count()
-        );
-    }
     match out {
         Some(out) if lanes.len() > 1 => run_ab_to_file(file, seconds, out),
         Some(out) => {

@@ -42,3 +42,61 @@ fn run_json_of_many_clients_has_each_clients_figures_and_the_servers_totals() {
     let one = json(&["run", "--seconds", "5", "--seed", "4", "--json"]);
     assert!(one.get("clients").is_none() && one.get("server").is_none(), "{one}");
 }
+
+/// `run --set clients=8 --out S.ron` saves session format 3 with every client's events; the
+/// window opens it with a connection per client, the Clients tab shows them, and each client's
+/// ground truth there is the one `run --json` reports for it.
+#[test]
+fn a_simulated_run_of_eight_clients_saves_as_v3_and_opens_in_the_clients_tab() {
+    use ackscope::app::{AppState, Tab};
+    use ackscope::ui::WindowView;
+    use ackscope::window::frame_ui;
+    use egui_kittest::kittest::Queryable;
+    use egui_kittest::Harness;
+
+    let dir = std::env::temp_dir().join(format!("ackscope-clients-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("eight.ron");
+    let _ = std::fs::remove_file(&path);
+    let args = ["run", "--seconds", "4", "--seed", "9", "--set", "clients=8", "--set", "client.5.link.loss_percent=25"];
+    let out = Command::new(env!("CARGO_BIN_EXE_ackscope"))
+        .args(args)
+        .args(["--out", path.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.contains("format_version:3"), "{}", &text[..200.min(text.len())]);
+    let v = json(&[&args[..], &["--json"]].concat());
+
+    let mut state = AppState::new(ackscope_protocol::Scenario::default(), || {});
+    state.settings.intro_dismissed = true;
+    state.open_path(&path);
+    let mut h = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
+        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
+        (state, WindowView::default()),
+    );
+    assert!(super::common::step_until(&mut h, 60.0, |s| s.0.file_jobs().is_empty()), "the session did not open");
+    {
+        let s = &h.state().0;
+        assert_eq!(s.error, None);
+        let rec = &s.lanes[0];
+        assert_eq!(rec.clients().iter().map(|c| c.client).collect::<Vec<_>>(), (1..=8).collect::<Vec<_>>());
+        for k in 1..=8u32 {
+            let t = rec.client(k).unwrap().ledger.totals();
+            let j = &v["clients"][k as usize - 1]["packets"];
+            assert_eq!(t.sent, j["sent"].as_u64().unwrap(), "client {k}'s sends: the window and run --json");
+            assert_eq!(t.link_dropped, j["link_dropped"].as_u64().unwrap(), "client {k}'s drops");
+            assert_eq!(t.false_acks, 0, "client {k}");
+        }
+        let loss = |k: u32| {
+            let t = rec.client(k).unwrap().ledger.totals();
+            t.link_dropped as f64 / t.sent as f64
+        };
+        assert!(loss(5) > 2.0 * loss(4), "client 5's own lossy link: {} vs {}", loss(5), loss(4));
+    }
+    h.state_mut().0.settings.tab = Tab::Clients;
+    h.run_steps(3);
+    assert!(h.query_all_by_label_contains("8 clients").next().is_some(), "the Clients tab counts the clients");
+    assert_eq!(h.state().1.panels.clients.plot.lines.len(), 8, "a line per client");
+}
