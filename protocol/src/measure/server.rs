@@ -88,11 +88,11 @@ impl ServerAccumulator {
                     UplinkFate::Dropped => self.dropped += 1,
                 }
             }
-            EventKind::ParamChanged { name, value } if name.starts_with("server.") => {
-                if self.settings.set(name, value).is_ok() {
-                    self.uplink.set_config(self.settings.server);
-                    self.capped_ever |= self.settings.server.capped();
-                }
+            EventKind::ParamChanged { name, value }
+                if name.starts_with("server.") && self.settings.set(name, value).is_ok() =>
+            {
+                self.uplink.set_config(self.settings.server);
+                self.capped_ever |= self.settings.server.capped();
             }
             _ => {}
         }

@@ -195,9 +195,9 @@ fn staleness_percentile(events: &[Event], k: ClientId, from: SimTime, until: Sim
     let mut ages = Vec::new();
     let mut next = from.0;
     for e in events.iter().filter(|e| e.client == k && e.time < until) {
-        while held.is_some() && next < e.time.0 {
+        while let Some((_, queued_at)) = held.filter(|_| next < e.time.0) {
             if next >= from.0 {
-                ages.push((next - held.unwrap().1 .0) as f64 / 1000.0);
+                ages.push((next - queued_at.0) as f64 / 1000.0);
             }
             next += measure::STALENESS_SAMPLE_MS * 1000;
         }
