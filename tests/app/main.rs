@@ -8,6 +8,7 @@ mod common;
 mod anomaly;
 mod cli;
 mod clients;
+mod clients_cli;
 mod compare;
 mod decode_acks;
 mod decode_enet;
