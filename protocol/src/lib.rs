@@ -39,16 +39,17 @@ pub use driver::{
     TickTiming, Ticker, Transmit, MAX_PACKETS_PER_TICK,
 };
 pub use event::{
-    ClientId, Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime,
+    ClientId, Dir, DiscardReason, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime,
     SliceIgnoreReason, StatsSample, Ue4ChannelKind, FIRST_CLIENT, RUN_WIDE,
 };
 pub use link::{
     BurstLoss, JitterDistribution, Link, LinkConfig, LinkPatch, LinkStep, StepDirection, IP_UDP_OVERHEAD_BYTES,
 };
 pub use measure::{
-    reliable_metrics, snapshot_summary, summarize, ChunkSummary, EstimateSummary, LatencyMs, MetricsAccumulator,
-    PacketFate, PacketLedger, PacketRecord, PacketTotals, Percentiles, ReliableMetrics, SnapshotAccumulator,
-    SnapshotSummary, StalenessMs, SummaryAccumulator, Ue4Summary, Ue4SummaryAccumulator, LOSS_WARMUP,
+    reliable_metrics, snapshot_summary, summarize, ChunkSummary, Discards, EstimateSummary, LatencyMs,
+    MetricsAccumulator, PacketFate, PacketLedger, PacketRecord, PacketTotals, Percentiles, ReliableMetrics,
+    SnapshotAccumulator, SnapshotSummary, StalenessMs, SummaryAccumulator, Ue4Summary, Ue4SummaryAccumulator,
+    LOSS_WARMUP,
 };
 pub use names::nearest_name;
 pub use peer::{LiveSettings, Peer, PeerCommand};

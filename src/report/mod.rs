@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use ackscope_protocol::{
-    registry, reliable_metrics, snapshot_summary, Action, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals,
-    ReliableMetrics, Scenario, SimTime, Simulation, SnapshotSummary, Step, Strategy, Ue4Summary,
+    registry, reliable_metrics, snapshot_summary, Action, ChunkSummary, Dir, Discards, EstimateSummary, Event,
+    PacketTotals, ReliableMetrics, Scenario, SimTime, Simulation, SnapshotSummary, Step, Strategy, Ue4Summary,
 };
 use serde::Serialize;
 
@@ -278,8 +278,8 @@ impl RunReport {
             "ackscope: strategy {}, seed {}, {:.1} s simulated in {:.3} s\n\
              packets: {} sent, {} dropped by the link, {} delivered ({} duplicated), {} acked\n\
              ground truth: {} false acks, {} duplicate acks, {} malformed\n\
-             RTT: estimated {:.1} ms, true {:.1} ms\n\
-             loss: estimated {:.2} %, true {:.2} %\n\
+             RTT: estimated {}, true {:.1} ms\n\
+             loss: estimated {}, true {:.2} % (link drops), effective {:.2} % (with {} discarded by the receiver{})\n\
              events: {}{}",
             self.strategy,
             self.seed,
@@ -293,10 +293,13 @@ impl RunReport {
             p.false_acks,
             p.duplicate_acks,
             p.malformed,
-            e.rtt_ms,
+            opt_figure(e.rtt_ms, 1, "ms", "no sample"),
             e.true_rtt_ms,
-            e.loss_percent,
+            opt_figure(e.loss_percent, 2, "%", "no verdict yet"),
             e.true_loss_percent,
+            e.effective_loss_percent,
+            e.discarded.total(),
+            discards_text(&e.discarded),
             self.events,
             self.reliable.as_ref().map(reliable_text).unwrap_or_default()
                 + &self.snapshots.as_ref().map(snapshot_text).unwrap_or_default()
@@ -305,6 +308,26 @@ impl RunReport {
                 + &self.flow.as_ref().map(FlowSummary::to_text).unwrap_or_default()
                 + &self.ab.as_ref().map(|b| format!("\n\nsecond lane (A/B):\n{}", b.to_text())).unwrap_or_default()
         )
+    }
+}
+
+/// `v` with `decimals` and `unit`, or `none` when there is no such figure.
+pub fn opt_figure(v: Option<f64>, decimals: usize, unit: &str, none: &str) -> String {
+    v.map_or_else(|| none.to_string(), |v| format!("{v:.decimals$} {unit}"))
+}
+
+/// `": 12 late, 3 duplicate"`: the non-zero reasons of `d` (nothing when there are none).
+pub fn discards_text(d: &Discards) -> String {
+    let parts: Vec<String> = d
+        .by_reason()
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{n} {}", name.replace('_', " ")))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", parts.join(", "))
     }
 }
 
@@ -318,8 +341,8 @@ fn chunk_text(c: &ChunkSummary) -> String {
     }
     let a = &c.chunk_acks;
     out.push_str(&format!(
-        "\nchunk acks: {} packets, {} bytes out for {} bytes in",
-        a.packets, a.bytes_out, a.bytes_in
+        "\nchunk acks: {} packets ({} dropped by the link), {} bytes out for {} bytes in",
+        a.packets, a.dropped, a.bytes_out, a.bytes_in
     ));
     out
 }

@@ -19,12 +19,18 @@ pub struct ChunkRecord {
     pub slices_resent: u64,
 }
 
-/// Ack traffic of the receiving side(s): packets and bytes it sent against the bytes it received.
+/// Ack traffic of the receiving side(s): packets and bytes it sent against the bytes it received,
+/// and the ack packets the link dropped (apart from `estimates.true_loss_percent`, which counts
+/// the sender's data packets: the loss its estimate is about).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct ChunkAckSummary {
     pub packets: u64,
     pub bytes_out: u64,
     pub bytes_in: u64,
+    /// Ack packets the link dropped.
+    pub dropped: u64,
+    /// `dropped` / ack packets that entered the link, in percent (0 without any).
+    pub loss_percent: f64,
 }
 
 /// The `chunks` / `chunk_acks` sections of the CLI's JSON summary.
@@ -93,6 +99,7 @@ impl ChunkSummary {
         let mut acks = ChunkAckSummary::default();
         if is_sender.iter().any(|s| *s) {
             let ackers: Vec<Side> = Side::BOTH.into_iter().filter(|s| !is_sender[s.index()]).collect();
+            let mut link_sent = 0u64;
             for e in events {
                 match e.kind {
                     EventKind::PacketSent { side, bytes, .. } if ackers.contains(&side) => {
@@ -102,8 +109,13 @@ impl ChunkSummary {
                     EventKind::PacketReceived { side, bytes, .. } if ackers.contains(&side) => {
                         acks.bytes_in += bytes as u64;
                     }
+                    EventKind::LinkSent { dir, .. } if ackers.contains(&dir.sender()) => link_sent += 1,
+                    EventKind::LinkDropped { dir, .. } if ackers.contains(&dir.sender()) => acks.dropped += 1,
                     _ => {}
                 }
+            }
+            if link_sent > 0 {
+                acks.loss_percent = acks.dropped as f64 * 100.0 / link_sent as f64;
             }
         }
         ChunkSummary { chunks, chunk_acks: acks }

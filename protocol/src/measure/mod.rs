@@ -20,7 +20,7 @@ pub mod summary;
 pub mod ue4;
 
 pub use chunks::{chunk_wire_bytes, ChunkAckSummary, ChunkRecord, ChunkSummary};
-pub use ledger::{PacketFate, PacketLedger, PacketRecord, PacketTotals};
+pub use ledger::{Discards, PacketFate, PacketLedger, PacketRecord, PacketTotals};
 pub use messages::{in_order_latency, reliable_metrics, InOrderLatency, MetricsAccumulator, ReliableMetrics};
 pub use percentile::{LatencyMs, Percentiles, StalenessMs};
 pub use snapshots::{snapshot_summary, SnapshotAccumulator, SnapshotSummary, STALENESS_SAMPLE_MS};

@@ -3,7 +3,7 @@
 //! It is the walking skeleton every Glenn-style strategy builds on, and the raw mode that
 //! interoperates with any reliable.io-format peer.
 
-use crate::event::{Event, EventKind, Side, SimTime, StatsSample};
+use crate::event::{DiscardReason, Event, EventKind, Side, SimTime, StatsSample};
 use crate::peer::{Peer, PeerCommand};
 use crate::reliability::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
 
@@ -78,7 +78,11 @@ impl Peer for AckPeer {
             Err(e) => {
                 events.push(Event::new(now, EventKind::Malformed { side, reason: e.reason() }));
             }
-            Ok((_, _, HeaderVerdict::Stale)) => self.ack.drop_stale(),
+            Ok((h, _, HeaderVerdict::Stale)) => {
+                self.ack.drop_stale();
+                let (seq, reason) = (h.sequence as u32, DiscardReason::Stale);
+                events.push(Event::new(now, EventKind::PacketDiscarded { side, seq, reason }));
+            }
             Ok((h, _, _)) => {
                 events.push(Event::new(
                     now,

@@ -22,8 +22,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{Dir, DropReason, Event, EventKind, Side, SimTime};
 
+mod discards;
 mod queries;
 mod retire;
+
+pub use discards::Discards;
+use discards::{Verdict, DISCARD_KINDS};
 
 /// Ground-truth counters, totals over both directions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -125,6 +129,8 @@ struct Record {
     seq: Option<u16>,
     dir: Option<Dir>,
     dropped: Option<DropReason>,
+    /// What the receiver did with the copies the link delivered (see [`Discards`]).
+    verdict: Verdict,
 }
 
 impl Default for Record {
@@ -147,6 +153,7 @@ impl Default for Record {
             seq: None,
             dir: None,
             dropped: None,
+            verdict: Verdict::None,
         }
     }
 }
@@ -194,6 +201,10 @@ pub struct PacketLedger {
     /// Outcomes beyond the first for one send (an ack and a nak, or either twice).
     repeated_outcomes: u64,
     malformed: u64,
+    /// Per direction (of the discarded packets): copies discarded, by kind (see [`Discards`]).
+    discards: [[u64; DISCARD_KINDS]; 2],
+    /// Per direction: sends delivered and never accepted, only discarded (see [`Discards`]).
+    discarded_sends: [u64; 2],
 }
 
 impl PacketLedger {
@@ -276,11 +287,25 @@ impl PacketLedger {
                 if let Some(r) = self.latest_mut(side.other(), seq) {
                     r.received_at.set_once(t);
                 }
+                self.judge_latest(t, side, seq, Verdict::Accepted);
+            }
+            EventKind::PacketDiscarded { side, seq, reason } => {
+                self.count_discard(side, discards::kind_of(reason));
+                self.judge_latest(t, side, seq, Verdict::Discarded);
+            }
+            EventKind::Ue4SkipAck { side, seq } => {
+                self.count_discard(side, discards::SKIP_ACK);
+                self.judge_latest(t, side, seq, Verdict::Refused);
+            }
+            EventKind::MessageDesync { side, .. } => {
+                self.count_discard(side, discards::DESYNC);
+                self.judge_last_delivery(t, side, Verdict::Discarded);
             }
             EventKind::PacketAcked { side, seq } => self.on_acked(t, side, seq),
             EventKind::PacketNakked { side, seq } => self.on_nakked(t, side, seq),
             EventKind::Malformed { side, .. } => {
                 self.malformed += 1;
+                self.count_discard(side, discards::MALFORMED);
                 let dir = side.other().outgoing();
                 if let Some((at, uid)) = self.last_delivery[dir.index()] {
                     if at == t {
@@ -289,6 +314,7 @@ impl PacketLedger {
                         }
                     }
                 }
+                self.judge_last_delivery(t, side, Verdict::Discarded);
             }
             _ => {}
         }
