@@ -13,12 +13,14 @@
 //! header codec), [`link`] (the seeded lossy link and its changes), [`action`] (timed actions:
 //! scenario scripts and recorded action logs), [`reliability`] (acks,
 //! channels, message layer, estimators, flow control, budgets), [`workload`] (the traffic every
-//! strategy carries), [`peer`] (the endpoint contract), [`strategies`] (one module per protocol),
+//! strategy carries), [`peer`] (the endpoint contract) and [`tap`] (a wire tap around any endpoint), [`strategies`] (one module per protocol),
 //! [`scenario`] and [`registry`] (what a run is and which endpoint implements which strategy),
 //! the [`driver`] (one endpoint's loop, the two-endpoint simulation, the drain) and [`measure`] (every fold over events: ground
-//! truth and the figures a run reports).
+//! truth and the figures a run reports). Beside them, [`decode`] reads other endpoints' traffic
+//! passively (ackscope's formats, ENet, KCP, a described header) into the same events.
 
 pub mod action;
+pub mod decode;
 pub mod driver;
 pub mod event;
 pub mod link;
@@ -30,6 +32,7 @@ pub mod reliability;
 pub mod scenario;
 pub mod strategies;
 pub mod strategy;
+pub mod tap;
 pub mod wire;
 pub mod workload;
 
@@ -71,6 +74,7 @@ pub use strategies::hybrid::{HybridConfig, HybridPeer};
 pub use strategies::notify::dnm::{DnmConfig, DnmPeer};
 pub use strategies::notify::rellikt::{RelliktConfig, RelliktPeer};
 pub use strategies::ue4::{Ue4Config, Ue4Peer};
+pub use tap::{Inject, SideHook, Tap, TapDir, TapHook, TapLog, Tapped};
 pub use wire::{
     sequence_difference, sequence_greater_than, sequence_less_than, BitError, BitReader, BitWriter, HeaderError,
     MeasureStream, PacketHeader, SequenceBuffer, Stream,
