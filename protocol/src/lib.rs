@@ -42,7 +42,7 @@ pub use driver::{
     TickTiming, Ticker, Transmit, MAX_PACKETS_PER_TICK,
 };
 pub use event::{
-    ClientId, Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime,
+    ClientId, Dir, DiscardReason, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime,
     SliceIgnoreReason, StatsSample, Ue4ChannelKind, FIRST_CLIENT, RUN_WIDE,
 };
 pub use link::{
@@ -51,7 +51,7 @@ pub use link::{
 };
 pub use measure::{
     reliable_metrics, snapshot_summary, summarize, ChunkAccumulator, ChunkIdeal, ChunkSummary, ClientFold,
-    ClientSummary, EstimateSummary, LatencyMs, MetricsAccumulator, PacketFate, PacketLedger, PacketRecord,
+    ClientSummary, Discards, EstimateSummary, LatencyMs, MetricsAccumulator, PacketFate, PacketLedger, PacketRecord,
     PacketTotals, PerClient, Percentiles, ReliableMetrics, ServerAccumulator, ServerSummary, SnapshotAccumulator,
     SnapshotSummary, StalenessMs, SummaryAccumulator, Ue4Summary, Ue4SummaryAccumulator, UplinkSummary, LOSS_WARMUP,
 };

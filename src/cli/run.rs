@@ -22,11 +22,18 @@ pub struct RunArgs {
     /// this file.
     #[arg(long, value_name = "SESSION.ron")]
     pub out: Option<PathBuf>,
+    /// Let `--out` replace an existing file (without it an existing file is refused before the
+    /// run, so a recording is never replaced by accident).
+    #[arg(long, requires = "out")]
+    pub force: bool,
 }
 
 /// Runs the scenario or session file (a recording is re-run exactly, every lane), saves it with
 /// `--out`, prints the report.
 pub fn main(args: RunArgs) -> ExitCode {
+    if let Some(out) = args.out.as_ref().filter(|p| !args.force && p.exists()) {
+        return fail(format!("{}: already exists; pass --force to replace it", out.display()));
+    }
     let file = match args.base.load_session() {
         Ok(s) => s,
         Err(e) => return fail(e),

@@ -161,6 +161,7 @@ head-of-line waiting. \"any order\" = each is handed over when it first arrives 
 are queued -> delivered per message, without head-of-line waiting.
 in-order p99: the p99 an application needing order would see (a message counts until it and every earlier \
 one arrived); the same as p99 for in-order strategies, the figure to compare across kinds.
+bytes/msg: wire bytes both ways / messages delivered, reliable and snapshot alike (the snapshots count too).
 backlog: most reliable messages one side held waiting for room in its send window (backlog_peak).\n";
 
 /// The table README quotes, with its legend.

@@ -16,6 +16,7 @@ pub mod fold;
 pub mod peer;
 pub mod sweep;
 mod text;
+pub use text::{discards_text, opt_figure};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,6 +1,6 @@
 //! The human form of a run report (`ackscope run` without `--json`).
 
-use ackscope_protocol::{ChunkSummary, ReliableMetrics, ServerSummary, SnapshotSummary, Ue4Summary};
+use ackscope_protocol::{ChunkSummary, Discards, ReliableMetrics, ServerSummary, SnapshotSummary, Ue4Summary};
 
 use super::{ClientReport, FlowSummary, RunReport};
 
@@ -16,8 +16,8 @@ impl RunReport {
             "ackscope: strategy {}, seed {}, {:.1} s simulated in {:.3} s\n\
              packets: {} sent, {} dropped by the link, {} delivered ({} duplicated), {} acked\n\
              ground truth: {} false acks, {} duplicate acks, {} malformed\n\
-             RTT: estimated {:.1} ms, true {:.1} ms\n\
-             loss: estimated {:.2} %, true {:.2} %\n\
+             RTT: estimated {}, true {:.1} ms\n\
+             loss: estimated {}, true {:.2} % (link drops), effective {:.2} % (with {} discarded by the receiver{})\n\
              events: {}{}",
             self.strategy,
             self.seed,
@@ -31,10 +31,13 @@ impl RunReport {
             p.false_acks,
             p.duplicate_acks,
             p.malformed,
-            e.rtt_ms,
+            opt_figure(e.rtt_ms, 1, "ms", "no sample"),
             e.true_rtt_ms,
-            e.loss_percent,
+            opt_figure(e.loss_percent, 2, "%", "no verdict yet"),
             e.true_loss_percent,
+            e.effective_loss_percent,
+            e.discarded.total(),
+            discards_text(&e.discarded),
             self.events,
             self.reliable.as_ref().map(reliable_text).unwrap_or_default()
                 + &self.snapshots.as_ref().map(snapshot_text).unwrap_or_default()
@@ -58,8 +61,8 @@ fn chunk_text(c: &ChunkSummary) -> String {
     }
     let a = &c.chunk_acks;
     out.push_str(&format!(
-        "\nchunk acks: {} packets, {} bytes out for {} bytes in",
-        a.packets, a.bytes_out, a.bytes_in
+        "\nchunk acks: {} packets ({} dropped by the link), {} bytes out for {} bytes in",
+        a.packets, a.dropped, a.bytes_out, a.bytes_in
     ));
     out
 }
@@ -140,12 +143,12 @@ fn clients_text(clients: &[ClientReport]) -> String {
         let reliable =
             c.reliable.as_ref().map_or(String::new(), |r| format!(", p99 {:.1}, lost {}", r.latency_ms.p99, r.lost));
         out.push_str(&format!(
-            "\n  client {}{}: RTT {:.1}/{:.1}, loss {:.2}/{:.2}, {} sent, {} acked, {} false{reliable}",
+            "\n  client {}{}: RTT {}/{:.1}, loss {}/{:.2}, {} sent, {} acked, {} false{reliable}",
             c.client,
             c.group.map_or(String::new(), |g| format!(" (group {g})")),
-            e.rtt_ms,
+            e.rtt_ms.map_or("-".into(), |v| format!("{v:.1}")),
             e.true_rtt_ms,
-            e.loss_percent,
+            e.loss_percent.map_or("-".into(), |v| format!("{v:.2}")),
             e.true_loss_percent,
             p.sent,
             p.acked,
@@ -156,4 +159,24 @@ fn clients_text(clients: &[ClientReport]) -> String {
         out.push_str(&format!("\n  ... {} more (--json lists every client)", clients.len() - CLIENT_LINES));
     }
     out
+}
+
+/// `v` with `decimals` and `unit`, or `none` when there is no such figure.
+pub fn opt_figure(v: Option<f64>, decimals: usize, unit: &str, none: &str) -> String {
+    v.map_or_else(|| none.to_string(), |v| format!("{v:.decimals$} {unit}"))
+}
+
+/// `": 12 late, 3 duplicate"`: the non-zero reasons of `d` (nothing when there are none).
+pub fn discards_text(d: &Discards) -> String {
+    let parts: Vec<String> = d
+        .by_reason()
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{n} {}", name.replace('_', " ")))
+        .collect();
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", parts.join(", "))
+    }
 }

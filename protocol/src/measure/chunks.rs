@@ -20,12 +20,21 @@ pub struct ChunkRecord {
     pub slices_resent: u64,
 }
 
-/// Ack traffic of the receiving side(s): packets and bytes it sent against the bytes it received.
+/// Ack traffic of the receiving side(s): packets and bytes it sent against the bytes it received,
+/// and the ack packets the link dropped (apart from `estimates.true_loss_percent`, which counts
+/// the sender's data packets: the loss its estimate is about).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct ChunkAckSummary {
     pub packets: u64,
     pub bytes_out: u64,
     pub bytes_in: u64,
+    /// Ack packets the link dropped.
+    pub dropped: u64,
+    /// `dropped` / ack packets that entered the link, in percent (0 without any).
+    pub loss_percent: f64,
+    /// Ack packets that entered the link (the base of `loss_percent`; not printed).
+    #[serde(skip)]
+    pub link_sent: u64,
 }
 
 /// The `chunks` / `chunk_acks` sections of the CLI's JSON summary.
@@ -99,6 +108,8 @@ struct ClientChunks {
     /// not send chunks).
     sent: [(u64, u64); 2],
     received_bytes: [u64; 2],
+    /// Per sending side: packets that entered the link and packets it dropped.
+    link: [(u64, u64); 2],
 }
 
 impl ClientFold for ClientChunks {
@@ -130,6 +141,8 @@ impl ClientChunks {
                 (s.0, s.1) = (s.0 + 1, s.1 + bytes as u64);
             }
             EventKind::PacketReceived { side, bytes, .. } => self.received_bytes[side.index()] += bytes as u64,
+            EventKind::LinkSent { dir, .. } => self.link[dir.sender().index()].0 += 1,
+            EventKind::LinkDropped { dir, .. } => self.link[dir.sender().index()].1 += 1,
             _ => {}
         }
     }
@@ -153,6 +166,12 @@ impl ClientChunks {
                 acks.packets += packets;
                 acks.bytes_out += bytes;
                 acks.bytes_in += self.received_bytes[side.index()];
+                let (entered, dropped) = self.link[side.index()];
+                acks.link_sent += entered;
+                acks.dropped += dropped;
+            }
+            if acks.link_sent > 0 {
+                acks.loss_percent = acks.dropped as f64 * 100.0 / acks.link_sent as f64;
             }
         }
         ChunkSummary { chunks, chunk_acks: acks }
@@ -180,6 +199,10 @@ impl ChunkAccumulator {
             let (a, b) = (&mut out.chunk_acks, s.chunk_acks);
             (a.packets, a.bytes_out, a.bytes_in) =
                 (a.packets + b.packets, a.bytes_out + b.bytes_out, a.bytes_in + b.bytes_in);
+            (a.link_sent, a.dropped) = (a.link_sent + b.link_sent, a.dropped + b.dropped);
+        }
+        if out.chunk_acks.link_sent > 0 {
+            out.chunk_acks.loss_percent = out.chunk_acks.dropped as f64 * 100.0 / out.chunk_acks.link_sent as f64;
         }
         out
     }

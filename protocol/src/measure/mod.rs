@@ -26,7 +26,7 @@ pub mod ue4;
 
 pub use chunks::{chunk_wire_bytes, ChunkAccumulator, ChunkAckSummary, ChunkIdeal, ChunkRecord, ChunkSummary};
 pub use clients::{ClientFold, PerClient};
-pub use ledger::{PacketFate, PacketLedger, PacketRecord, PacketTotals};
+pub use ledger::{Discards, PacketFate, PacketLedger, PacketRecord, PacketTotals};
 pub use messages::{in_order_latency, reliable_metrics, InOrderLatency, MetricsAccumulator, ReliableMetrics};
 pub use percentile::{LatencyMs, Percentiles, StalenessMs};
 pub use server::{ServerAccumulator, ServerSummary, UplinkSummary};

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::clients::{mean, ClientFold, PerClient};
-use super::ledger::{PacketLedger, PacketTotals};
+use super::ledger::{Discards, PacketLedger, PacketTotals};
 use crate::event::{ClientId, Dir, Event, EventKind, Side, SimTime, StatsSample};
 
 /// Stats samples before this time are left out of the mean loss estimate: for its first seconds an
@@ -20,17 +20,29 @@ pub const LOSS_WARMUP: SimTime = SimTime(2_000_000);
 /// side has an RTT estimate once it reported an `RttSample` or a non-zero RTT in a `Stats` event
 /// (a `Stats` RTT of 0 with no sample ever is "none", not "0 ms"); it has a loss estimate when it
 /// has an RTT estimate or ever reported a non-zero loss (a dead link: nothing acked, 100 % lost).
+///
+/// Two truths stand beside the loss estimate. `true_loss_percent` is what the link dropped;
+/// `effective_loss_percent` adds the packets the link delivered and the receiver discarded unacked
+/// (late, duplicate, stale, malformed, ...: [`Discards`]), which the sender cannot tell from
+/// drops and which its estimate therefore counts. Both are taken over the packets of the sides
+/// that estimate loss (a chunk sender's data packets, not the receiver's acks), or over every
+/// packet when no side does.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct EstimateSummary {
-    /// Final smoothed RTT, mean over the sides that have an RTT estimate.
-    pub rtt_ms: f64,
+    /// Final smoothed RTT, mean over the sides that have an RTT estimate; `None` (JSON `null`)
+    /// when no side measured one (100 % loss, a receive-only endpoint).
+    pub rtt_ms: Option<f64>,
     /// Mean one-way link delay A->B plus B->A over delivered packets.
     pub true_rtt_ms: f64,
-    /// Mean loss estimate over the stats samples after [`LOSS_WARMUP`] of the sides that
-    /// estimate loss (both, for two-way traffic).
-    pub loss_percent: f64,
-    /// Packets dropped by the link / packets sent, both directions.
+    /// Mean loss estimate over the stats samples after [`LOSS_WARMUP`] that had judged at least
+    /// one packet, of the sides that estimate loss; `None` when there is no such sample.
+    pub loss_percent: Option<f64>,
+    /// Packets dropped by the link / packets sent (see the type's doc for which packets).
     pub true_loss_percent: f64,
+    /// (Packets dropped by the link + packets the receiver discarded) / packets sent.
+    pub effective_loss_percent: f64,
+    /// Delivered copies the receivers discarded, by reason (same packets).
+    pub discarded: Discards,
 }
 
 /// Ground truth and estimates recomputed from a recorded event log (e.g. a loaded session).
@@ -106,7 +118,8 @@ impl ClientSummary {
                 self.last_stats[i] = Some(stats);
                 self.has_rtt[i] |= stats.rtt_ms != 0.0;
                 self.has_loss[i] |= stats.loss_percent != 0.0;
-                if e.time >= LOSS_WARMUP {
+                // A sample before the first verdict is no estimate, not 0 %.
+                if e.time >= LOSS_WARMUP && !stats.no_loss_verdict {
                     self.loss_sum[i] += stats.loss_percent as f64;
                     self.loss_n[i] += 1;
                 }
@@ -138,21 +151,40 @@ impl ClientSummary {
         (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64)
     }
 
-    /// Mean loss estimate over the stats samples after [`LOSS_WARMUP`] of the sides that
-    /// estimate loss, pooled (None before any such sample).
+    /// Whether `side` estimates loss (see [`EstimateSummary`]).
+    pub fn estimates_loss(&self, side: Side) -> bool {
+        self.has_rtt[side.index()] || self.has_loss[side.index()]
+    }
+
+    /// Mean loss estimate over the stats samples after [`LOSS_WARMUP`] with a verdict, of the
+    /// sides that estimate loss, pooled; `None` without such a sample.
     pub fn loss_estimate_percent(&self) -> Option<f64> {
-        let sides = || Side::BOTH.into_iter().map(Side::index).filter(|&i| self.has_rtt[i] || self.has_loss[i]);
+        let sides = || Side::BOTH.into_iter().filter(|&s| self.estimates_loss(s)).map(Side::index);
         let n: u64 = sides().map(|i| self.loss_n[i]).sum();
         (n > 0).then(|| sides().map(|i| self.loss_sum[i]).sum::<f64>() / n as f64)
     }
 
+    /// The directions the loss truths are taken over: those of the sides that estimate loss, or
+    /// both when neither does (see [`EstimateSummary`]).
+    pub fn truth_dirs(&self) -> Vec<Dir> {
+        let dirs: Vec<Dir> = Side::BOTH.into_iter().filter(|&s| self.estimates_loss(s)).map(Side::outgoing).collect();
+        if dirs.is_empty() {
+            Dir::BOTH.to_vec()
+        } else {
+            dirs
+        }
+    }
+
     /// This client's totals and estimates beside the truth.
     pub fn finish(&self) -> (PacketTotals, EstimateSummary) {
+        let dirs = self.truth_dirs();
         let est = EstimateSummary {
-            rtt_ms: self.rtt_estimate_ms().unwrap_or(0.0),
+            rtt_ms: self.rtt_estimate_ms(),
             true_rtt_ms: self.ledger.true_rtt_ms(),
-            loss_percent: self.loss_estimate_percent().unwrap_or(0.0),
-            true_loss_percent: self.ledger.true_loss_percent(),
+            loss_percent: self.loss_estimate_percent(),
+            true_loss_percent: self.ledger.loss_percent_of(&dirs),
+            effective_loss_percent: self.ledger.effective_loss_percent(&dirs),
+            discarded: self.ledger.discards(&dirs),
         };
         (self.ledger.totals(), est)
     }
@@ -212,15 +244,15 @@ impl SummaryAccumulator {
     }
 
     /// The final smoothed RTT: the mean over the clients with an RTT estimate of each one's
-    /// (the mean over its sides with one); 0 when none has one.
-    pub fn rtt_ms(&self) -> f64 {
-        mean(self.clients.iter().filter_map(ClientSummary::rtt_estimate_ms))
+    /// (the mean over its sides with one); `None` when none has one.
+    pub fn rtt_ms(&self) -> Option<f64> {
+        mean_of_some(self.clients.iter().filter_map(ClientSummary::rtt_estimate_ms))
     }
 
     /// The mean loss estimate: over the clients with one, of each one's (its estimating sides'
-    /// samples after [`LOSS_WARMUP`], pooled).
-    pub fn loss_percent(&self) -> f64 {
-        mean(self.clients.iter().filter_map(ClientSummary::loss_estimate_percent))
+    /// samples after [`LOSS_WARMUP`] with a verdict, pooled); `None` when none has one.
+    pub fn loss_percent(&self) -> Option<f64> {
+        mean_of_some(self.clients.iter().filter_map(ClientSummary::loss_estimate_percent))
     }
 
     /// Totals over every client; each estimate the mean over the clients that have it.
@@ -234,9 +266,22 @@ impl SummaryAccumulator {
             true_rtt_ms: mean(self.clients.iter().filter(|c| c.has_deliveries()).map(|c| c.ledger.true_rtt_ms())),
             loss_percent: self.loss_percent(),
             true_loss_percent: mean(
-                self.clients.iter().filter(|c| c.has_link_sends()).map(|c| c.ledger.true_loss_percent()),
+                self.clients.iter().filter(|c| c.has_link_sends()).map(|c| c.ledger.loss_percent_of(&c.truth_dirs())),
             ),
+            effective_loss_percent: mean(
+                self.clients
+                    .iter()
+                    .filter(|c| c.has_link_sends())
+                    .map(|c| c.ledger.effective_loss_percent(&c.truth_dirs())),
+            ),
+            discarded: self.clients.iter().map(|c| c.ledger.discards(&c.truth_dirs())).fold(Discards::default(), |a, b| a + b),
         };
         (totals, est)
     }
+}
+
+/// The mean of `values`, `None` when there are none.
+fn mean_of_some(values: impl IntoIterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = values.into_iter().collect();
+    (!v.is_empty()).then(|| mean(v))
 }

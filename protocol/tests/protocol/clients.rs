@@ -65,16 +65,16 @@ fn sixteen_clients_in_four_groups_each_estimate_their_own_links_truth() {
         let link_loss = own.link.a_to_b.loss_percent;
         // The truth is the client's own links', not the run's.
         assert!((est.true_loss_percent - link_loss).abs() < 2.0, "seed {seed} client {k}: {est:?} vs {link_loss} %");
+        let loss = est.loss_percent.expect("a loss estimate");
         assert!(
-            (est.loss_percent - est.true_loss_percent).abs() <= 3.0,
-            "seed {seed} client {k}: loss estimate {:.2} vs true {:.2}",
-            est.loss_percent,
+            (loss - est.true_loss_percent).abs() <= 3.0,
+            "seed {seed} client {k}: loss estimate {loss:.2} vs true {:.2}",
             est.true_loss_percent
         );
+        let rtt = est.rtt_ms.expect("an RTT estimate");
         assert!(
-            (est.rtt_ms - est.true_rtt_ms).abs() <= 5.0 + tick_ms,
-            "seed {seed} client {k}: RTT estimate {:.1} vs true {:.1}",
-            est.rtt_ms,
+            (rtt - est.true_rtt_ms).abs() <= 5.0 + tick_ms,
+            "seed {seed} client {k}: RTT estimate {rtt:.1} vs true {:.1}",
             est.true_rtt_ms
         );
         let base_rtt = own.link.a_to_b.latency_ms + own.link.b_to_a.latency_ms;

@@ -31,6 +31,7 @@ mod glenn_resend;
 mod glenn_soak;
 mod hybrid;
 mod loss_estimate;
+mod loss_truths;
 mod message_soaks;
 mod one_trace;
 mod rellikt_soak;

@@ -85,6 +85,7 @@ pub const SERIES_COLUMNS: &[&str] = &[
     "budget_spent_kbps",
     "flow_good",
     "client",
+    "loss_effective_percent",
     "lane",
 ];
 
@@ -269,6 +270,8 @@ impl Cursor {
 #[derive(Default, Clone, Copy)]
 struct SideState {
     stats: usize,
+    loss: Cursor,
+    effective: Cursor,
     raw: Cursor,
     budget: Cursor,
     flow: Cursor,
@@ -286,7 +289,9 @@ fn mean(samples: &[Sample]) -> Cell<'static> {
 /// sampled at stats instants are joined as of each row: `rtt_raw_ms` is the last raw RTT sample
 /// since the side's previous row (`rtt_samples` how many), `true_rtt_ms` and `flow_good` the
 /// latest value at or before the row, the budget columns the mean of the ticks since the side's
-/// previous row; empty where there is none.
+/// previous row; empty where there is none. `loss_estimate_percent` is empty where the side had
+/// judged no packet yet (no estimate); `loss_effective_percent` is the link's drops plus the
+/// packets the receiver discarded unacked.
 pub fn write_series(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
     for lane in lanes {
         let store = &lane.rec.store;
@@ -317,6 +322,12 @@ pub fn write_series(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
                 true_rtt_ms = Some(r.y);
             }
             let y = |v: &[Sample]| v.get(k).map_or(Cell::Empty, |p| Cell::Float(p.y));
+            // Sampled at some of the stats instants only: the value at this one, if any.
+            let at_row = |taken: &[Sample]| taken.last().filter(|p| sample_us(p) == t_us).map(|p| p.y);
+            let loss_estimate = at_row(st.loss.take(&s.loss_estimate_percent, t_us));
+            // The effective loss is kept only once it differs from the true loss (store doc).
+            let effective = at_row(st.effective.take(&s.loss_effective_percent, t_us))
+                .or_else(|| s.loss_true_percent.get(k).map(|p| p.y));
             sink.row(&[
                 Cell::Secs(t_us),
                 Cell::Text(side_name(Side::BOTH[i])),
@@ -325,7 +336,7 @@ pub fn write_series(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
                 raw.last().map_or(Cell::Empty, |p| Cell::Float(p.y)),
                 Cell::Int(raw.len() as u64),
                 true_rtt_ms.map_or(Cell::Empty, Cell::Float),
-                y(&s.loss_estimate_percent),
+                loss_estimate.map_or(Cell::Empty, Cell::Float),
                 y(&s.loss_true_percent),
                 y(&s.sent_kbps),
                 y(&s.received_kbps),
@@ -334,6 +345,7 @@ pub fn write_series(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
                 mean(spent),
                 st.flow_good.map_or(Cell::Empty, |g| Cell::Int(g as u64)),
                 lane.client(),
+                effective.map_or(Cell::Empty, Cell::Float),
                 Cell::Text(&lane.label),
             ])?;
         }

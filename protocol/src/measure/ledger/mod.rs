@@ -23,8 +23,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{ClientId, Dir, DropReason, Event, EventKind, Side, SimTime};
 
+mod discards;
 mod queries;
 mod retire;
+
+pub use discards::Discards;
+use discards::{Verdict, DISCARD_KINDS};
 
 /// Ground-truth counters, totals over both directions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -140,6 +144,8 @@ struct Record {
     seq: Option<u16>,
     dir: Option<Dir>,
     dropped: Option<DropReason>,
+    /// What the receiver did with the copies the link delivered (see [`Discards`]).
+    verdict: Verdict,
 }
 
 impl Default for Record {
@@ -162,6 +168,7 @@ impl Default for Record {
             seq: None,
             dir: None,
             dropped: None,
+            verdict: Verdict::None,
         }
     }
 }
@@ -211,6 +218,10 @@ pub struct PacketLedger {
     malformed: u64,
     /// The client whose events it folds, less 1 (so that a default ledger is client 1's).
     client_index: ClientId,
+    /// Per direction (of the discarded packets): copies discarded, by kind (see [`Discards`]).
+    discards: [[u64; DISCARD_KINDS]; 2],
+    /// Per direction: sends delivered and never accepted, only discarded (see [`Discards`]).
+    discarded_sends: [u64; 2],
 }
 
 impl PacketLedger {
@@ -310,11 +321,25 @@ impl PacketLedger {
                 if let Some(r) = self.latest_mut(side.other(), seq) {
                     r.received_at.set_once(t);
                 }
+                self.judge_latest(t, side, seq, Verdict::Accepted);
+            }
+            EventKind::PacketDiscarded { side, seq, reason } => {
+                self.count_discard(side, discards::kind_of(reason));
+                self.judge_latest(t, side, seq, Verdict::Discarded);
+            }
+            EventKind::Ue4SkipAck { side, seq } => {
+                self.count_discard(side, discards::SKIP_ACK);
+                self.judge_latest(t, side, seq, Verdict::Refused);
+            }
+            EventKind::MessageDesync { side, .. } => {
+                self.count_discard(side, discards::DESYNC);
+                self.judge_last_delivery(t, side, Verdict::Discarded);
             }
             EventKind::PacketAcked { side, seq } => self.on_acked(t, side, seq),
             EventKind::PacketNakked { side, seq } => self.on_nakked(t, side, seq),
             EventKind::Malformed { side, .. } => {
                 self.malformed += 1;
+                self.count_discard(side, discards::MALFORMED);
                 let dir = side.other().outgoing();
                 if let Some((at, uid)) = self.last_delivery[dir.index()] {
                     if at == t {
@@ -323,6 +348,7 @@ impl PacketLedger {
                         }
                     }
                 }
+                self.judge_last_delivery(t, side, Verdict::Discarded);
             }
             _ => {}
         }
