@@ -44,7 +44,8 @@ pub use event::{
     SliceIgnoreReason, StatsSample, Ue4ChannelKind, FIRST_CLIENT, RUN_WIDE,
 };
 pub use link::{
-    BurstLoss, JitterDistribution, Link, LinkConfig, LinkPatch, LinkStep, StepDirection, IP_UDP_OVERHEAD_BYTES,
+    BurstLoss, DirTrace, JitterDistribution, Link, LinkConfig, LinkPatch, LinkStep, LinkTrace, Replay, StepDirection,
+    TraceFate, TracePacket, IP_UDP_OVERHEAD_BYTES,
 };
 pub use measure::{
     reliable_metrics, snapshot_summary, summarize, ChunkSummary, EstimateSummary, LatencyMs, MetricsAccumulator,

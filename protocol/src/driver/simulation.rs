@@ -64,10 +64,7 @@ impl Simulation {
     /// new ones with [`make_peer`] (see [`Self::set_peer_factory`]).
     pub fn with_peers(mut scenario: Scenario, peers: [Box<dyn Peer>; 2]) -> Self {
         crate::action::sort_steps(&mut scenario.script);
-        let links = [
-            Link::new(Dir::AtoB, scenario.link.a_to_b, scenario.seed),
-            Link::new(Dir::BtoA, scenario.link.b_to_a, scenario.seed),
-        ];
+        let links = [crate::link::for_scenario(Dir::AtoB, &scenario), crate::link::for_scenario(Dir::BtoA, &scenario)];
         // One counter over both sides: send ids in send order, as ground truth tables expect.
         let counter = Arc::new(AtomicU64::new(0));
         let [peer_a, peer_b] = peers;
