@@ -1,4 +1,4 @@
-//! Command-line entry: `ackscope` opens the window; `ackscope run|summary|compare|sweep|peer|export`
+//! Command-line entry: `ackscope` opens the window; `ackscope run|summary|compare|sweep|peer|export|fit`
 //! run headless. Parsing and dispatch only: the commands live in `ackscope::cli`.
 
 use std::process::ExitCode;
@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         Some(Cmd::Compare(args)) => cli::compare::main(args),
         Some(Cmd::Sweep(args)) => cli::sweep::main(args),
         Some(Cmd::Export(args)) => cli::export::main(args),
+        Some(Cmd::Fit(args)) => cli::fit::main(args),
         None => cli::gui::main(cli.window),
     }
 }

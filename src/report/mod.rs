@@ -118,7 +118,9 @@ pub fn drive(
     cancel: Option<&AtomicBool>,
     sink: impl FnMut(std::vec::Drain<'_, Event>),
 ) -> anyhow::Result<Driven> {
-    drive_sim(Simulation::new(scenario.clone()), seconds, actions, cancel, sink)
+    let mut scenario = scenario.clone();
+    crate::fit::links::resolve(&mut scenario)?;
+    drive_sim(Simulation::new(scenario), seconds, actions, cancel, sink)
 }
 
 /// [`drive`] on a simulation the caller made (a sweep turns its summary off).
