@@ -11,6 +11,7 @@ mod compare;
 mod edits;
 mod export;
 mod files;
+mod fit;
 mod live_window;
 mod overview;
 mod packet_detail;
