@@ -16,9 +16,11 @@
 //! strategy carries), [`peer`] (the endpoint contract) and [`tap`] (a wire tap around any endpoint), [`strategies`] (one module per protocol),
 //! [`scenario`] and [`registry`] (what a run is and which endpoint implements which strategy),
 //! the [`driver`] (one endpoint's loop, the two-endpoint simulation, the drain) and [`measure`] (every fold over events: ground
-//! truth and the figures a run reports).
+//! truth and the figures a run reports). Beside them, [`decode`] reads other endpoints' traffic
+//! passively (ackscope's formats, ENet, KCP, a described header) into the same events.
 
 pub mod action;
+pub mod decode;
 pub mod driver;
 pub mod event;
 pub mod link;

@@ -327,6 +327,12 @@ impl AckEndpoint {
         self.counters.malformed += 1;
     }
 
+    /// Whether packet `sequence` was received (and is still held in the received buffer): a
+    /// fragment of such a packet is a stray copy.
+    pub fn has_received(&self, sequence: u16) -> bool {
+        self.received.exists(sequence)
+    }
+
     /// Counts a stale packet that was dropped.
     pub fn drop_stale(&mut self) {
         self.counters.stale += 1;
