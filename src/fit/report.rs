@@ -228,7 +228,7 @@ fn dir_text(d: &DirFit) -> String {
         "\n    KS distance {:.3} (worst seed {:.3}; two seeds of the model: {:.3})",
         dist.delay_ks, dist.delay_ks_max, dist.delay_ks_model
     );
-    s += &format!("\n  burst lengths (consecutive lost datagrams), capture against the model's mean:");
+    s += "\n  burst lengths (consecutive lost datagrams), capture against the model's mean:";
     s += &format!("\n{}", row("packets", BUCKETS.iter().map(|b| b.to_string())));
     s += &format!("\n{}", row("capture", k.capture_bursts.iter().map(|v| v.to_string())));
     s += &format!("\n{}", row("model", k.model_bursts.iter().map(|v| format!("{v:.1}"))));
