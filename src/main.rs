@@ -1,4 +1,4 @@
-//! Command-line entry: `ackscope` opens the window; `ackscope run|summary|compare|sweep|peer|proxy|export`
+//! Command-line entry: `ackscope` opens the window; `ackscope run|summary|compare|sweep|peer|proxy|export|fit`
 //! run headless. Parsing and dispatch only: the commands live in `ackscope::cli`.
 
 use std::process::ExitCode;
@@ -19,6 +19,7 @@ fn main() -> ExitCode {
         Some(Cmd::Compare(args)) => cli::compare::main(args),
         Some(Cmd::Sweep(args)) => cli::sweep::main(args),
         Some(Cmd::Export(args)) => cli::export::main(args),
+        Some(Cmd::Fit(args)) => cli::fit::main(args),
         None => cli::gui::main(cli.window),
     }
 }

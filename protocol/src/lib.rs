@@ -46,8 +46,8 @@ pub use event::{
     SliceIgnoreReason, StatsSample, Ue4ChannelKind, FIRST_CLIENT, RUN_WIDE,
 };
 pub use link::{
-    BurstLoss, JitterDistribution, Link, LinkConfig, LinkPatch, LinkStep, Preset, ServerConfig, StepDirection, Uplink,
-    UplinkFate, IP_UDP_OVERHEAD_BYTES,
+    BurstLoss, DirTrace, JitterDistribution, Link, LinkConfig, LinkPatch, LinkStep, LinkTrace, Preset, Replay,
+    ServerConfig, StepDirection, TraceFate, TracePacket, Uplink, UplinkFate, IP_UDP_OVERHEAD_BYTES,
 };
 pub use measure::{
     reliable_metrics, snapshot_summary, summarize, ChunkAccumulator, ChunkIdeal, ChunkSummary, ClientFold,

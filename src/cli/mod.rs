@@ -12,6 +12,7 @@
 pub mod common;
 pub mod compare;
 pub mod export;
+pub mod fit;
 pub mod gui;
 pub mod peer;
 pub mod proxy;
@@ -54,4 +55,7 @@ pub enum Cmd {
     Sweep(sweep::SweepArgs),
     /// Write a recorded session's packets, messages and series as CSV files (or print them as JSON).
     Export(export::ExportArgs),
+    /// Fit a link to a capture with both sides (or a recorded session), per direction, and show
+    /// how well the model imitates it; --out writes it for --set link.file=LINK.ron.
+    Fit(fit::FitArgs),
 }

@@ -38,6 +38,8 @@ pub enum Kind {
     Choice(fn() -> Vec<&'static str>),
     /// Any whole number the field holds (checked by the scenario's deserializer).
     AnyInteger,
+    /// A file's path, read when the run starts (`link.trace`) or when set (`link.file`).
+    Path,
 }
 
 /// One settable parameter.
@@ -75,6 +77,9 @@ impl Param {
                 }
                 (min, max, false)
             }
+            // A path is a name whatever it looks like (`123`, `true`); empty or `null` unsets it.
+            Kind::Path if matches!(raw.trim(), "null" | "") => return Ok(Some("null".into())),
+            Kind::Path => return Ok(Some(serde_json::Value::String(raw.trim().to_string()).to_string())),
             _ => return Ok(None),
         };
         let Ok(v) = raw.trim().parse::<f64>() else { return Ok(None) };
@@ -119,6 +124,7 @@ impl Param {
             Kind::Bool => "true, false".into(),
             Kind::Choice(names) => names().join(", "),
             Kind::AnyInteger => "any whole number".into(),
+            Kind::Path => "a file path".into(),
         }
     }
 }

@@ -17,6 +17,9 @@ pub fn apply(scenario: &mut Scenario, assignment: &str) -> Result<()> {
     if name.is_empty() {
         bail!("--set expects NAME=VALUE, got '{assignment}'");
     }
+    if name == crate::fit::links::LINK_FILE {
+        return crate::fit::links::apply_link_file(scenario, raw.trim());
+    }
     let checked = match super::find(name) {
         Some(p) => p.check(name, raw)?,
         None => None,

@@ -69,6 +69,11 @@ const fn flag(name: &'static str, label: &'static str, tip: &'static str) -> Par
     Param { name, label, unit: "", kind: Kind::Bool, tip }
 }
 
+/// A file's path.
+const fn path(name: &'static str, label: &'static str, tip: &'static str) -> Param {
+    Param { name, label, unit: "", kind: Kind::Path, tip }
+}
+
 const fn choice(name: &'static str, label: &'static str, names: fn() -> Vec<&'static str>, tip: &'static str) -> Param {
     Param { name, label, unit: "", kind: Kind::Choice(names), tip }
 }
@@ -108,6 +113,8 @@ pub static PARAMS: &[Param] = &[
     num("link.bandwidth_kbps", "bandwidth kbps", "kbps", 0.0, 10000.0, "Link capacity including 28 bytes IP+UDP per packet, with a bounded queue that tail-drops (0 = unlimited)."),
     int("link.queue_bytes", "queue bytes", "bytes", 1500.0, 1_000_000.0, "Bytes the bandwidth-limited queue holds before dropping (bufferbloat vs tail drop).").log(),
     int("link.mtu_bytes", "MTU bytes", "bytes", 200.0, 9000.0, "Largest IP packet; larger ones are dropped (why Glenn slices large blocks)."),
+    path("link.trace", "trace file", "Replay a recorded link, both directions: a capture with both sides (pcapng or pcap) or a session file; each packet meets the fate of the recorded packet nearest in time, and only the MTU of the settings above still applies (README, Links from captures). Read when the run starts."),
+    path("link.file", "fitted link file", "Set both directions from a link file `ackscope fit --out` wrote (the values it holds; the rest take their defaults). Read when set; later settings change it further."),
     // Packet acks and the estimators (`dnm.stats.X` and `rellikt.stats.X` take the same fields).
     int("ack.sent_packets_buffer_size", "sent packets buffer", "packets", 1.0, 32768.0, "Sent packets remembered to match acks (reliable.io: 256)."),
     int("ack.received_packets_buffer_size", "received packets buffer", "packets", 1.0, 32768.0, "Received sequences remembered for the ack bits (reliable.io: 256)."),

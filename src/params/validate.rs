@@ -86,7 +86,10 @@ pub fn action(base: &Scenario, a: &Action) -> Result<()> {
         Action::Set { name, value } if name.trim() == "strategy" => {
             Strategy::parse(value.trim()).map_err(|e| anyhow!(e))?;
         }
-        Action::Set { name, value } => overrides::apply(&mut base.clone(), &format!("{name}={value}"))?,
+        Action::Set { name, value } => {
+            crate::fit::links::refuse_during_run(name)?;
+            overrides::apply(&mut base.clone(), &format!("{name}={value}"))?
+        }
         Action::Link { set, .. } => {
             for (field, v) in set.fields() {
                 let name = format!("link.{field}");

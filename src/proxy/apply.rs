@@ -33,7 +33,7 @@ fn splitmix(x: u64) -> u64 {
 /// The link settings client `client` starts with under `scenario` (the settings in force when it
 /// arrives). Every client gets the scenario's link pair until client groups land.
 pub fn client_links(scenario: &Scenario, _client: ClientId) -> LinkPair {
-    scenario.link
+    scenario.link.clone()
 }
 
 /// Whether a `--set` name changes anything the proxy runs: only link settings do (there are no
@@ -75,7 +75,7 @@ pub fn apply_to_pair(base: &Scenario, pair: LinkPair, action: &Action) -> Result
                     changes.push((format!("link.{label}.{field}"), v.to_string()));
                 }
             }
-            let s = Scenario { link: out, script: Vec::new(), ..base.clone() };
+            let s = Scenario { link: out.clone(), script: Vec::new(), ..base.clone() };
             crate::params::validate::scenario(&s)?;
             Ok(Some((out, changes)))
         }
@@ -85,7 +85,7 @@ pub fn apply_to_pair(base: &Scenario, pair: LinkPair, action: &Action) -> Result
 
 /// The pair of configs a client's two links hold now.
 pub fn pair_of(a_to_b: &LinkConfig, b_to_a: &LinkConfig) -> LinkPair {
-    LinkPair { a_to_b: *a_to_b, b_to_a: *b_to_a }
+    LinkPair { a_to_b: *a_to_b, b_to_a: *b_to_a, ..LinkPair::default() }
 }
 
 #[cfg(test)]
@@ -105,7 +105,7 @@ mod tests {
     fn link_sets_and_steps_change_the_pair_and_name_each_change() {
         let base = Scenario::default();
         let set = Action::Set { name: "link.b_to_a.loss_percent".into(), value: "20".into() };
-        let (pair, ch) = apply_to_pair(&base, base.link, &set).unwrap().unwrap();
+        let (pair, ch) = apply_to_pair(&base, base.link.clone(), &set).unwrap().unwrap();
         assert_eq!(pair.b_to_a.loss_percent, 20.0);
         assert_eq!(pair.a_to_b, base.link.a_to_b);
         assert_eq!(ch, vec![("link.b_to_a.loss_percent".to_string(), "20".to_string())]);
@@ -114,12 +114,12 @@ mod tests {
             dir: StepDirection::AToB,
             set: LinkPatch { latency_ms: Some(80.0), ..LinkPatch::default() },
         };
-        let (pair, ch) = apply_to_pair(&base, base.link, &step).unwrap().unwrap();
+        let (pair, ch) = apply_to_pair(&base, base.link.clone(), &step).unwrap().unwrap();
         assert_eq!(pair.a_to_b.latency_ms, 80.0);
         assert_eq!(ch, vec![("link.a_to_b.latency_ms".to_string(), "80".to_string())]);
 
         let bad = Action::Set { name: "link.loss_percent".into(), value: "250".into() };
-        assert!(apply_to_pair(&base, base.link, &bad).is_err());
-        assert!(apply_to_pair(&base, base.link, &Action::Restart).unwrap().is_none());
+        assert!(apply_to_pair(&base, base.link.clone(), &bad).is_err());
+        assert!(apply_to_pair(&base, base.link.clone(), &Action::Restart).unwrap().is_none());
     }
 }

@@ -94,7 +94,7 @@ pub fn transparent_link() -> LinkConfig {
 /// both directions, so the proxy impairs only what `--set link...` asks for.
 pub fn transparent_scenario() -> Scenario {
     let link = transparent_link();
-    Scenario { link: LinkPair { a_to_b: link, b_to_a: link }, ..Scenario::default() }
+    Scenario { link: LinkPair { a_to_b: link, b_to_a: link, ..LinkPair::default() }, ..Scenario::default() }
 }
 
 #[cfg(test)]

@@ -444,7 +444,7 @@ impl Relay {
         let changes = match client {
             None => {
                 let Some((pair, changes)) =
-                    apply_to_pair(&self.scenario, self.scenario.link, action).map_err(|e| format!("{e:#}"))?
+                    apply_to_pair(&self.scenario, self.scenario.link.clone(), action).map_err(|e| format!("{e:#}"))?
                 else {
                     return Ok(());
                 };

@@ -59,7 +59,7 @@ pub fn rerun_fates(scenario: &Scenario, events: &[Event]) -> Result<BTreeMap<(Cl
             EventKind::ParamChanged { name, value } => {
                 let action = Action::Set { name: name.clone(), value: value.clone() };
                 let targets: Vec<ClientId> = if e.client == RUN_WIDE {
-                    if let Some((pair, _)) = apply_to_pair(&run_wide, run_wide.link, &action)? {
+                    if let Some((pair, _)) = apply_to_pair(&run_wide, run_wide.link.clone(), &action)? {
                         run_wide.link = pair;
                     }
                     links.keys().copied().collect()

@@ -179,7 +179,9 @@ pub fn drive(
     cancel: Option<&AtomicBool>,
     sink: impl FnMut(std::vec::Drain<'_, Event>),
 ) -> anyhow::Result<Driven> {
-    let sim = Simulation::try_new(scenario.clone()).map_err(|e| anyhow!("{e}"))?;
+    let mut scenario = scenario.clone();
+    crate::fit::links::resolve(&mut scenario)?;
+    let sim = Simulation::try_new(scenario).map_err(|e| anyhow!("{e}"))?;
     drive_sim(sim, seconds, actions, cancel, sink)
 }
 

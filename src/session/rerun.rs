@@ -17,6 +17,7 @@ use crate::params;
 /// its range), then applies it to `sim` now. A refused action changes nothing.
 fn check_and_apply(sim: &mut Simulation, action: &Action) -> Result<()> {
     if let Action::Set { name, value } = action {
+        crate::fit::links::refuse_during_run(name)?;
         // The table's check and `--set`'s type check, on a copy.
         params::overrides::apply(&mut sim.scenario().clone(), &format!("{name}={value}"))?;
     }
@@ -41,7 +42,9 @@ pub fn apply_and_record(sim: &mut Simulation, log: &mut Vec<Step>, action: Actio
 /// after `until` are left out). Returns the simulation at `until`, its events and the log of the
 /// actions applied.
 pub fn run_lane(scenario: &Scenario, actions: &[Step], until: SimTime) -> Result<(Simulation, Vec<Event>, Vec<Step>)> {
-    run_lane_on(Simulation::new(scenario.clone()), actions, until)
+    let mut scenario = scenario.clone();
+    crate::fit::links::resolve(&mut scenario)?;
+    run_lane_on(Simulation::new(scenario), actions, until)
 }
 
 /// [`run_lane`] on a simulation the caller built for the lane's scenario (endpoints wrapped in

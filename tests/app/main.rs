@@ -16,6 +16,7 @@ mod decode_kcp;
 mod edits;
 mod export;
 mod files;
+mod fit;
 mod live_window;
 mod overview;
 mod packet_detail;

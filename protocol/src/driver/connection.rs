@@ -66,8 +66,8 @@ impl Connection {
     /// by client and send id).
     pub fn new(client: ClientId, scenario: Scenario, server_seed: u64, peers: [Box<dyn Peer>; 2]) -> Self {
         let links = [
-            Link::new(Dir::AtoB, scenario.link.a_to_b, scenario.seed),
-            Link::new(Dir::BtoA, scenario.link.b_to_a, scenario.seed),
+            crate::link::for_scenario(Dir::AtoB, &scenario),
+            crate::link::for_scenario(Dir::BtoA, &scenario),
         ];
         // One counter over both ends: send ids in send order, as ground truth tables expect.
         let counter = Arc::new(AtomicU64::new(0));

@@ -27,6 +27,7 @@ use super::config::{JitterDistribution, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 use super::draws::{normal, splitmix, stream, unit};
 use super::fifo::fifo_arrival;
 use super::schedule::Schedule;
+use super::trace::{LinkTrace, Outcome};
 use crate::event::{round_u64, Dir, DropReason, Event, EventKind, SimTime};
 
 /// A packet's random draws, each at a fixed position of the packet's own sequence whatever the
@@ -99,6 +100,8 @@ pub struct Link {
     /// The delay of every packet not lost, where nothing else varies per packet (see
     /// [`plain_delay_us`]).
     plain_delay_us: Option<u64>,
+    /// A recorded link whose fates this one replays instead of drawing ([`super::trace`]).
+    replay: Option<std::sync::Arc<LinkTrace>>,
 }
 
 /// On a link without bandwidth cap, burst loss, reordering, duplicates or jitter, every packet not
@@ -145,7 +148,15 @@ impl Link {
             queue: Schedule::default(),
             records: true,
             plain_delay_us: plain_delay_us(&config, fifo_key),
+            replay: None,
         }
+    }
+
+    /// This link, replaying `trace`'s fates for its direction ([`super::trace`]): only the MTU of
+    /// its settings still applies.
+    pub fn replaying(mut self, trace: std::sync::Arc<LinkTrace>) -> Self {
+        self.replay = Some(trace);
+        self
     }
 
     pub fn config(&self) -> &LinkConfig {
@@ -178,9 +189,15 @@ impl Link {
         self.queue.len()
     }
 
-    fn draw(&mut self, now: SimTime) -> Draws {
+    /// The index of a packet sent at `now` among those sent at that instant.
+    fn index_at(&mut self, now: SimTime) -> u64 {
         let n = if self.last_send.0 == now { self.last_send.1 + 1 } else { 0 };
         self.last_send = (now, n);
+        n
+    }
+
+    fn draw(&mut self, now: SimTime) -> Draws {
+        let n = self.index_at(now);
         // Most packets are the first at their instant: `splitmix(0)` is a constant.
         const FIRST: u64 = splitmix(0);
         let mixed_n = if n == 0 { FIRST } else { splitmix(n) };
@@ -247,6 +264,31 @@ impl Link {
 
         if wire_bytes > c.mtu_bytes {
             return drop(events, DropReason::Mtu);
+        }
+        if let Some(trace) = &self.replay {
+            if let Some(i) = trace.pick(dir, now, self.last_send.1) {
+                match trace.outcome(dir, i) {
+                    Outcome::Dropped(reason) => drop(events, reason),
+                    Outcome::InFlight => {}
+                    Outcome::Delivered(first_us, more) => {
+                        // Copies in delivery order, the packet's own bytes in the last.
+                        let mut delays = std::iter::once(first_us).chain(more.iter().map(|(_, d)| *d)).peekable();
+                        let mut bytes = Some(bytes);
+                        while let Some(delay_us) = delays.next() {
+                            let last = delays.peek().is_none();
+                            let copy = if last { bytes.take() } else { bytes.clone() }.unwrap_or_default();
+                            self.queue.push(
+                                now.plus_micros(u64::from(delay_us)),
+                                InFlight { uid, sent_at: now, bytes: copy },
+                            );
+                            if !last && records {
+                                events.push(Event::new(now, EventKind::LinkDuplicated { dir, uid }));
+                            }
+                        }
+                    }
+                }
+                return;
+            }
         }
         if let Some(delay_us) = self.plain_delay_us {
             // Only random loss decides (as below).

@@ -8,6 +8,8 @@
 //! - [`script`]: [`LinkStep`]s that change link settings at given virtual times.
 //! - [`uplink`]: the server's outgoing bandwidth shared by every client, in front of their links.
 //! - [`presets`]: named network conditions other tools ship, which a scenario can name.
+//! - [`trace`]: a recorded link replayed packet by packet (`link.trace`), selected by
+//!   [`for_scenario`].
 //!
 //! Every random decision is a keyed draw ([`draws`]), so the trace a seed gives is one trace
 //! whoever sends on it.
@@ -21,6 +23,7 @@ pub mod presets;
 mod schedule;
 pub mod script;
 pub mod uplink;
+pub mod trace;
 
 pub use burst::{BurstChain, BURST_STEP_US};
 pub use config::{BurstLoss, JitterDistribution, LinkConfig, IP_UDP_OVERHEAD_BYTES};
@@ -28,3 +31,17 @@ pub use lossy::Link;
 pub use presets::Preset;
 pub use script::{LinkPatch, LinkStep, StepDirection};
 pub use uplink::{ServerConfig, Uplink, UplinkFate};
+pub use trace::{DirTrace, LinkTrace, Replay, TraceFate, TracePacket};
+
+use crate::event::Dir;
+use crate::scenario::Scenario;
+
+/// The link of `dir` a run of `scenario` uses: the seeded lossy link of its settings, replaying
+/// the trace the app loaded for `link.trace` when there is one ([`trace`]).
+pub fn for_scenario(dir: Dir, scenario: &Scenario) -> Link {
+    let link = Link::new(dir, *scenario.link.get(dir), scenario.seed);
+    match scenario.link.replay.trace() {
+        Some(t) => link.replaying(t.clone()),
+        None => link,
+    }
+}

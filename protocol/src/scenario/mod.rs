@@ -13,7 +13,7 @@ pub mod set;
 
 use crate::action::Step;
 use crate::event::Dir;
-use crate::link::{LinkConfig, ServerConfig};
+use crate::link::{LinkConfig, Replay, ServerConfig};
 use crate::reliability::ack::AckConfig;
 use crate::reliability::flow::FlowConfig;
 use crate::strategies::chunks::ChunkConfig;
@@ -27,11 +27,19 @@ use crate::workload::WorkloadConfig;
 pub use clients::{client_seed, ClientGroup, ClientSettings, Clients, MAX_CLIENTS};
 
 /// Both directions of the link.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LinkPair {
     pub a_to_b: LinkConfig,
     pub b_to_a: LinkConfig,
+    /// `link.trace`: a capture or session file whose link this run replays packet by packet
+    /// ([`crate::link::trace`]); the app reads it when a run starts into [`Self::replay`].
+    /// Left out of files while unset, so scenarios without it read and write as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// The trace read for `trace` (in memory only).
+    #[serde(skip)]
+    pub replay: Replay,
 }
 
 impl LinkPair {

@@ -76,10 +76,15 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
+/// Settings of the link as a whole (`link.trace`), which `link.X` does not spread over the
+/// directions.
+const WHOLE_LINK: [&str; 1] = ["trace"];
+
 /// The dotted leaf paths `name` stands for: `link.X` means both directions.
 pub fn expand_name(name: &str) -> Vec<Vec<&str>> {
     let parts: Vec<&str> = name.trim().split('.').collect();
-    if parts.len() >= 2 && parts[0] == "link" && !matches!(parts[1], "a_to_b" | "b_to_a") {
+    let whole = parts.len() == 2 && WHOLE_LINK.contains(&parts[1]);
+    if parts.len() >= 2 && parts[0] == "link" && !matches!(parts[1], "a_to_b" | "b_to_a") && !whole {
         ["a_to_b", "b_to_a"]
             .into_iter()
             .map(|dir| {
@@ -119,10 +124,22 @@ impl Scenario {
                 o.insert("server".into(), server);
             }
         }
+        // Whole-link settings are left out of the tree while unset; their key is there to set.
+        if let Some(link) = tree.get_mut("link").and_then(Value::as_object_mut) {
+            for key in WHOLE_LINK {
+                link.entry(key).or_insert(Value::Null);
+            }
+        }
         for path in expand_name(name) {
             set_path(&mut tree, &path, &value, name)?;
         }
-        *self = serde_json::from_value(tree).map_err(|e| err(format!("bad value for '{name}': {e}")))?;
+        let mut next: Scenario =
+            serde_json::from_value(tree).map_err(|e| err(format!("bad value for '{name}': {e}")))?;
+        // The loaded trace is not in the tree: it stays while it is the trace named.
+        if next.link.trace == self.link.trace {
+            next.link.replay = std::mem::take(&mut self.link.replay);
+        }
+        *self = next;
         Ok(())
     }
 }
@@ -148,5 +165,24 @@ mod tests {
         assert!(s.set("script", "1").unwrap_err().0.contains("group"), "the script is not a value");
         assert!(s.set("seed", "-1").unwrap_err().0.contains("bad value for 'seed'"));
         assert_eq!(s, before);
+    }
+
+    #[test]
+    fn the_trace_is_one_setting_of_the_whole_link_and_its_loaded_copy_survives_other_changes() {
+        use crate::link::{DirTrace, LinkTrace, Replay};
+        let mut s = Scenario::default();
+        s.set("link.trace", "\"player.pcapng\"").unwrap();
+        assert_eq!(s.link.trace.as_deref(), Some("player.pcapng"));
+        s.set("link.trace", "other.pcapng").unwrap();
+        assert_eq!(s.link.trace.as_deref(), Some("other.pcapng"), "a plain word is a name too");
+        let trace = LinkTrace::new("other.pcapng", DirTrace::default(), DirTrace::default());
+        s.link.replay = Replay(Some(std::sync::Arc::new(trace)));
+        s.set("link.loss_percent", "3").unwrap();
+        assert!(s.link.replay.trace().is_some(), "kept across an unrelated change");
+        s.set("link.trace", "third.pcapng").unwrap();
+        assert!(s.link.replay.trace().is_none(), "another trace must be read again");
+        s.set("link.trace", "null").unwrap();
+        assert_eq!(s.link.trace, None);
+        assert!(s.set("link.a_to_b.trace", "x").is_err(), "the trace is not per direction");
     }
 }

@@ -44,7 +44,7 @@ impl LinkUpdate {
             LinkUpdate::None => {}
             LinkUpdate::Config => link.set_config_at(now, *driver.link_config()),
             LinkUpdate::Rebuild => {
-                *link = Link::new(driver.link_dir(), *driver.link_config(), driver.scenario().seed);
+                *link = crate::link::for_scenario(driver.link_dir(), driver.scenario());
             }
         }
     }
