@@ -128,6 +128,11 @@ impl FileJob {
         let (tx, rx) = unbounded();
         let wake_on_block = Arc::clone(&wake);
         let mut job = Self::spawn(JobKind::Open, path, wake, move |path, progress| {
+            if crate::capture::import::is_capture_file(path) {
+                // A packet capture: imported through the decoders (README, "Opening captures").
+                drop(tx);
+                return Ok(Finished::Opened(Opened::Recording(crate::source::capture::open_capture(path, progress)?)));
+            }
             if session::jsonl::is_stream_path(path) {
                 // A game's event stream: read whole, no scenario (a stream still being written
                 // is followed live instead: `AppState::follow_stream`).
@@ -270,6 +275,8 @@ pub const NO_DIALOG_WITHIN: Duration = Duration::from_millis(250);
 /// The native dialogs (rfd: the desktop portal, or zenity).
 pub fn native_dialog(kind: PromptKind) -> Option<PathBuf> {
     let d = rfd::FileDialog::new().add_filter("ackscope session", &["ron"]);
+    // Captures open too (README, "Opening captures"); saving stays a session.
+    let d = if kind == PromptKind::Open { d.add_filter("packet capture", &["pcapng", "pcap"]) } else { d };
     match kind {
         PromptKind::Open => d.pick_file(),
         PromptKind::Save => d.set_file_name("session.ron").save_file(),

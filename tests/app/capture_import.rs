@@ -228,3 +228,60 @@ mod mutated {
         }
     }
 }
+
+mod window {
+    use ackscope::app::{AppState, Tab};
+    use ackscope::model::Origin;
+    use ackscope::ui::WindowView;
+    use ackscope::window::frame_ui;
+    use ackscope_protocol::{Scenario, SimTime};
+    use egui_kittest::kittest::Queryable;
+    use egui_kittest::Harness;
+
+    use super::*;
+    use crate::common::step_until;
+
+    type Window = (AppState, WindowView);
+
+    /// An exported glenn session opened as a file: one lane of origin "capture", glenn's
+    /// packets, the session's link truth, and every tab shows it (the Packets tab its rows).
+    #[test]
+    fn a_capture_opens_in_the_window_and_every_tab_shows_it() {
+        let session = recorded(lossy(Strategy::Glenn, 7), Vec::new(), 4.0);
+        let path = temp_path("window.pcapng");
+        write_capture(&session, std::fs::File::create(&path).unwrap()).unwrap();
+        let mut state = AppState::new(Scenario::default(), || {});
+        state.settings.intro_dismissed = true;
+        state.open_path(&path);
+        let mut h = Harness::builder()
+            .with_size(egui::vec2(1280.0, 800.0))
+            .build_ui_state(|ui, s: &mut Window| frame_ui(&mut s.0, &mut s.1, ui), (state, WindowView::default()));
+        assert!(step_until(&mut h, 60.0, |s| s.0.file_jobs().is_empty()), "the capture did not open");
+        {
+            let s = &h.state().0;
+            assert_eq!(s.error, None);
+            let rec = &s.lanes[0];
+            assert!(matches!(&rec.info.origin, Origin::Capture { path: p } if p.ends_with("window.pcapng")));
+            assert_eq!(rec.info.label(), "glenn");
+            let sent: u64 = Dir::BOTH.iter().map(|d| truth_of(&session.events, *d)[0]).sum();
+            let dropped: u64 = Dir::BOTH.iter().map(|d| truth_of(&session.events, *d)[1]).sum();
+            let totals = rec.client(1).unwrap().ledger.totals();
+            assert_eq!((totals.sent, totals.link_dropped), (sent, dropped), "the session's truth");
+        }
+        h.state_mut().0.playback.seek(SimTime(4_000_000));
+        for (tab, want) in [
+            (Tab::Overview, "glenn"),
+            (Tab::Packets, "glenn"),
+            (Tab::Messages, "glenn"),
+            (Tab::Clients, "1 client"),
+            (Tab::Summary, "metric"),
+        ] {
+            h.state_mut().0.settings.tab = tab;
+            h.run_steps(3);
+            assert!(h.query_all_by_label_contains(want).next().is_some(), "{tab:?} does not show '{want}'");
+        }
+        let shown = h.state().0.shown();
+        assert!(shown[0].packets.len() > 100, "the Packets tab has rows: {}", shown[0].packets.len());
+        std::fs::remove_file(&path).ok();
+    }
+}
