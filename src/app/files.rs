@@ -70,6 +70,8 @@ pub enum Finished {
     Saved(u64),
     /// The tables written.
     Exported(ExportSummary),
+    /// A pcapng capture written (what `capture::write_pcapng` says of it).
+    Captured(String),
 }
 
 /// A load or save running on its own thread.
@@ -204,6 +206,22 @@ impl FileJob {
         })
     }
 
+    /// Writes the recording (its lanes' events under the first lane's header) as a pcapng
+    /// capture with `capture::write_pcapng` (written whole to a temporary file, then renamed);
+    /// an existing file is refused, never replaced.
+    pub fn export_pcapng(path: &Path, session: Session, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
+        Self::spawn(JobKind::Export, path, wake, move |path, _progress| {
+            if path.exists() {
+                return Err(anyhow!(
+                    "{} exists: choose another name (an export never replaces a file)",
+                    path.display()
+                ));
+            }
+            let summary = crate::capture::write_pcapng(&session, path)?;
+            Ok(Finished::Captured(summary.to_text(path)))
+        })
+    }
+
     /// The result once the job has ended.
     pub fn try_finish(&self) -> Option<Result<Finished>> {
         match self.result.try_recv() {
@@ -280,9 +298,11 @@ pub fn native_dialog(kind: PromptKind) -> Option<PathBuf> {
     match kind {
         PromptKind::Open => d.pick_file(),
         PromptKind::Save => d.set_file_name("session.ron").save_file(),
-        PromptKind::Export => {
-            rfd::FileDialog::new().add_filter("CSV", &["csv"]).set_file_name("session.csv").save_file()
-        }
+        PromptKind::Export => rfd::FileDialog::new()
+            .add_filter("CSV", &["csv"])
+            .add_filter("pcapng capture", &["pcapng"])
+            .set_file_name("session.csv")
+            .save_file(),
     }
 }
 

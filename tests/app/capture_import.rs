@@ -284,4 +284,34 @@ mod window {
         assert!(shown[0].packets.len() > 100, "the Packets tab has rows: {}", shown[0].packets.len());
         std::fs::remove_file(&path).ok();
     }
+
+    /// *Export...* given a `.pcapng` name writes the recording as a capture (the same as
+    /// `export --pcapng`), and refuses to replace an existing file.
+    #[test]
+    fn export_pcapng_in_the_window_writes_the_capture_and_never_replaces_a_file() {
+        let session_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/recorded-glenn.ron");
+        let mut state = AppState::new(Scenario::default(), || {});
+        state.settings.intro_dismissed = true;
+        state.open_path(&session_path);
+        let mut h = Harness::builder()
+            .with_size(egui::vec2(1280.0, 800.0))
+            .build_ui_state(|ui, s: &mut Window| frame_ui(&mut s.0, &mut s.1, ui), (state, WindowView::default()));
+        assert!(step_until(&mut h, 60.0, |s| s.0.file_jobs().is_empty()), "the session did not open");
+        let out = temp_path("from-window.pcapng");
+        std::fs::remove_file(&out).ok();
+        h.state_mut().0.export_pcapng(&out);
+        assert!(step_until(&mut h, 60.0, |s| s.0.file_jobs().is_empty()), "the export did not finish");
+        assert_eq!(h.state().0.error, None);
+        let session = ackscope::session::load(&session_path).unwrap();
+        let (_, s) = import(&out, &ImportOptions::default()).unwrap();
+        let sent: u64 = Dir::BOTH.iter().map(|d| truth_of(&session.events, *d)[0]).sum();
+        assert_eq!(s.clients[0].server_to_client.truth.sent + s.clients[0].client_to_server.truth.sent, sent);
+        let before = std::fs::read(&out).unwrap();
+        h.state_mut().0.export_pcapng(&out);
+        assert!(step_until(&mut h, 60.0, |s| s.0.file_jobs().is_empty()));
+        let e = h.state().0.error.clone().unwrap_or_default();
+        assert!(e.contains("exists"), "{e}");
+        assert_eq!(std::fs::read(&out).unwrap(), before, "the file is untouched");
+        std::fs::remove_file(&out).ok();
+    }
 }
