@@ -12,6 +12,7 @@
 //! - [`pcapng`]: the writer and the reader (through `pcap-file`), IPv4/UDP framing (`etherparse`).
 //! - [`records`]: per-packet link records (send time, size, fate) from a capture with both sides
 //!   or a session, for the exact replay (`link.trace`) and the fit (`ackscope fit`).
+//! - [`import`]: a pcapng or pcap capture read back as a recording, through the passive decoders.
 //!
 //! `contrib/wireshark/ackscope.lua` dissects every ackscope wire format on these ports and
 //! raises expert items from the comments (README, "Wireshark").
@@ -19,6 +20,7 @@
 pub mod address;
 pub mod comment;
 pub mod export;
+pub mod import;
 pub mod pcapng;
 pub mod records;
 

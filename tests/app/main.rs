@@ -6,6 +6,7 @@
 mod common;
 
 mod anomaly;
+mod capture_import;
 mod cli;
 mod clients;
 mod clients_cli;
