@@ -14,6 +14,7 @@ mod decode_kcp;
 mod edits;
 mod export;
 mod files;
+mod filter_grammar;
 mod live_window;
 mod overview;
 mod packet_detail;
