@@ -13,6 +13,7 @@ pub mod params;
 pub mod report;
 pub mod runtime;
 pub mod session;
+pub mod source;
 pub mod ui;
 pub mod window;
 

@@ -20,7 +20,7 @@ use super::matchset::MatchSet;
 use super::rows::{events_of, packet_facts, AckTrack, PacketFacts};
 use crate::model::anomaly::Anomaly;
 use crate::model::index::MessageRecord;
-use crate::model::Recording;
+use crate::model::{Connection, Shown};
 
 static NEXT_FILTER: AtomicU64 = AtomicU64::new(1);
 
@@ -58,69 +58,69 @@ impl<R: Row> SharedFilter<R> {
     }
 }
 
-/// A row kind as read from a recording.
+/// A row kind as read from one client's connection.
 pub trait Source: Row {
     /// Rows the recording holds.
-    fn len(rec: &Recording) -> usize;
+    fn len(conn: &Connection) -> usize;
     /// `f` of row `i` (`None` for a row that cannot be read).
-    fn read<T>(rec: &Recording, i: usize, acks: Option<&AckTrack>, f: impl FnOnce(&Self) -> T) -> Option<T>;
+    fn read<T>(conn: &Connection, i: usize, acks: Option<&AckTrack>, f: impl FnOnce(&Self) -> T) -> Option<T>;
     /// Whether row `i` passes `test` (false for a row that cannot be read).
-    fn eval(rec: &Recording, i: usize, acks: Option<&AckTrack>, test: &dyn Fn(&Self) -> bool) -> bool {
-        Self::read(rec, i, acks, test).unwrap_or(false)
+    fn eval(conn: &Connection, i: usize, acks: Option<&AckTrack>, test: &dyn Fn(&Self) -> bool) -> bool {
+        Self::read(conn, i, acks, test).unwrap_or(false)
     }
     /// Appends the rows `events` are about (they may repeat; rows past the end are ignored).
-    fn touched(rec: &Recording, events: &[Event], out: &mut Vec<u32>);
+    fn touched(conn: &Connection, events: &[Event], out: &mut Vec<u32>);
     /// The time of row `i` in seconds (the IO graph's bins), when it exists.
-    fn time_of(rec: &Recording, i: usize) -> Option<f64>;
+    fn time_of(conn: &Connection, i: usize) -> Option<f64>;
 }
 
 /// Row of link send `uid` in the packet log (rows are in send order: a binary search on its
 /// send time, then the few rows of that instant).
-pub fn packet_row_of_uid(rec: &Recording, uid: u64) -> Option<u32> {
-    let sent = rec.ledger.packet(uid)?.sent_at?;
-    let rows = rec.packets.rows();
+pub fn packet_row_of_uid(conn: &Connection, uid: u64) -> Option<u32> {
+    let sent = conn.ledger.packet(uid)?.sent_at?;
+    let rows = conn.packets.rows();
     let from = rows.partition_point(|r| r.time < sent);
     rows[from..].iter().take_while(|r| r.time == sent).position(|r| r.uid == uid).map(|k| (from + k) as u32)
 }
 
 impl Source for PacketFacts {
-    fn len(rec: &Recording) -> usize {
-        rec.packets.len()
+    fn len(conn: &Connection) -> usize {
+        conn.packets.len()
     }
-    fn read<T>(rec: &Recording, i: usize, acks: Option<&AckTrack>, f: impl FnOnce(&Self) -> T) -> Option<T> {
-        packet_facts(rec, i, acks).map(|p| f(&p))
+    fn read<T>(conn: &Connection, i: usize, acks: Option<&AckTrack>, f: impl FnOnce(&Self) -> T) -> Option<T> {
+        packet_facts(conn, i, acks).map(|p| f(&p))
     }
-    fn touched(rec: &Recording, events: &[Event], out: &mut Vec<u32>) {
+    fn touched(conn: &Connection, events: &[Event], out: &mut Vec<u32>) {
         for e in events {
             let uid = match e.kind {
                 EventKind::LinkDropped { uid, .. }
                 | EventKind::LinkDuplicated { uid, .. }
                 | EventKind::LinkDelivered { uid, .. } => Some(uid),
-                EventKind::PacketReceived { side, seq, .. } => rec.ledger.uid_of(side.other(), seq as u16),
+                EventKind::PacketReceived { side, seq, .. } => conn.ledger.uid_of(side.other(), seq as u16),
                 EventKind::PacketAcked { side, seq } | EventKind::PacketNakked { side, seq } => {
-                    rec.ledger.uid_of(side, seq as u16)
+                    conn.ledger.uid_of(side, seq as u16)
                 }
                 // A malformed copy is charged to the delivery of its instant, touched above.
                 _ => None,
             };
-            if let Some(row) = uid.and_then(|u| packet_row_of_uid(rec, u)) {
+            if let Some(row) = uid.and_then(|u| packet_row_of_uid(conn, u)) {
                 out.push(row);
             }
         }
     }
-    fn time_of(rec: &Recording, i: usize) -> Option<f64> {
-        rec.packets.rows().get(i).map(|r| r.time.as_secs_f64())
+    fn time_of(conn: &Connection, i: usize) -> Option<f64> {
+        conn.packets.rows().get(i).map(|r| r.time.as_secs_f64())
     }
 }
 
 impl Source for MessageRecord {
-    fn len(rec: &Recording) -> usize {
-        rec.messages.len()
+    fn len(conn: &Connection) -> usize {
+        conn.messages.len()
     }
-    fn read<T>(rec: &Recording, i: usize, _: Option<&AckTrack>, f: impl FnOnce(&Self) -> T) -> Option<T> {
-        rec.messages.messages().get(i).map(f)
+    fn read<T>(conn: &Connection, i: usize, _: Option<&AckTrack>, f: impl FnOnce(&Self) -> T) -> Option<T> {
+        conn.messages.messages().get(i).map(f)
     }
-    fn touched(rec: &Recording, events: &[Event], out: &mut Vec<u32>) {
+    fn touched(conn: &Connection, events: &[Event], out: &mut Vec<u32>) {
         for e in events {
             let key = match e.kind {
                 EventKind::MessageQueued { side, msg, .. }
@@ -130,28 +130,28 @@ impl Source for MessageRecord {
                 EventKind::MessageDelivered { side, msg } => (side.other(), msg),
                 _ => continue,
             };
-            if let Some(i) = rec.messages.index_of(key) {
+            if let Some(i) = conn.messages.index_of(key) {
                 out.push(i as u32);
             }
         }
     }
-    fn time_of(rec: &Recording, i: usize) -> Option<f64> {
-        rec.messages.messages().get(i).map(|m| m.queued_at.as_secs_f64())
+    fn time_of(conn: &Connection, i: usize) -> Option<f64> {
+        conn.messages.messages().get(i).map(|m| m.queued_at.as_secs_f64())
     }
 }
 
 impl Source for Anomaly {
-    fn len(rec: &Recording) -> usize {
-        rec.anomalies.len()
+    fn len(conn: &Connection) -> usize {
+        conn.anomalies.len()
     }
-    fn read<T>(rec: &Recording, i: usize, _: Option<&AckTrack>, f: impl FnOnce(&Self) -> T) -> Option<T> {
-        rec.anomalies.get(i).map(f)
+    fn read<T>(conn: &Connection, i: usize, _: Option<&AckTrack>, f: impl FnOnce(&Self) -> T) -> Option<T> {
+        conn.anomalies.get(i).map(f)
     }
-    fn touched(_: &Recording, _: &[Event], _: &mut Vec<u32>) {
+    fn touched(_: &Connection, _: &[Event], _: &mut Vec<u32>) {
         // Anomalies are immutable once listed.
     }
-    fn time_of(rec: &Recording, i: usize) -> Option<f64> {
-        rec.anomalies.get(i).map(|a| a.time.as_secs_f64())
+    fn time_of(conn: &Connection, i: usize) -> Option<f64> {
+        conn.anomalies.get(i).map(|a| a.time.as_secs_f64())
     }
 }
 
@@ -164,9 +164,9 @@ pub struct Updated {
     pub checked: usize,
 }
 
-/// One filter's matches in one recording, extended as it grows.
+/// One filter's matches in one client's connection of a lane, extended as it grows.
 pub struct Matches<R> {
-    /// (filter, recording, extra test) the set was built for.
+    /// (filter, lane and client, extra test) the set was built for.
     key: Option<(u64, u64, u64)>,
     set: MatchSet,
     events_seen: usize,
@@ -206,56 +206,58 @@ impl<R> std::fmt::Debug for Matches<R> {
 pub const FRAME_BUDGET_ROWS: usize = 100_000;
 
 impl<R: Source> Matches<R> {
-    /// Brings the set up to date with `rec` under `filter` and an optional `extra` test (the
+    /// Brings the set up to date with `view`'s connection under `filter` and an optional `extra` test (the
     /// view's own checkboxes, identified by `extra.0` so a change starts over), checking at most
     /// `budget` new rows (rows whose facts changed are always checked).
     pub fn update(
         &mut self,
-        rec: &Recording,
+        view: Shown,
         filter: &SharedFilter<R>,
         extra: Option<(u64, &dyn Fn(&R) -> bool)>,
         budget: usize,
     ) -> Updated {
-        let key = (filter.id, rec.id(), extra.as_ref().map_or(0, |e| e.0));
+        let conn = view.conn;
+        let key = (filter.id, view.id(), extra.as_ref().map_or(0, |e| e.0));
         if self.key != Some(key) {
             self.key = Some(key);
             self.set.clear();
             self.events_seen = 0;
-            self.acks = filter.compiled.uses("ack").then(|| AckTrack::new(rec.scenario.strategy));
+            self.acks = filter.compiled.uses("ack").then(|| AckTrack::new(view.rec.info.first().strategy));
             self.rebuilds += 1;
         }
-        let events = events_of(rec);
+        let events = events_of(conn);
         if self.events_seen > events.len() {
             // The log shrank: not the recording this set was built from.
             self.key = None;
-            return self.update(rec, filter, extra, budget);
+            return self.update(view, filter, extra, budget);
         }
         if let Some(a) = &mut self.acks {
             a.feed(events);
         }
         let pred = &filter.compiled.pred;
-        let test = |r: &R| pred(r) && extra.as_ref().is_none_or(|(_, e)| e(r));
+        let client = conn.client;
+        let test = |r: &R| pred(r, client) && extra.as_ref().is_none_or(|(_, e)| e(r));
         let acks = self.acks.as_ref();
         self.rechecked.clear();
         let mut checked = 0;
         if self.set.rows() > 0 {
             self.scratch.clear();
-            R::touched(rec, &events[self.events_seen..], &mut self.scratch);
+            R::touched(conn, &events[self.events_seen..], &mut self.scratch);
             self.scratch.sort_unstable();
             self.scratch.dedup();
             for &i in &self.scratch {
                 if (i as usize) < self.set.rows() {
-                    self.set.set(i as usize, R::eval(rec, i as usize, acks, &test));
+                    self.set.set(i as usize, R::eval(conn, i as usize, acks, &test));
                     self.rechecked.push(i);
                     checked += 1;
                 }
             }
         }
         self.events_seen = events.len();
-        let len = R::len(rec);
+        let len = R::len(conn);
         let to = len.min(self.set.rows().saturating_add(budget));
         for i in self.set.rows()..to {
-            let m = R::eval(rec, i, acks, &test);
+            let m = R::eval(conn, i, acks, &test);
             self.set.push(m);
             checked += 1;
         }
@@ -302,10 +304,10 @@ impl<R: Source> Matches<R> {
     }
 }
 
-/// Every row of `rec` that `filter` matches, ascending (what `export --filter` writes and
-/// `summary --filter` counts: the same cache, run to completion).
-pub fn matching_rows<R: Source>(rec: &Recording, filter: &SharedFilter<R>) -> Vec<u32> {
+/// Every row of `view`'s connection that `filter` matches, ascending (what `export --filter`
+/// writes and `summary --filter` counts: the same cache, run to completion).
+pub fn matching_rows<R: Source>(view: Shown, filter: &SharedFilter<R>) -> Vec<u32> {
     let mut m = Matches::<R>::default();
-    m.update(rec, filter, None, usize::MAX);
+    m.update(view, filter, None, usize::MAX);
     m.set.iter().map(|i| i as u32).collect()
 }

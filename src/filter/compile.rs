@@ -12,12 +12,17 @@
 //! A comparison with a value the row lacks (`delay_ms > 5` on a dropped packet) is false,
 //! whatever the operator, as in Wireshark; `!` of it is true.
 
+use ackscope_protocol::ClientId;
+
 use super::error::FilterError;
 use super::fields::{kinds_with, names_of, Field, Get, Names, Row, RowKind};
 use super::syntax::{parse, CmpOp, Expr, FieldRef, Item, Value};
 
 /// A compiled filter's test of one row.
-pub type Pred<R> = Box<dyn Fn(&R) -> bool + Send + Sync>;
+///
+/// It is given the row and the client of the row's connection (the `client` field; every row of
+/// a connection has the same one).
+pub type Pred<R> = Box<dyn Fn(&R, ClientId) -> bool + Send + Sync>;
 
 /// A filter compiled for rows of type `R`.
 pub struct Compiled<R> {
@@ -43,8 +48,9 @@ impl<R: Row> Compiled<R> {
         Ok(Self { text: text.trim().to_string(), pred, fields: c.fields })
     }
 
-    pub fn matches(&self, row: &R) -> bool {
-        (self.pred)(row)
+    /// Whether `row`, of client `client`'s connection, matches.
+    pub fn matches(&self, row: &R, client: ClientId) -> bool {
+        (self.pred)(row, client)
     }
 
     /// Whether it names `field`.
@@ -157,28 +163,29 @@ impl Compiler<'_> {
                 let mut ps: Vec<Pred<R>> = xs.iter().map(|x| self.expr::<R>(x)).collect::<Result<_, _>>()?;
                 if ps.len() == 2 {
                     let (b, a) = (ps.pop().unwrap(), ps.pop().unwrap());
-                    Box::new(move |r| a(r) || b(r))
+                    Box::new(move |r, c| a(r, c) || b(r, c))
                 } else {
-                    Box::new(move |r| ps.iter().any(|p| p(r)))
+                    Box::new(move |r, c| ps.iter().any(|p| p(r, c)))
                 }
             }
             Expr::And(xs) => {
                 let mut ps: Vec<Pred<R>> = xs.iter().map(|x| self.expr::<R>(x)).collect::<Result<_, _>>()?;
                 if ps.len() == 2 {
                     let (b, a) = (ps.pop().unwrap(), ps.pop().unwrap());
-                    Box::new(move |r| a(r) && b(r))
+                    Box::new(move |r, c| a(r, c) && b(r, c))
                 } else {
-                    Box::new(move |r| ps.iter().all(|p| p(r)))
+                    Box::new(move |r, c| ps.iter().all(|p| p(r, c)))
                 }
             }
             Expr::Not(x) => {
                 let p = self.expr::<R>(x)?;
-                Box::new(move |r| !p(r))
+                Box::new(move |r, c| !p(r, c))
             }
             Expr::Bare(f) => match self.field::<R>(f)?.get {
-                Get::Bool(g) => Box::new(move |r| g(r)),
-                Get::Num(g) => Box::new(move |r| g(r).is_some()),
-                Get::Enum(g, _) => Box::new(move |r| g(r) != 0),
+                Get::Bool(g) => Box::new(move |r, _| g(r)),
+                Get::Num(g) => Box::new(move |r, _| g(r).is_some()),
+                Get::Enum(g, _) => Box::new(move |r, _| g(r) != 0),
+                Get::Client => Box::new(|_, _| true),
             },
             Expr::Cmp { field, op, op_span, value } => self.cmp::<R>(field, *op, op_span, value)?,
             Expr::In { field, items, span } => self.set::<R>(field, items, span)?,
@@ -195,23 +202,14 @@ impl Compiler<'_> {
         let field = self.field::<R>(f)?;
         let name = field.name;
         Ok(match field.get {
-            Get::Num(g) => {
-                let k = self.number(name, v)?;
-                match op {
-                    CmpOp::Eq => Box::new(move |r| g(r).is_some_and(|x| x == k)),
-                    CmpOp::Ne => Box::new(move |r| g(r).is_some_and(|x| x != k)),
-                    CmpOp::Lt => Box::new(move |r| g(r).is_some_and(|x| x < k)),
-                    CmpOp::Le => Box::new(move |r| g(r).is_some_and(|x| x <= k)),
-                    CmpOp::Gt => Box::new(move |r| g(r).is_some_and(|x| x > k)),
-                    CmpOp::Ge => Box::new(move |r| g(r).is_some_and(|x| x >= k)),
-                }
-            }
+            Get::Num(g) => num_cmp(move |r, _| g(r), op, self.number(name, v)?),
+            Get::Client => num_cmp(|_, c| Some(f64::from(c)), op, self.number(name, v)?),
             Get::Bool(g) => {
                 if !op.is_equality() {
                     return Err(self.err(op_span.clone(), format!("`{name}` is true or false: use == or !=")));
                 }
                 let want = self.boolean(name, v)? == (op == CmpOp::Eq);
-                Box::new(move |r| g(r) == want)
+                Box::new(move |r, _| g(r) == want)
             }
             Get::Enum(g, names) => {
                 if !op.is_equality() {
@@ -219,9 +217,9 @@ impl Compiler<'_> {
                 }
                 let bits = self.name_bits(name, names, v)?;
                 if op == CmpOp::Eq {
-                    Box::new(move |r| g(r) & bits != 0)
+                    Box::new(move |r, _| g(r) & bits != 0)
                 } else {
-                    Box::new(move |r| {
+                    Box::new(move |r, _| {
                         let have = g(r);
                         have != 0 && have & bits == 0
                     })
@@ -239,7 +237,7 @@ impl Compiler<'_> {
         let field = self.field::<R>(f)?;
         let name = field.name;
         Ok(match field.get {
-            Get::Num(g) => {
+            Get::Num(_) | Get::Client => {
                 let mut ranges: Vec<(f64, f64)> = Vec::with_capacity(items.len());
                 for it in items {
                     match it {
@@ -255,10 +253,9 @@ impl Compiler<'_> {
                         }
                     }
                 }
-                if let [(lo, hi)] = ranges[..] {
-                    Box::new(move |r| g(r).is_some_and(|x| lo <= x && x <= hi))
-                } else {
-                    Box::new(move |r| g(r).is_some_and(|x| ranges.iter().any(|&(lo, hi)| lo <= x && x <= hi)))
+                match field.get {
+                    Get::Num(g) => num_in(move |r, _| g(r), ranges),
+                    _ => num_in(|_, c| Some(f64::from(c)), ranges),
                 }
             }
             Get::Enum(g, names) => {
@@ -271,7 +268,7 @@ impl Compiler<'_> {
                         }
                     }
                 }
-                Box::new(move |r| g(r) & bits != 0)
+                Box::new(move |r, _| g(r) & bits != 0)
             }
             Get::Bool(g) => {
                 let (mut t, mut fa) = (false, false);
@@ -287,8 +284,33 @@ impl Compiler<'_> {
                         Item::Range(..) => return Err(self.err(span.clone(), format!("`{name}` is true or false"))),
                     }
                 }
-                Box::new(move |r| if g(r) { t } else { fa })
+                Box::new(move |r, _| if g(r) { t } else { fa })
             }
         })
+    }
+}
+
+/// A comparison of a number read by `read` (`None`: the row has none, and the comparison is
+/// false) with `k`.
+fn num_cmp<R: Row>(read: impl Fn(&R, ClientId) -> Option<f64> + Send + Sync + 'static, op: CmpOp, k: f64) -> Pred<R> {
+    match op {
+        CmpOp::Eq => Box::new(move |r, c| read(r, c).is_some_and(|x| x == k)),
+        CmpOp::Ne => Box::new(move |r, c| read(r, c).is_some_and(|x| x != k)),
+        CmpOp::Lt => Box::new(move |r, c| read(r, c).is_some_and(|x| x < k)),
+        CmpOp::Le => Box::new(move |r, c| read(r, c).is_some_and(|x| x <= k)),
+        CmpOp::Gt => Box::new(move |r, c| read(r, c).is_some_and(|x| x > k)),
+        CmpOp::Ge => Box::new(move |r, c| read(r, c).is_some_and(|x| x >= k)),
+    }
+}
+
+/// Membership of a number read by `read` in inclusive `ranges` (single values are ranges of one).
+fn num_in<R: Row>(
+    read: impl Fn(&R, ClientId) -> Option<f64> + Send + Sync + 'static,
+    ranges: Vec<(f64, f64)>,
+) -> Pred<R> {
+    if let [(lo, hi)] = ranges[..] {
+        Box::new(move |r, c| read(r, c).is_some_and(|x| lo <= x && x <= hi))
+    } else {
+        Box::new(move |r, c| read(r, c).is_some_and(|x| ranges.iter().any(|&(lo, hi)| lo <= x && x <= hi)))
     }
 }

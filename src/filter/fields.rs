@@ -9,9 +9,9 @@
 //! what happened after the time cursor (a packet acked later is `acked`), so a filter's rows do
 //! not change while scrubbing and equal what `export --filter` writes.
 
-use ackscope_protocol::{ClientId, DropReason, RefuseReason, SendKind, Side};
+use ackscope_protocol::{DropReason, RefuseReason, SendKind, Side};
 
-use super::rows::{anomaly_client, message_client, PacketFacts};
+use super::rows::PacketFacts;
 use crate::model::anomaly::{Anomaly, AnomalyKind, Target};
 use crate::model::index::MessageRecord;
 
@@ -47,6 +47,8 @@ pub enum Get<R> {
     /// The named values the row has, as a bit mask (0: none; several bits: a field with several
     /// values, such as a message's resend causes).
     Enum(fn(&R) -> u32, Names),
+    /// The client of the row's connection (a number; every row of a connection has the same).
+    Client,
 }
 
 impl<R> Clone for Get<R> {
@@ -73,7 +75,6 @@ pub trait Row: Sized + 'static {
     fn fields() -> &'static [Field<Self>];
     /// When the row happened (the IO graph's bins).
     fn time_s(&self) -> f64;
-    fn client(&self) -> ClientId;
 }
 
 pub const SIDES: Names = &[("a", 1), ("b", 2)];
@@ -152,12 +153,7 @@ fn packet_fate(r: &PacketFacts) -> u32 {
 
 static PACKET_FIELDS: [Field<PacketFacts>; 24] = [
     Field { name: "time", unit: "s", about: "when it was sent", get: Get::Num(|r| Some(r.row.time.as_secs_f64())) },
-    Field {
-        name: "client",
-        unit: "",
-        about: "the client whose connection it belongs to",
-        get: Get::Num(|r| Some(r.client as f64)),
-    },
+    Field { name: "client", unit: "", about: "the client whose connection it belongs to", get: Get::Client },
     Field {
         name: "side",
         unit: "",
@@ -281,9 +277,6 @@ impl Row for PacketFacts {
     fn time_s(&self) -> f64 {
         self.row.time.as_secs_f64()
     }
-    fn client(&self) -> ClientId {
-        self.client
-    }
 }
 
 fn resend_causes(m: &MessageRecord) -> u32 {
@@ -296,7 +289,7 @@ fn since_queued(m: &MessageRecord, t: Option<ackscope_protocol::SimTime>) -> Opt
 
 static MESSAGE_FIELDS: [Field<MessageRecord>; 21] = [
     Field { name: "time", unit: "s", about: "when it was queued", get: Get::Num(|m| Some(m.queued_at.as_secs_f64())) },
-    Field { name: "client", unit: "", about: "the client whose connection it belongs to", get: Get::Num(|m| Some(message_client(m) as f64)) },
+    Field { name: "client", unit: "", about: "the client whose connection it belongs to", get: Get::Client },
     Field { name: "side", unit: "", about: "its sender: a or b", get: Get::Enum(|m| side_bit(m.side), SIDES) },
     Field { name: "dir", unit: "", about: "the direction it travels: a_to_b or b_to_a", get: Get::Enum(|m| dir_bit(m.side), DIRS) },
     Field { name: "msg.id", unit: "", about: "its workload id on its side", get: Get::Num(|m| Some(m.id as f64)) },
@@ -334,9 +327,6 @@ impl Row for MessageRecord {
     fn time_s(&self) -> f64 {
         self.queued_at.as_secs_f64()
     }
-    fn client(&self) -> ClientId {
-        message_client(self)
-    }
 }
 
 fn anomaly_kind(a: &Anomaly) -> u32 {
@@ -372,12 +362,7 @@ fn anomaly_seq(a: &Anomaly) -> Option<f64> {
 
 static ANOMALY_FIELDS: [Field<Anomaly>; 18] = [
     Field { name: "time", unit: "s", about: "when it happened", get: Get::Num(|a| Some(a.time.as_secs_f64())) },
-    Field {
-        name: "client",
-        unit: "",
-        about: "the client whose connection it belongs to",
-        get: Get::Num(|a| Some(anomaly_client(a) as f64)),
-    },
+    Field { name: "client", unit: "", about: "the client whose connection it belongs to", get: Get::Client },
     Field {
         name: "side",
         unit: "",
@@ -506,9 +491,6 @@ impl Row for Anomaly {
     fn time_s(&self) -> f64 {
         self.time.as_secs_f64()
     }
-    fn client(&self) -> ClientId {
-        anomaly_client(self)
-    }
 }
 
 /// A field as documented across kinds: name, unit, and what it is for each kind that has it.
@@ -593,6 +575,7 @@ impl FieldType {
             Get::Num(_) => FieldType::Number,
             Get::Bool(_) => FieldType::Bool,
             Get::Enum(_, n) => FieldType::Names(n),
+            Get::Client => FieldType::Number,
         }
     }
 }

@@ -1,18 +1,15 @@
 //! IO graphs, as Wireshark draws them: for a filter's rows, a value per time interval (the
-//! count, the rate per second, or a field's sum, mean or max), one series per client.
+//! count, the rate per second, or a field's sum, mean or max), one series per client's
+//! connection.
 //!
 //! The bins are kept between frames. Rows the filter's cache adds go into their bin; rows it
 //! checks again (a live packet acked after it was binned, which may change its match or its
 //! field) make their bins be recomputed from the rows of that interval alone. Rows are in time
 //! order in every list, so an interval's rows are found by binary search.
 
-use std::collections::BTreeMap;
-
-use ackscope_protocol::ClientId;
-
 use super::cache::{Matches, SharedFilter, Source};
 use super::fields::{Get, Row};
-use crate::model::Recording;
+use crate::model::{Connection, Shown};
 
 /// What a graph plots per interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -94,44 +91,38 @@ impl Bin {
     }
 }
 
-/// One graph's bins in one recording, kept up to date.
+/// One graph's bins in one client's connection of a lane, kept up to date.
 pub struct IoBins<R> {
     pub matches: Matches<R>,
-    /// (interval, measure, per client) the bins were made with.
-    key: Option<(u64, Measure, bool)>,
-    /// Per client (all under client 0 when not split), bins from time 0.
-    pub bins: BTreeMap<ClientId, Vec<Bin>>,
-    /// Rows of the recording already binned (matching or not).
+    /// (interval, measure) the bins were made with.
+    key: Option<(u64, Measure)>,
+    /// Bins from time 0.
+    pub bins: Vec<Bin>,
+    /// Rows of the connection already binned (matching or not).
     binned: usize,
 }
 
 impl<R> Default for IoBins<R> {
     fn default() -> Self {
-        Self { matches: Matches::default(), key: None, bins: BTreeMap::new(), binned: 0 }
+        Self { matches: Matches::default(), key: None, bins: Vec::new(), binned: 0 }
     }
 }
 
 impl<R: Source> IoBins<R> {
-    /// Brings the bins up to date with `rec` under `filter`; `interval_us` at least 1.
-    pub fn update(
-        &mut self,
-        rec: &Recording,
-        filter: &SharedFilter<R>,
-        measure: Measure,
-        interval_us: u64,
-        per_client: bool,
-        budget: usize,
-    ) {
+    /// Brings the bins up to date with `view`'s connection under `filter`; `interval_us` at
+    /// least 1.
+    pub fn update(&mut self, view: Shown, filter: &SharedFilter<R>, measure: Measure, interval_us: u64, budget: usize) {
         let interval_us = interval_us.max(1);
         let before = self.matches.rows_checked();
         let rebuilds = self.matches.rebuilds;
-        self.matches.update(rec, filter, None, budget);
-        let key = (interval_us, measure, per_client);
+        self.matches.update(view, filter, None, budget);
+        let key = (interval_us, measure);
         if self.key != Some(key) || self.matches.rebuilds != rebuilds || self.matches.rows_checked() < before {
             self.key = Some(key);
             self.bins.clear();
             self.binned = 0;
         }
+        let conn = view.conn;
         let get = measure.field().and_then(numeric_field::<R>);
         let acks = self.matches.acks();
         let bin_of = |t_s: f64| (t_s * 1e6 / interval_us as f64).max(0.0) as usize;
@@ -141,37 +132,35 @@ impl<R: Source> IoBins<R> {
             .rechecked
             .iter()
             .filter(|&&i| (i as usize) < self.binned)
-            .filter_map(|&i| R::time_of(rec, i as usize).map(bin_of))
+            .filter_map(|&i| R::time_of(conn, i as usize).map(bin_of))
             .collect();
         redo.sort_unstable();
         redo.dedup();
         for b in redo {
-            for bins in self.bins.values_mut() {
-                if let Some(x) = bins.get_mut(b) {
-                    *x = Bin::default();
-                }
+            if let Some(x) = self.bins.get_mut(b) {
+                *x = Bin::default();
             }
             let (t0, t1) = (b as f64 * interval_us as f64 / 1e6, (b + 1) as f64 * interval_us as f64 / 1e6);
-            let lo = first_row_at(rec, t0, self.binned, R::time_of);
-            let hi = first_row_at(rec, t1, self.binned, R::time_of);
+            let lo = first_row_at(conn, t0, self.binned, R::time_of);
+            let hi = first_row_at(conn, t1, self.binned, R::time_of);
             for i in self.matches.set().iter_range(lo, hi) {
-                add_row::<R>(&mut self.bins, rec, i, acks, get, per_client, &bin_of);
+                add_row::<R>(&mut self.bins, conn, i, acks, get, &bin_of);
             }
         }
         let upto = self.matches.rows_checked();
         for i in self.matches.set().iter_range(self.binned, upto) {
-            add_row::<R>(&mut self.bins, rec, i, acks, get, per_client, &bin_of);
+            add_row::<R>(&mut self.bins, conn, i, acks, get, &bin_of);
         }
         self.binned = upto;
     }
 }
 
 /// The first row (below `n`) at or after `t_s`.
-fn first_row_at(rec: &Recording, t_s: f64, n: usize, time_of: fn(&Recording, usize) -> Option<f64>) -> usize {
+fn first_row_at(conn: &Connection, t_s: f64, n: usize, time_of: fn(&Connection, usize) -> Option<f64>) -> usize {
     let (mut lo, mut hi) = (0, n);
     while lo < hi {
         let mid = (lo + hi) / 2;
-        if time_of(rec, mid).is_some_and(|t| t < t_s) {
+        if time_of(conn, mid).is_some_and(|t| t < t_s) {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -181,21 +170,19 @@ fn first_row_at(rec: &Recording, t_s: f64, n: usize, time_of: fn(&Recording, usi
 }
 
 fn add_row<R: Source>(
-    bins: &mut BTreeMap<ClientId, Vec<Bin>>,
-    rec: &Recording,
+    bins: &mut Vec<Bin>,
+    conn: &Connection,
     i: usize,
     acks: Option<&super::rows::AckTrack>,
     get: Option<fn(&R) -> Option<f64>>,
-    per_client: bool,
     bin_of: &dyn Fn(f64) -> usize,
 ) {
-    let Some((t, client, v)) = R::read(rec, i, acks, |r| (r.time_s(), r.client(), get.and_then(|g| g(r)))) else {
+    let Some((t, v)) = R::read(conn, i, acks, |r| (r.time_s(), get.and_then(|g| g(r)))) else {
         return;
     };
     let b = bin_of(t);
-    let series = bins.entry(if per_client { client } else { 0 }).or_default();
-    if series.len() <= b {
-        series.resize(b + 1, Bin::default());
+    if bins.len() <= b {
+        bins.resize(b + 1, Bin::default());
     }
-    series[b].add(v);
+    bins[b].add(v);
 }

@@ -1,12 +1,12 @@
-//! The rows a filter runs over, read from a recording: a packet's facts (the packet log's row
-//! joined with the ledger, plus the header's ack), messages and anomalies as their indexes keep
-//! them, and the one accessor per kind for the client a row belongs to.
+//! The rows a filter runs over, read from one client's connection: a packet's facts (the packet
+//! log's row joined with the ledger, plus the header's ack), messages and anomalies as their
+//! indexes keep them. A row's client is its connection's ([`Connection::client`]): the one place
+//! a filter learns it.
 
-use ackscope_protocol::{ClientId, Event, EventKind, Strategy, FIRST_CLIENT};
+use ackscope_protocol::{Event, EventKind, Strategy};
 
-use crate::model::anomaly::Anomaly;
-use crate::model::index::{MessageRecord, PacketRow};
-use crate::model::Recording;
+use crate::model::index::PacketRow;
+use crate::model::Connection;
 
 /// A packet as a filter sees it.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,32 +14,12 @@ pub struct PacketFacts {
     pub row: PacketRow,
     /// The header's ack field (see [`AckTrack`]); `None` when the filter does not use it.
     pub ack: Option<u32>,
-    pub client: ClientId,
 }
 
-/// The client a packet row belongs to.
-///
-/// Rows do not carry their client yet (every recording so far is one connection): this is
-/// the one place that reads it, so rows gaining a client changes this line only.
-pub fn packet_client(_row: &PacketRow) -> ClientId {
-    FIRST_CLIENT
-}
-
-/// The client a message belongs to (see [`packet_client`]).
-pub fn message_client(_m: &MessageRecord) -> ClientId {
-    FIRST_CLIENT
-}
-
-/// The client an anomaly belongs to (see [`packet_client`]).
-pub fn anomaly_client(_a: &Anomaly) -> ClientId {
-    FIRST_CLIENT
-}
-
-/// The event log a filter cache reads to learn which rows changed since its last update.
-///
-/// One accessor, so a change of where the recording keeps its events is one place.
-pub fn events_of(rec: &Recording) -> &[Event] {
-    rec.store.events()
+/// The event log a filter cache reads to learn which rows changed since its last update: the
+/// connection's own events (and the run-wide ones).
+pub fn events_of(conn: &Connection) -> &[Event] {
+    conn.store.events()
 }
 
 /// `a` is after `b` in a `bits`-bit wrapping sequence space (as the ack field is chosen).
@@ -69,11 +49,13 @@ pub struct AckTrack {
 }
 
 impl AckTrack {
-    pub fn new(strategy: Strategy) -> Self {
+    /// For a lane running `strategy` (`None`: a protocol ackscope does not know, whose header
+    /// it cannot rebuild: no ack field).
+    pub fn new(strategy: Option<Strategy>) -> Self {
         let bits = match strategy {
-            Strategy::Chunks | Strategy::Fragments => None,
-            Strategy::Ue4 => Some(ackscope_protocol::wire::UE4_SEQ_BITS),
-            _ => Some(ackscope_protocol::wire::RELIABLE_IO_SEQ_BITS),
+            None | Some(Strategy::Chunks | Strategy::Fragments) => None,
+            Some(Strategy::Ue4) => Some(ackscope_protocol::wire::UE4_SEQ_BITS),
+            Some(_) => Some(ackscope_protocol::wire::RELIABLE_IO_SEQ_BITS),
         };
         Self { bits, newest: [None; 2], base: None, acks: Vec::new(), seen: 0 }
     }
@@ -115,10 +97,9 @@ impl AckTrack {
     }
 }
 
-/// Packet `i` of `rec`'s log as a filter sees it (`acks` when the filter names `ack`).
-pub fn packet_facts(rec: &Recording, i: usize, acks: Option<&AckTrack>) -> Option<PacketFacts> {
-    let row = rec.packets.row(i, &rec.ledger)?;
+/// Packet `i` of `conn`'s log as a filter sees it (`acks` when the filter names `ack`).
+pub fn packet_facts(conn: &Connection, i: usize, acks: Option<&AckTrack>) -> Option<PacketFacts> {
+    let row = conn.packets.row(i, &conn.ledger)?;
     let ack = acks.and_then(|t| t.ack_of(row.uid));
-    let client = packet_client(&row);
-    Some(PacketFacts { row, ack, client })
+    Some(PacketFacts { row, ack })
 }

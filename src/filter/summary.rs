@@ -19,7 +19,7 @@ use super::rows::{packet_facts, PacketFacts};
 use super::FilterError;
 use crate::model::anomaly::Anomaly;
 use crate::model::index::MessageRecord;
-use crate::model::Recording;
+use crate::model::{Connection, Recording, Shown};
 
 /// Nearest-rank percentiles of a set of millisecond figures.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -139,17 +139,17 @@ impl PerKind {
 }
 
 fn part<R: Source, T>(
-    rec: &Recording,
+    view: Shown,
     f: &Result<SharedFilter<R>, FilterError>,
     figures: impl FnOnce(&[u32]) -> T,
 ) -> Part<T> {
     match f {
-        Ok(f) => Part::Figures(figures(&matching_rows(rec, f))),
+        Ok(f) => Part::Figures(figures(&matching_rows(view, f))),
         Err(e) => Part::NotApplicable { not_applicable: e.to_string() },
     }
 }
 
-fn packet_figures(rec: &Recording, rows: &[u32]) -> PacketFigures {
+fn packet_figures(conn: &Connection, rows: &[u32]) -> PacketFigures {
     let mut f = PacketFigures {
         rows: rows.len() as u64,
         bytes: 0,
@@ -163,7 +163,7 @@ fn packet_figures(rec: &Recording, rows: &[u32]) -> PacketFigures {
     };
     let mut delays = Vec::new();
     for &i in rows {
-        let Some(p) = packet_facts(rec, i as usize, None) else { continue };
+        let Some(p) = packet_facts(conn, i as usize, None) else { continue };
         let r = &p.row;
         f.bytes += r.bytes as u64;
         f.dropped += r.dropped.is_some() as u64;
@@ -183,8 +183,8 @@ fn packet_figures(rec: &Recording, rows: &[u32]) -> PacketFigures {
     f
 }
 
-fn message_figures(rec: &Recording, rows: &[u32]) -> MessageFigures {
-    let all = rec.messages.messages();
+fn message_figures(conn: &Connection, rows: &[u32]) -> MessageFigures {
+    let all = conn.messages.messages();
     let mut f = MessageFigures {
         rows: rows.len() as u64,
         reliable: 0,
@@ -213,10 +213,10 @@ fn message_figures(rec: &Recording, rows: &[u32]) -> MessageFigures {
     f
 }
 
-fn anomaly_figures(rec: &Recording, rows: &[u32]) -> AnomalyFigures {
+fn anomaly_figures(conn: &Connection, rows: &[u32]) -> AnomalyFigures {
     let kind = Anomaly::fields().iter().find(|f| f.name == "kind").map(|f| f.get);
     let mut by_kind = BTreeMap::new();
-    for a in rows.iter().filter_map(|&i| rec.anomalies.get(i as usize)) {
+    for a in rows.iter().filter_map(|&i| conn.anomalies.get(i as usize)) {
         let bits = match kind {
             Some(super::fields::Get::Enum(g, _)) => g(a),
             _ => 0,
@@ -230,17 +230,25 @@ fn anomaly_figures(rec: &Recording, rows: &[u32]) -> AnomalyFigures {
 }
 
 impl FilteredSummary {
-    /// The figures of every lane (`lanes`: each recording with its lane name).
+    /// The figures of every client of every lane (`lanes`: each recording with its lane name;
+    /// a lane of several clients gives one entry per client, `NAME client N`).
     pub fn of(text: &str, filters: &PerKind, lanes: &[(String, &Recording)]) -> Self {
-        let lanes = lanes
-            .iter()
-            .map(|(name, rec)| LaneFigures {
-                lane: name.clone(),
-                packets: part(rec, &filters.packets, |rows| packet_figures(rec, rows)),
-                messages: part(rec, &filters.messages, |rows| message_figures(rec, rows)),
-                anomalies: part(rec, &filters.anomalies, |rows| anomaly_figures(rec, rows)),
-            })
-            .collect();
+        let mut out = Vec::new();
+        for (name, rec) in lanes {
+            let many = rec.clients().len() > 1;
+            let conns: Vec<&Connection> =
+                if rec.clients().is_empty() { vec![rec.primary()] } else { rec.clients().iter().collect() };
+            for conn in conns {
+                let view = Shown { rec, conn };
+                out.push(LaneFigures {
+                    lane: if many { format!("{name} client {}", conn.client) } else { name.clone() },
+                    packets: part(view, &filters.packets, |rows| packet_figures(conn, rows)),
+                    messages: part(view, &filters.messages, |rows| message_figures(conn, rows)),
+                    anomalies: part(view, &filters.anomalies, |rows| anomaly_figures(conn, rows)),
+                });
+            }
+        }
+        let lanes = out;
         Self { filter: text.trim().to_string(), lanes }
     }
 

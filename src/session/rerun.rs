@@ -70,12 +70,14 @@ pub fn run_lane_on(
 /// actions at the same instants, for the same duration. For an in-process recording the events
 /// are identical.
 pub fn rerun(session: &Session) -> Result<Vec<Event>> {
+    refuse_other_origins(session)?;
     let (_, events, _) = run_lane(&session.scenario, &session.actions, SimTime(session.duration_us))?;
     Ok(events)
 }
 
 /// Re-runs every lane of a session (both in A/B) and returns the session with the new events.
 pub fn rerun_all(session: &Session) -> Result<Session> {
+    refuse_other_origins(session)?;
     let until = SimTime(session.duration_us);
     let mut out = session.header();
     for (i, (scenario, actions)) in session.lanes().into_iter().enumerate() {
@@ -87,4 +89,15 @@ pub fn rerun_all(session: &Session) -> Result<Session> {
         }
     }
     Ok(out)
+}
+
+/// Only a simulated recording can be run again: a stream, a capture or a proxy's events are all
+/// there is of them.
+fn refuse_other_origins(session: &Session) -> Result<()> {
+    match &session.origin {
+        Some(o) if !session.is_simulated() => {
+            anyhow::bail!("a recording of {} has no scenario to run again", o.describe())
+        }
+        _ => Ok(()),
+    }
 }

@@ -98,7 +98,7 @@ fn values_at<'a>(
     let upto = changes.partition_point(|(t, _)| *t <= cursor_s);
     let key = (lane.id(), upto, edits.len());
     if slot.as_ref().is_none_or(|(k, _)| *k != key) {
-        let mut s = lane.scenario_at(cursor_s);
+        let mut s = lane.scenario_at(cursor_s).unwrap_or_default();
         for (name, value) in edits {
             let _ = params::overrides::apply(&mut s, &format!("{name}={value}"));
         }
@@ -214,7 +214,7 @@ fn replay_note_ui(state: &AppState, ui: &mut egui::Ui) {
 
 pub fn controls_ui(state: &AppState, view: &mut ControlsView, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
     let shown: Scenario = match state.lanes.first() {
-        Some(lane) if !state.is_live() => {
+        Some(lane) if !state.is_live() && lane.scenario.is_some() => {
             replay_note_ui(state, ui);
             values_at(lane, state.cursor().as_secs_f64(), &state.replay_edits, &mut view.at_cursor).clone()
         }
@@ -254,7 +254,7 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
             |ui| {
                 ui.label("");
                 for lane in lanes {
-                    let name = lane.scenario.strategy.name();
+                    let name = lane.info.label();
                     ui.label(egui::RichText::new(format!("{name} A")).small().strong());
                     ui.label(egui::RichText::new("B").small().strong());
                 }
@@ -290,7 +290,7 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
             let a = lane.store.side(Side::A);
             let line = format!(
                 "{}: RTT {:.1} ms, loss {:.1} %, sent {:.1} kbps",
-                lane.scenario.strategy.name(),
+                lane.info.label(),
                 at(&a.rtt_smoothed_ms),
                 at(&a.loss_estimate_percent),
                 at(&a.sent_kbps)

@@ -7,6 +7,7 @@ mod common;
 
 mod anomaly;
 mod cli;
+mod clients;
 mod compare;
 mod decode_acks;
 mod decode_enet;

@@ -1,0 +1,21 @@
+//! Real UDP sockets as a source: [`UdpRun`] (the scenario's two endpoints on loopback, each on
+//! its own thread and socket) seen through [`EventSource`].
+
+use super::EventSource;
+use crate::runtime::udp::UdpRun;
+use crate::runtime::{Batch, Command};
+
+impl EventSource for UdpRun {
+    fn send(&self, cmd: Command) -> bool {
+        UdpRun::send(self, cmd)
+    }
+    fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
+        Box::new(UdpRun::try_batches(self))
+    }
+    fn is_running(&self) -> bool {
+        UdpRun::is_running(self)
+    }
+    fn stop(&mut self) {
+        UdpRun::stop(self);
+    }
+}
