@@ -16,6 +16,7 @@ mod edits;
 mod export;
 mod files;
 mod filter_grammar;
+mod filter_rows;
 mod live_window;
 mod overview;
 mod packet_detail;
