@@ -155,6 +155,9 @@ impl Source for Anomaly {
     }
 }
 
+/// A view's own extra test of a row (its checkboxes), with an identity that changes with it.
+pub type Extra<'a, R> = (u64, &'a dyn Fn(&R) -> bool);
+
 /// What an update did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Updated {
@@ -209,13 +212,7 @@ impl<R: Source> Matches<R> {
     /// Brings the set up to date with `view`'s connection under `filter` and an optional `extra` test (the
     /// view's own checkboxes, identified by `extra.0` so a change starts over), checking at most
     /// `budget` new rows (rows whose facts changed are always checked).
-    pub fn update(
-        &mut self,
-        view: Shown,
-        filter: &SharedFilter<R>,
-        extra: Option<(u64, &dyn Fn(&R) -> bool)>,
-        budget: usize,
-    ) -> Updated {
+    pub fn update(&mut self, view: Shown, filter: &SharedFilter<R>, extra: Option<Extra<R>>, budget: usize) -> Updated {
         let conn = view.conn;
         let key = (filter.id, view.id(), extra.as_ref().map_or(0, |e| e.0));
         if self.key != Some(key) {

@@ -198,10 +198,12 @@ pub fn complete(kind: RowKind, text: &str, cursor: usize) -> Completion {
         }
         _ => Vec::new(),
     };
-    if open_parens > 0 && matches!(&last, Some(Token::Number | Token::Word(_) | Token::Op(")" | "}"))) && !in_set {
-        if candidates.iter().any(|c| c.text == "&&") {
-            candidates.push(op(")", "close the group"));
-        }
+    if open_parens > 0
+        && matches!(&last, Some(Token::Number | Token::Word(_) | Token::Op(")" | "}")))
+        && !in_set
+        && candidates.iter().any(|c| c.text == "&&")
+    {
+        candidates.push(op(")", "close the group"));
     }
     if !partial.is_empty() {
         // Names starting with what was typed; else names containing it (`cause` finds
