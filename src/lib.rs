@@ -10,6 +10,7 @@ pub mod cli;
 pub mod filter;
 pub mod model;
 pub mod params;
+pub mod proxy;
 pub mod report;
 pub mod runtime;
 pub mod session;

@@ -24,6 +24,7 @@ mod panels;
 mod pcapng_export;
 mod peer_cli;
 mod progressive_open;
+mod proxy;
 mod raw_fragments;
 mod readme_outputs;
 mod registry_docs;
