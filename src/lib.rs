@@ -7,6 +7,7 @@
 pub mod app;
 pub mod capture;
 pub mod cli;
+pub mod filter;
 pub mod fit;
 pub mod model;
 pub mod params;

@@ -18,6 +18,8 @@ mod edits;
 mod export;
 mod files;
 mod fit;
+mod filter_grammar;
+mod filter_rows;
 mod live_window;
 mod overview;
 mod packet_detail;

@@ -17,6 +17,27 @@ use crate::model::{Recording, Sample};
 pub struct Lane<'a> {
     pub label: String,
     pub rec: &'a Recording,
+    /// Which rows to write (every one unless a display filter chose: `export --filter`).
+    pub keep: Keep,
+}
+
+/// The rows of a lane a filter kept: packet log rows and message index rows, ascending. `None`
+/// writes every row; `Some` writes those (and, for messages, no chunk rows: a filter runs over
+/// messages, not chunks).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Keep {
+    pub packets: Option<Vec<u32>>,
+    pub messages: Option<Vec<u32>>,
+}
+
+impl Lane<'_> {
+    /// The packet rows to write.
+    fn packet_indexes(&self) -> Box<dyn Iterator<Item = usize> + '_> {
+        match &self.keep.packets {
+            Some(rows) => Box::new(rows.iter().map(|&i| i as usize)),
+            None => Box::new(0..self.rec.packets.len()),
+        }
+    }
 }
 
 impl Lane<'_> {
@@ -127,7 +148,7 @@ fn since(from: SimTime, to: Option<SimTime>) -> Cell<'static> {
 
 /// Rows of the packets table.
 pub fn packet_rows(lanes: &[Lane]) -> u64 {
-    lanes.iter().map(|l| l.rec.packets.len() as u64).sum()
+    lanes.iter().map(|l| l.keep.packets.as_ref().map_or(l.rec.packets.len(), Vec::len) as u64).sum()
 }
 
 /// Writes the packets table: the link's verdict on each send is the ledger's; a send neither
@@ -136,7 +157,7 @@ pub fn write_packets(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
     let mut carried = String::new();
     for lane in lanes {
         let rec = lane.rec;
-        for i in 0..rec.packets.len() {
+        for i in lane.packet_indexes() {
             // Every row of the index has a ledger record with its direction and sequence.
             let Some(row) = rec.packets.row(i, &rec.ledger) else { continue };
             let fate = match (row.dropped, row.delivered_at) {
@@ -173,13 +194,23 @@ pub fn write_packets(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
 
 /// Rows of the messages table.
 pub fn message_rows(lanes: &[Lane]) -> u64 {
-    lanes.iter().map(|l| (l.rec.messages.len() + l.rec.chunks.len()) as u64).sum()
+    lanes
+        .iter()
+        .map(|l| l.keep.messages.as_ref().map_or(l.rec.messages.len() + l.rec.chunks.len(), Vec::len) as u64)
+        .sum()
 }
 
 /// Writes the messages table: each message as the message index knows it, then each chunk (kind
 /// `chunk`) as the chunk index knows it.
 pub fn write_messages(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
     for lane in lanes {
+        if let Some(rows) = &lane.keep.messages {
+            let all = lane.rec.messages.messages();
+            for m in rows.iter().filter_map(|&i| all.get(i as usize)) {
+                sink.row(&message_cells(m, lane))?;
+            }
+            continue;
+        }
         for m in lane.rec.messages.messages() {
             sink.row(&message_cells(m, lane))?;
         }
