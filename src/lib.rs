@@ -9,6 +9,7 @@ pub mod capture;
 pub mod cli;
 pub mod model;
 pub mod params;
+pub mod proxy;
 pub mod report;
 pub mod runtime;
 pub mod session;

@@ -67,8 +67,9 @@ series: one row per stats instant per side: the endpoint's estimates and the gro
 
 Times (_s) are seconds and delays (_ms) milliseconds, both exact to the microsecond; measured
 figures keep 6 significant digits; empty fields mean not (yet) happened. Every table ends with
-lane, the strategy of the recording the row belongs to: an A/B session exports both lanes into
-the same files. CSV follows RFC 4180 (quoted only where needed, \\n line ends); the files are
+client, the client whose connection the row is of (numbered from 1; 1 in a run of one client),
+and lane, the strategy of the recording the row belongs to: an A/B session exports both lanes
+into the same files. CSV follows RFC 4180 (quoted only where needed, \\n line ends); the files are
 written beside their targets and renamed into place once all of them are complete.
 
 --json without files prints {\"packets\":[...],\"messages\":[...],\"series\":[...]} on one line, each

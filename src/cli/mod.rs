@@ -14,6 +14,7 @@ pub mod compare;
 pub mod export;
 pub mod gui;
 pub mod peer;
+pub mod proxy;
 pub mod run;
 pub mod summary;
 pub mod sweep;
@@ -40,6 +41,9 @@ pub enum Cmd {
     ///
     /// The other end is another `ackscope peer`, or with --raw any reliable.io-format implementation.
     Peer(peer::PeerArgs),
+    /// Relay UDP between game clients and a server through a seeded, scripted link per client,
+    /// recording every datagram's fate, and print a report per client and direction.
+    Proxy(proxy::ProxyArgs),
     /// Print the summary of a recorded session (the same figures `run` prints).
     Summary(summary::SummaryArgs),
     /// Run Glenn redundancy (fixed 100 ms, RTT x 1.25, every packet) and UE4 Nak resend on the

@@ -8,7 +8,6 @@ use clap::Args;
 use super::common::{fail, print, ScenarioArgs};
 use super::values::strategies_help;
 use crate::report::{self, RunReport};
-use crate::session;
 use ackscope_protocol::SimTime;
 
 #[derive(Args, Debug)]
@@ -46,15 +45,11 @@ pub fn main(args: RunArgs) -> ExitCode {
             None => {}
         }
     }
-    let (session, mut rep) = match report::run_session(&file, args.base.seconds) {
+    // A run from a scenario keeps no event in memory: the report is folded as they come and
+    // `--out` written as they come.
+    let rep = match report::run_session(&file, args.base.seconds, args.out.as_deref()) {
         Ok(r) => r,
         Err(e) => return fail(format!("{e:#}")),
     };
-    if let Some(out) = &args.out {
-        match session::save(&session, out) {
-            Ok(bytes) => rep.session_bytes = Some(bytes),
-            Err(e) => return fail(format!("{e:#}")),
-        }
-    }
     print(&rep, args.json, RunReport::to_text)
 }

@@ -123,10 +123,15 @@ impl Param {
     }
 }
 
-/// The row for a dotted name: `link.a_to_b.X` and `link.b_to_a.X` find `link.X`, and the
-/// estimator settings of `dnm.stats.X` and `rellikt.stats.X` find `ack.stats.X`.
+/// The row for a dotted name: `link.a_to_b.X` and `link.b_to_a.X` find `link.X`, the
+/// estimator settings of `dnm.stats.X` and `rellikt.stats.X` find `ack.stats.X`, and a client's
+/// own `client.K.X` finds `X`.
 pub fn find(name: &str) -> Option<&'static Param> {
     let name = name.trim();
+    let name = match ackscope_protocol::scenario::clients::parse_client_name(name) {
+        Some((Ok(_), rest)) => rest,
+        _ => name,
+    };
     let base = if let Some(rest) = name.strip_prefix("link.a_to_b.").or_else(|| name.strip_prefix("link.b_to_a.")) {
         format!("link.{rest}")
     } else if let Some(rest) = name.strip_prefix("dnm.stats.").or_else(|| name.strip_prefix("rellikt.stats.")) {

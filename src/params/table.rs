@@ -89,6 +89,10 @@ pub static PARAMS: &[Param] = &[
     opt("b.tick_phase_ms", "B tick phase ms", "ms", 0.0, 1000.0, "Side B's own send-tick phase, as a.tick_phase_ms."),
     int("payload_bytes", "payload bytes", "bytes", 0.0, 16384.0, "Opaque payload per packet of the acks strategy."),
     num("stats_interval_ms", "stats interval ms", "ms", 1.0, 10000.0, "How often each endpoint reports its estimates (the plots' sample spacing, the arrow keys' step)."),
+    // Clients and the server (`client.K.NAME` sets NAME for client K alone: see Many clients).
+    int("clients", "clients", "clients", 1.0, 65536.0, "Clients of the server (side A), each on its own link each way with its own workload and tick phase, seeded apart; a scenario file may list groups instead. Fixed for a run."),
+    num("server.uplink_kbps", "server uplink kbps", "kbps", 0.0, 10_000_000.0, "The server's outgoing bandwidth shared by every client through one FIFO queue before each client's link, 28 bytes IP+UDP per packet counted (0 = unlimited)."),
+    int("server.uplink_queue_bytes", "server uplink queue bytes", "bytes", 1500.0, 100_000_000.0, "Bytes the server's uplink queue holds before dropping (tail drop, reported as the client link's QueueFull).").log(),
     // The link, per direction: `link.X` sets both, `link.a_to_b.X` / `link.b_to_a.X` one.
     num("link.latency_ms", "latency ms", "ms", 0.0, 1000.0, "One-way base delay added to every packet (propagation + queueing you do not model otherwise)."),
     num("link.jitter_ms", "jitter ms", "ms", 0.0, 500.0, "Random variation of the delay (uniform half-width or normal standard deviation). Large jitter reorders packets."),

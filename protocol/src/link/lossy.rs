@@ -204,6 +204,32 @@ impl Link {
     /// Puts a packet on the link at `now`; emits `LinkSent` and, if it happens, `LinkDropped` or
     /// `LinkDuplicated`.
     pub fn send(&mut self, now: SimTime, uid: u64, bytes: Vec<u8>, events: &mut Vec<Event>) {
+        self.send_ready(now, now, uid, bytes, events);
+    }
+
+    /// [`Self::send`] for a packet sent at `now` that reaches this link only at `ready` (at or
+    /// after `now`): it left the server's shared uplink then ([`super::uplink`]). Its draws and
+    /// events stay those of `now`, so the link meets it with the fate it meets a packet sent at
+    /// `now`; its delay counts from `ready` (and the `LinkDelivered` delay includes the wait).
+    pub fn send_after(&mut self, now: SimTime, ready: SimTime, uid: u64, bytes: Vec<u8>, events: &mut Vec<Event>) {
+        self.send_ready(now, ready.max(now), uid, bytes, events);
+    }
+
+    /// Records that the packet `uid` sent at `now` never reached this link: the server's uplink
+    /// dropped it (`LinkSent`, then `LinkDropped` with `QueueFull`, as the link's own queue says).
+    pub fn note_uplink_drop(&mut self, now: SimTime, uid: u64, bytes: usize, events: &mut Vec<Event>) {
+        self.latest = self.latest.max(now);
+        if self.records {
+            let dir = self.dir;
+            events.push(Event::new(now, EventKind::LinkSent { dir, uid, bytes: bytes as u32 }));
+            events.push(Event::new(now, EventKind::LinkDropped { dir, uid, reason: DropReason::QueueFull }));
+        }
+    }
+
+    /// The pipeline of [`Self::send`] for a packet arriving at `ready` (`now` for a direct send,
+    /// where it compiles to exactly the plain send).
+    #[inline(always)]
+    fn send_ready(&mut self, now: SimTime, ready: SimTime, uid: u64, bytes: Vec<u8>, events: &mut Vec<Event>) {
         self.latest = self.latest.max(now);
         let d = self.draw(now);
         // Read in place: a copy of the settings per packet was 12 instructions of ~140.
@@ -227,14 +253,14 @@ impl Link {
             if c.loss_percent > 0.0 && d.loss() < c.loss_percent {
                 return drop(events, DropReason::Random);
             }
-            return self.queue.push(now.plus_micros(delay_us), InFlight { uid, sent_at: now, bytes });
+            return self.queue.push(ready.plus_micros(delay_us), InFlight { uid, sent_at: now, bytes });
         }
 
         // Serialisation through the bandwidth cap, with a bounded backlog.
-        let mut depart = now;
+        let mut depart = ready;
         if c.bandwidth_kbps > 0.0 {
-            let start = self.busy_until.max(now);
-            let backlog_us = start.0 - now.0;
+            let start = self.busy_until.max(ready);
+            let backlog_us = start.0 - ready.0;
             let backlog_bytes = backlog_us as f64 * c.bandwidth_kbps / 8000.0;
             if backlog_bytes + wire_bytes as f64 > c.queue_bytes as f64 {
                 return drop(events, DropReason::QueueFull);

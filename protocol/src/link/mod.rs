@@ -6,6 +6,8 @@
 //! - [`fifo`]: the delay path of jitter that never reorders.
 //! - `schedule`: the delivery queue, a FIFO while packets keep their order, a heap for the rest.
 //! - [`script`]: [`LinkStep`]s that change link settings at given virtual times.
+//! - [`uplink`]: the server's outgoing bandwidth shared by every client, in front of their links.
+//! - [`presets`]: named network conditions other tools ship, which a scenario can name.
 //!
 //! Every random decision is a keyed draw ([`draws`]), so the trace a seed gives is one trace
 //! whoever sends on it.
@@ -15,10 +17,14 @@ pub mod config;
 pub(crate) mod draws;
 pub mod fifo;
 pub mod lossy;
+pub mod presets;
 mod schedule;
 pub mod script;
+pub mod uplink;
 
 pub use burst::{BurstChain, BURST_STEP_US};
 pub use config::{BurstLoss, JitterDistribution, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 pub use lossy::Link;
+pub use presets::Preset;
 pub use script::{LinkPatch, LinkStep, StepDirection};
+pub use uplink::{ServerConfig, Uplink, UplinkFate};

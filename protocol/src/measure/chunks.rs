@@ -2,7 +2,8 @@
 
 use serde::Serialize;
 
-use crate::event::{Event, EventKind, Side};
+use super::clients::{ClientFold, PerClient};
+use crate::event::{ClientId, Event, EventKind, Side};
 use crate::link::IP_UDP_OVERHEAD_BYTES;
 use crate::strategies::chunks::{slice_packet_bytes, ChunkConfig};
 
@@ -51,61 +52,150 @@ struct Open {
     resent: u64,
 }
 
-impl ChunkSummary {
-    /// Computes the summary. `link_bandwidth_kbps` is the sender-to-receiver link cap (0 =
-    /// unlimited) and `rtt_ms` the round trip used in the ideal time. Sides that start chunks are
-    /// senders; the ack figures count every packet sent and received by the other side(s).
-    pub fn from_events(events: &[Event], config: &ChunkConfig, link_bandwidth_kbps: f64, rtt_ms: f64) -> Self {
-        let mut open: [Option<Open>; 2] = [None, None];
-        let mut is_sender = [false; 2];
-        let mut chunks = Vec::new();
-        let target = if config.bandwidth_kbps > 0.0 { config.bandwidth_kbps } else { f64::INFINITY };
-        let link = if link_bandwidth_kbps > 0.0 { link_bandwidth_kbps } else { f64::INFINITY };
+/// What a chunk's ideal time is measured against: the sender's settings, the sender-to-receiver
+/// link cap (0 = unlimited) and the round trip added (the link's base RTT).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChunkIdeal {
+    pub config: ChunkConfig,
+    pub link_bandwidth_kbps: f64,
+    pub rtt_ms: f64,
+}
+
+impl ChunkIdeal {
+    /// The ideal seconds of a chunk of `bytes`.
+    fn seconds(&self, bytes: u32) -> f64 {
+        let c = &self.config;
+        let target = if c.bandwidth_kbps > 0.0 { c.bandwidth_kbps } else { f64::INFINITY };
+        let link = if self.link_bandwidth_kbps > 0.0 { self.link_bandwidth_kbps } else { f64::INFINITY };
         let kbps = target.min(link);
-        for e in events {
-            match e.kind {
-                EventKind::ChunkStarted { side, bytes, .. } => {
-                    is_sender[side.index()] = true;
-                    open[side.index()] = Some(Open { bytes, ..Open::default() });
-                }
-                EventKind::SliceSent { side, resend, .. } => {
-                    if let Some(o) = open[side.index()].as_mut() {
-                        o.sent += 1;
-                        o.resent += resend as u64;
-                    }
-                }
-                EventKind::ChunkCompleted { side, elapsed_us, .. } => {
-                    if let Some(o) = open[side.index()].take() {
-                        let wire = chunk_wire_bytes(config, o.bytes as usize) as f64;
-                        let ideal = if kbps.is_finite() { wire * 8.0 / 1000.0 / kbps } else { 0.0 } + rtt_ms / 1000.0;
-                        chunks.push(ChunkRecord {
-                            size_bytes: o.bytes,
-                            completion_seconds: elapsed_us as f64 / 1e6,
-                            ideal_seconds: ideal,
-                            slices_sent: o.sent,
-                            slices_resent: o.resent,
-                        });
-                    }
-                }
-                _ => {}
+        let wire = chunk_wire_bytes(c, bytes as usize) as f64;
+        (if kbps.is_finite() { wire * 8.0 / 1000.0 / kbps } else { 0.0 }) + self.rtt_ms / 1000.0
+    }
+}
+
+/// One completed chunk before its ideal time is known.
+#[derive(Debug, Clone, Copy)]
+struct Done {
+    bytes: u32,
+    elapsed_us: u64,
+    sent: u64,
+    resent: u64,
+}
+
+/// [`ChunkSummary`] fed one event at a time, keyed by client (chunk ids count per connection):
+/// a run that keeps no events folds them as they come.
+#[derive(Debug, Clone, Default)]
+pub struct ChunkAccumulator {
+    clients: PerClient<ClientChunks>,
+}
+
+/// One client's part of a [`ChunkAccumulator`].
+#[derive(Debug, Clone, Default)]
+struct ClientChunks {
+    open: [Option<Open>; 2],
+    is_sender: [bool; 2],
+    done: Vec<Done>,
+    /// Per side: packets and bytes sent, bytes received (the ack figures of the side that does
+    /// not send chunks).
+    sent: [(u64, u64); 2],
+    received_bytes: [u64; 2],
+}
+
+impl ClientFold for ClientChunks {
+    fn for_client(_: ClientId) -> Self {
+        Self::default()
+    }
+}
+
+impl ClientChunks {
+    fn observe(&mut self, e: &Event) {
+        match e.kind {
+            EventKind::ChunkStarted { side, bytes, .. } => {
+                self.is_sender[side.index()] = true;
+                self.open[side.index()] = Some(Open { bytes, ..Open::default() });
             }
-        }
-        let mut acks = ChunkAckSummary::default();
-        if is_sender.iter().any(|s| *s) {
-            let ackers: Vec<Side> = Side::BOTH.into_iter().filter(|s| !is_sender[s.index()]).collect();
-            for e in events {
-                match e.kind {
-                    EventKind::PacketSent { side, bytes, .. } if ackers.contains(&side) => {
-                        acks.packets += 1;
-                        acks.bytes_out += bytes as u64;
-                    }
-                    EventKind::PacketReceived { side, bytes, .. } if ackers.contains(&side) => {
-                        acks.bytes_in += bytes as u64;
-                    }
-                    _ => {}
+            EventKind::SliceSent { side, resend, .. } => {
+                if let Some(o) = self.open[side.index()].as_mut() {
+                    o.sent += 1;
+                    o.resent += resend as u64;
                 }
+            }
+            EventKind::ChunkCompleted { side, elapsed_us, .. } => {
+                if let Some(o) = self.open[side.index()].take() {
+                    self.done.push(Done { bytes: o.bytes, elapsed_us, sent: o.sent, resent: o.resent });
+                }
+            }
+            EventKind::PacketSent { side, bytes, .. } => {
+                let s = &mut self.sent[side.index()];
+                (s.0, s.1) = (s.0 + 1, s.1 + bytes as u64);
+            }
+            EventKind::PacketReceived { side, bytes, .. } => self.received_bytes[side.index()] += bytes as u64,
+            _ => {}
+        }
+    }
+
+    fn finish(&self, ideal: &ChunkIdeal) -> ChunkSummary {
+        let chunks = self
+            .done
+            .iter()
+            .map(|d| ChunkRecord {
+                size_bytes: d.bytes,
+                completion_seconds: d.elapsed_us as f64 / 1e6,
+                ideal_seconds: ideal.seconds(d.bytes),
+                slices_sent: d.sent,
+                slices_resent: d.resent,
+            })
+            .collect();
+        let mut acks = ChunkAckSummary::default();
+        if self.is_sender.iter().any(|s| *s) {
+            for side in Side::BOTH.into_iter().filter(|s| !self.is_sender[s.index()]) {
+                let (packets, bytes) = self.sent[side.index()];
+                acks.packets += packets;
+                acks.bytes_out += bytes;
+                acks.bytes_in += self.received_bytes[side.index()];
             }
         }
         ChunkSummary { chunks, chunk_acks: acks }
+    }
+}
+
+impl ChunkAccumulator {
+    #[inline]
+    pub fn observe(&mut self, e: &Event) {
+        self.clients.observe(e, ClientChunks::observe);
+    }
+
+    /// Client `k`'s summary with its ideal times from `ideal` (None before any event of it).
+    pub fn client(&self, k: ClientId, ideal: &ChunkIdeal) -> Option<ChunkSummary> {
+        self.clients.get(k).map(|c| c.finish(ideal))
+    }
+
+    /// The summary over every client: every client's chunks in client order, the ack figures
+    /// summed; `ideal(k)` is client k's.
+    pub fn finish(&self, ideal: impl Fn(ClientId) -> ChunkIdeal) -> ChunkSummary {
+        let mut out = ChunkSummary::default();
+        for (i, c) in self.clients.iter().enumerate() {
+            let s = c.finish(&ideal(i as ClientId + 1));
+            out.chunks.extend(s.chunks);
+            let (a, b) = (&mut out.chunk_acks, s.chunk_acks);
+            (a.packets, a.bytes_out, a.bytes_in) =
+                (a.packets + b.packets, a.bytes_out + b.bytes_out, a.bytes_in + b.bytes_in);
+        }
+        out
+    }
+}
+
+impl ChunkSummary {
+    /// Computes the summary. `link_bandwidth_kbps` is the sender-to-receiver link cap (0 =
+    /// unlimited) and `rtt_ms` the round trip used in the ideal time. Sides that start chunks are
+    /// senders; the ack figures count every packet sent and received by the other side(s). With
+    /// several clients, every client's (see [`ChunkAccumulator`] for one client's).
+    pub fn from_events(events: &[Event], config: &ChunkConfig, link_bandwidth_kbps: f64, rtt_ms: f64) -> Self {
+        let mut acc = ChunkAccumulator::default();
+        for e in events {
+            acc.observe(e);
+        }
+        let ideal = ChunkIdeal { config: *config, link_bandwidth_kbps, rtt_ms };
+        acc.finish(|_| ideal)
     }
 }

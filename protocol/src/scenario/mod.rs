@@ -8,11 +8,12 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod clients;
 pub mod set;
 
 use crate::action::Step;
 use crate::event::Dir;
-use crate::link::LinkConfig;
+use crate::link::{LinkConfig, ServerConfig};
 use crate::reliability::ack::AckConfig;
 use crate::reliability::flow::FlowConfig;
 use crate::strategies::chunks::ChunkConfig;
@@ -23,6 +24,7 @@ use crate::strategies::notify::rellikt::RelliktConfig;
 use crate::strategies::ue4::Ue4Config;
 pub use crate::strategy::Strategy;
 use crate::workload::WorkloadConfig;
+pub use clients::{client_seed, ClientGroup, ClientSettings, Clients, MAX_CLIENTS};
 
 /// Both directions of the link.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
@@ -119,6 +121,17 @@ pub struct Scenario {
     pub rellikt: RelliktConfig,
     /// Settings of the `hybrid` strategy (its packets take Glenn's packet settings).
     pub hybrid: HybridConfig,
+    /// How many clients the server has: a count or groups ([`clients`]); one by default, the
+    /// two-endpoint run. Left out of a file when it is one.
+    #[serde(skip_serializing_if = "Clients::is_one")]
+    pub clients: Clients,
+    /// Each client's own settings by client number (`client.K.NAME=VALUE`, in order), over its
+    /// group's.
+    #[serde(skip_serializing_if = "ClientSettings::is_empty")]
+    pub client: ClientSettings,
+    /// The server's outgoing bandwidth shared by every client (`server.uplink_kbps`).
+    #[serde(skip_serializing_if = "ServerConfig::is_default")]
+    pub server: ServerConfig,
 }
 
 impl Default for Scenario {
@@ -144,6 +157,9 @@ impl Default for Scenario {
             dnm: DnmConfig::default(),
             rellikt: RelliktConfig::default(),
             hybrid: HybridConfig::default(),
+            clients: Clients::default(),
+            client: ClientSettings::new(),
+            server: ServerConfig::default(),
         }
     }
 }

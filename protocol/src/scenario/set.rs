@@ -1,5 +1,6 @@
 //! Setting any scenario parameter by its dotted name (`link.a_to_b.loss_percent`,
 //! `glenn.resend_delay_ms`, ...), the names `ParamChanged` events, `--set` and `set` actions use.
+//! `clients` and `client.K.NAME` are the clients' ([`super::clients`]).
 //!
 //! The scenario is turned into a JSON tree, the named leaf is replaced and the tree is turned
 //! back, so every serde field is settable without a hand-kept list, and a value of the wrong type
@@ -100,6 +101,9 @@ impl Scenario {
         if name.is_empty() {
             return Err(err("a parameter name is empty".into()));
         }
+        if let Some(done) = self.set_clients_param(name, value) {
+            return done;
+        }
         let value = parse_value(value);
         if let Value::Number(n) = &value {
             if n.as_f64().is_some_and(|v| !v.is_finite()) {
@@ -107,6 +111,14 @@ impl Scenario {
             }
         }
         let mut tree = serde_json::to_value(&*self).map_err(|e| err(format!("scenario to JSON: {e}")))?;
+        // A file leaves the server's settings out while they are the defaults: they are
+        // settable all the same.
+        if let Value::Object(o) = &mut tree {
+            if !o.contains_key("server") {
+                let server = serde_json::to_value(self.server).map_err(|e| err(format!("scenario to JSON: {e}")))?;
+                o.insert("server".into(), server);
+            }
+        }
         for path in expand_name(name) {
             set_path(&mut tree, &path, &value, name)?;
         }

@@ -14,6 +14,7 @@ mod chunk_fragments;
 mod chunk_fuzz;
 mod chunk_sender;
 mod chunk_soak;
+mod clients;
 mod codec;
 mod decode_ackscope;
 mod decode_fuzz;

@@ -19,6 +19,14 @@ pub struct Lane<'a> {
     pub rec: &'a Recording,
 }
 
+impl Lane<'_> {
+    /// The client whose connection the recording's ledger (and so every row) is of: the
+    /// `client` column.
+    fn client(&self) -> Cell<'static> {
+        Cell::Int(self.rec.ledger.client().into())
+    }
+}
+
 /// Every link send, in send order per lane.
 pub const PACKET_COLUMNS: &[&str] = &[
     "time_s",
@@ -36,6 +44,7 @@ pub const PACKET_COLUMNS: &[&str] = &[
     "msgs",
     "resends",
     "carried",
+    "client",
     "lane",
 ];
 
@@ -54,6 +63,7 @@ pub const MESSAGE_COLUMNS: &[&str] = &[
     "acked_s",
     "deliveries",
     "refused",
+    "client",
     "lane",
 ];
 
@@ -74,6 +84,7 @@ pub const SERIES_COLUMNS: &[&str] = &[
     "budget_available_kbps",
     "budget_spent_kbps",
     "flow_good",
+    "client",
     "lane",
 ];
 
@@ -151,6 +162,7 @@ pub fn write_packets(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
                 Cell::Int(row.contents.msgs.into()),
                 Cell::Int(row.contents.resends.into()),
                 Cell::Text(&carried),
+                lane.client(),
                 Cell::Text(&lane.label),
             ])?;
         }
@@ -168,16 +180,16 @@ pub fn message_rows(lanes: &[Lane]) -> u64 {
 pub fn write_messages(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
     for lane in lanes {
         for m in lane.rec.messages.messages() {
-            sink.row(&message_cells(m, &lane.label))?;
+            sink.row(&message_cells(m, lane))?;
         }
         for c in lane.rec.chunks.chunks() {
-            sink.row(&chunk_cells(c, &lane.label))?;
+            sink.row(&chunk_cells(c, lane))?;
         }
     }
     Ok(())
 }
 
-fn message_cells<'a>(m: &MessageRecord, lane: &'a str) -> [Cell<'a>; 14] {
+fn message_cells<'a>(m: &MessageRecord, lane: &'a Lane) -> [Cell<'a>; 15] {
     [
         Cell::Text(side_name(m.side)),
         Cell::Int(m.id),
@@ -192,14 +204,15 @@ fn message_cells<'a>(m: &MessageRecord, lane: &'a str) -> [Cell<'a>; 14] {
         Cell::at(m.acked_at),
         Cell::Int(m.deliveries.into()),
         m.refused.map_or(Cell::Empty, |(_, r)| Cell::Text(refuse_name(r))),
-        Cell::Text(lane),
+        lane.client(),
+        Cell::Text(&lane.label),
     ]
 }
 
 /// A chunk as a message row: `sends` counts slice sends (the fragmentation baseline, which has
 /// none, counts its block attempts), `spurious_resends` the slice sends made after the receiver
 /// had stored that slice, `acked_s` when the sender learned every slice arrived.
-fn chunk_cells<'a>(c: &ChunkRecord, lane: &'a str) -> [Cell<'a>; 14] {
+fn chunk_cells<'a>(c: &ChunkRecord, lane: &'a Lane) -> [Cell<'a>; 15] {
     let slice_sends = c.slices.iter().flat_map(|s| s.sends.iter());
     let (first_send, sends) = match slice_sends.clone().min() {
         Some(&first) => (Some(first), slice_sends.count() as u64),
@@ -221,7 +234,8 @@ fn chunk_cells<'a>(c: &ChunkRecord, lane: &'a str) -> [Cell<'a>; 14] {
         Cell::at(c.completed_at),
         Cell::Int(c.delivered_at.is_some().into()),
         Cell::Empty,
-        Cell::Text(lane),
+        lane.client(),
+        Cell::Text(&lane.label),
     ]
 }
 
@@ -319,6 +333,7 @@ pub fn write_series(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
                 mean(available),
                 mean(spent),
                 st.flow_good.map_or(Cell::Empty, |g| Cell::Int(g as u64)),
+                lane.client(),
                 Cell::Text(&lane.label),
             ])?;
         }

@@ -6,12 +6,12 @@
 
 use super::{EndpointDriver, Ticker};
 use crate::action::Action;
-use crate::driver::ticker::TickTiming;
 use crate::event::{Dir, Event, EventKind, SimTime};
 use crate::link::Link;
 use crate::reliability::flow::FlowControl;
+use crate::scenario::clients::parse_client_name;
 use crate::scenario::set::SetError;
-use crate::scenario::{Scenario, Strategy};
+use crate::scenario::{client_seed, Scenario, Strategy};
 
 /// Why a `set` switching flow control on is refused after [`EndpointDriver::fix_flow_off`].
 const FLOW_FIXED_OFF: &str = "flow control cannot be switched on: this run declared it stays off (fix_flow_off)";
@@ -80,9 +80,13 @@ impl EndpointDriver {
                 self.restart(now, Some(strategy), events)
             }
             Action::Set { name, value } => {
-                let mut s = self.scenario.clone();
-                s.set(name, value)?;
-                self.check_flow_fixed_off(&s)?;
+                let Some((s, run_seed)) = self.settings_after_set(name, value)? else {
+                    return Ok(LinkUpdate::None);
+                };
+                if self.tick_seed.is_some() {
+                    // The server's grid follows the run's seed (it takes effect at a restart).
+                    self.tick_seed = Some(run_seed);
+                }
                 let changed = self.reconfigure(now, s);
                 if self.records {
                     let kind = EventKind::ParamChanged { name: name.trim().to_string(), value: value.clone() };
@@ -135,6 +139,35 @@ impl EndpointDriver {
         self.rebuild(now, strategy, marker, events)
     }
 
+    /// This endpoint's settings after `set name=value` (checked: a refused `set` is an error and
+    /// changes nothing), or None when the `set` names another client (`client.K.NAME`, K not
+    /// this endpoint's client). `client.K.NAME` of this client sets NAME; a new run seed gives
+    /// the endpoint the client's seed of it ([`client_seed`]).
+    pub fn scenario_after_set(&self, name: &str, value: &str) -> Result<Option<Scenario>, SetError> {
+        Ok(self.settings_after_set(name, value)?.map(|(s, _)| s))
+    }
+
+    /// [`Self::scenario_after_set`] and the run's seed after it.
+    fn settings_after_set(&self, name: &str, value: &str) -> Result<Option<(Scenario, u64)>, SetError> {
+        let mut s = self.scenario.clone();
+        let mut run_seed = self.tick_seed.unwrap_or(s.seed);
+        match parse_client_name(name) {
+            Some((k, rest)) => {
+                if k? != self.client {
+                    return Ok(None);
+                }
+                s.set_for_client(rest, value)?;
+            }
+            None => s.set(name, value)?,
+        }
+        if name.trim() == "seed" {
+            run_seed = s.seed;
+            s.seed = client_seed(s.seed, self.client);
+        }
+        self.check_flow_fixed_off(&s)?;
+        Ok(Some((s, run_seed)))
+    }
+
     /// Refuses settings that switch flow control on after [`Self::fix_flow_off`] took effect
     /// (its filter missed the samples since); anything else passes.
     pub fn check_flow_fixed_off(&self, scenario: &Scenario) -> Result<(), SetError> {
@@ -159,7 +192,7 @@ impl EndpointDriver {
         }
         self.peer = (self.factory)(&self.scenario, self.side);
         self.adopt_peer();
-        self.timing = TickTiming::of(&self.scenario, self.side);
+        self.timing = self.tick_timing_now();
         self.flow = FlowControl::new(self.scenario.flow);
         self.last_tick = None;
         self.set_ticker(Ticker::on_grid(&self.timing, self.scenario.send_rate_pps, now));

@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 
 use super::{At, PacketLedger, Record, NO_UID};
+use crate::event::ClientId;
 
 /// Records dropped at a time (the table holds between two and four of these).
 const CHUNK: usize = 1 << 16;
@@ -47,13 +48,25 @@ impl PacketLedger {
     }
 
     fn counting_by(chunk: usize) -> Self {
-        let mut ledger = Self::default();
-        ledger.retired.on = true;
-        ledger.retired.chunk = chunk;
+        let mut ledger = Self::counting_growing_by(chunk);
         // The table's largest size, reserved now: growing it later copied up to 12 MB at once
         // (a several-ms stall in the frame that folded that send). Untouched, it costs address
         // space only until the run fills it.
         ledger.records.reserve_exact(4 * chunk + 1);
+        ledger
+    }
+
+    /// [`Self::counting`] without the reservation: its table grows as the run needs. For the
+    /// ledgers of a run's many clients (a thousand reservations of 25 MB of address space each
+    /// would be more than a machine may grant), which are not folded in a window's frame.
+    pub fn counting_growing_for(client: ClientId) -> Self {
+        Self { client_index: client.wrapping_sub(1), ..Self::counting_growing_by(CHUNK) }
+    }
+
+    fn counting_growing_by(chunk: usize) -> Self {
+        let mut ledger = Self::default();
+        ledger.retired.on = true;
+        ledger.retired.chunk = chunk;
         ledger
     }
 
