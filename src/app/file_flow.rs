@@ -164,7 +164,11 @@ impl AppState {
     /// A save finished: say so, remember the file, and carry out what waited for it.
     fn saved_to(&mut self, job: FileJob, bytes: u64) {
         let events = job.events.unwrap_or_else(|| job.mark.as_ref().map_or(0, |m| m.events() as u64));
-        self.notice = Some(format!("Saved {} ({}, {events} events).", job.path.display(), human_size(bytes)));
+        let lanes = match job.mark.as_ref().map_or(1, |m| m.lanes()) {
+            n if n > 1 => format!(" in {n} lanes"),
+            _ => String::new(),
+        };
+        self.notice = Some(format!("Saved {} ({}, {events} events{lanes}).", job.path.display(), human_size(bytes)));
         self.remember(&job.path);
         if let Some(mark) = job.mark {
             self.saved = Some((mark, job.path.clone()));

@@ -44,4 +44,5 @@ mod tune;
 mod udp;
 mod udp_matches_sim;
 mod ui;
+mod window_defects;
 mod wireshark;
