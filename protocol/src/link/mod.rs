@@ -22,16 +22,16 @@ pub mod lossy;
 pub mod presets;
 mod schedule;
 pub mod script;
-pub mod uplink;
 pub mod trace;
+pub mod uplink;
 
 pub use burst::{BurstChain, BURST_STEP_US};
 pub use config::{BurstLoss, JitterDistribution, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 pub use lossy::Link;
 pub use presets::Preset;
 pub use script::{LinkPatch, LinkStep, StepDirection};
-pub use uplink::{ServerConfig, Uplink, UplinkFate};
 pub use trace::{DirTrace, LinkTrace, Replay, TraceFate, TracePacket};
+pub use uplink::{ServerConfig, Uplink, UplinkFate};
 
 use crate::event::Dir;
 use crate::scenario::Scenario;

@@ -274,7 +274,11 @@ impl SummaryAccumulator {
                     .filter(|c| c.has_link_sends())
                     .map(|c| c.ledger.effective_loss_percent(&c.truth_dirs())),
             ),
-            discarded: self.clients.iter().map(|c| c.ledger.discards(&c.truth_dirs())).fold(Discards::default(), |a, b| a + b),
+            discarded: self
+                .clients
+                .iter()
+                .map(|c| c.ledger.discards(&c.truth_dirs()))
+                .fold(Discards::default(), |a, b| a + b),
         };
         (totals, est)
     }
