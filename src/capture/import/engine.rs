@@ -20,7 +20,7 @@ use super::flows::{Flows, Role, StreamKey};
 use super::read::{Packets, UdpPacket};
 use super::report::{DirTruth, ImportSummary};
 use super::ImportOptions;
-use crate::capture::comment;
+use crate::capture::comment::{self, FateHint as Hint};
 
 /// Longest a delivered copy may come after its send; also how long the import holds events back
 /// (a drop is known only when this has passed without a copy).
@@ -53,24 +53,6 @@ struct Send {
     copies: u32,
     /// What an ackscope comment said of it: a drop's reason, or still in flight.
     hint: Option<Hint>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Hint {
-    Dropped(DropReason),
-    InFlight,
-}
-
-fn hint_of(text: &str) -> Option<Hint> {
-    let fields = comment::parse(text)?;
-    Some(match fields.get("fate")?.as_str() {
-        "dropped_loss" => Hint::Dropped(DropReason::Random),
-        "dropped_burst" => Hint::Dropped(DropReason::Burst),
-        "dropped_queue" => Hint::Dropped(DropReason::QueueFull),
-        "dropped_mtu" => Hint::Dropped(DropReason::Mtu),
-        "in_flight" => Hint::InFlight,
-        _ => return None,
-    })
 }
 
 /// A queued input.
@@ -226,7 +208,7 @@ impl Importer {
         }
         let uid = self.next_uid;
         self.next_uid += 1;
-        let hint = if p.comment.is_empty() { None } else { hint_of(&p.comment) };
+        let hint = if p.comment.is_empty() { None } else { comment::fate_hint(&p.comment) };
         let send = Send { flow, dir, stream, time_ns: p.time_ns, fp, payload: p.payload, copies: 0, hint };
         self.sends.insert(uid, send);
         self.open.entry(fp).or_default().push_back(uid);

@@ -54,7 +54,7 @@ use pcap_file::pcap::PcapReader;
 use pcap_file::DataLink;
 
 use super::{LinkRecords, RecordsInfo};
-use crate::capture::comment;
+use crate::capture::comment::{self, FateHint as Hint};
 use crate::capture::pcapng::{CaptureReader, CapturedPacket, Udp};
 
 /// Longest a delivered copy may come after its datagram was sent (and how long sent datagrams
@@ -338,24 +338,6 @@ struct Sent {
     hint: Option<Hint>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Hint {
-    Dropped(DropReason),
-    InFlight,
-}
-
-fn hint_of(text: &str) -> Option<Hint> {
-    let fields = comment::parse(text)?;
-    Some(match fields.get("fate")?.as_str() {
-        "dropped_loss" => Hint::Dropped(DropReason::Random),
-        "dropped_burst" => Hint::Dropped(DropReason::Burst),
-        "dropped_queue" => Hint::Dropped(DropReason::QueueFull),
-        "dropped_mtu" => Hint::Dropped(DropReason::Mtu),
-        "in_flight" => Hint::InFlight,
-        _ => return None,
-    })
-}
-
 /// The records of a capture with both sides (module doc).
 pub fn from_capture(path: &Path) -> Result<LinkRecords> {
     let (layout, mut info) = layout(path)?;
@@ -378,7 +360,7 @@ pub fn from_capture(path: &Path) -> Result<LinkRecords> {
         let fp = fingerprint(&udp.payload);
         if let Some(&pi) = layout.sends_in.get(&sid) {
             let dir = layout.pairs[pi].dir.index();
-            let hint = if p.comment.is_empty() { None } else { hint_of(&p.comment) };
+            let hint = if p.comment.is_empty() { None } else { comment::fate_hint(&p.comment) };
             let s = Sent { sent_ns: p.time_ns, bytes: fp.1, first_ns: u64::MAX, copies: 0, hint };
             pending[pi].entry(fp).or_default().push_back(sent[dir].len() as u32);
             sent[dir].push(s);
