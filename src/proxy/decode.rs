@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use ackscope_protocol::decode::{ClientStats, Datagram, DecodeArg, DecodeChoice, Decoder, Fate, HeaderSpec};
-use ackscope_protocol::{ClientId, Dir, Event, EventKind, SimTime, StatsSample};
+use ackscope_protocol::{ClientId, Dir, Event, EventKind, SimTime};
 use anyhow::{anyhow, Result};
 
 use super::record::file_uid;
@@ -139,22 +139,17 @@ impl ProxyDecoder {
         })
     }
 
-    /// One `Stats` per client and sending side, in the proxy's sides.
+    /// One `Stats` per client and sending side, in the proxy's sides: the decoder's events (two per
+    /// client, its A->B first) with each side swapped and each client's pair put in the proxy's
+    /// direction order (its A->B, the decoder's B->A, first).
     fn stats_events(&self, now: SimTime) -> Vec<Event> {
-        let mut out = Vec::new();
-        for client in self.decoder.clients() {
-            let Some(s) = self.client(client) else { continue };
-            for dir in Dir::BOTH {
-                let d = &s.dirs[dir.index()];
-                let stats = StatsSample {
-                    rtt_ms: d.rtt_ms as f32,
-                    rtt_display_ms: d.rtt_mean_ms as f32,
-                    rtt_min_ms: d.rtt_min_ms as f32,
-                    rtt_max_ms: d.rtt_max_ms as f32,
-                    loss_percent: d.loss_percent as f32,
-                    ..StatsSample::default()
-                };
-                out.push(Event::for_client(now, client, EventKind::Stats { side: dir.sender(), stats }));
+        let mut out = self.decoder.stats_events(now);
+        for pair in out.chunks_exact_mut(2) {
+            pair.swap(0, 1);
+        }
+        for e in &mut out {
+            if let EventKind::Stats { side, .. } = &mut e.kind {
+                *side = side.other();
             }
         }
         out
