@@ -12,6 +12,7 @@ mod clients;
 mod clients_cli;
 mod compare;
 mod decode_acks;
+mod dnm_capacity;
 mod decode_enet;
 mod decode_kcp;
 mod edits;
