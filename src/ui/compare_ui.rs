@@ -122,7 +122,9 @@ pub fn compare_ui(lanes: &[Shown<'_>], view: &mut CompareView, cursor: SimTime, 
             });
         });
         ui.columns(2, |cols| {
-            cols[0].label("Wire bytes per delivered message (reliable + snapshot)").on_hover_text(BYTES_PER_MESSAGE_TIP);
+            cols[0]
+                .label("Wire bytes per delivered message (reliable + snapshot)")
+                .on_hover_text(BYTES_PER_MESSAGE_TIP);
             time_plot_ui(&mut cols[0], "cmp_bytes", h, end, |p| {
                 for (f, &c) in shown.iter().zip(&colors) {
                     p.line(Line::new(f.label.as_str(), f.bytes_per_message.clone()).color(c).width(1.5));

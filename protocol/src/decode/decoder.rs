@@ -58,13 +58,7 @@ impl ClientState {
         };
         let acks = format.as_ref().map(|f| f.ack_rule()).unwrap_or_default();
         let track = || DirTrack::new(bits, rtt, loss).with_ack_rule(acks);
-        Self {
-            format,
-            tracks: [track(), track()],
-            malformed: 0,
-            resend_kind,
-            loss_rule: loss,
-        }
+        Self { format, tracks: [track(), track()], malformed: 0, resend_kind, loss_rule: loss }
     }
 }
 

@@ -13,8 +13,8 @@ use crate::strategies::notify::rellikt::{read_packet as read_rellikt, RelliktCon
 use crate::wire::ack_window::{acked_sequences, RELIABLE_IO_SEQ_BITS};
 
 use super::format::WireFormat;
-use super::track::AckRule;
 use super::record::{workload_id, AckView, Fields, Item, ParseError, Parsed};
+use super::track::AckRule;
 
 /// A message as an item: its workload id, or an FNV-1a hash of its bytes (top bit set, so the
 /// two never meet).
