@@ -493,6 +493,27 @@ mod tests {
     }
 
     #[test]
+    fn an_in_order_sender_fails_packets_an_ack_passed_and_those_timed_out() {
+        let rule = AckRule { in_order: true, timeout_us: Some(1_000_000) };
+        let mut t = DirTrack::new(16, RttRule::Ewma { factor: 0.1 }, LossRule::Unacked).with_ack_rule(rule);
+        for seq in 0..6u32 {
+            t.packet_sent(SimTime(seq as u64 * 100_000), seq);
+        }
+        // 2's ack passes 0 and 1 still waiting: both fail there, a later ack of 1 is ignored.
+        assert_eq!(t.packet_acked(SimTime(400_000), 2, true), Some(Some(200.0)));
+        assert_eq!(t.take_skipped(), vec![0, 1]);
+        assert_eq!(t.packet_acked(SimTime(450_000), 1, true), None);
+        assert_eq!(t.packet_acked(SimTime(500_000), 3, true), Some(Some(200.0)));
+        assert!(t.take_skipped().is_empty());
+        // 4 timed out (sent at 0.4 s, acked at 1.4 s): ignored, and not reported when 5's ack
+        // passes it (the endpoint reported it at its timeout).
+        assert_eq!(t.packet_acked(SimTime(1_400_000), 4, true), None);
+        assert_eq!(t.packet_acked(SimTime(1_400_000), 5, true), Some(Some(900.0)));
+        assert!(t.take_skipped().is_empty());
+        assert_eq!((t.stats.packets_acked, t.stats.packets_nakked), (3, 3));
+    }
+
+    #[test]
     fn resends_after_a_delivered_copy_are_spurious_whichever_fate_comes_first() {
         let mut t = DirTrack::new(16, RttRule::EighthMs, LossRule::Resent);
         assert!(!t.item_sent(SimTime(0), 7, Some(0), None, 1).resend);
