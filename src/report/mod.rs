@@ -243,7 +243,7 @@ fn build(
         // The ideal adds the link's base round trip, as in the large-blocks seed.
         let l = &scenario.link;
         let rtt_ms = l.a_to_b.latency_ms + l.b_to_a.latency_ms;
-        ChunkSummary::from_events(events, &scenario.chunk, l.get(Dir::AtoB).bandwidth_kbps, rtt_ms)
+        ChunkSummary::from_events(events, scenario.chunk.cost(), l.get(Dir::AtoB).bandwidth_kbps, rtt_ms)
     });
     RunReport {
         seed: scenario.seed,

@@ -3,8 +3,6 @@
 use serde::Serialize;
 
 use crate::event::{Event, EventKind, Side};
-use crate::link::IP_UDP_OVERHEAD_BYTES;
-use crate::strategies::chunks::{slice_packet_bytes, ChunkConfig};
 
 /// One completed chunk (or fragmentation-baseline block) as the sender saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -34,14 +32,15 @@ pub struct ChunkSummary {
     pub chunk_acks: ChunkAckSummary,
 }
 
-/// Bytes a chunk of `bytes` takes on the wire when every slice is sent once, IP+UDP included.
-pub fn chunk_wire_bytes(config: &ChunkConfig, bytes: usize) -> usize {
-    let n = config.slices_for(bytes);
-    let size = config.slice_size();
-    let last_len = bytes.saturating_sub((n - 1) * size).max(1);
-    (n - 1) * (slice_packet_bytes(config, size, false) + IP_UDP_OVERHEAD_BYTES as usize)
-        + slice_packet_bytes(config, last_len, true)
-        + IP_UDP_OVERHEAD_BYTES as usize
+/// What a block's ideal transfer time depends on that only the strategy sending it knows (a fold
+/// over events knows no wire format): built by the strategy's config (`ChunkConfig::cost`).
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkCost<F: Fn(usize) -> usize> {
+    /// Bytes a block of `n` bytes takes on the wire when every slice is sent once, IP+UDP
+    /// included.
+    pub wire_bytes: F,
+    /// The sender's own bandwidth target, kbps (0 = none).
+    pub target_kbps: f64,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -52,14 +51,20 @@ struct Open {
 }
 
 impl ChunkSummary {
-    /// Computes the summary. `link_bandwidth_kbps` is the sender-to-receiver link cap (0 =
-    /// unlimited) and `rtt_ms` the round trip used in the ideal time. Sides that start chunks are
-    /// senders; the ack figures count every packet sent and received by the other side(s).
-    pub fn from_events(events: &[Event], config: &ChunkConfig, link_bandwidth_kbps: f64, rtt_ms: f64) -> Self {
+    /// Computes the summary. `cost` is the sending strategy's (its wire bytes and target),
+    /// `link_bandwidth_kbps` the sender-to-receiver link cap (0 = unlimited) and `rtt_ms` the
+    /// round trip used in the ideal time. Sides that start chunks are senders; the ack figures
+    /// count every packet sent and received by the other side(s).
+    pub fn from_events(
+        events: &[Event],
+        cost: ChunkCost<impl Fn(usize) -> usize>,
+        link_bandwidth_kbps: f64,
+        rtt_ms: f64,
+    ) -> Self {
         let mut open: [Option<Open>; 2] = [None, None];
         let mut is_sender = [false; 2];
         let mut chunks = Vec::new();
-        let target = if config.bandwidth_kbps > 0.0 { config.bandwidth_kbps } else { f64::INFINITY };
+        let target = if cost.target_kbps > 0.0 { cost.target_kbps } else { f64::INFINITY };
         let link = if link_bandwidth_kbps > 0.0 { link_bandwidth_kbps } else { f64::INFINITY };
         let kbps = target.min(link);
         for e in events {
@@ -76,7 +81,7 @@ impl ChunkSummary {
                 }
                 EventKind::ChunkCompleted { side, elapsed_us, .. } => {
                     if let Some(o) = open[side.index()].take() {
-                        let wire = chunk_wire_bytes(config, o.bytes as usize) as f64;
+                        let wire = (cost.wire_bytes)(o.bytes as usize) as f64;
                         let ideal = if kbps.is_finite() { wire * 8.0 / 1000.0 / kbps } else { 0.0 } + rtt_ms / 1000.0;
                         chunks.push(ChunkRecord {
                             size_bytes: o.bytes,

@@ -19,9 +19,11 @@ pub mod snapshots;
 pub mod summary;
 pub mod ue4;
 
-pub use chunks::{chunk_wire_bytes, ChunkAckSummary, ChunkRecord, ChunkSummary};
+pub use chunks::{ChunkAckSummary, ChunkCost, ChunkRecord, ChunkSummary};
 pub use ledger::{PacketFate, PacketLedger, PacketRecord, PacketTotals};
-pub use messages::{in_order_latency, reliable_metrics, InOrderLatency, MetricsAccumulator, ReliableMetrics};
+pub use messages::{
+    in_order_latency, reliable_metrics, send_is_spurious, InOrderLatency, MetricsAccumulator, ReliableMetrics,
+};
 pub use percentile::{LatencyMs, Percentiles, StalenessMs};
 pub use snapshots::{snapshot_summary, SnapshotAccumulator, SnapshotSummary, STALENESS_SAMPLE_MS};
 pub use summary::{summarize, EstimateSummary, SummaryAccumulator, LOSS_WARMUP};

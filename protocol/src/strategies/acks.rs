@@ -5,7 +5,7 @@
 
 use crate::event::{Event, EventKind, Side, SimTime, StatsSample};
 use crate::peer::{Peer, PeerCommand};
-use crate::reliability::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
+use crate::reliability::ack::{malformed_reason, AckConfig, AckEndpoint, Acked, HeaderVerdict};
 
 /// Packet acks with an opaque payload of fixed size: the walking skeleton's endpoint, and the raw
 /// mode that interoperates with any reliable.io-format peer (it acks every well-formed packet).
@@ -76,7 +76,7 @@ impl Peer for AckPeer {
         let side = self.side;
         match self.ack.read_header(now, packet) {
             Err(e) => {
-                events.push(Event::new(now, EventKind::Malformed { side, reason: e.reason() }));
+                events.push(Event::new(now, EventKind::Malformed { side, reason: malformed_reason(&e) }));
             }
             Ok((_, _, HeaderVerdict::Stale)) => self.ack.drop_stale(),
             Ok((h, _, _)) => {

@@ -1,5 +1,5 @@
-//! Bytes on the wire: bit-packed streams, 16-bit sequence arithmetic and the reliable.io packet
-//! header codec.
+//! Bytes on the wire: bit-packed streams, wrapping sequence arithmetic (16-bit, and any width up
+//! to 31 bits for UE4's 14-bit packet ids) and the reliable.io packet header codec.
 //!
 //! Everything here is a pure codec or arithmetic over bytes and numbers: no events, no time, no
 //! endpoint state beyond the rolling [`SequenceBuffer`]. Strategies build their packet formats on
@@ -13,4 +13,6 @@ pub mod sequence;
 pub use ack_window::{ack_window, acked_sequences, AckWindow, RELIABLE_IO_SEQ_BITS, UE4_SEQ_BITS};
 pub use bits::{bits_required, BitError, BitReader, BitWriter, MeasureStream, Stream};
 pub use header::{HeaderError, PacketHeader};
-pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
+pub use sequence::{
+    sequence_difference, sequence_greater_than, sequence_less_than, sign_extended_difference, SequenceBuffer,
+};
