@@ -13,6 +13,3 @@ pub mod runtime;
 pub mod session;
 pub mod ui;
 pub mod window;
-
-/// `--set` overrides at their former path (`crate::overrides`), used by the runtime and the CLI.
-pub use params::overrides;
