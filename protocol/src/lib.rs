@@ -41,7 +41,7 @@ pub mod strategy;
 pub mod wire;
 pub mod workload;
 
-pub use action::{Action, Step, Transport};
+pub use action::{Action, ParamChange, ParamValue, Step, Transport};
 pub use driver::{
     drain, DrainOutcome, EndpointDriver, EventFilter, Inbound, LinkUpdate, Outbound, PeerFactory, SendIds, Simulation,
     TickTiming, Ticker, Transmit,

@@ -238,17 +238,17 @@ impl Simulation {
     /// one more reason to refuse).
     pub fn apply(&mut self, action: &Action) -> Result<(), SetError> {
         match action {
-            Action::Set { name, value } if name.trim() != "strategy" => {
+            Action::Set(change) if !change.is_strategy() => {
                 let mut s = self.scenario.clone();
-                s.set(name, value)?;
+                s.apply_change(change)?;
                 for d in &self.drivers {
                     d.check_flow_fixed_off(&s)?;
                 }
                 self.reconfigure(|cur| *cur = s);
-                self.record_param_change(name.trim(), value);
+                self.record_param_change(change.name(), &change.value().to_string());
             }
-            Action::Set { value, .. } => {
-                let s = Strategy::parse(value.trim()).map_err(SetError)?;
+            Action::Set(change) => {
+                let s = Strategy::parse(&change.value().to_string()).map_err(SetError)?;
                 self.apply_on_drivers(&Action::Strategy(s))?;
             }
             other => self.apply_on_drivers(other)?,

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod fields;
 pub mod set;
 
 use crate::action::Step;

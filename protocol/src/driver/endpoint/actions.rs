@@ -75,18 +75,18 @@ impl EndpointDriver {
             return Ok(LinkUpdate::None);
         }
         Ok(match action {
-            Action::Set { name, value } if name.trim() == "strategy" => {
-                let strategy = Strategy::parse(value.trim()).map_err(SetError)?;
+            Action::Set(change) if change.is_strategy() => {
+                let strategy = Strategy::parse(&change.value().to_string()).map_err(SetError)?;
                 self.restart(now, Some(strategy), events)
             }
-            Action::Set { name, value } => {
+            Action::Set(change) => {
                 let mut s = self.scenario.clone();
-                s.set(name, value)?;
+                s.apply_change(change)?;
                 self.check_flow_fixed_off(&s)?;
                 let changed = self.reconfigure(now, s);
                 if self.records {
-                    let kind = EventKind::ParamChanged { name: name.trim().to_string(), value: value.clone() };
-                    events.push(Event::new(now, kind));
+                    let (name, value) = (change.name().to_string(), change.value().to_string());
+                    events.push(Event::new(now, EventKind::ParamChanged { name, value }));
                 }
                 if changed {
                     LinkUpdate::Config

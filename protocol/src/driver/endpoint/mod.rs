@@ -282,7 +282,7 @@ impl EndpointDriver {
 
     /// Whether `action` may switch flow control on: a `set` of a `flow.*` parameter.
     pub fn may_switch_flow_on(action: &Action) -> bool {
-        matches!(action, Action::Set { name, .. } if name.trim().starts_with("flow"))
+        matches!(action, Action::Set(change) if change.name().starts_with("flow"))
     }
 
     pub fn side(&self) -> Side {
