@@ -19,7 +19,7 @@ use ackscope_protocol::{Action, Event, EventKind, SimTime, Step};
 use super::AppState;
 use crate::runtime::continued::Continued;
 use crate::runtime::udp::{spawn_run, RunHandle, Transport};
-use crate::runtime::{Batch, Command, LiveRun};
+use crate::runtime::{Batch, Lanes, LiveRun};
 
 impl AppState {
     /// True when a change of transport to `to` would be an action in the live recording (one
@@ -70,7 +70,7 @@ impl AppState {
         self.live = Some(Box::new(Continued::new(run, at, first_uid)));
         if self.paused {
             if let Some(run) = &self.live {
-                run.send(Command::Pause);
+                run.send(Lanes::All, Action::Pause);
             }
         }
     }

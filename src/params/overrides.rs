@@ -1,27 +1,22 @@
-//! `--set NAME=VALUE` overrides by dotted name, for any scenario parameter.
+//! `--set NAME=VALUE` overrides by dotted name, for any scenario parameter: the text edge.
 //!
-//! The protocol's [`Scenario::set`] does the setting (a JSON tree of the scenario, so every serde
-//! field is settable without a hand-kept list, and a value of the wrong type is refused by the
-//! same deserializer that reads scenario files; `link.X` sets both directions). Here the
-//! parameter table ([`super::PARAMS`]) holds the value to its valid range first, so a value the
-//! window's slider could not reach is refused here too, with the range in the message.
+//! The text is read once into a typed [`ParamChange`], which [`super::apply`] holds to the
+//! parameter table's range (so a value the window's slider could not reach is refused here too,
+//! with the range in the message) and the protocol writes into the scenario's typed field
+//! ([`Scenario::apply_change`]: a value of the wrong kind is refused by name; `link.X` sets both
+//! directions).
 
-use ackscope_protocol::Scenario;
-use anyhow::{anyhow, bail, Result};
+use ackscope_protocol::{ParamChange, Scenario};
+use anyhow::{anyhow, Result};
+
+/// Reads `NAME=VALUE` into a change (nothing is checked but the shape).
+pub fn parse(assignment: &str) -> Result<ParamChange> {
+    ParamChange::parse_assignment(assignment).map_err(|e| anyhow!("--set {e}"))
+}
 
 /// Applies one `NAME=VALUE` override to `scenario` (unchanged when refused).
 pub fn apply(scenario: &mut Scenario, assignment: &str) -> Result<()> {
-    let (name, raw) =
-        assignment.split_once('=').ok_or_else(|| anyhow!("--set expects NAME=VALUE, got '{assignment}'"))?;
-    let name = name.trim();
-    if name.is_empty() {
-        bail!("--set expects NAME=VALUE, got '{assignment}'");
-    }
-    let checked = match super::find(name) {
-        Some(p) => p.check(name, raw)?,
-        None => None,
-    };
-    scenario.set(name, checked.as_deref().unwrap_or(raw)).map_err(|e| anyhow!("{e}"))
+    super::apply(scenario, &parse(assignment)?)
 }
 
 /// Applies every override in order.

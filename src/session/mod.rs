@@ -33,12 +33,12 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use ackscope_protocol::{Action, Event, Scenario, SimTime, Step, Strategy};
+use ackscope_protocol::{Action, Event, ParamChange, Scenario, SimTime, Step, Strategy};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 pub use progress::{Phase, Progress};
-pub use rerun::{apply_and_record, apply_change, rerun, rerun_all, run_lane};
+pub use rerun::{rerun, rerun_all, run_lane};
 pub use stream_load::{load_streaming, Loading};
 
 /// Version of the file layout; bumped on incompatible changes. Version 1 is still read.
@@ -55,7 +55,7 @@ pub struct Change {
 
 impl From<Change> for Step {
     fn from(c: Change) -> Step {
-        Step::new(SimTime(c.at_us), Action::Set { name: c.name, value: c.value })
+        Step::new(SimTime(c.at_us), Action::Set(ParamChange::parse(&c.name, &c.value)))
     }
 }
 
