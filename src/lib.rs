@@ -5,11 +5,13 @@
 //! model the window shows, the application state, the views, and the window's frame loop above both.
 
 pub mod app;
+pub mod capture;
 pub mod cli;
 pub mod model;
 pub mod params;
 pub mod report;
 pub mod runtime;
 pub mod session;
+pub mod source;
 pub mod ui;
 pub mod window;

@@ -10,8 +10,8 @@
 //! `Peer::update`; collect events.
 //!
 //! Layout, from the bottom up; a module imports only from the layers below it:
-//! - [`wire`]: bits, sequence arithmetic (16-bit, and UE4's 14-bit packet ids), header codec:
-//!   bytes only, no events, so decoders and capture readers share it;
+//! - [`wire`]: bits, sequence arithmetic (16-bit, and UE4's 14-bit packet ids), header codec and
+//!   reliable.io fragments: bytes only, no events, so decoders and capture readers share it;
 //! - [`event`]: the one event language; [`strategy`] (the strategy names) and [`names`] (the
 //!   nearest-name hint) import nothing;
 //! - [`link`]: the seeded lossy link and its changes; [`action`]: timed actions (scenario scripts
@@ -21,12 +21,16 @@
 //!   bytes on the wire);
 //! - [`workload`] (the traffic every strategy carries), [`reliability`] (acks, channels, message
 //!   layer, estimators, flow control, budgets), [`peer`] (the endpoint contract: the driver's
-//!   limits on a peer live here);
+//!   limits on a peer live here) and [`tap`] (a wire tap around any endpoint);
 //! - [`strategies`]: one module per protocol;
 //! - [`scenario`] and [`registry`]: what a run is and which endpoint implements which strategy;
 //! - [`driver`]: one endpoint's loop, the two-endpoint simulation, the drain.
+//!
+//! Beside them, [`decode`] reads other endpoints' traffic passively (ackscope's formats, ENet,
+//! KCP, a described header) into the same events.
 
 pub mod action;
+pub mod decode;
 pub mod driver;
 pub mod event;
 pub mod link;
@@ -38,6 +42,7 @@ pub mod reliability;
 pub mod scenario;
 pub mod strategies;
 pub mod strategy;
+pub mod tap;
 pub mod wire;
 pub mod workload;
 
@@ -78,6 +83,7 @@ pub use strategies::hybrid::{HybridConfig, HybridPeer};
 pub use strategies::notify::dnm::{DnmConfig, DnmPeer};
 pub use strategies::notify::rellikt::{RelliktConfig, RelliktPeer};
 pub use strategies::ue4::{Ue4Config, Ue4Peer};
+pub use tap::{Inject, SideHook, Tap, TapDir, TapHook, TapLog, Tapped};
 pub use wire::{
     sequence_difference, sequence_greater_than, sequence_less_than, BitError, BitReader, BitWriter, HeaderError,
     MeasureStream, PacketHeader, SequenceBuffer, Stream,

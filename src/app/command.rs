@@ -97,6 +97,8 @@ pub enum AppCommand {
         max_mib: u64,
     },
     SetTab(Tab),
+    /// Show this client in every tab (the Clients table's rows).
+    FocusClient(ackscope_protocol::ClientId),
     /// Start a Tune sweep (cancelling one still running).
     TuneRun(TuneSetup),
     /// Stop the Tune sweep's workers now; the points so far stay.
@@ -246,6 +248,7 @@ impl AppState {
                 self.live_log.limits = self.settings.live_limits();
             }
             AppCommand::SetTab(t) => self.settings.tab = t,
+            AppCommand::FocusClient(c) => self.focus = c,
             AppCommand::TuneRun(setup) => {
                 let wake = self.wake.clone();
                 self.tune.start(&self.scenario, setup, wake);

@@ -42,8 +42,12 @@ impl AppState {
         self.ab = None;
         match opened {
             Opened::Recording(lanes) => {
-                self.scenario = lanes[0].scenario.clone();
-                self.ab = lanes.get(1).map(|l| l.scenario.strategy);
+                // A lane of another origin has no scenario: the controls keep the current one.
+                if let Some(s) = lanes[0].scenario.clone() {
+                    self.scenario = s;
+                }
+                self.ab = lanes.get(1).and_then(|l| l.scenario.as_ref()).map(|s| s.strategy);
+                self.focus = ackscope_protocol::FIRST_CLIENT;
                 self.lanes = lanes;
                 self.playback = Playback::default();
                 self.playback.seek(SimTime::ZERO);
@@ -86,7 +90,7 @@ impl AppState {
                 job
             }
             None => {
-                let events = self.lanes.iter().map(|l| l.store.shared_events()).collect();
+                let events = self.lanes.iter().map(|l| l.shared_events()).collect();
                 FileJob::save(path, header, events, self.wake.clone())
             }
         };
@@ -192,7 +196,7 @@ impl AppState {
             self.error = Some("Nothing to export: no recording is shown.".into());
             return;
         }
-        let lanes = self.lanes.iter().map(|l| (l.header(), l.store.shared_events())).collect();
+        let lanes = self.lanes.iter().map(|l| (l.header(), l.shared_events())).collect();
         self.jobs.push(FileJob::export(targets, lanes, self.wake.clone()));
     }
 

@@ -128,6 +128,17 @@ impl FileJob {
         let (tx, rx) = unbounded();
         let wake_on_block = Arc::clone(&wake);
         let mut job = Self::spawn(JobKind::Open, path, wake, move |path, progress| {
+            if session::jsonl::is_stream_path(path) {
+                // A game's event stream: read whole, no scenario (a stream still being written
+                // is followed live instead: `AppState::follow_stream`).
+                drop(tx);
+                progress.start(Phase::Parsing, 1);
+                let stream = session::jsonl::load(path)?;
+                let source = path.display().to_string();
+                let lanes = Recording::lanes_from_stream(stream, &source, progress)
+                    .ok_or_else(|| anyhow!("{}: cancelled", path.display()))?;
+                return Ok(Finished::Opened(Opened::Recording(lanes)));
+            }
             // `tx` is dropped when this returns, so the stream ends before the result is sent.
             let streamed = session::load_streaming(path, progress, |msg| {
                 if tx.send(msg).is_ok() {

@@ -118,7 +118,9 @@ impl LiveLog {
         prune(&self.dir, KEEP_FILES);
         let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         for (i, lane) in lanes.iter().enumerate() {
-            let name = format!("live-{stamp}-{}-{}-{}.ron", std::process::id(), i, lane.scenario.strategy.name());
+            let label: String =
+                lane.info.first().name.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let name = format!("live-{stamp}-{}-{i}-{label}.ron", std::process::id());
             self.lanes[i].stream = Some(SessionStream::create(&self.dir.join(name), &lane.header())?);
         }
         Ok(())
@@ -170,13 +172,15 @@ impl LiveLog {
         self.lanes
             .iter()
             .zip(lanes)
-            .map(|(log, lane)| {
-                if log.trims == 0 {
-                    SimTime::ZERO
-                } else {
-                    lane.store.events().first().map_or(SimTime::ZERO, |e| e.time)
-                }
-            })
+            .map(
+                |(log, lane)| {
+                    if log.trims == 0 {
+                        SimTime::ZERO
+                    } else {
+                        lane.events().first().map_or(SimTime::ZERO, |e| e.time)
+                    }
+                },
+            )
             .collect()
     }
 
@@ -261,16 +265,16 @@ impl LaneLog {
         let (replaces, upto) = (r.replaces, r.upto);
         self.rebuild = None;
         let Some(mut fresh) = done.filter(|_| replaces == lane.id()) else { return };
-        fresh.ingest(lane.store.events()[upto..].to_vec());
+        fresh.ingest(lane.events()[upto..].to_vec());
         fresh.actions = std::mem::take(&mut lane.actions);
         // The anomaly index stays the whole run's (a few dozen bytes per drop, nak or stall), so
         // the Anomalies tab and the strip under the scrubber keep what was trimmed, and a jump to
         // one before the window reads that stretch back. The lane's index has seen every event,
-        // those the rebuild caught up with included.
-        fresh.anomalies = std::mem::take(&mut lane.anomalies);
+        // those the rebuild caught up with included. So do the lane's description and clients.
+        fresh.keep_history_of(lane);
         self.trimmed_id = Some(fresh.id());
         *lane = fresh;
-        self.window_start = lane.store.events().first().map_or(SimTime::ZERO, |e| e.time);
+        self.window_start = lane.events().first().map_or(SimTime::ZERO, |e| e.time);
         self.trims += 1;
     }
 }
@@ -285,7 +289,7 @@ fn ready(rec: Option<Recording>) -> Receiver<Option<Recording>> {
 /// Where to cut `lane` when it is over `limits` (one of `lanes` sharing the bytes): the first
 /// event to keep, halfway through the window by time or by count, whichever keeps fewer.
 fn cut_for(lane: &Recording, limits: LiveLimits, lanes: u64) -> Option<usize> {
-    let events = lane.store.events();
+    let events = lane.events();
     let (first, last) = (events.first()?.time, events.last()?.time);
     let span_s = last.saturating_since(first).as_secs_f64();
     let bytes = events.len() as u64 * BYTES_PER_EVENT;
@@ -308,7 +312,7 @@ fn cut_for(lane: &Recording, limits: LiveLimits, lanes: u64) -> Option<usize> {
 
 /// Starts building a recording of `lane`'s events from `from` on a worker thread.
 fn spawn_rebuild(lane: &Recording, from: usize) -> Rebuild {
-    let events = lane.store.events();
+    let events = lane.events();
     let session = Session { events: events[from..].to_vec(), ..lane.header() };
     let (tx, rx) = bounded(1);
     let upto = events.len();
@@ -358,7 +362,7 @@ mod tests {
             let batch: Vec<Event> = sim.drain_events().collect();
             all.extend(batch.iter().cloned());
             log.ingest(0, &mut lanes[0], batch, Vec::new()).unwrap();
-            most = most.max(lanes[0].store.len());
+            most = most.max(lanes[0].len());
             log.settle(&mut lanes);
         }
         (lanes.pop().unwrap(), all, most)

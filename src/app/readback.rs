@@ -185,6 +185,17 @@ impl super::AppState {
         self.readback.shown().unwrap_or(&self.lanes)
     }
 
+    /// Every lane (the whole run's, not a read-back slice: the anomaly index keeps the whole
+    /// run) focused on the client the window is focused on.
+    pub fn focused_lanes(&self) -> Vec<crate::model::Shown<'_>> {
+        crate::model::Shown::all(&self.lanes, self.focus)
+    }
+
+    /// What the panels draw: each shown lane focused on the client the window is focused on.
+    pub fn shown(&self) -> Vec<crate::model::Shown<'_>> {
+        crate::model::Shown::all(self.shown_lanes(), self.focus)
+    }
+
     /// Starts, picks up or drops the read-back for the cursor (once a frame, before drawing).
     pub fn poll_readback(&mut self) {
         let cursor = self.cursor();

@@ -95,7 +95,7 @@ impl AppState {
     pub fn rerun(&mut self) {
         self.stop();
         let Some(header) = self.recording_header() else { return };
-        let events = self.lanes.iter().map(|l| l.store.shared_events()).collect();
+        let events = self.lanes.iter().map(|l| l.shared_events()).collect();
         self.rerun_outcome = Some("Re-running...".into());
         self.rerun = Some(RerunJob::spawn(header, events, self.wake.clone()));
     }
@@ -132,9 +132,9 @@ impl AppState {
     pub(super) fn recording_header(&self) -> Option<crate::session::Session> {
         let mut header = self.lanes.first()?.header();
         if let Some(b) = self.lanes.get(1) {
-            header.ab = Some(b.scenario.strategy);
+            header.ab = b.scenario.as_ref().map(|s| s.strategy);
             header.ab_actions = b.actions.clone();
-            header.duration_us = header.duration_us.max(b.store.end_time().0);
+            header.duration_us = header.duration_us.max(b.end_time().0);
         }
         Some(header)
     }

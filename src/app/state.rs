@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ackscope_protocol::{Action, ParamChange, Scenario, Side, SimTime, Step, Strategy};
+use ackscope_protocol::{Action, ClientId, ParamChange, Scenario, Side, SimTime, Step, Strategy, FIRST_CLIENT};
 
 use super::clock::{Clock, SystemClock};
 use super::files::{Dialogs, FileJob, JobKind, SavedMark};
@@ -22,8 +22,9 @@ use super::AppCommand;
 use crate::model::{Playback, Recording};
 use crate::params::Catalog;
 use crate::report::export::ExportSummary;
-use crate::runtime::udp::{RunHandle, Transport};
-use crate::runtime::{Batch, Lanes, LiveRun};
+use crate::runtime::udp::Transport;
+use crate::runtime::{Batch, Lanes};
+use crate::source::{self, EventSource, Spec};
 
 /// Longest wall-time gap between two frames that replay counts. A longer one means the window
 /// was not drawn (minimised, hidden, the machine asleep): replay then resumes where it was
@@ -38,7 +39,7 @@ pub struct AppState {
     pub ab: Option<Strategy>,
     /// One recording per strategy shown (two in A/B).
     pub lanes: Vec<Recording>,
-    pub(super) live: Option<Box<dyn RunHandle>>,
+    pub(super) live: Option<Box<dyn EventSource>>,
     /// In-process (deterministic, A/B capable) or real UDP sockets on loopback.
     pub transport: Transport,
     pub(super) paused: bool,
@@ -90,6 +91,8 @@ pub struct AppState {
     pub(super) wake: Arc<dyn Fn() + Send + Sync>,
     /// The live run's stream files and memory window.
     pub live_log: LiveLog,
+    /// The client every panel shows (the Clients tab sets it; client 1 until then).
+    pub focus: ClientId,
     /// The latest jump to a message, packet or slice ([`super::reveal`]).
     pub reveal: Option<super::Reveal>,
     /// A trimmed run's past read back from its stream files ([`Self::shown_lanes`]).
@@ -132,6 +135,7 @@ impl AppState {
             tune: TuneJob::default(),
             wake: Arc::new(wake),
             live_log: LiveLog::new(LiveLog::default_dir()),
+            focus: FIRST_CLIENT,
             reveal: None,
             readback: Default::default(),
         }
@@ -174,37 +178,54 @@ impl AppState {
     /// [`Self::start`], each lane applying its `logs` entry (a recorded action log) when virtual
     /// time reaches each action's instant: a recording run again live, in-process.
     fn start_replaying(&mut self, logs: Vec<Vec<Step>>) {
-        self.stop();
         let scenarios = self.lane_scenarios();
-        self.lanes = scenarios.iter().cloned().map(Recording::new).collect();
+        // A recorded log re-runs in-process (a `transport` action in it restarts there); A/B
+        // runs both strategies in-process (one trace, one clock).
+        let replaying = logs.iter().any(|l| !l.is_empty());
+        if self.transport == Transport::Udp && scenarios.len() > 1 && !replaying {
+            self.error = Some("A/B runs both strategies in-process (one trace, one clock); UDP runs one.".into());
+        }
+        let spec = match self.transport {
+            Transport::Udp if !replaying && scenarios.len() == 1 => Spec::UdpLoopback(Box::new(scenarios[0].clone())),
+            _ => {
+                let logs = logs.into_iter().chain(std::iter::repeat(Vec::new()));
+                Spec::Simulated(scenarios.into_iter().zip(logs).collect())
+            }
+        };
+        self.start_source(spec);
+    }
+
+    /// Starts a new recording from `spec`, the one place the window starts a source: the lanes
+    /// it will fill (each described by its origin), the source, and the stream files that keep
+    /// the whole run.
+    pub fn start_source(&mut self, spec: Spec) {
+        self.stop();
+        self.transport = match spec {
+            Spec::UdpLoopback(_) => Transport::Udp,
+            _ => Transport::InProcess,
+        };
+        self.lanes = match &spec {
+            Spec::Simulated(lanes) => lanes.iter().map(|(s, _)| Recording::new(s.clone())).collect(),
+            Spec::UdpLoopback(s) => {
+                vec![Recording::of(crate::model::LaneInfo::of_scenario(s, true), Some((**s).clone()))]
+            }
+            Spec::EventStream { .. } => source::stream::lanes_of(&spec),
+        };
         for lane in &mut self.lanes {
             lane.transport = self.transport;
         }
         let wake = self.wake.clone();
-        self.live = match self.transport {
-            _ if logs.iter().any(|l| !l.is_empty()) => {
-                // A recorded log re-runs in-process (a `transport` action in it restarts there).
-                self.transport = Transport::InProcess;
-                for lane in &mut self.lanes {
-                    lane.transport = Transport::InProcess;
-                }
-                let lanes = scenarios.into_iter().zip(logs.into_iter().chain(std::iter::repeat(Vec::new()))).collect();
-                Some(Box::new(LiveRun::spawn_replaying(lanes, move || wake())))
+        let what = match &spec {
+            Spec::Simulated(_) => "simulation",
+            Spec::UdpLoopback(_) => "UDP transport",
+            Spec::EventStream { .. } => "event stream",
+        };
+        self.live = match source::start(spec, move || wake()) {
+            Ok(run) => Some(run),
+            Err(e) => {
+                self.error = Some(format!("{what}: {e:#}"));
+                None
             }
-            Transport::Udp if scenarios.len() == 1 => {
-                match crate::runtime::udp::spawn_run(Transport::Udp, scenarios[0].clone(), move || wake()) {
-                    Ok(run) => Some(run),
-                    Err(e) => {
-                        self.error = Some(format!("UDP transport: {e:#}"));
-                        None
-                    }
-                }
-            }
-            Transport::Udp => {
-                self.error = Some("A/B runs both strategies in-process (one trace, one clock); UDP runs one.".into());
-                Some(Box::new(LiveRun::spawn(scenarios, move || wake())))
-            }
-            Transport::InProcess => Some(Box::new(LiveRun::spawn(scenarios, move || wake()))),
         };
         if self.live.is_some() {
             self.live_log.limits = self.settings.live_limits();
@@ -269,6 +290,11 @@ impl AppState {
     /// moved, and whether batches were left waiting for the next frame.
     pub fn pull_events_within(&mut self, budget: Duration) -> (usize, bool) {
         let Some(run) = self.live.take() else { return (0, false) };
+        for (lane, info) in run.take_clients() {
+            if let Some(l) = self.lanes.get_mut(lane) {
+                l.info.name_client(info);
+            }
+        }
         let started = Instant::now();
         let mut n = 0;
         let mut left = false;
@@ -355,10 +381,10 @@ impl AppState {
             }
             _ => {
                 let logs: Vec<Vec<Step>> = self.lanes.iter().map(|l| l.actions.clone()).collect();
-                if let Some(first) = self.lanes.first() {
+                if let Some(scenario) = self.lanes.first().and_then(|l| l.scenario.clone()) {
                     // The recording's own start, then what was edited in replay (each already
                     // checked when it was made): the recorded actions follow at their instants.
-                    self.scenario = first.scenario.clone();
+                    self.scenario = scenario;
                     for change in &self.replay_edits {
                         let _ = crate::params::apply(&mut self.scenario, change);
                     }
@@ -384,7 +410,7 @@ impl AppState {
 
     /// Latest time recorded on any lane.
     pub fn end_time(&self) -> SimTime {
-        self.lanes.iter().map(|l| l.store.end_time()).max().unwrap_or(SimTime::ZERO)
+        self.lanes.iter().map(|l| l.end_time()).max().unwrap_or(SimTime::ZERO)
     }
 
     /// The time cursor.
@@ -423,12 +449,12 @@ impl AppState {
 
     /// Each lane's recording and its events now.
     pub(super) fn mark(&self) -> SavedMark {
-        SavedMark(self.lanes.iter().map(|l| (l.id(), l.store.len())).collect())
+        SavedMark(self.lanes.iter().map(|l| (l.id(), l.len())).collect())
     }
 
     /// True when the lanes hold events that were neither saved nor opened from a file.
     pub fn has_unsaved(&self) -> bool {
-        self.lanes.iter().any(|l| !l.store.is_empty()) && self.saved.as_ref().map(|(m, _)| m) != Some(&self.mark())
+        self.lanes.iter().any(|l| !l.is_empty()) && self.saved.as_ref().map(|(m, _)| m) != Some(&self.mark())
     }
 
     /// The file the run shown was last saved to or opened from.

@@ -19,11 +19,13 @@ pub enum Tab {
     Summary,
     Compare,
     Tune,
+    Clients,
 }
 
 /// Every tab with its name, in tab-bar order: the only place a tab is named.
-pub const TABS: [(Tab, &str); 8] = [
+pub const TABS: [(Tab, &str); 9] = [
     (Tab::Overview, "Overview"),
+    (Tab::Clients, "Clients"),
     (Tab::Messages, "Messages"),
     (Tab::Slices, "Slices"),
     (Tab::Packets, "Packets"),

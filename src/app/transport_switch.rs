@@ -18,8 +18,9 @@ use ackscope_protocol::{Action, Event, EventKind, SimTime, Step};
 
 use super::AppState;
 use crate::runtime::continued::Continued;
-use crate::runtime::udp::{spawn_run, RunHandle, Transport};
-use crate::runtime::{Batch, Lanes, LiveRun};
+use crate::runtime::udp::Transport;
+use crate::runtime::{Batch, Lanes};
+use crate::source::{self, EventSource, Spec};
 
 impl AppState {
     /// True when a change of transport to `to` would be an action in the live recording (one
@@ -46,7 +47,10 @@ impl AppState {
         let rest: Vec<Batch> = old.try_batches().collect();
         self.ingest(rest);
         let at = self.end_time();
-        let mut scenario = self.lanes[0].scenario_at(at.as_secs_f64());
+        let Some(mut scenario) = self.lanes[0].scenario_at(at.as_secs_f64()) else {
+            self.error = Some("only a run of a scenario changes transport".into());
+            return;
+        };
         scenario.script.retain(|s| s.at > at);
         for step in &mut scenario.script {
             step.at = SimTime(step.at.0 - at.0);
@@ -55,13 +59,18 @@ impl AppState {
         let action = Step::new(at, Action::Transport(to));
         self.ingest([Batch { lane: 0, events: vec![marker], actions: vec![action], error: None }]);
         let wake = self.wake.clone();
-        let (transport, run): (Transport, Box<dyn RunHandle>) = match spawn_run(to, scenario.clone(), move || wake()) {
+        let spec = match to {
+            Transport::Udp => Spec::UdpLoopback(Box::new(scenario.clone())),
+            Transport::InProcess => Spec::Simulated(vec![(scenario.clone(), Vec::new())]),
+        };
+        let (transport, run): (Transport, Box<dyn EventSource>) = match source::start(spec, move || wake()) {
             Ok(run) => (to, run),
             Err(e) => {
                 // The recording keeps its marker; it goes on in-process, where it can always run.
                 self.error = Some(format!("{} transport: {e:#}; the run goes on in-process", to.name()));
                 let wake = self.wake.clone();
-                (Transport::InProcess, Box::new(LiveRun::spawn(vec![scenario], move || wake())))
+                let spec = Spec::Simulated(vec![(scenario, Vec::new())]);
+                (Transport::InProcess, source::start(spec, move || wake()).expect("the simulation always starts"))
             }
         };
         self.transport = transport;

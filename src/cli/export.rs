@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::common::{fail, print};
+use crate::capture;
 use crate::model::Recording;
 use crate::report::export::{self, ExportSummary, ExportTargets, Table};
 use crate::session::{self, Progress, Session};
@@ -14,7 +15,7 @@ use crate::session::{self, Progress, Session};
 #[derive(Args, Debug)]
 #[command(after_help = tables_help())]
 pub struct ExportArgs {
-    /// A session file written by `run --out` or saved from the window.
+    /// A session file written by `run --out` or saved from the window, or a JSON-lines stream.
     pub session: PathBuf,
     /// Write one row per link send (packet) to this CSV file.
     #[arg(long, value_name = "FILE.csv")]
@@ -25,6 +26,15 @@ pub struct ExportArgs {
     /// Write one row per stats instant per side (the plotted estimates and truths) to this CSV file.
     #[arg(long, value_name = "FILE.csv")]
     pub series: Option<PathBuf>,
+    /// Write every datagram of the session (re-run with its endpoints tapped) to this pcapng file
+    /// for Wireshark: per lane a sent and a delivered interface, IPv4/UDP, virtual timestamps,
+    /// a comment per packet (README, "Wireshark"). Simulated (in-process) recordings only.
+    #[arg(long, value_name = "FILE.pcapng", conflicts_with_all = ["packets", "messages", "series", "events"])]
+    pub pcapng: Option<PathBuf>,
+    /// Write every event as JSON lines (one event per line, the format README describes), the
+    /// format a game streams into the window.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub events: Option<PathBuf>,
     /// With files: print one JSON object saying what was written (paths, rows, bytes). Without
     /// files: print every table as JSON on stdout instead.
     #[arg(long)]
@@ -68,6 +78,28 @@ row an object keyed by column (empty fields null). With files it prints what was
     out
 }
 
+/// `--pcapng`: re-runs the session with its endpoints tapped and writes the capture.
+fn pcapng_main(args: &ExportArgs, path: &std::path::Path) -> ExitCode {
+    let comparable =
+        |p: &std::path::Path| std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or_else(|_| p.into());
+    if comparable(path) == comparable(&args.session) {
+        return fail(format!("{}: is the session being exported; choose another file for --pcapng", path.display()));
+    }
+    let verify = if args.no_verify { session::Verify::Skip } else { session::Verify::Checksum };
+    let s = match session::load_verified(&args.session, verify) {
+        Ok(s) => s,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    let file = args.session.display();
+    if !s.has_events() {
+        return fail(format!("{file}: a scenario without events; record it first (ackscope run {file} --out S.ron)"));
+    }
+    match capture::write_pcapng(&s, path) {
+        Ok(summary) => print(&summary, args.json, |s| s.to_text(path)),
+        Err(e) => fail(format!("{file}: {e:#}")),
+    }
+}
+
 /// The recordings of a loaded session, one per lane.
 fn recordings(s: Session) -> Vec<Recording> {
     Recording::lanes_from_session(s, &Progress::new()).expect("an uncancelled progress")
@@ -77,8 +109,30 @@ fn recordings(s: Session) -> Vec<Recording> {
 pub fn main(args: ExportArgs) -> ExitCode {
     let targets =
         ExportTargets { packets: args.packets.clone(), messages: args.messages.clone(), series: args.series.clone() };
-    if targets.is_empty() && !args.json {
-        return fail("nothing to export: give --packets, --messages or --series FILE.csv, or --json (see --help)");
+    if let Some(path) = &args.pcapng {
+        return pcapng_main(&args, path);
+    }
+    if targets.is_empty() && !args.json && args.events.is_none() {
+        return fail(
+            "nothing to export: give --packets, --messages or --series FILE.csv, --events FILE.jsonl, --pcapng FILE.pcapng, or --json \
+             (see --help)",
+        );
+    }
+    if args.events.as_ref().is_some_and(|e| same_file(e, &args.session)) {
+        return fail(format!(
+            "{}: is the session being exported; choose another file for --events",
+            args.session.display()
+        ));
+    }
+    if session::jsonl::is_stream_path(&args.session) {
+        return match session::jsonl::load(&args.session) {
+            Ok(stream) => {
+                let source = args.session.display().to_string();
+                let recs = Recording::lanes_from_stream(stream, &source, &Progress::new()).expect("never cancelled");
+                write_out(&args, targets, recs)
+            }
+            Err(e) => fail(format!("{e:#}")),
+        };
     }
     if let Err(e) = targets.check(Some(&args.session)) {
         return fail(format!("{e:#}"));
@@ -92,7 +146,24 @@ pub fn main(args: ExportArgs) -> ExitCode {
         let file = args.session.display();
         return fail(format!("{file}: a scenario without events; record it first (ackscope run {file} --out S.ron)"));
     }
-    let recs = recordings(s);
+    write_out(&args, targets, recordings(s))
+}
+
+/// Writes the tables and the event stream asked for from `recs`.
+fn write_out(args: &ExportArgs, targets: ExportTargets, recs: Vec<Recording>) -> ExitCode {
+    if let Some(path) = &args.events {
+        match session::jsonl_export::save_events(&recs, path) {
+            Ok(n) if targets.is_empty() && args.json => {
+                let out = serde_json::json!({"session": args.session, "events": {"path": path, "rows": n}});
+                return print(&out, true, |_| String::new());
+            }
+            Ok(n) if targets.is_empty() => {
+                return print(&n, false, |n| format!("{n} events written to {}", path.display()))
+            }
+            Ok(_) => {}
+            Err(e) => return fail(format!("{e:#}")),
+        }
+    }
     if targets.is_empty() {
         let mut out = std::io::stdout().lock();
         return match export::write_json(&recs, &mut out) {
@@ -102,9 +173,16 @@ pub fn main(args: ExportArgs) -> ExitCode {
     }
     match export::write_files(&recs, &targets, None) {
         Ok(summary) => {
-            let summary = ExportSummary { session: Some(args.session), ..summary };
+            let summary = ExportSummary { session: Some(args.session.clone()), ..summary };
             print(&summary, args.json, ExportSummary::to_text)
         }
         Err(e) => fail(format!("{e:#}")),
     }
+}
+
+/// True when `a` and `b` name the same file (as far as can be told without it existing).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    let c =
+        |p: &std::path::Path| std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or(p.to_path_buf());
+    c(a) == c(b)
 }

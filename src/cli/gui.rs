@@ -68,10 +68,11 @@ pub fn main(args: WindowArgs) -> ExitCode {
 /// `Tab` offers no list of its tabs today, so this is the one place that lists them (the match
 /// makes a new tab a compile error here, so it is not forgotten; a test checks every name parses to
 /// its tab); when the ui has a tab registry, this function is what switches to it.
-fn tab_names() -> [(Tab, &'static str); 8] {
+fn tab_names() -> [(Tab, &'static str); 9] {
     use Tab::*;
     let tabs = [
         (Overview, "overview"),
+        (Clients, "clients"),
         (Messages, "messages"),
         (Slices, "slices"),
         (Packets, "packets"),
@@ -82,7 +83,7 @@ fn tab_names() -> [(Tab, &'static str); 8] {
     ];
     for (t, _) in tabs {
         match t {
-            Overview | Messages | Slices | Packets | Anomalies | Summary | Compare | Tune => {}
+            Overview | Clients | Messages | Slices | Packets | Anomalies | Summary | Compare | Tune => {}
         }
     }
     tabs

@@ -70,7 +70,9 @@ pub struct PeerArgs {
     #[arg(long)]
     pub json: bool,
     /// Send opaque payloads under the reliable.io header and ack every well-formed packet, to run
-    /// against any other implementation of that header (strategy acks).
+    /// against any other implementation of that header (strategy acks). Payloads above 1024 bytes
+    /// (--set payload_bytes=N, up to 16384) go out as reliable.io fragments, and the peer's
+    /// fragments are reassembled: a packet is acked once every fragment arrived.
     #[arg(long)]
     pub raw: bool,
 }

@@ -6,12 +6,20 @@ use std::process::ExitCode;
 use clap::Args;
 
 use super::common::{fail, print};
+use std::collections::BTreeMap;
+
+use ackscope_protocol::PacketTotals;
+use serde::Serialize;
+
+use crate::model::clients::{rows_at, ClientRow};
+use crate::model::Recording;
 use crate::report::{self, RunReport};
-use crate::session;
+use crate::session::{self, Progress};
 
 #[derive(Args, Debug)]
 pub struct SummaryArgs {
-    /// A session file written by `run --out` or saved from the window.
+    /// A session file written by `run --out` or saved from the window, or a JSON-lines event
+    /// stream (`.jsonl`, see `export --events`).
     pub session: PathBuf,
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
@@ -22,11 +30,124 @@ pub struct SummaryArgs {
 }
 
 /// Loads the session and prints its report (the same figures `run` prints; both lanes of an A/B
-/// session).
+/// session); a JSON-lines stream gets the figures its events allow, per client.
 pub fn main(args: SummaryArgs) -> ExitCode {
+    if crate::session::jsonl::is_stream_path(&args.session) {
+        return match stream_summary(&args.session) {
+            Ok(s) => print(&s, args.json, StreamSummary::to_text),
+            Err(e) => fail(format!("{e:#}")),
+        };
+    }
     let verify = if args.no_verify { session::Verify::Skip } else { session::Verify::Checksum };
     match session::load_verified(&args.session, verify) {
         Ok(s) => print(&report::from_session(&s), args.json, RunReport::to_text),
         Err(e) => fail(format!("{e:#}")),
+    }
+}
+
+/// What `summary FILE.jsonl` prints: no scenario, so only what the events say, per lane and per
+/// client.
+#[derive(Debug, Serialize)]
+pub struct StreamSummary {
+    pub file: PathBuf,
+    pub producer: String,
+    pub lanes: Vec<StreamLane>,
+    /// Event kinds and fields this build does not know, skipped, with their counts.
+    pub skipped_kinds: BTreeMap<String, u64>,
+    pub skipped_fields: BTreeMap<String, u64>,
+}
+
+/// One lane of a stream.
+#[derive(Debug, Serialize)]
+pub struct StreamLane {
+    pub protocol: String,
+    pub wire: String,
+    pub events: u64,
+    pub seconds: f64,
+    /// Every client together, from the link's ground truth and the endpoints' reports.
+    pub packets: PacketTotals,
+    /// Each client's figures at the end of the stream (the Clients tab's row).
+    pub clients: Vec<ClientRow>,
+}
+
+/// Reads the stream and computes its figures.
+pub fn stream_summary(path: &std::path::Path) -> anyhow::Result<StreamSummary> {
+    let stream = crate::session::jsonl::load(path)?;
+    let skipped = stream.skipped.clone();
+    let producer = stream.header.producer.clone();
+    let lanes =
+        Recording::lanes_from_stream(stream, &path.display().to_string(), &Progress::new()).expect("never cancelled");
+    let lanes = lanes
+        .iter()
+        .map(|rec| {
+            let p = rec.info.first();
+            StreamLane {
+                protocol: rec.info.label(),
+                wire: p.wire.name().to_string(),
+                events: rec.len() as u64,
+                seconds: rec.end_time().as_secs_f64(),
+                packets: ackscope_protocol::summarize(rec.events()).0,
+                clients: rows_at(rec, rec.end_time()),
+            }
+        })
+        .collect();
+    Ok(StreamSummary {
+        file: path.to_path_buf(),
+        producer,
+        lanes,
+        skipped_kinds: skipped.kinds,
+        skipped_fields: skipped.fields,
+    })
+}
+
+impl StreamSummary {
+    /// A short human summary: each lane, then a line per client.
+    pub fn to_text(&self) -> String {
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        let mut out = format!("ackscope: event stream {}", self.file.display());
+        if !self.producer.is_empty() {
+            out.push_str(&format!(" from {}", self.producer));
+        }
+        for l in &self.lanes {
+            let p = &l.packets;
+            out.push_str(&format!(
+                "\nlane {} (wire {}): {} events over {:.1} s, {} clients\n\
+                 packets: {} sent, {} dropped by the link, {} delivered, {} acked, {} false acks",
+                l.protocol,
+                l.wire,
+                l.events,
+                l.seconds,
+                l.clients.len(),
+                p.sent,
+                p.link_dropped,
+                p.delivered,
+                p.acked,
+                p.false_acks
+            ));
+            for c in &l.clients {
+                out.push_str(&format!(
+                    "\n  {}{}: RTT {} ms (true {}), loss {} % (true {}), {} / {} kbps down / up, \
+                     messages p95 {} p99 {} ms, {} resends, {} anomalies",
+                    c.label(),
+                    if c.group.is_empty() { String::new() } else { format!(" [{}]", c.group) },
+                    f(c.rtt_ms),
+                    f(c.true_rtt_ms),
+                    f(c.loss_estimated_percent),
+                    f(c.loss_true_percent),
+                    f(c.down_kbps),
+                    f(c.up_kbps),
+                    f(c.message_p95_ms),
+                    f(c.message_p99_ms),
+                    c.resends,
+                    c.anomalies
+                ));
+            }
+        }
+        let skipped =
+            crate::session::jsonl::Skipped { kinds: self.skipped_kinds.clone(), fields: self.skipped_fields.clone() };
+        if !skipped.is_empty() {
+            out.push_str(&format!("\n{}", skipped.describe()));
+        }
+        out
     }
 }

@@ -7,9 +7,9 @@
 //! however long the recording; the UI keeps one result per lane and recomputes it only when the
 //! events up to the cursor changed.
 
-use ackscope_protocol::{EventKind, LatencyMs, PacketFate, Percentiles, SendKind, SimTime, Strategy};
+use ackscope_protocol::{EventKind, LatencyMs, PacketFate, Percentiles, SendKind, SimTime};
 
-use super::Recording;
+use super::{LaneColor, Shown};
 
 /// Most points a latency-over-time series keeps (the highest latency per time bucket).
 const MAX_POINTS: usize = 2000;
@@ -55,7 +55,9 @@ impl CompareTotals {
 /// One lane's figures up to an instant, ready to plot (x in seconds unless named otherwise).
 #[derive(Debug, Clone, Default)]
 pub struct LaneFigures {
-    pub strategy: Strategy,
+    /// The lane's name (its strategy's, or every protocol it ran) and colour.
+    pub label: String,
+    pub color: Option<LaneColor>,
     pub totals: CompareTotals,
     /// Latencies of delivered reliable messages, sorted (the CDF).
     pub latencies_sorted_ms: Vec<f64>,
@@ -111,7 +113,7 @@ fn binned(bins: &[f64], bin_s: f64, scale: f64) -> Vec<[f64; 2]> {
 
 impl LaneFigures {
     /// The figures of `rec` over its events at or before `until`.
-    pub fn compute(rec: &Recording, until: SimTime) -> Self {
+    pub fn compute(rec: Shown<'_>, until: SimTime) -> Self {
         let until_s = until.as_secs_f64();
         let bin_s = bin_width_s(until_s);
         let n_bins = (until_s / bin_s) as usize + 1;
@@ -178,7 +180,8 @@ impl LaneFigures {
         clean.sort_by(|a, b| a[0].total_cmp(&b[0]));
         dropped.sort_by(|a, b| a[0].total_cmp(&b[0]));
         LaneFigures {
-            strategy: rec.scenario.strategy,
+            label: rec.label(),
+            color: Some(rec.color_at(until)),
             totals,
             latencies_sorted_ms: latencies_sorted_ms.collect(),
             latency_clean: decimate_max(clean, until_s, MAX_POINTS),
@@ -220,9 +223,10 @@ pub fn height_quantile(h: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use ackscope_protocol::{Dir, Scenario, Simulation};
+    use ackscope_protocol::{Dir, Scenario, Simulation, Strategy};
 
     use super::*;
+    use crate::model::Recording;
 
     fn recording(strategy: Strategy, loss: f64, secs: f64) -> Recording {
         let mut s = Scenario { seed: 11, strategy, ..Scenario::default() };
@@ -241,7 +245,7 @@ mod tests {
         for strategy in [Strategy::Glenn, Strategy::Ue4] {
             let rec = recording(strategy, 15.0, 20.0);
             let end = rec.store.end_time();
-            let f = LaneFigures::compute(&rec, end);
+            let f = LaneFigures::compute((&rec).into(), end);
             let m = ackscope_protocol::reliable_metrics(rec.store.events());
             assert_eq!(f.totals.delivered, m.delivered, "{strategy:?}");
             assert_eq!(f.totals.latency_ms, m.latency_ms, "{strategy:?}");
@@ -258,8 +262,8 @@ mod tests {
     #[test]
     fn figures_up_to_an_instant_leave_later_events_out() {
         let rec = recording(Strategy::Glenn, 5.0, 10.0);
-        let half = LaneFigures::compute(&rec, SimTime::from_secs_f64(5.0));
-        let all = LaneFigures::compute(&rec, rec.store.end_time());
+        let half = LaneFigures::compute((&rec).into(), SimTime::from_secs_f64(5.0));
+        let all = LaneFigures::compute((&rec).into(), rec.store.end_time());
         assert!(half.totals.delivered > 0 && half.totals.delivered < all.totals.delivered);
         assert!(half.latency_clean.iter().all(|p| p[0] <= 5.0));
     }

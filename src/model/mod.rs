@@ -5,15 +5,22 @@
 
 pub mod anomaly;
 pub mod anomaly_filter;
+pub mod clients;
 pub mod compare;
+pub mod connection;
 pub mod index;
+pub mod lane;
 pub mod playback;
 pub mod recording;
+pub mod shown;
 pub mod store;
 pub mod verdict;
 
+pub use connection::Connection;
+pub use lane::{ClientInfo, LaneColor, LaneInfo, Origin, Protocol, WireFormat};
 pub use playback::{Playback, SPEEDS};
 pub use recording::Recording;
+pub use shown::Shown;
 pub use store::{Sample, SideSeries, Store};
 
 #[cfg(test)]

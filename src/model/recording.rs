@@ -1,14 +1,25 @@
-//! One strategy's recording: the scenario it started from, its action log, its events and the
-//! indexes the panels read, all fed from the same events in one place.
+//! One lane's recording: what the lane is ([`LaneInfo`]: origin, protocol at each instant,
+//! clients), the scenario it started from when it was simulated, its action log, its events,
+//! and one [`Connection`] per client with the indexes the panels read, all fed from the same
+//! events in one place.
+//!
+//! Every event names its client; run-wide events (client 0: a parameter change for every client)
+//! go to every connection. With one client (every two-endpoint run) the lane's event log is that
+//! connection's own, so nothing is kept twice; from the second client on the lane keeps its log
+//! in arrival order beside the connections' (saving, streaming and trimming read it).
+//!
+//! Code written for one connection reads the first client's through `Deref` ([`Self::primary`]):
+//! the views focused on a client ask for it by id ([`Self::client`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
-use ackscope_protocol::{Event, PacketLedger, Scenario, Step};
+use ackscope_protocol::{ClientId, Event, Scenario, SimTime, Step, RUN_WIDE};
 
-use super::anomaly::AnomalyIndex;
-use super::index::{ChunkIndex, MessageIndex, PacketIndex};
-use super::store::Store;
+use super::connection::Connection;
+use super::lane::{LaneInfo, Origin};
 use crate::runtime::udp::Transport;
+use crate::session::jsonl::Stream;
 use crate::session::{Phase, Progress, Session};
 
 /// Gives every recording its own identity, so view state kept beside it notices a replacement.
@@ -17,95 +28,102 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// Events ingested between two progress reports while a loaded session is indexed.
 const INDEX_STEP: usize = 16 * 1024;
 
-/// A recording and its indexes (no view state: that lives with the views).
+/// A lane's recording and its indexes (no view state: that lives with the views).
 pub struct Recording {
     id: u64,
-    pub scenario: Scenario,
+    /// What the lane is: where its events come from, what it runs when, its clients.
+    pub info: LaneInfo,
+    /// The scenario the run started from, for simulated and UDP lanes (`None` for a stream, a
+    /// capture or a proxy: their events are all there is).
+    pub scenario: Option<Scenario>,
     /// The user's actions on this lane, each at the virtual instant it was applied.
     pub actions: Vec<Step>,
     /// How it was recorded (in-process recordings re-run exactly).
     pub transport: Transport,
-    /// Ground truth per send (what the link did, what the sender reported), the one source the
-    /// store's true-loss series and the indexes' packet fates read.
-    pub ledger: PacketLedger,
-    pub store: Store,
-    pub messages: MessageIndex,
-    pub chunks: ChunkIndex,
-    pub packets: PacketIndex,
-    /// Drops, naks, stalls... in time order, for the anomaly list and the strip under the scrubber.
-    pub anomalies: AnomalyIndex,
+    /// Every event in arrival order, once the lane has a second client (before, the one
+    /// connection's store holds the lane's log).
+    log: Option<Arc<Vec<Event>>>,
+    end: SimTime,
+    /// One per client, by id.
+    clients: Vec<Connection>,
+    /// Run-wide events so far, given to a client that appears later (its folds see the same
+    /// restarts and parameter changes).
+    run_wide: Vec<Event>,
+}
+
+impl std::ops::Deref for Recording {
+    type Target = Connection;
+
+    /// The first client's connection ([`Self::primary`]).
+    fn deref(&self) -> &Connection {
+        self.primary()
+    }
 }
 
 impl Recording {
-    /// An empty recording of `scenario`.
+    /// An empty recording of `scenario`, simulated in-process.
     pub fn new(scenario: Scenario) -> Self {
+        Self::of(LaneInfo::of_scenario(&scenario, false), Some(scenario))
+    }
+
+    /// An empty recording of a lane described by `info`.
+    pub fn of(info: LaneInfo, scenario: Option<Scenario>) -> Self {
         Self {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            info,
             scenario,
             actions: Vec::new(),
             transport: Transport::InProcess,
-            ledger: PacketLedger::new(),
-            store: Store::new(),
-            messages: MessageIndex::new(),
-            chunks: ChunkIndex::new(),
-            packets: PacketIndex::new(),
-            anomalies: AnomalyIndex::new(),
+            log: None,
+            end: SimTime::ZERO,
+            clients: Vec::new(),
+            run_wide: Vec::new(),
         }
     }
 
     /// The settings in force at `upto_s` seconds: the scenario it started from with every
     /// change recorded up to then (live edits, scripted link steps, strategy changes) applied in
     /// order, as `--set` applies them; a change this build cannot apply (a restart marker, a
-    /// name it does not know) is skipped.
-    pub fn scenario_at(&self, upto_s: f64) -> Scenario {
+    /// name it does not know) is skipped. `None` for a lane with no scenario.
+    pub fn scenario_at(&self, upto_s: f64) -> Option<Scenario> {
         let changes = &self.store.changes;
-        let mut s = self.scenario.clone();
+        let mut s = self.scenario.clone()?;
         for (_, change) in &changes[..changes.partition_point(|(t, _)| *t <= upto_s)] {
             let _ = crate::params::overrides::apply(&mut s, change);
         }
-        s
+        Some(s)
     }
 
     /// A loaded session's recording (its first lane) with every index built; reports progress
     /// (phase [`Phase::Indexing`]) and stops early, returning `None`, when `progress` is cancelled.
     pub fn from_session(s: Session, progress: &Progress) -> Option<Self> {
         progress.start(Phase::Indexing, s.events.len() as u64);
-        let transport = s.transport;
-        let mut rec = Self::indexed(s.scenario, s.actions, s.events, progress, 0)?;
-        rec.transport = transport;
-        Some(rec)
+        let header = Self::from_header(&s);
+        Self::indexed(header, s.events, progress, 0)
     }
 
     /// Every lane of a loaded session (two for A/B), each with its indexes built; `None` when
     /// `progress` is cancelled.
     pub fn lanes_from_session(mut s: Session, progress: &Progress) -> Option<Vec<Self>> {
         progress.start(Phase::Indexing, (s.events.len() + s.ab_events.len()) as u64);
-        let transport = s.transport;
         let b = s.ab.map(|strategy| {
             let scenario = Scenario { strategy, ..s.scenario.clone() };
-            (scenario, std::mem::take(&mut s.ab_actions), std::mem::take(&mut s.ab_events))
+            let mut rec = Self::of(LaneInfo::of_scenario(&scenario, false), Some(scenario));
+            rec.actions = std::mem::take(&mut s.ab_actions);
+            rec.transport = s.transport;
+            (rec, std::mem::take(&mut s.ab_events))
         });
         let done = s.events.len();
-        let mut lanes = vec![Self::indexed(s.scenario, s.actions, s.events, progress, 0)?];
-        if let Some((scenario, actions, events)) = b {
-            lanes.push(Self::indexed(scenario, actions, events, progress, done)?);
-        }
-        for lane in &mut lanes {
-            lane.transport = transport;
+        let first = Self::from_header(&s);
+        let mut lanes = vec![Self::indexed(first, std::mem::take(&mut s.events), progress, 0)?];
+        if let Some((rec, events)) = b {
+            lanes.push(Self::indexed(rec, events, progress, done)?);
         }
         Some(lanes)
     }
 
-    /// A recording of `events` with every index built, reporting progress from `done`.
-    fn indexed(
-        scenario: Scenario,
-        actions: Vec<Step>,
-        events: Vec<Event>,
-        progress: &Progress,
-        mut done: usize,
-    ) -> Option<Self> {
-        let mut rec = Recording::new(scenario);
-        rec.actions = actions;
+    /// `rec` with `events` ingested, reporting progress from `done`.
+    fn indexed(mut rec: Recording, events: Vec<Event>, progress: &Progress, mut done: usize) -> Option<Self> {
         let mut events = events.into_iter();
         loop {
             if progress.is_cancelled() {
@@ -121,10 +139,45 @@ impl Recording {
         }
     }
 
+    /// Every lane of a JSON-lines stream read whole, each described by the stream's header
+    /// (origin, protocol, clients) and with its indexes built; `None` when `progress` is
+    /// cancelled.
+    pub fn lanes_from_stream(stream: Stream, source: &str, progress: &Progress) -> Option<Vec<Self>> {
+        progress.start(Phase::Indexing, stream.lanes.iter().map(Vec::len).sum::<usize>() as u64);
+        let origin = Origin::EventStream { source: source.to_string(), producer: stream.header.producer.clone() };
+        let mut done = 0;
+        let mut out = Vec::new();
+        for ((lane, events), named) in stream.header.lanes().iter().zip(stream.lanes).zip(stream.named) {
+            let mut info = LaneInfo::new(origin.clone(), lane.protocol());
+            for c in stream.header.clients.iter().chain(&named) {
+                info.name_client(c.clone());
+            }
+            let n = events.len();
+            out.push(Self::indexed(Self::of(info, None), events, progress, done)?);
+            done += n;
+        }
+        Some(out)
+    }
+
     /// An empty recording of a session's header (its first lane), for events that follow
     /// ([`crate::session::load_streaming`]).
     pub fn from_header(s: &Session) -> Self {
-        let mut rec = Recording::new(s.scenario.clone());
+        let mut rec = match &s.origin {
+            Some(origin) if !matches!(origin, Origin::Simulated | Origin::UdpLoopback) => {
+                let mut info = LaneInfo::new(origin.clone(), s.protocol());
+                for c in &s.clients {
+                    info.name_client(c.clone());
+                }
+                Self::of(info, None)
+            }
+            _ => {
+                let mut info = LaneInfo::of_scenario(&s.scenario, s.transport == Transport::Udp);
+                for c in &s.clients {
+                    info.name_client(c.clone());
+                }
+                Self::of(info, Some(s.scenario.clone()))
+            }
+        };
         rec.actions = s.actions.clone();
         rec.transport = s.transport;
         rec
@@ -135,10 +188,61 @@ impl Recording {
         self.id
     }
 
-    /// Appends events (in time order) to the ledger, every index and the store.
-    ///
-    /// Each event goes through all of them before the next, the ledger first: an index or a
-    /// series sample taken at an event sees the ground truth exactly as of that event.
+    /// The first client's connection (an empty one while there is none): what code written for
+    /// one connection reads.
+    pub fn primary(&self) -> &Connection {
+        self.clients.first().unwrap_or_else(|| Connection::empty())
+    }
+
+    /// Client `client`'s connection, if it has had an event.
+    pub fn client(&self, client: ClientId) -> Option<&Connection> {
+        self.clients.binary_search_by_key(&client, |c| c.client).ok().map(|i| &self.clients[i])
+    }
+
+    /// `client`'s connection, or the first one when it has none (a focus that does not apply).
+    pub fn client_or_primary(&self, client: ClientId) -> &Connection {
+        self.client(client).unwrap_or_else(|| self.primary())
+    }
+
+    /// Every client's connection, by id.
+    pub fn clients(&self) -> &[Connection] {
+        &self.clients
+    }
+
+    /// Every event of the lane, every client's, in arrival order.
+    pub fn events(&self) -> &[Event] {
+        match &self.log {
+            Some(log) => log,
+            None if self.clients.is_empty() => &self.run_wide,
+            None => self.primary().store.events(),
+        }
+    }
+
+    /// The lane's event log, shared: holding it costs nothing until the lane appends again.
+    pub fn shared_events(&self) -> Arc<Vec<Event>> {
+        match &self.log {
+            Some(log) => Arc::clone(log),
+            None if self.clients.is_empty() => Arc::new(self.run_wide.clone()),
+            None => self.primary().store.shared_events(),
+        }
+    }
+
+    /// Events of the lane in all.
+    pub fn len(&self) -> usize {
+        self.events().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Time of the latest event of any client.
+    pub fn end_time(&self) -> SimTime {
+        self.end
+    }
+
+    /// Appends events (in time order) to their connections: the ledger, every index and the
+    /// store of each.
     pub fn ingest(&mut self, events: Vec<Event>) {
         self.ingest_iter(events);
     }
@@ -147,27 +251,82 @@ impl Recording {
     /// it per frame).
     pub fn ingest_iter(&mut self, events: impl IntoIterator<Item = Event>) {
         for e in events {
-            self.ledger.observe_event(&e);
-            self.messages.ingest(&e);
-            self.chunks.ingest(&e);
-            self.packets.ingest(&e, &self.ledger);
-            self.anomalies.ingest(&e, &self.ledger, &self.messages);
-            self.store.push(e, &self.ledger);
+            self.info.observe(e.time, &e.kind);
+            self.end = self.end.max(e.time);
+            if e.client == RUN_WIDE {
+                self.run_wide.push(e.clone());
+                if let Some(log) = &mut self.log {
+                    Arc::make_mut(log).push(e.clone());
+                }
+                if let Some((last, rest)) = self.clients.split_last_mut() {
+                    for c in rest {
+                        c.ingest(e.clone());
+                    }
+                    last.ingest(e);
+                }
+                continue;
+            }
+            let i = self.connection_index(e.client);
+            if let Some(log) = &mut self.log {
+                Arc::make_mut(log).push(e.clone());
+            }
+            self.clients[i].ingest(e);
         }
     }
 
-    /// The session header of this recording (scenario, action log, duration), without events.
+    /// The position of `client`'s connection, made (and handed the run-wide events so far) on
+    /// its first event. The second client starts the lane's own log.
+    fn connection_index(&mut self, client: ClientId) -> usize {
+        // Events come in runs of one client: the last one looked up is checked first.
+        if self.clients.len() == 1 && self.clients[0].client == client {
+            return 0;
+        }
+        match self.clients.binary_search_by_key(&client, |c| c.client) {
+            Ok(i) => i,
+            Err(i) => {
+                if self.clients.len() == 1 && self.log.is_none() {
+                    self.log = Some(self.clients[0].store.shared_events());
+                }
+                let mut c = Connection::new(client);
+                for e in &self.run_wide {
+                    c.ingest(e.clone());
+                }
+                self.clients.insert(i, c);
+                i
+            }
+        }
+    }
+
+    /// Takes what must outlive a trim from `old`, the recording this one replaces with its
+    /// newest events: each client's anomaly index (the whole run's), the lane's description
+    /// (its protocol changes and named clients) and its run-wide events.
+    pub fn keep_history_of(&mut self, old: &mut Recording) {
+        for c in &mut old.clients {
+            let i = self.connection_index(c.client);
+            self.clients[i].anomalies = std::mem::take(&mut c.anomalies);
+        }
+        self.info = old.info.clone();
+        self.run_wide = std::mem::take(&mut old.run_wide);
+    }
+
+    /// The session header of this recording (scenario, action log, duration, origin and
+    /// clients), without events.
     pub fn header(&self) -> Session {
-        let mut s = Session::scenario_only(self.scenario.clone());
+        let mut s = Session::scenario_only(self.scenario.clone().unwrap_or_default());
         s.actions = self.actions.clone();
         s.transport = self.transport;
-        s.duration_us = self.store.end_time().0;
+        s.duration_us = self.end_time().0;
+        if !matches!(self.info.origin, Origin::Simulated | Origin::UdpLoopback) {
+            s.origin = Some(self.info.origin.clone());
+            s.protocol = Some(self.info.first().name.clone());
+        }
+        s.clients = self.info.named_clients().cloned().collect();
         s
     }
 
     /// The recording as a session file.
     pub fn to_session(&self) -> Session {
-        Session { events: self.store.events().to_vec(), ..self.header() }
+        Session { events: self.events().to_vec(), ..self.header() }
     }
 }
 

@@ -4,8 +4,6 @@
 //! The sentence leads with the cheaper strategy because bytes per message is the figure both
 //! kinds of strategy trade against latency; the p99 clause then says what that cost or saved.
 
-use ackscope_protocol::Strategy;
-
 use super::compare::CompareTotals;
 
 /// Differences smaller than this (percent of bytes per message) read as "the same".
@@ -14,28 +12,24 @@ const SAME_BYTES_PERCENT: f64 = 0.5;
 const SAME_P99_MS: f64 = 0.5;
 
 /// One plain sentence comparing lane `a` with lane `b`.
-pub fn verdict(a: (Strategy, &CompareTotals), b: (Strategy, &CompareTotals)) -> String {
+pub fn verdict(a: (&str, &CompareTotals), b: (&str, &CompareTotals)) -> String {
     for (s, t) in [a, b] {
         if t.delivered == 0 {
-            return format!("No reliable message delivered by {} yet: nothing to compare.", s.name());
+            return format!("No reliable message delivered by {} yet: nothing to compare.", s);
         }
     }
     let (cheap, dear) = if a.1.bytes_per_message() <= b.1.bytes_per_message() { (a, b) } else { (b, a) };
     let (cb, db) = (cheap.1.bytes_per_message(), dear.1.bytes_per_message());
     let percent = (1.0 - cb / db) * 100.0;
     let bytes = if percent < SAME_BYTES_PERCENT {
-        format!("{} and {} used the same bytes per message ({cb:.1})", a.0.name(), b.0.name())
+        format!("{} and {} used the same bytes per message ({cb:.1})", a.0, b.0)
     } else {
-        format!(
-            "{} used {percent:.0} % fewer bytes per message than {} ({cb:.1} vs {db:.1})",
-            cheap.0.name(),
-            dear.0.name()
-        )
+        format!("{} used {percent:.0} % fewer bytes per message than {} ({cb:.1} vs {db:.1})", cheap.0, dear.0)
     };
     // The clause's subject: the cheaper lane, or lane A when both cost the same.
     let same = percent < SAME_BYTES_PERCENT;
     let (lead, other) = if same && cheap.0 != a.0 { (dear, cheap) } else { (cheap, dear) };
-    let subject = if same { format!("{}'s", lead.0.name()) } else { "its".to_string() };
+    let subject = if same { format!("{}'s", lead.0) } else { "its".to_string() };
     let (cp, dp) = (lead.1.latency_ms.p99, other.1.latency_ms.p99);
     let diff = cp - dp;
     let tail = if diff.abs() < SAME_P99_MS {
@@ -67,18 +61,18 @@ mod tests {
     fn verdict_leads_with_the_cheaper_strategy_and_its_p99() {
         let glenn = totals(91_500, 1000, 150.0);
         let ue4 = totals(82_800, 1000, 250.0);
-        let v = verdict((Strategy::Glenn, &glenn), (Strategy::Ue4, &ue4));
+        let v = verdict(("glenn", &glenn), ("ue4", &ue4));
         assert_eq!(
             v,
             "ue4 used 10 % fewer bytes per message than glenn (82.8 vs 91.5); its p99 was 100 ms higher (250 vs 150 ms)."
         );
         // The lanes' order does not change who leads.
-        assert_eq!(verdict((Strategy::Ue4, &ue4), (Strategy::Glenn, &glenn)), v);
+        assert_eq!(verdict(("ue4", &ue4), ("glenn", &glenn)), v);
     }
 
     #[test]
     fn verdict_says_lower_when_the_cheaper_one_is_also_faster() {
-        let v = verdict((Strategy::Glenn, &totals(80_000, 1000, 90.0)), (Strategy::Dnm, &totals(100_000, 1000, 140.0)));
+        let v = verdict(("glenn", &totals(80_000, 1000, 90.0)), ("dnm", &totals(100_000, 1000, 140.0)));
         assert_eq!(
             v,
             "glenn used 20 % fewer bytes per message than dnm (80.0 vs 100.0); its p99 was 50 ms lower (90 vs 140 ms)."
@@ -87,9 +81,9 @@ mod tests {
 
     #[test]
     fn verdict_names_equal_figures_as_the_same() {
-        let v = verdict((Strategy::Glenn, &totals(90_000, 1000, 120.0)), (Strategy::Ue4, &totals(90_100, 1000, 120.2)));
+        let v = verdict(("glenn", &totals(90_000, 1000, 120.0)), ("ue4", &totals(90_100, 1000, 120.2)));
         assert_eq!(v, "glenn and ue4 used the same bytes per message (90.0); glenn's p99 was the same (120 ms).");
-        let v = verdict((Strategy::Ue4, &totals(90_100, 1000, 180.0)), (Strategy::Glenn, &totals(90_000, 1000, 120.0)));
+        let v = verdict(("ue4", &totals(90_100, 1000, 180.0)), ("glenn", &totals(90_000, 1000, 120.0)));
         assert_eq!(
             v,
             "ue4 and glenn used the same bytes per message (90.0); ue4's p99 was 60 ms higher (180 vs 120 ms)."
@@ -98,7 +92,7 @@ mod tests {
 
     #[test]
     fn verdict_waits_for_deliveries() {
-        let v = verdict((Strategy::Glenn, &totals(500, 0, 0.0)), (Strategy::Ue4, &totals(400, 10, 50.0)));
+        let v = verdict(("glenn", &totals(500, 0, 0.0)), ("ue4", &totals(400, 10, 50.0)));
         assert_eq!(v, "No reliable message delivered by glenn yet: nothing to compare.");
     }
 }

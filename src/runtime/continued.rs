@@ -8,20 +8,20 @@
 
 use ackscope_protocol::{Action, Event, EventKind, SimTime};
 
-use super::udp::RunHandle;
 use super::{Batch, Lanes};
+use crate::source::EventSource;
 
 /// `inner`'s batches with every event time and action time moved by `at`, and every send id by
 /// `first_uid`.
 pub struct Continued {
-    inner: Box<dyn RunHandle>,
+    inner: Box<dyn EventSource>,
     at: SimTime,
     first_uid: u64,
 }
 
 impl Continued {
     /// Carries `inner` on from `at`, its send ids starting at `first_uid`.
-    pub fn new(inner: Box<dyn RunHandle>, at: SimTime, first_uid: u64) -> Self {
+    pub fn new(inner: Box<dyn EventSource>, at: SimTime, first_uid: u64) -> Self {
         Self { inner, at, first_uid }
     }
 
@@ -56,7 +56,7 @@ fn send_id_mut(kind: &mut EventKind) -> Option<&mut u64> {
     }
 }
 
-impl RunHandle for Continued {
+impl EventSource for Continued {
     fn send(&self, lanes: Lanes, action: Action) -> bool {
         self.inner.send(lanes, action)
     }
@@ -98,7 +98,7 @@ mod tests {
     }
 
     struct Idle;
-    impl RunHandle for Idle {
+    impl EventSource for Idle {
         fn send(&self, _: Lanes, _: Action) -> bool {
             false
         }

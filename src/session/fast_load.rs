@@ -18,6 +18,7 @@ use std::sync::{mpsc, Arc};
 use ackscope_protocol::{Event, EventKind, SimTime};
 use anyhow::{anyhow, Result};
 
+use super::codec::Line;
 use super::lines::parse_event_line;
 use super::{Progress, Session};
 
@@ -149,16 +150,16 @@ fn parse_block(block: &str) -> Option<Block> {
     let mut events = Vec::with_capacity(block.len() / 32);
     let (mut t, mut min_us) = (0i64, 0i64);
     for line in block.lines() {
-        let (dt, kind) = parse_line(line)?;
+        let Line(dt, kind, client) = parse_line(line)?;
         t = t.checked_add(dt)?;
         min_us = min_us.min(t);
-        events.push(Event::new(SimTime(t as u64), kind));
+        events.push(Event::for_client(SimTime(t as u64), client, kind));
     }
     Some(Block { events, sum_us: t, min_us })
 }
 
 /// One event line, by the fast parser or else by `ron` (comments, escapes, unusual spacing).
-fn parse_line(line: &str) -> Option<(i64, EventKind)> {
+fn parse_line(line: &str) -> Option<Line<EventKind>> {
     parse_event_line(line).ok().or_else(|| {
         let trimmed = line.trim_end();
         ron::from_str(trimmed.strip_suffix(',').unwrap_or(trimmed)).ok()

@@ -9,6 +9,8 @@
 //! types drive it, so a new event variant or field needs nothing here.
 
 use ackscope_protocol::EventKind;
+
+use super::codec::Line;
 use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{self, DeserializeSeed, Visitor};
 use serde::Deserialize;
@@ -33,10 +35,11 @@ impl de::Error for Miss {
 
 type R<T> = Result<T, Miss>;
 
-/// Parses one event line (`(dt,Kind(..))` with an optional trailing comma and whitespace).
-pub fn parse_event_line(line: &str) -> R<(i64, EventKind)> {
+/// Parses one event line (`(dt,Kind(..))` or `(dt,Kind(..),client)` with an optional trailing
+/// comma and whitespace).
+pub fn parse_event_line(line: &str) -> R<Line<EventKind>> {
     let mut de = LineDe { b: line.as_bytes(), i: 0 };
-    let v = <(i64, EventKind)>::deserialize(&mut de)?;
+    let v = Line::<EventKind>::deserialize(&mut de)?;
     de.ws();
     if de.peek() == Some(b',') {
         de.i += 1;

@@ -17,32 +17,44 @@
 //! then renamed over it, so a failed save never damages the previous file.
 //!
 //! Events are stored as `(dt_us, kind)` pairs with the time as a delta from the previous event,
-//! which keeps a recording around 40-50 bytes per event. Version 1 files (whose log held only
-//! parameter changes, as `changes`) still load; they are written back as version 2.
+//! which keeps a recording around 40-50 bytes per event. Version 3 adds what a recording of
+//! several clients or of another origin than the simulation needs: an event of another client
+//! than the first carries it as a third element, and the header may say the lane's `origin`,
+//! its `protocol` and its `clients`' names and groups. Versions 1 (whose log held only parameter
+//! changes, as `changes`) and 2 still load as they did; everything is written back as version 3
+//! (a one-client simulated recording's text differs from version 2's only in the version).
+//!
+//! A game's own event stream is read and written as JSON lines ([`jsonl`]).
 
 mod codec;
 mod fast_load;
+pub mod jsonl;
+pub mod jsonl_export;
 mod lines;
 mod progress;
 mod rerun;
+mod save;
 pub mod stream;
 mod stream_load;
 pub mod strict;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use ackscope_protocol::{Action, Event, ParamChange, Scenario, SimTime, Step, Strategy};
+
+use crate::model::lane::{ClientInfo, Origin, Protocol};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 pub use progress::{Phase, Progress};
-pub use rerun::{rerun, rerun_all, run_lane};
+pub use rerun::{rerun, rerun_all, run_lane, run_lane_on};
+pub use save::{remove_stale_temps, save, save_with_progress, to_text, write_atomic};
 pub use stream_load::{load_streaming, Loading};
 
-/// Version of the file layout; bumped on incompatible changes. Version 1 is still read.
-pub const FORMAT_VERSION: u32 = 2;
+/// Version of the file layout; bumped on incompatible changes. Versions 1 and 2 are still read.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// A parameter change as version 1 files recorded it (their whole action log).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -76,8 +88,21 @@ pub struct Session {
     /// time, so a re-run (always in-process) simulates it instead.
     #[serde(default)]
     pub transport: Transport,
-    /// The scenario the run started from (seed, strategy, workload, link, script).
+    /// The scenario the run started from (seed, strategy, workload, link, script); a lane of
+    /// another origin has none (this is then the default, and unused).
+    #[serde(default)]
     pub scenario: Scenario,
+    /// Where the first lane's events came from, when not from `scenario` in this process
+    /// (version 3: a game's event stream, a capture, a proxy, a UDP peer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Origin>,
+    /// What that lane ran, by name (a strategy's, or a game's own protocol), when it has no
+    /// scenario to say so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// The clients the source named, with their groups (version 3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<ClientInfo>,
     /// The user's actions on the first lane, in time order (the scenario's own script apart).
     #[serde(default)]
     pub actions: Vec<Step>,
@@ -108,6 +133,12 @@ impl Session {
     /// refuses ([`crate::params::validate`]), or A/B lanes without the second strategy.
     pub fn validate(&self) -> Result<()> {
         use crate::params::validate::{scenario, steps};
+        if !self.is_simulated() {
+            if self.ab.is_some() || !self.ab_events.is_empty() {
+                bail!("an A/B lane needs a simulated first lane (this one's origin is {})", self.origin_text());
+            }
+            return Ok(());
+        }
         scenario(&self.scenario)?;
         steps(&self.scenario, &self.actions, "actions")?;
         if let Some(b) = self.ab {
@@ -118,6 +149,10 @@ impl Session {
         Ok(())
     }
 
+    fn origin_text(&self) -> String {
+        self.origin.as_ref().map_or_else(|| "simulated".into(), Origin::describe)
+    }
+
     /// A session header for `scenario` with no events (a scenario file).
     pub fn scenario_only(scenario: Scenario) -> Self {
         Self {
@@ -125,6 +160,9 @@ impl Session {
             app_version: env!("CARGO_PKG_VERSION").to_string(),
             transport: Transport::InProcess,
             scenario,
+            origin: None,
+            protocol: None,
+            clients: Vec::new(),
             actions: Vec::new(),
             changes: Vec::new(),
             duration_us: 0,
@@ -143,6 +181,9 @@ impl Session {
             app_version: self.app_version.clone(),
             transport: self.transport,
             scenario: self.scenario.clone(),
+            origin: self.origin.clone(),
+            protocol: self.protocol.clone(),
+            clients: self.clients.clone(),
             actions: self.actions.clone(),
             changes: self.changes.clone(),
             duration_us: self.duration_us,
@@ -167,6 +208,20 @@ impl Session {
             return Some(SimTime::ZERO);
         }
         self.actions.iter().find(|s| s.action == Action::Transport(Transport::Udp)).map(|s| s.at)
+    }
+
+    /// True when the first lane was simulated from the scenario (in this process, or its
+    /// endpoints over UDP): only such a recording can be re-run.
+    pub fn is_simulated(&self) -> bool {
+        self.origin.as_ref().is_none_or(|o| matches!(o, Origin::Simulated | Origin::UdpLoopback))
+    }
+
+    /// What the first lane ran first: the stream's protocol, or the scenario's strategy.
+    pub fn protocol(&self) -> Protocol {
+        match (&self.protocol, self.is_simulated()) {
+            (Some(name), false) => Protocol::named(name, None),
+            _ => Protocol::of(self.scenario.strategy),
+        }
     }
 
     /// Each lane's scenario and actions: the first lane, then the A/B lane if any.
@@ -206,31 +261,13 @@ pub(super) fn default_verify() -> Verify {
     }
 }
 
-/// The same layout as [`Session`], borrowing, so a save writes the events where they are.
-#[derive(Serialize)]
-struct SessionOut<'a> {
-    format_version: u32,
-    app_version: &'a str,
-    transport: Transport,
-    scenario: &'a Scenario,
-    actions: &'a [Step],
-    duration_us: u64,
-    #[serde(serialize_with = "codec::serialize")]
-    events: &'a [Event],
-    ab: Option<Strategy>,
-    ab_actions: &'a [Step],
-    #[serde(serialize_with = "codec::serialize")]
-    ab_events: &'a [Event],
-    checksum: Option<&'a str>,
-}
-
-const CHECKSUM_PLACEHOLDER: &str = "0000000000000000";
+pub(super) const CHECKSUM_PLACEHOLDER: &str = "0000000000000000";
 pub(super) const CHECKSUM_KEY: &str = "checksum:Some(\"";
 /// Bytes between two progress reports while reading, checking or writing.
-const PROGRESS_STEP: usize = 1 << 20;
+pub(super) const PROGRESS_STEP: usize = 1 << 20;
 
 /// FNV-1a 64 over `parts` in order, reporting the bytes hashed to `progress`.
-fn fnv1a(parts: &[&[u8]], progress: Option<&Progress>) -> u64 {
+pub(super) fn fnv1a(parts: &[&[u8]], progress: Option<&Progress>) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     let mut done = 0;
     for p in parts {
@@ -246,49 +283,6 @@ fn fnv1a(parts: &[&[u8]], progress: Option<&Progress>) -> u64 {
         }
     }
     h
-}
-
-/// The text layout of session files: one event (and one action) per line.
-fn pretty() -> ron::ser::PrettyConfig {
-    ron::ser::PrettyConfig::new()
-        .depth_limit(2)
-        .indentor(String::new())
-        .separator(String::new())
-        .struct_names(false)
-        .compact_arrays(false)
-}
-
-/// Serialises a session to RON text with its checksum filled in.
-pub fn to_text(session: &Session) -> Result<String> {
-    encode(session, [&session.events, &session.ab_events], None)
-}
-
-/// `header` with `lanes` (the first lane's events, then the A/B lane's) in place of its own, as
-/// RON text with the checksum filled in.
-fn encode(header: &Session, lanes: [&[Event]; 2], progress: Option<&Arc<Progress>>) -> Result<String> {
-    if let Some(p) = progress {
-        p.start(Phase::Encoding, (lanes[0].len() + lanes[1].len()) as u64);
-    }
-    let out = SessionOut {
-        format_version: FORMAT_VERSION,
-        app_version: &header.app_version,
-        transport: header.transport,
-        scenario: &header.scenario,
-        actions: &header.actions,
-        duration_us: header.duration_us,
-        events: lanes[0],
-        ab: header.ab,
-        ab_actions: &header.ab_actions,
-        ab_events: lanes[1],
-        checksum: Some(CHECKSUM_PLACEHOLDER),
-    };
-    let mut text = codec::with_progress(progress.cloned(), || ron::ser::to_string_pretty(&out, pretty()))
-        .context("serialising the session")?;
-    let at =
-        text.rfind(CHECKSUM_KEY).ok_or_else(|| anyhow!("checksum field missing from the output"))? + CHECKSUM_KEY.len();
-    let sum = format!("{:016x}", fnv1a(&[text.as_bytes()], None));
-    text.replace_range(at..at + 16, &sum);
-    Ok(text)
 }
 
 /// Parses session text, checking the checksum; `origin` names the file in errors.
@@ -373,6 +367,9 @@ pub(super) fn finish_header_of(
     if session.format_version != version {
         bail!("{origin}: format_version {} is not where it is expected (at the start)", session.format_version);
     }
+    if version < 3 && (session.origin.is_some() || session.protocol.is_some() || !session.clients.is_empty()) {
+        bail!("{origin}: `origin`, `protocol` and `clients` are version 3 fields (this file says version {version})");
+    }
     if version == 1 {
         session.actions = std::mem::take(&mut session.changes).into_iter().map(Step::from).collect();
         session.format_version = FORMAT_VERSION;
@@ -395,8 +392,8 @@ pub(super) fn check_version(text: &str, origin: &str) -> Result<u32> {
         .take_while(char::is_ascii_digit)
         .collect();
     match digits.parse::<u32>() {
-        Ok(v @ (1 | FORMAT_VERSION)) => Ok(v),
-        Ok(v) => bail!("{origin}: format version {v} is not supported (this ackscope reads 1 and {FORMAT_VERSION})"),
+        Ok(v @ (1 | 2 | FORMAT_VERSION)) => Ok(v),
+        Ok(v) => bail!("{origin}: format version {v} is not supported (this ackscope reads 1 to {FORMAT_VERSION})"),
         Err(_) => bail!("{origin}: format_version is not a number"),
     }
 }
@@ -448,158 +445,4 @@ pub(super) fn read_text(path: &Path, origin: &str, progress: Option<&Arc<Progres
         }
     }
     String::from_utf8(bytes).map_err(|e| anyhow!("{origin}: not UTF-8 text (byte {})", e.utf8_error().valid_up_to()))
-}
-
-/// Saves atomically: writes beside `path`, syncs, renames over it.
-pub fn save(session: &Session, path: &Path) -> Result<u64> {
-    let text = to_text(session)?;
-    write_atomic(path, text.as_bytes(), None)?;
-    Ok(text.len() as u64)
-}
-
-/// [`save`] of `header` with `lanes`' events (the first lane's, then the A/B lane's) in place of
-/// its own, on a worker thread: the events are borrowed, not copied, and each phase is reported
-/// to `progress`.
-pub fn save_with_progress(
-    header: &Session,
-    lanes: [&[Event]; 2],
-    path: &Path,
-    progress: &Arc<Progress>,
-) -> Result<u64> {
-    let text = encode(header, lanes, Some(progress))?;
-    write_atomic(path, text.as_bytes(), Some(progress))?;
-    Ok(text.len() as u64)
-}
-
-/// Writes `bytes` to a temporary file beside `path` and renames it into place; first removes
-/// what interrupted saves left in that directory ([`remove_stale_temps`]).
-pub fn write_atomic(path: &Path, bytes: &[u8], progress: Option<&Progress>) -> Result<()> {
-    use std::io::Write;
-    let origin = path.display().to_string();
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
-    remove_stale_temps(dir);
-    let tmp: PathBuf = dir.join(format!(".{name}{TEMP_MARK}{}", std::process::id()));
-    if let Some(p) = progress {
-        p.start(Phase::Writing, bytes.len() as u64);
-    }
-    let result = (|| -> Result<()> {
-        let mut f =
-            std::fs::File::create(&tmp).with_context(|| format!("{origin}: cannot create {}", tmp.display()))?;
-        let mut done = 0;
-        for block in bytes.chunks(PROGRESS_STEP) {
-            f.write_all(block).with_context(|| format!("{origin}: write failed"))?;
-            done += block.len();
-            if let Some(p) = progress {
-                p.advance_to(done as u64);
-            }
-        }
-        f.sync_all().with_context(|| format!("{origin}: sync failed"))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("{origin}: cannot replace the file"))?;
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Between a session's name and the saving process's id in a temporary file's name.
-const TEMP_MARK: &str = ".tmp-";
-
-/// Removes the temporary files interrupted session saves left in `dir`
-/// (`.NAME.ron.tmp-PID`, see [`write_atomic`]) whose process no longer runs; the files removed.
-///
-/// A save killed between writing and renaming leaves its temporary file behind, as large as the
-/// session. Files of a process still running are kept (it may be saving right now), including
-/// this process's own. Whether a process runs is read from `/proc`; where there is none, only
-/// files untouched for a day are taken as abandoned. Errors are ignored: this is tidying up.
-pub fn remove_stale_temps(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
-    let mut removed = Vec::new();
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(pid) = stale_temp_pid(&name) else { continue };
-        if pid == std::process::id() || process_may_run(pid, &e.path()) {
-            continue;
-        }
-        if std::fs::remove_file(e.path()).is_ok() {
-            removed.push(e.path());
-        }
-    }
-    removed.sort();
-    removed
-}
-
-/// The process id in a session save's temporary file name (`.NAME.ron.tmp-PID`).
-fn stale_temp_pid(name: &str) -> Option<u32> {
-    let (stem, pid) = name.rsplit_once(TEMP_MARK)?;
-    if !name.starts_with('.') || !stem.ends_with(".ron") || stem.len() <= ".ron".len() + 1 {
-        return None;
-    }
-    pid.bytes().all(|b| b.is_ascii_digit()).then(|| pid.parse().ok()).flatten()
-}
-
-/// True unless process `pid` is known to have ended (see [`remove_stale_temps`]).
-fn process_may_run(pid: u32, file: &Path) -> bool {
-    let proc = Path::new("/proc");
-    if proc.join("self").exists() {
-        return proc.join(pid.to_string()).exists();
-    }
-    let day = std::time::Duration::from_secs(24 * 3600);
-    let age = std::fs::metadata(file).and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok());
-    age.is_none_or(|a| a < day)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    #[cfg(unix)]
-    fn stale_temporary_files_of_ended_processes_are_removed() {
-        let dir = std::env::temp_dir().join(format!("ackscope-temps-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        // A process that has ended: a child we waited for (its id is not reused this quickly).
-        let mut child = std::process::Command::new("true").spawn().unwrap();
-        let dead = child.id();
-        child.wait().unwrap();
-        let me = std::process::id();
-        let parent = std::os::unix::process::parent_id();
-        let names = [
-            format!(".run.ron.tmp-{dead}"),
-            format!(".run.ron.tmp-{me}"),
-            format!(".other.ron.tmp-{parent}"),
-            format!("run.ron.tmp-{dead}"),
-            format!(".notes.txt.tmp-{dead}"),
-            ".run.ron.tmp-12x".to_string(),
-        ];
-        for n in &names {
-            std::fs::write(dir.join(n), "partial").unwrap();
-        }
-        assert_eq!(remove_stale_temps(&dir), [dir.join(&names[0])]);
-        let left: Vec<String> = names[1..].to_vec();
-        for n in &left {
-            assert!(dir.join(n).exists(), "{n} was removed");
-        }
-        // A save cleans its target's directory too.
-        std::fs::write(dir.join(&names[0]), "partial").unwrap();
-        write_atomic(&dir.join("run.ron"), b"saved", None).unwrap();
-        assert!(!dir.join(&names[0]).exists(), "the save left the stale file");
-        assert_eq!(std::fs::read(dir.join("run.ron")).unwrap(), b"saved");
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    #[test]
-    fn the_borrowing_encoder_writes_what_the_session_type_would() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/recorded-ue4.ron");
-        let s = load(&path).unwrap();
-        let text = to_text(&s).unwrap();
-        let at = text.rfind(CHECKSUM_KEY).unwrap() + CHECKSUM_KEY.len();
-        let unsummed = format!("{}{CHECKSUM_PLACEHOLDER}{}", &text[..at], &text[at + 16..]);
-        let owned = Session { checksum: Some(CHECKSUM_PLACEHOLDER.into()), ..s };
-        assert!(owned.changes.is_empty(), "version 1's field is never written");
-        assert!(ron::ser::to_string_pretty(&owned, pretty()).unwrap() == unsummed, "SessionOut differs from Session");
-    }
 }

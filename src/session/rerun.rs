@@ -12,7 +12,16 @@ use crate::runtime::action::apply_and_record;
 /// after `until` are left out). Returns the simulation at `until`, its events and the log of the
 /// actions applied.
 pub fn run_lane(scenario: &Scenario, actions: &[Step], until: SimTime) -> Result<(Simulation, Vec<Event>, Vec<Step>)> {
-    let mut sim = Simulation::new(scenario.clone());
+    run_lane_on(Simulation::new(scenario.clone()), actions, until)
+}
+
+/// [`run_lane`] on a simulation the caller built for the lane's scenario (endpoints wrapped in
+/// a wire tap and a peer factory that taps the ones a restart builds, for the pcapng export).
+pub fn run_lane_on(
+    mut sim: Simulation,
+    actions: &[Step],
+    until: SimTime,
+) -> Result<(Simulation, Vec<Event>, Vec<Step>)> {
     let mut events = Vec::new();
     let mut log = Vec::new();
     let mut sorted: Vec<&Step> = actions.iter().filter(|a| a.at <= until).collect();
@@ -32,12 +41,14 @@ pub fn run_lane(scenario: &Scenario, actions: &[Step], until: SimTime) -> Result
 /// actions at the same instants, for the same duration. For an in-process recording the events
 /// are identical.
 pub fn rerun(session: &Session) -> Result<Vec<Event>> {
+    refuse_other_origins(session)?;
     let (_, events, _) = run_lane(&session.scenario, &session.actions, SimTime(session.duration_us))?;
     Ok(events)
 }
 
 /// Re-runs every lane of a session (both in A/B) and returns the session with the new events.
 pub fn rerun_all(session: &Session) -> Result<Session> {
+    refuse_other_origins(session)?;
     let until = SimTime(session.duration_us);
     let mut out = session.header();
     for (i, (scenario, actions)) in session.lanes().into_iter().enumerate() {
@@ -49,4 +60,15 @@ pub fn rerun_all(session: &Session) -> Result<Session> {
         }
     }
     Ok(out)
+}
+
+/// Only a simulated recording can be run again: a stream, a capture or a proxy's events are all
+/// there is of them.
+fn refuse_other_origins(session: &Session) -> Result<()> {
+    match &session.origin {
+        Some(o) if !session.is_simulated() => {
+            anyhow::bail!("a recording of {} has no scenario to run again", o.describe())
+        }
+        _ => Ok(()),
+    }
 }

@@ -19,7 +19,8 @@ use ackscope_protocol::{Event, EventKind, SimTime, Step};
 use anyhow::{anyhow, Context, Result};
 use serde::Serialize;
 
-use super::{pretty, Session, CHECKSUM_KEY, CHECKSUM_PLACEHOLDER};
+use super::save::pretty;
+use super::{Session, CHECKSUM_KEY, CHECKSUM_PLACEHOLDER};
 
 /// Longest wall time between two flushes while events arrive.
 pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
@@ -117,7 +118,7 @@ impl SessionStream {
         for e in events {
             line.clear();
             let dt = e.time.0 as i64 - self.prev_us as i64;
-            line.push_str(&ron::ser::to_string(&(dt, &e.kind)).context("serialising an event")?);
+            line.push_str(&ron::ser::to_string(&super::codec::Line::of(dt, e)).context("serialising an event")?);
             line.push_str(",\n");
             self.file.write_all(line.as_bytes()).with_context(|| format!("{}: write failed", self.path.display()))?;
             self.hash = fnv_more(self.hash, line.as_bytes());
@@ -179,7 +180,7 @@ pub fn copy_atomic(source: &Path, path: &Path) -> Result<u64> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
     super::remove_stale_temps(dir);
-    let tmp = dir.join(format!(".{name}{}{}", super::TEMP_MARK, std::process::id()));
+    let tmp = dir.join(format!(".{name}{}{}", super::save::TEMP_MARK, std::process::id()));
     let result = (|| -> Result<u64> {
         let bytes =
             std::fs::copy(source, &tmp).with_context(|| format!("{origin}: cannot copy {}", source.display()))?;
@@ -235,14 +236,15 @@ pub fn read_range(path: &Path, from: SimTime, until: SimTime) -> Result<Vec<Even
     for line in lines {
         let line = line.with_context(|| format!("{origin}: cannot read"))?;
         let Some(item) = line.strip_suffix(',').filter(|l| l.ends_with(')')) else { break };
-        let (dt, kind): (i64, EventKind) = ron::from_str(item).map_err(|e| anyhow!("{origin}: event line: {e}"))?;
+        let super::codec::Line(dt, kind, client) =
+            ron::from_str::<super::codec::Line<EventKind>>(item).map_err(|e| anyhow!("{origin}: event line: {e}"))?;
         prev_us = prev_us.checked_add_signed(dt).ok_or_else(|| anyhow!("{origin}: event time out of range"))?;
         let time = SimTime(prev_us);
         if time >= until {
             break;
         }
         if time >= from {
-            out.push(Event::new(time, kind));
+            out.push(Event::for_client(time, client, kind));
         }
     }
     Ok(out)

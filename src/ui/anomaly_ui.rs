@@ -19,7 +19,7 @@ use super::lanes::PerLane;
 use crate::app::{AppCommand, AppState, Tab};
 use crate::model::anomaly::{AnomalyClass, Target, CLASSES, STALL_FLOOR_US};
 use crate::model::anomaly_filter::{AnomalyFilter, FilteredAnomalies, StripCounts};
-use crate::model::Recording;
+use crate::model::Shown;
 
 /// Height of one lane's band of the strip.
 const STRIP_LANE_H: f32 = 11.0;
@@ -86,7 +86,7 @@ pub fn class_color(class: AnomalyClass, dark_mode: bool) -> Color32 {
 
 impl AnomalyView {
     /// Brings every lane's cache up to date; each lane with its cache, in lane order.
-    pub fn update<'a>(&'a mut self, lanes: &'a [Recording]) -> Vec<(&'a Recording, &'a mut LaneAnomalies)> {
+    pub fn update<'a, 'r>(&'a mut self, lanes: &'a [Shown<'r>]) -> Vec<(&'a Shown<'r>, &'a mut LaneAnomalies)> {
         let filter = self.filter;
         let mut out: Vec<_> = self.per_lane.zip(lanes).collect();
         for (rec, cache) in &mut out {
@@ -104,7 +104,7 @@ impl AnomalyView {
     /// closest to `t` among shown lanes wins.
     fn jump(
         &mut self,
-        lanes: &[Recording],
+        lanes: &[Shown<'_>],
         t: SimTime,
         pick: impl Fn(&FilteredAnomalies) -> Option<usize>,
     ) -> Option<(usize, SimTime, u32)> {
@@ -130,7 +130,7 @@ impl AnomalyView {
     /// says so when there is none.
     fn jump_to(
         &mut self,
-        lanes: &[Recording],
+        lanes: &[Shown<'_>],
         t: SimTime,
         what: &str,
         cmds: &mut Vec<AppCommand>,
@@ -146,7 +146,7 @@ impl AnomalyView {
     }
 
     /// Selects anomaly `row` of `lane` at `at`: the cursor moves there, its target is selected.
-    fn select(&mut self, lanes: &[Recording], lane: usize, row: u32, at: SimTime, cmds: &mut Vec<AppCommand>) {
+    fn select(&mut self, lanes: &[Shown<'_>], lane: usize, row: u32, at: SimTime, cmds: &mut Vec<AppCommand>) {
         cmds.push(AppCommand::SeekTo(at));
         self.selected = Some((lane, row));
         self.last_cursor = Some(at);
@@ -161,10 +161,10 @@ pub fn prev_next_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
     let c = state.cursor();
     let tip = "the filter of the Anomalies tab applies; the strip below marks them";
     if ui.button("< Prev").on_hover_text(format!("Move the cursor to the previous anomaly ({tip})")).clicked() {
-        view.jump_to(&state.lanes, c, "earlier", cmds, |f| f.prev_before(c));
+        view.jump_to(&state.focused_lanes(), c, "earlier", cmds, |f| f.prev_before(c));
     }
     if ui.button("Next >").on_hover_text(format!("Move the cursor to the next anomaly ({tip})")).clicked() {
-        view.jump_to(&state.lanes, c, "later", cmds, |f| f.next_after(c));
+        view.jump_to(&state.focused_lanes(), c, "later", cmds, |f| f.next_after(c));
     }
 }
 
@@ -191,8 +191,8 @@ pub fn strip_ui(
     // Each band named at its left: by its strategy in A/B, else "anomalies".
     for (band, &lane) in shown.iter().enumerate() {
         let (name, color) = match state.lanes.get(lane) {
-            Some(l) if n > 1 => (l.scenario.strategy.name(), super::colors::strategy_color(ui, l.scenario.strategy)),
-            _ => ("anomalies", weak),
+            Some(l) if n > 1 => (l.info.label(), super::lane_colors::lane_color(ui, l.info.color_at(state.cursor()))),
+            _ => ("anomalies".to_string(), weak),
         };
         let y = rect.top() + (band as f32 + 0.5) * STRIP_LANE_H;
         painter.text(
@@ -214,7 +214,8 @@ pub fn strip_ui(
         let band_rect = egui::Rect::from_x_y_ranges(rail, egui::Rangef::new(y0 + 1.0, y0 + STRIP_LANE_H - 1.0));
         mesh.add_colored_rect(band_rect, band_bg);
     }
-    let mut per_lane = view.update(&state.lanes);
+    let focused = state.focused_lanes();
+    let mut per_lane = view.update(&focused);
     for (band, &lane) in shown.iter().enumerate() {
         let Some((_, cache)) = per_lane.get_mut(lane) else { continue };
         let counts = cache.strip.update(&cache.filtered, SimTime::ZERO, end.plus_micros(1), columns);
@@ -269,7 +270,7 @@ pub fn strip_ui(
     if resp.clicked() {
         if let Some(p) = resp.interact_pointer_pos() {
             let t = t_at(p.x);
-            view.jump_to(&state.lanes, t, "shown", cmds, |f| f.nearest(t));
+            view.jump_to(&state.focused_lanes(), t, "shown", cmds, |f| f.nearest(t));
         }
     }
 }
@@ -311,8 +312,7 @@ fn filters_ui(
         if state.lanes.len() > 1 {
             ui.separator();
             for (i, lane) in state.lanes.iter().enumerate().take(2) {
-                let s = lane.scenario.strategy;
-                let text = super::colors::strategy_heading(ui, s);
+                let text = super::lane_colors::lane_heading(ui, &lane.info, state.cursor());
                 ui.checkbox(&mut view.lanes_shown[i], text).on_hover_text("Show this lane's anomalies");
             }
         }
@@ -325,7 +325,8 @@ fn filters_ui(
                 .suffix(" ms"),
         )
         .on_hover_text("Head-of-line stalls shorter than this are not listed");
-        let target = view.selected.and_then(|(lane, row)| state.lanes.get(lane)?.anomalies.get(row as usize));
+        let focused = state.focused_lanes();
+        let target = view.selected.and_then(|(lane, row)| focused.get(lane)?.anomalies.get(row as usize).copied());
         let open = match target.map(|a| a.target) {
             Some(Target::Packet(_)) => Some(("Show its packet", Tab::Packets)),
             Some(Target::Message(_)) => Some(("Show its message", Tab::Messages)),
@@ -356,7 +357,8 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
     let n = state.lanes.len();
     let shown: Vec<usize> = (0..n).filter(|&i| view.lane_shown(i, n)).collect();
     let mut counts = [0usize; CLASSES];
-    for (lane, (_, cache)) in view.update(&state.lanes).into_iter().enumerate() {
+    let focused = state.focused_lanes();
+    for (lane, (_, cache)) in view.update(&focused).into_iter().enumerate() {
         if shown.contains(&lane) {
             for class in AnomalyClass::ALL {
                 counts[class.index()] += cache.filtered.class_total(class);
@@ -368,14 +370,17 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
     ui.separator();
     let mut clicked = None;
     let selected = view.selected;
-    let lanes = &state.lanes[..];
+    let focused = state.focused_lanes();
+    let lanes = &focused[..];
     let mut per_lane = view.update(lanes);
     ui.columns(shown.len().max(1), |cols| {
         for (col, &lane) in cols.iter_mut().zip(&shown) {
             let Some((rec, cache)) = per_lane.get_mut(lane) else { continue };
             col.push_id(lane, |ui| {
-                if n > 1 {
-                    ui.label(super::colors::strategy_heading(ui, rec.scenario.strategy));
+                if n > 1 || rec.rec.clients().len() > 1 {
+                    let label = super::tabs::focused_label(rec);
+                    let color = super::lane_colors::lane_color(ui, rec.color_at(cursor));
+                    ui.label(RichText::new(label).strong().color(color));
                 }
                 let sel = selected.filter(|(l, _)| *l == lane).map(|(_, r)| r);
                 if let Some(hit) = lane_list_ui(rec, cache, sel, cursor, ui) {
@@ -395,7 +400,7 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
 
 /// One lane's list; returns the row (position in the lane's index) clicked.
 fn lane_list_ui(
-    rec: &Recording,
+    rec: &Shown<'_>,
     cache: &mut LaneAnomalies,
     selected: Option<u32>,
     cursor: SimTime,

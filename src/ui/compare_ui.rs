@@ -10,15 +10,14 @@
 
 use std::time::{Duration, Instant};
 
-use ackscope_protocol::{SimTime, Strategy};
+use ackscope_protocol::SimTime;
 use egui::Color32;
 use egui_plot::{GridMark, Line, LineStyle, MarkerShape, Plot, PlotPoint, PlotUi, Points, Text, VLine};
 
-use super::colors::{strategy_color, strategy_heading};
 use super::lanes::PerLane;
 use crate::model::compare::{height_quantile, tail_height, LaneFigures, CAUSES};
 use crate::model::verdict::verdict;
-use crate::model::Recording;
+use crate::model::Shown;
 
 /// Shortest time between two recomputations of a lane's figures while its events change.
 pub const REFRESH: Duration = Duration::from_millis(400);
@@ -38,13 +37,13 @@ pub struct LaneCache {
 impl LaneCache {
     /// Brings the figures to the events of `rec` up to `cursor` (at most every [`REFRESH`] while
     /// they keep changing); true when they are up to date.
-    fn refresh(&mut self, rec: &Recording, cursor: SimTime) -> bool {
+    fn refresh(&mut self, rec: &Shown<'_>, cursor: SimTime) -> bool {
         let n = rec.store.events_until(cursor).len();
         match self.fed {
             Some((fed, _)) if fed == n => true,
             Some((_, at)) if at.elapsed() < REFRESH => false,
             _ => {
-                self.figures = LaneFigures::compute(rec, cursor);
+                self.figures = LaneFigures::compute(*rec, cursor);
                 self.fed = Some((n, Instant::now()));
                 true
             }
@@ -56,7 +55,7 @@ impl LaneCache {
 #[derive(Default)]
 pub struct CompareView {
     pub lanes: PerLane<LaneCache>,
-    pub hidden: Vec<Strategy>,
+    pub hidden: Vec<String>,
 }
 
 /// Line style per resend cause ([`CAUSES`] order), the colour being the strategy's.
@@ -87,7 +86,7 @@ fn quantile_marks(input: egui_plot::GridInput) -> Vec<GridMark> {
     ((lo.floor().max(0.0) as i64)..=(hi.ceil() as i64)).map(|v| GridMark { value: v as f64, step_size: 1.0 }).collect()
 }
 
-pub fn compare_ui(lanes: &[Recording], view: &mut CompareView, cursor: SimTime, ui: &mut egui::Ui) {
+pub fn compare_ui(lanes: &[Shown<'_>], view: &mut CompareView, cursor: SimTime, ui: &mut egui::Ui) {
     let mut stale = false;
     for (lane, cache) in view.lanes.zip(lanes) {
         stale |= !cache.refresh(lane, cursor);
@@ -97,14 +96,14 @@ pub fn compare_ui(lanes: &[Recording], view: &mut CompareView, cursor: SimTime, 
     }
     let figures: Vec<&LaneFigures> = view.lanes.zip(lanes).map(|(_, c)| &c.figures).collect();
     match figures.as_slice() {
-        [a, b] => ui.heading(verdict((a.strategy, &a.totals), (b.strategy, &b.totals))),
+        [a, b] => ui.heading(verdict((&a.label, &a.totals), (&b.label, &b.totals))),
         _ => ui.label("One strategy shown: start an A/B run (--ab, or \"A/B\" in the left panel) to compare two."),
     };
     ui.label(format!("Figures over the events up to {:.2} s.", cursor.as_secs_f64()));
     legend_ui(&figures, &mut view.hidden, ui);
     totals_ui(&figures, ui);
-    let shown: Vec<&LaneFigures> = figures.iter().copied().filter(|f| !view.hidden.contains(&f.strategy)).collect();
-    let colors: Vec<Color32> = shown.iter().map(|f| strategy_color(ui, f.strategy)).collect();
+    let shown: Vec<&LaneFigures> = figures.iter().copied().filter(|f| !view.hidden.contains(&f.label)).collect();
+    let colors: Vec<Color32> = shown.iter().map(|f| figure_color(ui, f)).collect();
     let end = cursor.as_secs_f64();
     egui::ScrollArea::vertical().show(ui, |ui| {
         let h = ((ui.available_height() - 90.0) / 3.0).clamp(150.0, 320.0);
@@ -114,7 +113,7 @@ pub fn compare_ui(lanes: &[Recording], view: &mut CompareView, cursor: SimTime, 
             cols[1].label("Message latency over time (ms; ringed: a carrying packet was dropped)");
             time_plot_ui(&mut cols[1], "cmp_latency", h, end, |p| {
                 for (f, &c) in shown.iter().zip(&colors) {
-                    let name = f.strategy.name();
+                    let name = f.label.as_str();
                     p.points(Points::new(name, f.latency_clean.clone()).color(c).radius(1.5));
                     let dropped = format!("{name} dropped copy");
                     let ring = Points::new(dropped, f.latency_dropped.clone()).color(c).radius(3.0).filled(false);
@@ -126,13 +125,13 @@ pub fn compare_ui(lanes: &[Recording], view: &mut CompareView, cursor: SimTime, 
             cols[0].label("Wire bytes per delivered message");
             time_plot_ui(&mut cols[0], "cmp_bytes", h, end, |p| {
                 for (f, &c) in shown.iter().zip(&colors) {
-                    p.line(Line::new(f.strategy.name(), f.bytes_per_message.clone()).color(c).width(1.5));
+                    p.line(Line::new(f.label.as_str(), f.bytes_per_message.clone()).color(c).width(1.5));
                 }
             });
             cols[1].label("Head-of-line wait (ms per s: arrived, waiting for an earlier message)");
             time_plot_ui(&mut cols[1], "cmp_hol", h, end, |p| {
                 for (f, &c) in shown.iter().zip(&colors) {
-                    p.line(Line::new(f.strategy.name(), f.hol_ms_per_s.clone()).color(c).width(1.5));
+                    p.line(Line::new(f.label.as_str(), f.hol_ms_per_s.clone()).color(c).width(1.5));
                 }
             });
         });
@@ -141,7 +140,7 @@ pub fn compare_ui(lanes: &[Recording], view: &mut CompareView, cursor: SimTime, 
         );
         time_plot_ui(ui, "cmp_resends", h, end, |p| {
             for (f, &c) in shown.iter().zip(&colors) {
-                let name = f.strategy.name();
+                let name = f.label.as_str();
                 for (i, (_, cause)) in CAUSES.iter().enumerate() {
                     if f.totals.resends[i] > 0 {
                         let line = Line::new(format!("{name} {cause}"), f.resends_per_s[i].clone());
@@ -159,23 +158,28 @@ pub fn compare_ui(lanes: &[Recording], view: &mut CompareView, cursor: SimTime, 
 }
 
 /// The strategies with their colours and what each mark means; a click hides or shows one.
-fn legend_ui(figures: &[&LaneFigures], hidden: &mut Vec<Strategy>, ui: &mut egui::Ui) {
+fn legend_ui(figures: &[&LaneFigures], hidden: &mut Vec<String>, ui: &mut egui::Ui) {
     ui.horizontal_wrapped(|ui| {
         ui.label("Legend:");
         for f in figures {
-            let s = f.strategy;
-            let mut on = !hidden.contains(&s);
-            let text = egui::RichText::new(format!("show {}", s.name())).strong().color(strategy_color(ui, s));
+            let s = &f.label;
+            let mut on = !hidden.contains(s);
+            let text = egui::RichText::new(format!("show {s}")).strong().color(figure_color(ui, f));
             if ui.checkbox(&mut on, text).on_hover_text("hide or show this strategy in every plot").changed() {
-                hidden.retain(|h| *h != s);
+                hidden.retain(|h| h != s);
                 if !on {
-                    hidden.push(s);
+                    hidden.push(s.clone());
                 }
             }
         }
         ui.separator();
         ui.weak("dot: a message; ring: a carrying packet dropped; x: spurious resend");
     });
+}
+
+/// A lane's colour in every plot.
+fn figure_color(ui: &egui::Ui, f: &LaneFigures) -> Color32 {
+    f.color.map_or(ui.visuals().text_color(), |c| super::lane_colors::lane_color(ui, c))
 }
 
 /// How a totals row reads one lane's figures.
@@ -186,7 +190,7 @@ fn totals_ui(figures: &[&LaneFigures], ui: &mut egui::Ui) {
     egui::Grid::new("compare_totals").striped(true).num_columns(figures.len() + 1).show(ui, |ui| {
         ui.weak("");
         for f in figures {
-            ui.label(strategy_heading(ui, f.strategy));
+            ui.label(egui::RichText::new(&f.label).strong().color(figure_color(ui, f)));
         }
         ui.end_row();
         let rows: [(&str, Cell); 5] = [
@@ -234,7 +238,7 @@ fn cdf_plot_ui(ui: &mut egui::Ui, shown: &[&LaneFigures], colors: &[Color32], he
         })
         .show(ui, |p| {
             for (f, &c) in shown.iter().zip(colors) {
-                let name = f.strategy.name();
+                let name = f.label.as_str();
                 p.line(Line::new(name, f.cdf_points(CDF_POINTS)).color(c).width(2.0).allow_band(false));
                 let l = f.totals.latency_ms;
                 for ((q, label), ms) in MARKED.iter().zip([l.p50, l.p95, l.p99]) {

@@ -195,7 +195,7 @@ fn values_at<'a>(
     let upto = changes.partition_point(|(t, _)| *t <= cursor_s);
     let key = (lane.id(), upto, edits.len());
     if slot.as_ref().is_none_or(|(k, _)| *k != key) {
-        let mut s = lane.scenario_at(cursor_s);
+        let mut s = lane.scenario_at(cursor_s).unwrap_or_default();
         for change in edits {
             let _ = params::apply(&mut s, change);
         }
@@ -307,7 +307,7 @@ const OWN_SECTIONS: [&str; 4] = ["", "link", "flow", "workload"];
 
 pub fn controls_ui(state: &AppState, view: &mut ControlsView, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
     let shown: Scenario = match state.lanes.first() {
-        Some(lane) if !state.is_live() => {
+        Some(lane) if !state.is_live() && lane.scenario.is_some() => {
             replay_note_ui(state, ui);
             values_at(lane, state.cursor().as_secs_f64(), &state.replay_edits, &mut view.at_cursor).clone()
         }
@@ -367,7 +367,7 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
             |ui| {
                 ui.label("");
                 for lane in lanes {
-                    let name = lane.scenario.strategy.name();
+                    let name = lane.info.label();
                     ui.label(egui::RichText::new(format!("{name} A")).small().strong());
                     ui.label(egui::RichText::new("B").small().strong());
                 }
@@ -403,7 +403,7 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
             let a = lane.store.side(Side::A);
             let line = format!(
                 "{}: RTT {:.1} ms, loss {:.1} %, sent {:.1} kbps",
-                lane.scenario.strategy.name(),
+                lane.info.label(),
                 at(&a.rtt_smoothed_ms),
                 at(&a.loss_estimate_percent),
                 at(&a.sent_kbps)

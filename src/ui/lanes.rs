@@ -1,7 +1,7 @@
 //! Panels that show each lane (A and B) side by side: view state kept per lane, and the
 //! columns that draw them.
 
-use crate::model::Recording;
+use crate::model::shown::Shown;
 
 /// View state per lane, started afresh whenever a lane holds a different recording (a restart or
 /// an opened file), so no panel shows a filter, selection or fold of a recording that is gone.
@@ -19,7 +19,7 @@ impl<T> PerLane<T> {
 
 impl<T: Default> PerLane<T> {
     /// Each lane with its state.
-    pub fn zip<'a>(&'a mut self, lanes: &'a [Recording]) -> impl Iterator<Item = (&'a Recording, &'a mut T)> {
+    pub fn zip<'a, 'r>(&'a mut self, lanes: &'a [Shown<'r>]) -> impl Iterator<Item = (&'a Shown<'r>, &'a mut T)> {
         self.items.truncate(lanes.len());
         for (i, lane) in lanes.iter().enumerate() {
             match self.items.get_mut(i) {
@@ -32,18 +32,18 @@ impl<T: Default> PerLane<T> {
     }
 }
 
-/// Draws each lane in its own column, named by its strategy.
+/// Draws each lane in its own column, headed by its name in its colour at `cursor`.
 pub(super) fn lane_columns_ui<T: Default>(
-    lanes: &[Recording],
+    lanes: &[Shown<'_>],
     states: &mut PerLane<T>,
+    cursor: ackscope_protocol::SimTime,
     ui: &mut egui::Ui,
-    mut lane_ui: impl FnMut(&Recording, &mut T, &mut egui::Ui),
+    mut lane_ui: impl FnMut(&Shown<'_>, &mut T, &mut egui::Ui),
 ) {
     ui.columns(lanes.len(), |cols| {
-        for ((lane, state), col) in states.zip(lanes).zip(cols.iter_mut()) {
-            let strategy = lane.scenario.strategy;
-            col.push_id(strategy.name(), |ui| {
-                ui.label(super::colors::strategy_heading(ui, strategy));
+        for (k, ((lane, state), col)) in states.zip(lanes).zip(cols.iter_mut()).enumerate() {
+            col.push_id(("lane", k), |ui| {
+                ui.label(super::lane_colors::lane_heading(ui, lane.info(), cursor));
                 lane_ui(lane, state, ui);
             });
         }

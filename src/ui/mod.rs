@@ -4,6 +4,8 @@
 //! slice selection...) lives here, in [`WindowView`], never in the model.
 
 pub mod anomaly_ui;
+pub mod clients_plot;
+pub mod clients_ui;
 pub mod colors;
 pub mod compare_ui;
 mod controls_ui;
@@ -11,6 +13,7 @@ mod cursor_ui;
 mod edit;
 mod files_ui;
 mod input;
+pub mod lane_colors;
 mod lanes;
 pub mod packet_detail;
 pub mod packet_detail_ui;
@@ -66,7 +69,7 @@ pub fn window_ui(state: &AppState, view: &mut WindowView, ui: &mut egui::Ui, cmd
         ui.separator();
         view.panels.get_mut(tab).ui(state, ui, cmds);
     });
-    view.panels.take_anomaly_selection(&state.lanes);
+    view.panels.take_anomaly_selection(&crate::model::Shown::all(&state.lanes, state.focus));
     files_ui::guard_ui(state, ui.ctx(), cmds);
     files_ui::path_prompt_ui(state, &mut view.prompt, ui.ctx(), cmds);
 }

@@ -13,7 +13,7 @@ use ackscope_protocol::wire::{ack_window, AckWindow, RELIABLE_IO_SEQ_BITS, UE4_S
 use ackscope_protocol::{Event, EventKind, SendKind, Side, SimTime, Strategy};
 
 use crate::model::index::PacketRow;
-use crate::model::Recording;
+use crate::model::{Shown, WireFormat};
 
 /// Receipts looked at when rebuilding an ack field (a sender's receive buffer is smaller).
 const RECEIPTS: usize = 512;
@@ -29,15 +29,24 @@ pub enum AckScheme {
     Notify,
     /// Chunk and fragment packets: slice ids (acks travel as slice bitmaps).
     Slices,
+    /// A layout ackscope does not know (a game's own protocol): the sequence its events name,
+    /// nothing rebuilt.
+    Opaque,
 }
 
 impl AckScheme {
     pub fn of(strategy: Strategy) -> Self {
-        match strategy {
-            Strategy::Glenn | Strategy::Hybrid | Strategy::Acks => AckScheme::ReliableIo,
-            Strategy::Ue4 => AckScheme::Ue4,
-            Strategy::Dnm | Strategy::Rellikt => AckScheme::Notify,
-            Strategy::Chunks | Strategy::Fragments => AckScheme::Slices,
+        Self::of_wire(WireFormat::of(strategy))
+    }
+
+    /// The scheme of a lane's wire format.
+    pub fn of_wire(wire: WireFormat) -> Self {
+        match wire {
+            WireFormat::ReliableIo => AckScheme::ReliableIo,
+            WireFormat::Ue4 => AckScheme::Ue4,
+            WireFormat::Notify => AckScheme::Notify,
+            WireFormat::Slices => AckScheme::Slices,
+            WireFormat::Opaque => AckScheme::Opaque,
         }
     }
 
@@ -81,9 +90,10 @@ pub struct PacketDetail {
 
 impl PacketDetail {
     /// The detail of link send `uid` of `lane`, or `None` when the lane has no such packet.
-    pub fn of(lane: &Recording, uid: u64) -> Option<Self> {
+    pub fn of(lane: &Shown<'_>, uid: u64) -> Option<Self> {
         let row = lane.packets.row_by_uid(uid, &lane.ledger)?;
-        let scheme = AckScheme::of(lane.scenario.strategy);
+        // What the lane ran when the packet was sent decides its layout.
+        let scheme = AckScheme::of_wire(lane.info().protocol_at(row.time).wire);
         let events = lane.store.events_until(row.time);
         let ack = ack_fields(events, row.dir.sender(), uid, scheme);
         let mut carried = Vec::new();
@@ -114,6 +124,10 @@ impl PacketDetail {
     pub fn header_lines(&self) -> Vec<(String, String)> {
         let [seq, ack, bits] = self.scheme.field_names();
         let mut v = vec![(seq.to_string(), self.row.seq.to_string())];
+        if self.scheme == AckScheme::Opaque {
+            v.push(("header".into(), "layout unknown to ackscope (shown from the events)".into()));
+            return v;
+        }
         if self.scheme == AckScheme::Slices {
             if let Some((chunk, slice, n)) = self.row.contents.slice {
                 v.push(("chunk id".into(), chunk.to_string()));
@@ -137,7 +151,7 @@ impl PacketDetail {
 /// The ack fields of link send `uid`, sent by `sender`: rebuilt from the receipts the sender
 /// reported before the packet's `PacketSent` in `events` (which end at its send instant).
 fn ack_fields(events: &[Event], sender: Side, uid: u64, scheme: AckScheme) -> Option<AckWindow> {
-    if scheme == AckScheme::Slices {
+    if matches!(scheme, AckScheme::Slices | AckScheme::Opaque) {
         return None;
     }
     let sent_pos = events

@@ -11,7 +11,7 @@ use egui::RichText;
 use super::packet_detail::PacketDetail;
 use crate::app::{AppCommand, Reveal, RevealSeen, RevealTarget};
 use crate::model::index::{DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow};
-use crate::model::Recording;
+use crate::model::Shown;
 
 /// What the packet log shows.
 #[derive(Debug, Clone, Default)]
@@ -278,7 +278,7 @@ fn take_reveal(index: &PacketIndex, ledger: &PacketLedger, view: &mut PacketsVie
 
 /// The Packets tab of one lane: the log, and under it the selected packet's detail.
 pub fn packets_panel_ui(
-    rec: &Recording,
+    rec: &Shown<'_>,
     view: &mut PacketsView,
     cursor: SimTime,
     reveal: Option<&Reveal>,

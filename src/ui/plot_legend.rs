@@ -10,7 +10,7 @@ use egui::{Color32, RichText, Stroke};
 use egui_plot::LineStyle;
 
 use super::plot_series::{format_value, value_at, Draw, Kind, Series};
-use crate::model::Recording;
+use crate::model::Connection;
 
 /// Where the readout reads: the pointer's time while hovering a plot, else the cursor.
 #[derive(Clone, Copy, Debug)]
@@ -36,7 +36,7 @@ pub fn legend_row_ui(
     ui: &mut egui::Ui,
     heading: Option<RichText>,
     kind: Kind,
-    lane: &Recording,
+    lane: &Connection,
     series: &[Series],
     hidden: impl Fn(&str) -> bool,
     at: ReadAt,

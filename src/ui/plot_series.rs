@@ -7,7 +7,7 @@
 use egui::Color32;
 use egui_plot::LineStyle;
 
-use crate::model::{Recording, Sample};
+use crate::model::{Connection, Sample};
 
 /// Colours used for the same quantity everywhere.
 pub const COLOR_A: Color32 = Color32::from_rgb(90, 170, 255);
@@ -99,13 +99,13 @@ pub struct Series {
     pub name: &'static str,
     pub color: Color32,
     pub draw: Draw,
-    pub data: fn(&Recording) -> &[Sample],
+    pub data: fn(&Connection) -> &[Sample],
 }
 
 /// The series of plot `kind`, in drawing order.
 pub fn series(kind: Kind) -> Vec<Series> {
     use ackscope_protocol::Side::{A, B};
-    let s = |name, color, draw, data: fn(&Recording) -> &[Sample]| Series { name, color, draw, data };
+    let s = |name, color, draw, data: fn(&Connection) -> &[Sample]| Series { name, color, draw, data };
     let dashed = Draw::styled(LineStyle::dashed_loose());
     let dense = Draw::styled(LineStyle::dotted_dense());
     match kind {
@@ -137,7 +137,7 @@ pub fn series(kind: Kind) -> Vec<Series> {
 
 /// The series of `kind` that `lane` has data for (a strategy without flow control or a send
 /// budget gets no legend entry for them).
-pub fn present(kind: Kind, lane: &Recording) -> Vec<Series> {
+pub fn present(kind: Kind, lane: &Connection) -> Vec<Series> {
     series(kind).into_iter().filter(|s| !(s.data)(lane).is_empty()).collect()
 }
 

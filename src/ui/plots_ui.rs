@@ -25,7 +25,7 @@ use super::plot_series::{present, themed, Draw, Series};
 pub use super::plot_series::{Kind, COLOR_A, COLOR_B, COLOR_BUDGET, COLOR_TRUTH};
 pub use super::plot_window::{Span, TimeWindow};
 use crate::app::AppCommand;
-use crate::model::Recording;
+use crate::model::Shown;
 
 /// Opacity of what lies after the cursor.
 const AFTER_CURSOR: f32 = 0.3;
@@ -91,21 +91,22 @@ struct Frame {
     overhead: f32,
 }
 
-fn plot_id(kind: Kind, lane: &Recording) -> String {
-    format!("{}_{}", kind.id(), lane.scenario.strategy.name())
+/// A plot's id: its kind and the lane's first protocol (`rtt_glenn`, `loss_ue4`).
+fn plot_id(kind: Kind, lane: &Shown<'_>) -> String {
+    format!("{}_{}", kind.id(), lane.info().first().name)
 }
 
 /// The Y range of plot `kind` over every lane's visible, shown series in `lo..hi`: from 0 (or
 /// below, for negative data) to a little over the highest value.
-fn y_range(view: &mut OverviewView, lanes: &[Recording], kind: Kind, lo: f64, hi: f64, width: f32) -> (f64, f64) {
+fn y_range(view: &mut OverviewView, lanes: &[Shown<'_>], kind: Kind, lo: f64, hi: f64, width: f32) -> (f64, f64) {
     let mut ext: Option<(f64, f64)> = None;
     for lane in lanes {
         let id = plot_id(kind, lane);
-        for s in present(kind, lane) {
+        for s in present(kind, lane.conn) {
             if matches!(s.draw, Draw::Steps) || view.is_hidden(kind, s.name) {
                 continue;
             }
-            if let Some((a, b)) = y_extent(view.decimated.get(&id, s.name, (s.data)(lane), lo, hi, width)) {
+            if let Some((a, b)) = y_extent(view.decimated.get(&id, s.name, (s.data)(lane.conn), lo, hi, width)) {
                 ext = Some(ext.map_or((a, b), |(x, y)| (x.min(a), y.max(b))));
             }
         }
@@ -150,17 +151,21 @@ fn series_ui(p: &mut PlotUi, s: &Series, points: &[PlotPoint], cursor: f64, y_to
 fn plot_ui(
     ui: &mut egui::Ui,
     kind: Kind,
-    lane: &Recording,
+    lane: &Shown<'_>,
     view: &mut OverviewView,
     f: &mut Frame,
     last: bool,
     cmds: &mut Vec<AppCommand>,
 ) {
     let id = plot_id(kind, lane);
-    let series = present(kind, lane);
-    let heading = (kind == Kind::Rtt).then(|| super::colors::strategy_heading(ui, lane.scenario.strategy));
+    let series = present(kind, lane.conn);
+    let heading = (kind == Kind::Rtt).then(|| {
+        let t = SimTime::from_secs_f64(f.cursor);
+        let label = super::tabs::focused_label(lane);
+        egui::RichText::new(label).strong().color(super::lane_colors::lane_color(ui, lane.color_at(t)))
+    });
     let at = view.hover_t.map_or(ReadAt::Cursor(f.cursor), ReadAt::Pointer);
-    let clicked = legend_row_ui(ui, heading, kind, lane, &series, |n| view.is_hidden(kind, n), at);
+    let clicked = legend_row_ui(ui, heading, kind, lane.conn, &series, |n| view.is_hidden(kind, n), at);
     if let Some(name) = clicked {
         if !view.hidden.remove(&(kind, name)) {
             view.hidden.insert((kind, name));
@@ -171,7 +176,7 @@ fn plot_ui(
     if series.is_empty() {
         // Keep the lanes' time axes aligned when only the other lane has this plot.
         ui.allocate_ui(egui::vec2(ui.available_width(), height), |ui| {
-            ui.weak(format!("{} has none", lane.scenario.strategy.name()));
+            ui.weak(format!("{} has none", lane.label()));
             ui.allocate_space(ui.available_size());
         });
         return;
@@ -204,7 +209,7 @@ fn plot_ui(
         p.set_plot_bounds_x(lo..=hi);
         p.set_plot_bounds_y(y_lo..=y_hi);
         for s in series.iter().filter(|s| !hidden.contains(&s.name)) {
-            let points = cache.get(&id, s.name, (s.data)(lane), lo, hi, width);
+            let points = cache.get(&id, s.name, (s.data)(lane.conn), lo, hi, width);
             series_ui(p, s, points, cursor, y_hi, dark);
             drawn.push(s.name);
         }
@@ -237,14 +242,14 @@ fn plot_ui(
 
 /// One lane's column: the marker strip, then each plot kind.
 fn lane_plots_ui(
-    lane: &Recording,
+    lane: &Shown<'_>,
     view: &mut OverviewView,
     f: &mut Frame,
     ui: &mut egui::Ui,
     cmds: &mut Vec<AppCommand>,
 ) {
     let top = ui.cursor().top();
-    ui.push_id(lane.scenario.strategy.name(), |ui| {
+    ui.push_id(plot_id(Kind::Rtt, lane), |ui| {
         let frame = view.frames.get(&plot_id(Kind::Rtt, lane)).copied();
         if !lane.store.changes.is_empty() {
             marker_strip_ui(ui, &lane.store.changes, frame, f.lo, f.hi, f.cursor);
@@ -260,13 +265,13 @@ fn lane_plots_ui(
 
 /// The Overview tab: the time window's controls, then each lane's plots (side by side in A/B).
 pub fn overview_ui(
-    lanes: &[Recording],
+    lanes: &[Shown<'_>],
     view: &mut OverviewView,
     cursor: SimTime,
     ui: &mut egui::Ui,
     cmds: &mut Vec<AppCommand>,
 ) {
-    let ids: Vec<u64> = lanes.iter().map(Recording::id).collect();
+    let ids: Vec<u64> = lanes.iter().map(Shown::id).collect();
     if ids != view.shown {
         // Another recording: start from its whole run (or the chosen span) again.
         view.shown = ids;
@@ -281,7 +286,7 @@ pub fn overview_ui(
     let n = lanes.len().max(1);
     let spacing = ui.spacing().item_spacing.x;
     let width = ((ui.available_width() - spacing * (n as f32 - 1.0)) / n as f32).max(50.0);
-    let budget_row = lanes.iter().any(|l| !present(Kind::Budget, l).is_empty());
+    let budget_row = lanes.iter().any(|l| !present(Kind::Budget, l.conn).is_empty());
     let y = Kind::ALL.into_iter().map(|k| (k, y_range(view, lanes, k, lo, hi, width))).collect();
     let weights: f32 = Kind::ALL.iter().filter(|k| **k != Kind::Budget || budget_row).map(|k| k.weight()).sum();
     let rows = if budget_row { 4.0 } else { 3.0 };

@@ -17,8 +17,15 @@ pub fn status_bar_ui(state: &AppState, ui: &mut egui::Ui) {
         } else {
             "live"
         };
-        let events: usize = state.lanes.iter().map(|l| l.store.len()).sum();
-        let strategies: Vec<&str> = state.lanes.iter().map(|l| l.scenario.strategy.name()).collect();
+        let events: usize = state.lanes.iter().map(|l| l.len()).sum();
+        let mut strategies: Vec<String> = state.lanes.iter().map(|l| l.info.label()).collect();
+        if let Some(l) = state.lanes.first().filter(|l| !l.info.origin.is_simulated()) {
+            strategies[0] = format!("{} ({})", strategies[0], l.info.origin.describe());
+        }
+        let clients = state.lanes.first().map_or(0, |l| l.clients().len());
+        if clients > 1 {
+            strategies.push(format!("{clients} clients, showing {}", state.lanes[0].info.client(state.focus).label()));
+        }
         ui.label(format!(
             "{mode} | t = {:.2} s (cursor {:.2} s) | {events} events | {:.0} events/s | display skipped 0 | {}",
             state.end_time().as_secs_f64(),

@@ -8,7 +8,7 @@ use ackscope_protocol::SimTime;
 use super::lanes::PerLane;
 use crate::model::index::summary::{SummaryFigures, FOLD_BUDGET, REFRESH};
 use crate::model::index::SummaryFold;
-use crate::model::Recording;
+use crate::model::Shown;
 
 /// The table rows for one lane: metric name and value.
 fn rows(f: &SummaryFigures) -> Vec<(String, String)> {
@@ -53,13 +53,13 @@ fn rows(f: &SummaryFigures) -> Vec<(String, String)> {
     rows
 }
 
-pub fn summary_ui(lanes: &[Recording], folds: &mut PerLane<SummaryFold>, cursor: SimTime, ui: &mut egui::Ui) {
+pub fn summary_ui(lanes: &[Shown<'_>], folds: &mut PerLane<SummaryFold>, cursor: SimTime, ui: &mut egui::Ui) {
     let mut shown_at = cursor;
     let mut computed = Vec::with_capacity(lanes.len());
     for (lane, fold) in folds.zip(lanes) {
         let n = lane.store.events_until(cursor).len();
-        if !fold.advance_within(lane, n, FOLD_BUDGET) {
-            shown_at = fold.shown_at(lane);
+        if !fold.advance_within(*lane, n, FOLD_BUDGET) {
+            shown_at = fold.shown_at(*lane);
             // Folding goes on next frame; finishing waits for the cursor to rest or REFRESH.
             ui.ctx().request_repaint_after(std::time::Duration::from_millis(16).min(REFRESH));
         }
@@ -69,7 +69,8 @@ pub fn summary_ui(lanes: &[Recording], folds: &mut PerLane<SummaryFold>, cursor:
     egui::Grid::new("summary_grid").striped(true).num_columns(lanes.len() + 1).show(ui, |ui| {
         ui.strong("metric");
         for lane in lanes {
-            ui.label(super::colors::strategy_heading(ui, lane.scenario.strategy));
+            let color = super::lane_colors::lane_color(ui, lane.color_at(cursor));
+            ui.label(egui::RichText::new(super::tabs::focused_label(lane)).strong().color(color));
         }
         ui.end_row();
         let n = computed.iter().map(Vec::len).max().unwrap_or(0);

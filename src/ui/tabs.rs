@@ -3,6 +3,7 @@
 //! [`crate::app::tab`].
 
 use super::anomaly_ui::AnomalyView;
+use super::clients_ui::ClientsView;
 use super::compare_ui::CompareView;
 use super::lanes::{lane_columns_ui, PerLane};
 use super::packets_ui::PacketsView;
@@ -13,7 +14,16 @@ use super::tune_ui::TuneView;
 use crate::app::{AppCommand, AppState, Tab, TABS};
 use crate::model::anomaly::Target;
 use crate::model::index::SummaryFold;
-use crate::model::Recording;
+use crate::model::Shown;
+
+/// A lane's name, and its focused client's when the lane has several.
+pub(super) fn focused_label(lane: &Shown<'_>) -> String {
+    if lane.rec.clients().len() > 1 {
+        format!("{} - {}", lane.label(), lane.info().client(lane.conn.client).label())
+    } else {
+        lane.label()
+    }
+}
 
 /// Draws the tab bar; returns the tab to show this frame (and asks to keep it when it changed).
 pub fn tab_bar_ui(current: Tab, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) -> Tab {
@@ -40,15 +50,15 @@ pub struct MessagesPanel(pub PerLane<TimelineState>);
 
 impl Panel for MessagesPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-        let (lanes, cursor) = (state.shown_lanes(), state.cursor());
+        let (lanes, cursor) = (state.shown(), state.cursor());
         let reveal = state.reveal.as_ref();
         ui.columns(lanes.len(), |cols| {
-            for (k, ((lane, state), col)) in self.0.zip(lanes).zip(cols.iter_mut()).enumerate() {
+            for (k, ((lane, state), col)) in self.0.zip(&lanes).zip(cols.iter_mut()).enumerate() {
                 state.lane = k;
                 super::timeline_ui::take_reveal(&lane.messages, state, reveal);
-                let name = lane.scenario.strategy.name();
+                let name = focused_label(lane);
                 let (index, ledger) = (&lane.messages, &lane.ledger);
-                super::timeline_ui::timeline_ui(col, ("timeline", name), name, index, ledger, state, cursor, cmds);
+                super::timeline_ui::timeline_ui(col, ("timeline", k), &name, index, ledger, state, cursor, cmds);
             }
         });
     }
@@ -59,10 +69,10 @@ pub struct SlicesPanel(pub PerLane<SlicesView>);
 
 impl Panel for SlicesPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-        let (lanes, cursor) = (state.shown_lanes(), state.cursor());
+        let (lanes, cursor) = (state.shown(), state.cursor());
         let reveal = state.reveal.as_ref();
         let mut k = 0;
-        lane_columns_ui(lanes, &mut self.0, ui, |lane, view, ui| {
+        lane_columns_ui(&lanes, &mut self.0, cursor, ui, |lane, view, ui| {
             view.take_reveal(&lane.chunks, k, reveal);
             k += 1;
             super::slices_ui::slices_ui(&lane.chunks, view, cursor, ui, cmds)
@@ -75,10 +85,10 @@ pub struct PacketsPanel(pub PerLane<PacketsView>);
 
 impl Panel for PacketsPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-        let (lanes, cursor) = (state.shown_lanes(), state.cursor());
+        let (lanes, cursor) = (state.shown(), state.cursor());
         let reveal = state.reveal.as_ref();
         let mut k = 0;
-        lane_columns_ui(lanes, &mut self.0, ui, |lane, view, ui| {
+        lane_columns_ui(&lanes, &mut self.0, cursor, ui, |lane, view, ui| {
             view.lane = k;
             k += 1;
             super::packets_ui::packets_panel_ui(lane, view, cursor, reveal, ui, cmds)
@@ -91,8 +101,8 @@ pub struct SummaryPanel(PerLane<SummaryFold>);
 
 impl Panel for SummaryPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, _cmds: &mut Vec<AppCommand>) {
-        let (lanes, cursor) = (state.shown_lanes(), state.cursor());
-        super::summary_ui::summary_ui(lanes, &mut self.0, cursor, ui);
+        let (lanes, cursor) = (state.shown(), state.cursor());
+        super::summary_ui::summary_ui(&lanes, &mut self.0, cursor, ui);
     }
 }
 
@@ -104,7 +114,7 @@ impl Panel for TuneView {
 
 impl Panel for CompareView {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, _cmds: &mut Vec<AppCommand>) {
-        super::compare_ui::compare_ui(state.shown_lanes(), self, state.cursor(), ui);
+        super::compare_ui::compare_ui(&state.shown(), self, state.cursor(), ui);
     }
 }
 
@@ -114,10 +124,16 @@ impl Panel for AnomalyView {
     }
 }
 
+impl Panel for ClientsView {
+    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+        super::clients_ui::clients_ui(state.shown_lanes(), state.focus, self, state.cursor(), ui, cmds);
+    }
+}
+
 impl Panel for OverviewView {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-        let (lanes, cursor) = (state.shown_lanes(), state.cursor());
-        super::plots_ui::overview_ui(lanes, self, cursor, ui, cmds);
+        let (lanes, cursor) = (state.shown(), state.cursor());
+        super::plots_ui::overview_ui(&lanes, self, cursor, ui, cmds);
     }
 }
 
@@ -132,6 +148,7 @@ pub struct Panels {
     pub summary: SummaryPanel,
     pub compare: CompareView,
     pub tune: TuneView,
+    pub clients: ClientsView,
 }
 
 impl Panels {
@@ -146,6 +163,7 @@ impl Panels {
             Tab::Summary => &mut self.summary,
             Tab::Compare => &mut self.compare,
             Tab::Tune => &mut self.tune,
+            Tab::Clients => &mut self.clients,
         }
     }
 }
@@ -163,7 +181,7 @@ impl Panels {
 
     /// Hands what the anomaly list or strip clicked on to the tabs that show it: the packet
     /// log's row of a link send, the timeline's message.
-    pub fn take_anomaly_selection(&mut self, lanes: &[Recording]) {
+    pub fn take_anomaly_selection(&mut self, lanes: &[Shown<'_>]) {
         let Some((lane, target)) = self.anomalies.pending.take() else { return };
         match target {
             Target::Packet(uid) => {
@@ -182,7 +200,7 @@ impl Panels {
 }
 
 /// The packet log's row of link send `uid` (rows are in send order: a binary search on its send time).
-fn packet_row_of(rec: &Recording, uid: u64) -> Option<u32> {
+fn packet_row_of(rec: &Shown<'_>, uid: u64) -> Option<u32> {
     let sent = rec.ledger.packet(uid)?.sent_at?;
     let rows = rec.packets.rows();
     let from = rows.partition_point(|r| r.time < sent);

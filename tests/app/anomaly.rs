@@ -106,7 +106,7 @@ fn spurious_resends_and_stalls_agree_with_the_compare_figures() {
     for strategy in [Strategy::Glenn, Strategy::Ue4] {
         let rec = record(lossy(strategy, 15.0), 30.0);
         let end = rec.store.end_time();
-        let figures = LaneFigures::compute(&rec, end);
+        let figures = LaneFigures::compute((&rec).into(), end);
         let spurious = class_count(&rec, AnomalyClass::Spurious) as u64;
         assert_eq!(spurious, figures.totals.spurious, "{strategy:?} seed {SEED}");
         let stalls: Vec<(SimTime, u32, u64)> = rec
@@ -210,7 +210,7 @@ fn window() -> Harness<'static, (AppState, WindowView)> {
 /// The matches of the window's anomaly filter in lane 0.
 fn shown(h: &mut Harness<'static, (AppState, WindowView)>) -> usize {
     let (state, view) = h.state_mut();
-    view.panels.anomalies.update(&state.lanes)[0].1.filtered.len()
+    view.panels.anomalies.update(&state.focused_lanes())[0].1.filtered.len()
 }
 
 #[test]
@@ -298,7 +298,7 @@ fn clicking_the_strip_jumps_to_the_nearest_anomaly_and_selects_its_packet() {
     // Drawing again with nothing changed reuses the strip's counts.
     let computed = |h: &mut Harness<'static, (AppState, WindowView)>| {
         let (state, view) = h.state_mut();
-        view.panels.anomalies.update(&state.lanes)[0].1.strip.computed
+        view.panels.anomalies.update(&state.focused_lanes())[0].1.strip.computed
     };
     let before = computed(&mut h);
     h.run_steps(3);

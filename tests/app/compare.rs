@@ -2,7 +2,7 @@
 //! wiring into the window.
 
 use ackscope::app::{AppState, Tab};
-use ackscope::model::Recording;
+use ackscope::model::{Recording, Shown};
 use ackscope::ui::compare_ui::{compare_ui, CompareView};
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
@@ -34,7 +34,7 @@ fn panel_harness(lanes: Vec<Recording>) -> Harness<'static, Panel> {
     Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
         |ui, p: &mut Panel| {
             let cursor = p.lanes[0].store.end_time();
-            compare_ui(&p.lanes, &mut p.view, cursor, ui);
+            compare_ui(&Shown::all(&p.lanes, 1), &mut p.view, cursor, ui);
         },
         Panel { lanes, view: CompareView::default() },
     )
@@ -49,7 +49,7 @@ fn compare_shows_a_verdict_and_the_legend_hides_a_strategy() {
     assert!(h.query_by_label_contains("p99 was").is_some(), "the verdict names the p99 (seed {SEED})");
     h.get_by_label("show ue4").click();
     h.run();
-    assert_eq!(h.state().view.hidden, vec![Strategy::Ue4]);
+    assert_eq!(h.state().view.hidden, vec!["ue4".to_string()]);
     h.get_by_label("show ue4").click();
     h.run();
     assert!(h.state().view.hidden.is_empty(), "a second click shows it again");

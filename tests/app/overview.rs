@@ -4,7 +4,7 @@
 //! legend entries, and the hover readout.
 
 use ackscope::app::{AppState, ManualClock};
-use ackscope::model::Recording;
+use ackscope::model::{Recording, Shown};
 use ackscope::session::Change;
 use ackscope::ui::plots_ui::{overview_ui, OverviewView};
 use ackscope::ui::WindowView;
@@ -54,7 +54,7 @@ fn panel(strategies: &[Strategy], secs: f64) -> Harness<'static, Panel> {
         |ui, p: &mut Panel| {
             let cursor = p.lanes[0].store.end_time();
             let mut cmds = Vec::new();
-            overview_ui(&p.lanes, &mut p.view, cursor, ui, &mut cmds);
+            overview_ui(&Shown::all(&p.lanes, 1), &mut p.view, cursor, ui, &mut cmds);
         },
         p,
     )

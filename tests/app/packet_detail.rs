@@ -99,7 +99,7 @@ fn glenn_detail_shows_the_header_its_endpoint_wrote() {
     for &(uid, side, t, seq) in &all {
         let bytes = wires[side.index()].lock().unwrap()[&(t, seq)].clone();
         let (h, _) = PacketHeader::decode(&bytes).expect("glenn packets decode");
-        let d = PacketDetail::of(&rec, uid).expect("a row for every send");
+        let d = PacketDetail::of(&(&rec).into(), uid).expect("a row for every send");
         assert_eq!(d.scheme, AckScheme::ReliableIo);
         assert_eq!(d.row.seq, h.sequence as u32, "uid {uid} (seed {SEED})");
         if h.ack == 65535 && h.ack_bits == 0 {
@@ -121,7 +121,7 @@ fn ue4_detail_shows_the_acked_seq_and_history_its_endpoint_wrote() {
     for &(uid, side, t, seq) in &all {
         let Some(bytes) = wires[side.index()].lock().unwrap().get(&(t, seq)).cloned() else { continue };
         let p = decode_packet(&bytes).expect("ue4 packets decode");
-        let d = PacketDetail::of(&rec, uid).unwrap();
+        let d = PacketDetail::of(&(&rec).into(), uid).unwrap();
         assert_eq!(d.scheme, AckScheme::Ue4);
         assert_eq!(d.row.seq, p.header.seq.get() as u32, "uid {uid} (seed {SEED})");
         let Some(w) = d.ack else { continue };
@@ -138,7 +138,7 @@ fn ue4_detail_shows_the_acked_seq_and_history_its_endpoint_wrote() {
 /// The window showing `lanes` as a replay, on `tab`, with the cursor at `cursor`; the harness
 /// state keeps the views so tests can read the panels' selections.
 fn window(lanes: Vec<Recording>, tab: ackscope::app::Tab, cursor: SimTime) -> Harness<'static, (AppState, WindowView)> {
-    let mut state = AppState::new(lanes[0].scenario.clone(), || {});
+    let mut state = AppState::new(lanes[0].scenario.clone().unwrap_or_default(), || {});
     state.lanes = lanes;
     state.settings.tab = tab;
     state.playback.seek(cursor);
@@ -183,7 +183,7 @@ fn clicking_a_packet_shows_its_header_and_its_messages_link_back() {
     assert_eq!(hs.state().0.cursor(), t);
     assert!(hs.query_all_by_label_contains("(after the cursor)").next().is_some(), "the outcome stays in sight");
     // The messages it carried are links: the first opens in the Messages tab, selected and in view.
-    let detail = PacketDetail::of(&hs.state().0.lanes[0], uid).unwrap();
+    let detail = PacketDetail::of(&(&hs.state().0.lanes[0]).into(), uid).unwrap();
     let first = detail.carried[0];
     hs.get_by_label_contains(&format!("{} (", message_link_label(first.side, first.id))).click();
     hs.run_steps(40);
@@ -274,7 +274,7 @@ fn a_chunk_packet_names_its_slice_and_links_to_the_slice_map() {
         .copied()
         .expect("a slice packet of a later chunk");
     let (chunk, slice, n) = send.contents.slice.unwrap();
-    let d = PacketDetail::of(&rec, send.uid).unwrap();
+    let d = PacketDetail::of(&(&rec).into(), send.uid).unwrap();
     assert_eq!(d.scheme, AckScheme::Slices);
     let lines = d.header_lines();
     assert!(lines.contains(&("chunk id".to_string(), chunk.to_string())), "{lines:?}");

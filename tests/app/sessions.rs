@@ -115,8 +115,8 @@ fn truncated_and_corrupted_files_are_refused_with_the_file_named() {
 #[test]
 fn wrong_version_not_ron_and_unknown_strategy_are_explained() {
     let text = session::to_text(&Session::scenario_only(Scenario::default())).unwrap();
-    let v3 = text.replacen("format_version:2", "format_version:3", 1);
-    assert!(refused(&v3, "v3.ron").contains("format version 3 is not supported"));
+    let v4 = text.replacen("format_version:3", "format_version:4", 1);
+    assert!(refused(&v4, "v4.ron").contains("format version 4 is not supported"));
     assert!(refused("this is not RON at all", "junk.ron").contains("not an ackscope session"));
     assert!(refused("{\"format_version\": 1}", "json.ron").contains("line"));
     let hand = "(format_version: 1, app_version: \"x\", scenario: (strategy: warp_drive))";

@@ -345,9 +345,11 @@ fn stopping_a_udp_run_joins_both_threads_promptly() {
 
 #[test]
 fn both_transports_run_behind_one_handle() {
-    use ackscope::runtime::udp::{spawn_run, Transport};
-    for transport in [Transport::InProcess, Transport::Udp] {
-        let mut run = spawn_run(transport, lossy_scenario(2, 0.0), || {}).unwrap();
+    use ackscope::source::{start, Spec};
+    let s = || lossy_scenario(2, 0.0);
+    for spec in [Spec::Simulated(vec![(s(), Vec::new())]), Spec::UdpLoopback(Box::new(s()))] {
+        let transport = spec.origin();
+        let mut run = start(spec, || {}).unwrap();
         let mut t = EventTally::new();
         let until = Instant::now() + Duration::from_secs(2);
         while Instant::now() < until && t.acked(Side::B) < 10 {

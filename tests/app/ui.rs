@@ -109,8 +109,8 @@ fn switching_strategy_and_ab_runs_both_on_one_trace() {
     assert!(step_until(&mut h, 20.0, |s| s.lanes.iter().all(|l| l.store.end_time() > SimTime(6_000_000))));
     h.state_mut().stop();
     let s = h.state();
-    assert_eq!(s.lanes[0].scenario.strategy, Strategy::Ue4);
-    assert_eq!(s.lanes[1].scenario.strategy, Strategy::Glenn);
+    assert_eq!(s.lanes[0].scenario.as_ref().unwrap().strategy, Strategy::Ue4);
+    assert_eq!(s.lanes[1].scenario.as_ref().unwrap().strategy, Strategy::Glenn);
     // Same link trace: every link decision at a send instant both lanes used is the same.
     let fates = |lane: usize| {
         let mut m = std::collections::BTreeMap::new();

@@ -36,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::event::{MalformedReason, SimTime, StatsSample};
 use crate::reliability::loss::AckLossJudge;
 use crate::reliability::stats::{self, first_micros_where, BandwidthMeters, RttEstimator, StatsConfig};
+use crate::wire::fragment::FragmentError;
 use crate::wire::header::{HeaderError, PacketHeader};
 use crate::wire::sequence::{sequence_greater_than, SequenceBuffer};
 
@@ -48,6 +49,19 @@ pub fn malformed_reason(e: &HeaderError) -> MalformedReason {
     match e {
         HeaderError::Truncated { .. } => MalformedReason::Truncated,
         HeaderError::Fragment => MalformedReason::Foreign,
+        _ => MalformedReason::BadHeader,
+    }
+}
+
+/// The reason a `Malformed` event gives for a reliable.io fragment that was refused.
+pub fn fragment_malformed_reason(e: &FragmentError) -> MalformedReason {
+    match e {
+        FragmentError::Truncated { .. } => MalformedReason::Truncated,
+        FragmentError::NotFragment(_) => MalformedReason::Foreign,
+        FragmentError::BadPacketHeader(e) => malformed_reason(e),
+        FragmentError::BadSize { .. } | FragmentError::CountMismatch { .. } | FragmentError::Stale { .. } => {
+            MalformedReason::BadPayload
+        }
         _ => MalformedReason::BadHeader,
     }
 }
@@ -335,6 +349,12 @@ impl AckEndpoint {
     /// Counts a packet the application rejected after its header decoded (it is not acked).
     pub fn reject_packet(&mut self) {
         self.counters.malformed += 1;
+    }
+
+    /// Whether packet `sequence` was received (and is still held in the received buffer): a
+    /// fragment of such a packet is a stray copy.
+    pub fn has_received(&self, sequence: u16) -> bool {
+        self.received.exists(sequence)
     }
 
     /// Counts a stale packet that was dropped.

@@ -17,11 +17,11 @@
 use std::time::Instant;
 
 use ackscope_protocol::{
-    registry, EstimateSummary, MetricsAccumulator, PacketTotals, ReliableMetrics, SimTime, SnapshotAccumulator,
-    SnapshotSummary, Strategy, SummaryAccumulator, Ue4Summary, Ue4SummaryAccumulator,
+    EstimateSummary, MetricsAccumulator, PacketTotals, ReliableMetrics, SimTime, SnapshotAccumulator, SnapshotSummary,
+    SummaryAccumulator, Ue4Summary, Ue4SummaryAccumulator,
 };
 
-use crate::model::Recording;
+use crate::model::Shown;
 
 /// Shortest time between two finishes while the cursor keeps moving.
 pub const REFRESH: std::time::Duration = std::time::Duration::from_millis(500);
@@ -79,7 +79,7 @@ impl SummaryFold {
     /// Folds towards the first `n` events of `rec`, at most `budget` events this call, and
     /// finishes the figures once there (see the module docs for when); true when the figures
     /// shown describe exactly the first `n` events.
-    pub fn advance(&mut self, rec: &Recording, n: usize, budget: usize) -> bool {
+    pub fn advance(&mut self, rec: Shown<'_>, n: usize, budget: usize) -> bool {
         let n = n.min(rec.store.len());
         self.feed(rec, n, budget);
         self.settle(rec, n)
@@ -87,7 +87,7 @@ impl SummaryFold {
 
     /// [`Self::advance`] with a budget of time rather than events (the window's frames: a
     /// fold's cost per event depends on the machine and how busy it is).
-    pub fn advance_within(&mut self, rec: &Recording, n: usize, budget: std::time::Duration) -> bool {
+    pub fn advance_within(&mut self, rec: Shown<'_>, n: usize, budget: std::time::Duration) -> bool {
         let n = n.min(rec.store.len());
         let started = Instant::now();
         while self.folds.fed != n && started.elapsed() < budget {
@@ -97,7 +97,7 @@ impl SummaryFold {
     }
 
     /// Folds at most `budget` events towards the first `n` (from scratch when `n` is behind).
-    fn feed(&mut self, rec: &Recording, n: usize, budget: usize) {
+    fn feed(&mut self, rec: Shown<'_>, n: usize, budget: usize) {
         if n < self.folds.fed {
             self.folds.reset();
         }
@@ -105,13 +105,13 @@ impl SummaryFold {
         let new = &rec.store.events()[self.folds.fed..to];
         let f = &mut self.folds;
         f.packets.observe(new);
-        if registry::info(rec.scenario.strategy).has_messages {
+        if rec.has_messages() {
             f.reliable.observe_all(new);
             for e in new {
                 f.snapshots.observe(e);
             }
         }
-        if rec.scenario.strategy == Strategy::Ue4 {
+        if rec.ran_ue4() {
             f.ue4.observe_all(new);
         }
         f.fed = to;
@@ -119,7 +119,7 @@ impl SummaryFold {
 
     /// Finishes the figures for `n` when the fold is there and it is time to (see the module
     /// docs); true when the figures shown describe exactly the first `n` events.
-    fn settle(&mut self, rec: &Recording, n: usize) -> bool {
+    fn settle(&mut self, rec: Shown<'_>, n: usize) -> bool {
         let resting = self.last_target == Some(n);
         self.last_target = Some(n);
         if self.shown.as_ref().is_some_and(|s| s.0 == n) {
@@ -140,7 +140,7 @@ impl SummaryFold {
     }
 
     /// The time of the last event the figures shown describe.
-    pub fn shown_at(&self, rec: &Recording) -> SimTime {
+    pub fn shown_at(&self, rec: Shown<'_>) -> SimTime {
         let n = self.shown.as_ref().map_or(0, |s| s.0);
         n.checked_sub(1).and_then(|i| rec.store.events().get(i)).map_or(SimTime::ZERO, |e| e.time)
     }
@@ -148,23 +148,23 @@ impl SummaryFold {
 
 impl Folds {
     /// The figures for `rec`'s strategy.
-    fn finish(&self, rec: &Recording) -> SummaryFigures {
+    fn finish(&self, rec: Shown<'_>) -> SummaryFigures {
         let (packets, estimates) = self.packets.finish();
-        let strategy = rec.scenario.strategy;
         SummaryFigures {
             packets,
             estimates,
-            reliable: registry::info(strategy).has_messages.then(|| (self.reliable.finish(), self.snapshots.finish())),
-            ue4: (strategy == Strategy::Ue4).then(|| self.ue4.finish()),
+            reliable: rec.has_messages().then(|| (self.reliable.finish(), self.snapshots.finish())),
+            ue4: rec.ran_ue4().then(|| self.ue4.finish()),
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use ackscope_protocol::{reliable_metrics, Dir, Event, Scenario, Simulation};
+    use ackscope_protocol::{registry, reliable_metrics, Dir, Event, Scenario, Simulation, Strategy};
 
     use super::*;
+    use crate::model::Recording;
 
     /// The figures of a fold over `events` from scratch, straight from the protocol's folds.
     fn full_fold(strategy: Strategy, events: &[Event]) -> SummaryFigures {
@@ -203,14 +203,14 @@ mod tests {
             let cursors = [len / 3, len / 2, len / 5, 7, len * 9 / 10, len / 2 + 1, len, 0, len - 1];
             for n in cursors {
                 let mut frames = 0;
-                while !fold.advance(&rec, n, 1_000) {
+                while !fold.advance((&rec).into(), n, 1_000) {
                     frames += 1;
                     assert!(frames <= len / 1_000 + 2, "{strategy:?}: the fold never catches up with {n}");
                 }
                 let want = full_fold(strategy, &events[..n]);
                 assert_eq!(fold.figures(), Some(&want), "{strategy:?} at {n} of {len} events (seed 9)");
                 let at = n.checked_sub(1).map_or(SimTime::ZERO, |i| events[i].time);
-                assert_eq!(fold.shown_at(&rec), at);
+                assert_eq!(fold.shown_at((&rec).into()), at);
             }
             assert!(len > 5_000, "{strategy:?}: {len} events");
         }
@@ -225,13 +225,13 @@ mod tests {
         rec.ingest(sim.drain_events().collect());
         let len = rec.store.len();
         let mut fold = SummaryFold::default();
-        assert!(fold.advance(&rec, len, usize::MAX));
+        assert!(fold.advance((&rec).into(), len, usize::MAX));
         let end = fold.figures().cloned();
-        assert!(!fold.advance(&rec, len / 2, len / 8), "half the run does not fit an eighth of it");
+        assert!(!fold.advance((&rec).into(), len / 2, len / 8), "half the run does not fit an eighth of it");
         assert_eq!(fold.figures().cloned(), end, "the old figures stay until the new are done");
-        assert_eq!(fold.shown_at(&rec), rec.store.end_time());
+        assert_eq!(fold.shown_at((&rec).into()), rec.store.end_time());
         let mut frames = 1;
-        while !fold.advance(&rec, len / 2, len / 8) {
+        while !fold.advance((&rec).into(), len / 2, len / 8) {
             frames += 1;
         }
         assert!((4..=5).contains(&frames), "len/2 events in frames of len/8: {frames}");
@@ -247,9 +247,9 @@ mod tests {
         let mut rec = Recording::new(s);
         rec.ingest(events.clone());
         let mut fold = SummaryFold::default();
-        assert!(!fold.advance_within(&rec, events.len(), std::time::Duration::ZERO));
+        assert!(!fold.advance_within((&rec).into(), events.len(), std::time::Duration::ZERO));
         assert!(fold.figures().is_none(), "no time, nothing folded");
-        assert!(fold.advance_within(&rec, events.len(), std::time::Duration::from_secs(60)));
+        assert!(fold.advance_within((&rec).into(), events.len(), std::time::Duration::from_secs(60)));
         assert_eq!(fold.figures(), Some(&full_fold(Strategy::Glenn, &events)), "seed 4");
     }
 }

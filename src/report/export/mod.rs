@@ -87,7 +87,7 @@ impl Table {
 /// The recordings with their `lane` names: the strategy's name, made unique by its position
 /// should two lanes run the same strategy.
 pub fn lanes(recs: &[Recording]) -> Vec<Lane<'_>> {
-    let names: Vec<&str> = recs.iter().map(|r| r.scenario.strategy.name()).collect();
+    let names: Vec<&str> = recs.iter().map(|r| r.info.first().name.as_str()).collect();
     recs.iter()
         .enumerate()
         .map(|(i, rec)| {

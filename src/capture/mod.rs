@@ -1,0 +1,23 @@
+//! Packet captures: sessions written as pcapng for Wireshark, and pcapng files read back.
+//!
+//! - [`export`]: a simulated session re-run with its endpoints tapped, every datagram written
+//!   with its virtual timestamp on two interfaces per lane: `laneL-sent` (every datagram as its
+//!   endpoint sent it, both directions) and `laneL-delivered` (every copy the link delivered,
+//!   when it arrived). A drop is a packet on the first and not the second; delay, duplicates and
+//!   reordering show in the second's times and order. An A/B session's second lane has its own
+//!   pair (interfaces 2 and 3) and its own client port.
+//! - [`address`]: who is who on the wire: the server (side A) `10.0.0.1` on a port naming the
+//!   wire format, client K `10.1.K/256.K%256` on a port naming the lane.
+//! - [`comment`]: the packet comment (uid, the link's fate, resends, spurious resends, naks).
+//! - [`pcapng`]: the writer and the reader (through `pcap-file`), IPv4/UDP framing (`etherparse`).
+//!
+//! `contrib/wireshark/ackscope.lua` dissects every ackscope wire format on these ports and
+//! raises expert items from the comments (README, "Wireshark").
+
+pub mod address;
+pub mod comment;
+pub mod export;
+pub mod pcapng;
+
+pub use export::{write_capture, write_pcapng, PcapngSummary};
+pub use pcapng::{CaptureReader, CaptureWriter, CapturedPacket, Interface, Udp};

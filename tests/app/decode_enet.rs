@@ -1,0 +1,136 @@
+//! The passive ENet decoder against the real ENet library (Debian's `libenet-dev`, which
+//! `.ci/run` installs): a small C program (`enet_peer.c`, compiled here with `cc`) runs as client
+//! and server on loopback through the test relay (20 % loss and 50 ms each way, seeded). What the
+//! decoder derives from the bytes must agree with what ENet itself reports: RTT within 5 % of each
+//! peer's `roundTripTime`, resends equal to `packetsLost` summed over the run (facts.md: ENet
+//! counts one per retransmit timeout), and the reliable commands sent to `packetsSent`.
+
+use std::net::UdpSocket;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use ackscope_protocol::decode::{DecodeChoice, FormatKind};
+use ackscope_protocol::{Dir, EventKind};
+
+use crate::relay::Relay;
+
+/// What `enet_peer` printed about its peer.
+#[derive(Debug, Clone, Copy, Default)]
+struct EnetStats {
+    rtt: f64,
+    sent: u64,
+    lost: u64,
+    received: u64,
+}
+
+fn parse_stats(out: &str) -> EnetStats {
+    let line = out.lines().find(|l| l.starts_with("STATS ")).unwrap_or_else(|| panic!("no STATS line in: {out}"));
+    let get = |k: &str| -> f64 {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(&format!("{k}=")))
+            .unwrap_or_else(|| panic!("no {k} in {line}"))
+            .parse()
+            .unwrap()
+    };
+    EnetStats { rtt: get("rtt"), sent: get("sent") as u64, lost: get("lost") as u64, received: get("received") as u64 }
+}
+
+/// Compiles `enet_peer.c` against the system's libenet; a clear failure when either is missing.
+fn build_enet_peer() -> PathBuf {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/app/enet_peer.c");
+    let dir = std::env::temp_dir().join(format!("ackscope-enet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("enet_peer");
+    let out = Command::new("cc")
+        .args(["-O1", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .arg("-lenet")
+        .output()
+        .expect("cc (the C compiler) must be installed");
+    assert!(
+        out.status.success(),
+        "compiling enet_peer.c failed (install libenet-dev: .ci/run does): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    exe
+}
+
+fn spawn(exe: &PathBuf, args: &[String]) -> Child {
+    Command::new(exe).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start enet_peer")
+}
+
+fn finish(child: Child) -> EnetStats {
+    let out = child.wait_with_output().expect("enet_peer ran");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "enet_peer failed: {text} {}", String::from_utf8_lossy(&out.stderr));
+    parse_stats(&text)
+}
+
+#[test]
+fn decoded_enet_rtt_and_resends_match_the_library() {
+    let exe = build_enet_peer();
+    let port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let server_addr = format!("127.0.0.1:{port}").parse().unwrap();
+    let seed = 24;
+    let relay = Relay::start(server_addr, 0.2, Duration::from_millis(50), seed, DecodeChoice::Auto);
+    // The server's run (6 s + 3 s of draining) stays under ENet's 10 s loss interval: its
+    // counters restart then, and increments made in the service call that restarts them are lost
+    // to any reader.
+    let secs = "6";
+    let server = spawn(&exe, &["server".into(), port.to_string(), secs.into()]);
+    std::thread::sleep(Duration::from_millis(200));
+    let client = spawn(&exe, &["client".into(), relay.client_addr().port().to_string(), secs.into(), "50".into()]);
+    let (client, server) = (finish(client), finish(server));
+    let (mut decoder, counts) = relay.stop();
+    let probe = decoder.probe().expect("probed").clone();
+    assert_eq!(probe.picked, Some(FormatKind::Enet), "{}", probe.reason);
+    let stats = decoder.client_stats(1).expect("the client was seen");
+    let events = decoder.take_events();
+    let (c, s) = (stats.dirs[Dir::AtoB.index()], stats.dirs[Dir::BtoA.index()]);
+    let drop_share = |i: usize| counts.dropped[i] as f64 / counts.datagrams[i] as f64 * 100.0;
+    println!(
+        "relay (seed {seed}): client->server {} datagrams, {:.1} % dropped; server->client {}, {:.1} % dropped; lateness <= {} us",
+        counts.datagrams[0],
+        drop_share(0),
+        counts.datagrams[1],
+        drop_share(1),
+        counts.max_lateness_us
+    );
+    println!("decoder: {}", probe.reason);
+    for (name, lib, dec) in [("client", client, c), ("server", server, s)] {
+        println!(
+            "{name}: ENet roundTripTime {} ms, decoded {:.1} ms (mean {:.1}, {} samples); ENet packetsLost {} of packetsSent {} \
+             ({:.1} %), decoded resends {} of {} reliable sends ({:.1} %), {} spurious; {} received",
+            lib.rtt,
+            dec.rtt_ms,
+            dec.rtt_mean_ms,
+            dec.rtt_samples,
+            lib.lost,
+            lib.sent,
+            lib.lost as f64 * 100.0 / lib.sent.max(1) as f64,
+            dec.resends,
+            dec.items_sent,
+            dec.loss_percent,
+            dec.spurious_resends,
+            lib.received
+        );
+        assert!(lib.received > 250, "{name}: the exchange ran ({} packets received)", lib.received);
+        assert!(
+            (dec.rtt_ms - lib.rtt).abs() <= lib.rtt * 0.05,
+            "{name}: decoded RTT {} vs ENet's {} (seed {seed})",
+            dec.rtt_ms,
+            lib.rtt
+        );
+        assert_eq!(dec.resends, lib.lost, "{name}: decoded resends vs ENet packetsLost (seed {seed})");
+        assert_eq!(dec.items_sent, lib.sent, "{name}: decoded reliable sends vs ENet packetsSent (seed {seed})");
+        assert!(
+            dec.spurious_resends <= dec.resends && dec.spurious_resends > 0,
+            "{name}: lost acks make spurious resends"
+        );
+    }
+    let acked = events.iter().filter(|e| matches!(e.kind, EventKind::MessageAcked { .. })).count() as u64;
+    assert_eq!(acked, c.items_acked + s.items_acked);
+    assert_eq!(stats.malformed, 0);
+}
