@@ -1,233 +1,337 @@
-//! The hybrid goal over the compare grid, measured with the sweep library, and README's frontier
-//! plot at 5 % loss.
+//! Hybrid's defaults against glenn's and ue4's defaults on a broad grid of links, as README's
+//! "hybrid" section quotes it, and the plot beside it.
 //!
-//! For each cell (loss 1/5/20 %, one-way latency 25/100 ms) it sweeps glenn (resend delay incl.
-//! 0, RTT-based resend and its factor), ue4 (net speed, keepalive) and hybrid (its knobs) over
-//! `SEEDS` seeds of `SECONDS` simulated seconds with the default workload, then prints, cell by
-//! cell: the glenn and ue4 defaults, how many hybrid settings no glenn or ue4 setting dominates on
-//! (p99 latency, bytes per message), the best hybrid setting that beats both defaults on both
-//! figures (if any), and which strategies make the frontier. It writes docs/frontier-5pct.png.
+//! The grid: loss 1, 3, 10 and 30 % and one-way latency 10, 20, 50, 100 and 200 ms (both spaced
+//! evenly on a log scale), jitter 0 or 30 ms (reordering), losses independent or in bursts
+//! (Gilbert-Elliott, 30 ms on average, the same mean loss): 80 cells, the same both ways. Each
+//! cell is `ackscope sweep --seconds SECONDS --seeds SEEDS --strategies glenn,ue4,hybrid` with
+//! those `--set link.*` values: default workload and settings, every run drained, seeds 1..=SEEDS
+//! (every strategy meets the same link trace at one seed).
 //!
-//! Run: `cargo run --release --example frontier` (about a minute on two cores); arguments
-//! `SECONDS SEEDS` shrink it (`cargo run --release --example frontier -- 30 2`).
+//! The verdict, per cell and seed strategy: hybrid *dominates* it when it is better beyond the
+//! seed spread on p99 latency or on wire bytes per delivered message (its worst seed better than
+//! the other's best) and not worse beyond the seed spread on the other (its best seed no worse
+//! than the other's worst); it is *dominated* the other way round; else neither. A cell is won
+//! when hybrid dominates both, lost when either dominates it.
+//!
+//! Run: `cargo run --release --example frontier` (120 s x 5 seeds, under a minute on two cores);
+//! `-- SECONDS SEEDS FIRST_SEED GRID NAME=VALUE...` change the runs: `-- 120 5 101` runs seeds
+//! 101..=105 (seeds the defaults were not chosen on), GRID `linear` the other grid README quotes
+//! (loss 1, 5, 15, 30 %, latency 10, 50, 100, 200 ms; `log` is the default), `between` the 48
+//! cells between the log grid's points (loss 1.7, 5.5, 17 %, latency 14, 32, 71, 141 ms, jitter
+//! 0 or 15 ms, with and without bursts: links the defaults were not chosen on), and each
+//! `hybrid.NAME=VALUE` sets a hybrid parameter away from its default (`-- 120 5 1 log
+//! hybrid.redundant_copies=2`). Only the run with no arguments writes README's plot,
+//! docs/frontier-grid.png.
 
 use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
 
 use ackscope::report::sweep::{self, SweepRow, SweepSpec};
-use ackscope_protocol::{Scenario, Strategy};
+use ackscope_protocol::{BurstLoss, Scenario, Strategy};
 use plotters::prelude::*;
 
-/// The sweeps behind README's hybrid section.
-const VARY: [&str; 10] = [
-    "glenn.resend_delay_ms=0,17,33,50,75,100,150,200,300",
-    "glenn.rtt_resend=false,true",
-    "glenn.rtt_resend_factor=1.25,2",
-    "ue4.net_speed_bytes_per_sec=0,5000,10000,20000",
-    "ue4.keepalive_ms=50,200,1000",
-    "hybrid.rtt_factor=1,1.25,1.5,2",
-    "hybrid.redundant_copies=0,1,2",
-    "hybrid.redundancy_budget_bytes=48,64,160",
-    "hybrid.reorder_tolerance_packets=1,2",
-    "hybrid.every_tick=false",
-];
+const LOSSES_PERCENT: [f64; 4] = [1.0, 3.0, 10.0, 30.0];
+const LATENCIES_MS: [f64; 5] = [10.0, 20.0, 50.0, 100.0, 200.0];
+/// The evenly spaced grid (`linear`).
+const LINEAR_LOSSES_PERCENT: [f64; 4] = [1.0, 5.0, 15.0, 30.0];
+const LINEAR_LATENCIES_MS: [f64; 4] = [10.0, 50.0, 100.0, 200.0];
+const JITTERS_MS: [f64; 2] = [0.0, 30.0];
+/// The cells between the log grid's points (`between`): each loss and latency the geometric
+/// mean of two neighbours there, jitter halfway, so no figure sits where the defaults were chosen.
+const BETWEEN_LOSSES_PERCENT: [f64; 3] = [1.7, 5.5, 17.0];
+const BETWEEN_LATENCIES_MS: [f64; 4] = [14.0, 32.0, 71.0, 141.0];
+const BETWEEN_JITTERS_MS: [f64; 2] = [0.0, 15.0];
+/// Mean length of a burst in the bursty cells.
+const BURST_MS: f64 = 30.0;
+const STRATEGIES: [Strategy; 3] = [Strategy::Hybrid, Strategy::Glenn, Strategy::Ue4];
 
-/// One cell of the grid: its rows and verdicts.
-pub struct Cell {
-    pub latency_ms: f64,
-    pub loss_percent: f64,
-    pub rows: Vec<SweepRow>,
+/// One link of the grid.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Cell {
+    bursts: bool,
+    jitter_ms: f64,
+    latency_ms: f64,
+    loss_percent: f64,
 }
 
-fn value(r: &SweepRow, name: &str) -> Option<String> {
-    r.values.get(name).map(|v| v.as_str().map_or(v.to_string(), str::to_string))
+/// Which grid: the losses and latencies it crosses.
+#[derive(Debug, Clone, Copy)]
+struct Grid {
+    losses_percent: &'static [f64],
+    latencies_ms: &'static [f64],
+    jitters_ms: &'static [f64],
 }
 
-/// The strategy's default settings (the values the sweeps vary, at their defaults).
-fn is_default(r: &SweepRow) -> bool {
-    let is = |name: &str, v: &str| value(r, name).is_none_or(|x| x == v);
-    match r.strategy.as_str() {
-        "glenn" => {
-            is("glenn.resend_delay_ms", "100")
-                && is("glenn.rtt_resend", "false")
-                && is("glenn.rtt_resend_factor", "1.25")
-        }
-        "ue4" => is("ue4.net_speed_bytes_per_sec", "10000") && is("ue4.keepalive_ms", "200"),
-        _ => false,
-    }
-}
-
-fn dominates(a: &SweepRow, b: &SweepRow) -> bool {
-    let (ap, ab, bp, bb) = (a.p99_ms, a.bytes_per_message, b.p99_ms, b.bytes_per_message);
-    a.lost == 0 && ap <= bp && ab <= bb && (ap < bp || ab < bb)
-}
+const LOG_GRID: Grid = Grid { losses_percent: &LOSSES_PERCENT, latencies_ms: &LATENCIES_MS, jitters_ms: &JITTERS_MS };
+const LINEAR_GRID: Grid =
+    Grid { losses_percent: &LINEAR_LOSSES_PERCENT, latencies_ms: &LINEAR_LATENCIES_MS, jitters_ms: &JITTERS_MS };
+const BETWEEN_GRID: Grid = Grid {
+    losses_percent: &BETWEEN_LOSSES_PERCENT,
+    latencies_ms: &BETWEEN_LATENCIES_MS,
+    jitters_ms: &BETWEEN_JITTERS_MS,
+};
 
 impl Cell {
-    fn of(&self, strategy: &str) -> impl Iterator<Item = &SweepRow> {
-        let s = strategy.to_string();
-        self.rows.iter().filter(move |r| r.strategy == s)
+    fn all(grid: Grid) -> Vec<Cell> {
+        let mut out = Vec::new();
+        for bursts in [false, true] {
+            for &jitter_ms in grid.jitters_ms {
+                for &latency_ms in grid.latencies_ms {
+                    for &loss_percent in grid.losses_percent {
+                        out.push(Cell { bursts, jitter_ms, latency_ms, loss_percent });
+                    }
+                }
+            }
+        }
+        out
     }
 
-    /// Hybrid settings no glenn or ue4 setting dominates.
-    pub fn undominated(&self) -> Vec<&SweepRow> {
-        let others: Vec<&SweepRow> = self.rows.iter().filter(|r| r.strategy != "hybrid").collect();
-        self.of("hybrid").filter(|h| h.lost == 0 && !others.iter().any(|o| dominates(o, h))).collect()
-    }
-
-    /// Hybrid settings better than both defaults on both figures at once.
-    pub fn beating_defaults(&self) -> Vec<&SweepRow> {
-        let defaults: Vec<&SweepRow> = self.rows.iter().filter(|r| is_default(r)).collect();
-        self.of("hybrid")
-            .filter(|h| {
-                h.lost == 0 && defaults.iter().all(|d| h.p99_ms < d.p99_ms && h.bytes_per_message < d.bytes_per_message)
-            })
-            .collect()
+    /// The default scenario on this link, both ways, from seed `first_seed`.
+    fn scenario(self, first_seed: u64) -> Scenario {
+        let mut s = Scenario { seed: first_seed, ..Scenario::default() };
+        for l in [&mut s.link.a_to_b, &mut s.link.b_to_a] {
+            l.latency_ms = self.latency_ms;
+            l.jitter_ms = self.jitter_ms;
+            if self.bursts {
+                // A burst lasts 100 / r ms on average and the link is bad p / (p + r) of the time.
+                let r_percent = 100.0 / BURST_MS;
+                let p_percent = r_percent * self.loss_percent / (100.0 - self.loss_percent);
+                l.loss_percent = 0.0;
+                l.burst = BurstLoss { p_percent, r_percent, loss_in_bad_percent: 100.0 };
+            } else {
+                l.loss_percent = self.loss_percent;
+            }
+        }
+        s
     }
 }
 
-/// Runs one cell.
-pub fn cell(latency_ms: f64, loss_percent: f64, seconds: f64, seeds: u32) -> Cell {
-    let mut base = Scenario::default();
-    for l in [&mut base.link.a_to_b, &mut base.link.b_to_a] {
-        l.latency_ms = latency_ms;
-        l.loss_percent = loss_percent;
+/// A figure across seeds: smallest, largest, mean.
+#[derive(Debug, Clone, Copy)]
+struct Spread {
+    lo: f64,
+    hi: f64,
+    mean: f64,
+}
+
+impl Spread {
+    fn of(xs: impl Iterator<Item = f64> + Clone) -> Self {
+        let n = xs.clone().count().max(1) as f64;
+        let (lo, hi) = xs.clone().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| (l.min(x), h.max(x)));
+        Spread { lo, hi, mean: xs.sum::<f64>() / n }
     }
+    /// Better (lower) beyond the seed spread: every seed of `self` below every seed of `other`.
+    fn below(self, other: Spread) -> bool {
+        self.hi < other.lo
+    }
+}
+
+/// One strategy's figures in one cell.
+#[derive(Debug, Clone, Copy)]
+struct Figures {
+    p99_ms: Spread,
+    bytes: Spread,
+    lost: u64,
+}
+
+impl Figures {
+    fn of(row: &SweepRow) -> Self {
+        Figures {
+            p99_ms: Spread::of(row.runs.iter().map(|r| r.p99_ms)),
+            bytes: Spread::of(row.runs.iter().map(|r| r.bytes_per_message)),
+            lost: row.lost,
+        }
+    }
+    /// Better beyond the seed spread on one figure and not worse beyond it on the other.
+    fn dominates(&self, o: &Figures) -> bool {
+        (self.p99_ms.below(o.p99_ms) && !o.bytes.below(self.bytes))
+            || (self.bytes.below(o.bytes) && !o.p99_ms.below(self.p99_ms))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verdict {
+    Dominates,
+    Dominated,
+    Neither,
+}
+
+impl Verdict {
+    fn of(hybrid: &Figures, other: &Figures) -> Self {
+        if hybrid.lost > 0 || other.dominates(hybrid) {
+            Verdict::Dominated
+        } else if hybrid.dominates(other) {
+            Verdict::Dominates
+        } else {
+            Verdict::Neither
+        }
+    }
+    fn word(self) -> &'static str {
+        match self {
+            Verdict::Dominates => "dominates",
+            Verdict::Dominated => "**dominated**",
+            Verdict::Neither => "neither",
+        }
+    }
+}
+
+/// A cell's figures (hybrid, glenn, ue4) and verdicts (vs glenn, vs ue4).
+struct Outcome {
+    cell: Cell,
+    figures: [Figures; 3],
+    verdicts: [Verdict; 2],
+}
+
+impl Outcome {
+    fn won(&self) -> bool {
+        self.verdicts.iter().all(|v| *v == Verdict::Dominates)
+    }
+    fn lost(&self) -> bool {
+        self.verdicts.contains(&Verdict::Dominated)
+    }
+    /// W (dominates both), L (dominated by one), else which one it dominates, if any.
+    fn mark(&self) -> &'static str {
+        match (self.won(), self.lost(), self.verdicts) {
+            (true, _, _) => "W",
+            (_, true, _) => "**L**",
+            (_, _, [Verdict::Dominates, _]) => "g",
+            (_, _, [_, Verdict::Dominates]) => "u",
+            _ => "-",
+        }
+    }
+}
+
+fn run_cell(cell: Cell, seconds: f64, seeds: u32, first_seed: u64, settings: &[sweep::Vary]) -> Outcome {
     let spec = SweepSpec {
-        base,
+        base: cell.scenario(first_seed),
         changes: Vec::new(),
         seconds,
-        vary: VARY.iter().map(|v| sweep::parse_vary(v).expect("a valid spec")).collect(),
-        strategies: vec![Strategy::Glenn, Strategy::Ue4, Strategy::Hybrid],
+        vary: settings.to_vec(),
+        strategies: STRATEGIES.to_vec(),
         seeds,
     };
     let rows = sweep::run(&spec, 0, &AtomicBool::new(false), &|_, _| {}).expect("runs").expect("not cancelled");
-    Cell { latency_ms, loss_percent, rows }
+    let figures: [Figures; 3] = std::array::from_fn(|i| Figures::of(&rows[i]));
+    let verdicts = [Verdict::of(&figures[0], &figures[1]), Verdict::of(&figures[0], &figures[2])];
+    Outcome { cell, figures, verdicts }
 }
 
-fn settings(r: &SweepRow) -> String {
-    let parts: Vec<String> =
-        r.values.iter().map(|(k, v)| format!("{}={}", k.trim_start_matches("hybrid."), v)).collect();
-    parts.join(" ")
+fn link_name(c: &Cell) -> String {
+    format!("{} ms, jitter {} ms{}", c.latency_ms, c.jitter_ms, if c.bursts { ", bursts" } else { "" })
 }
 
-fn report(c: &Cell) -> String {
-    let mut out = format!("== {} ms one-way, {} % loss\n", c.latency_ms, c.loss_percent);
-    for d in c.rows.iter().filter(|r| is_default(r)) {
-        let _ = writeln!(out, "  {} default: p99 {:.1} ms, {:.1} bytes/msg", d.strategy, d.p99_ms, d.bytes_per_message);
-    }
-    let und = c.undominated();
-    let _ = writeln!(
-        out,
-        "  hybrid settings not dominated by any glenn/ue4 setting: {} of {}",
-        und.len(),
-        c.of("hybrid").count()
+/// One row per cell: each strategy's p99 and bytes as mean (seed spread), and the verdicts.
+fn table(outcomes: &[Outcome]) -> String {
+    let mut out = String::from(
+        "| link (one way) | loss | hybrid p99 ms | bytes/msg | glenn p99 ms | bytes/msg | ue4 p99 ms | bytes/msg | vs glenn | vs ue4 |\n|---|---|---|---|---|---|---|---|---|---|\n",
     );
-    if let Some(low) = und.iter().min_by(|a, b| a.bytes_per_message.total_cmp(&b.bytes_per_message)) {
-        let _ = writeln!(
-            out,
-            "    cheapest: p99 {:.1} ms, {:.1} bytes/msg ({})",
-            low.p99_ms,
-            low.bytes_per_message,
-            settings(low)
-        );
-    }
-    match c.beating_defaults().into_iter().min_by(|a, b| a.p99_ms.total_cmp(&b.p99_ms)) {
-        Some(b) => {
-            let _ = writeln!(
+    for o in outcomes {
+        let _ = write!(out, "| {} | {} % |", link_name(&o.cell), o.cell.loss_percent);
+        for f in &o.figures {
+            let _ = write!(
                 out,
-                "  beats both defaults on both figures: p99 {:.1} ms (spread {:.1}), {:.1} bytes/msg ({})",
-                b.p99_ms,
-                b.p99_ms_spread,
-                b.bytes_per_message,
-                settings(b)
+                " {:.0} ({:.0}) | {:.1} ({:.1}) |",
+                f.p99_ms.mean,
+                f.p99_ms.hi - f.p99_ms.lo,
+                f.bytes.mean,
+                f.bytes.hi - f.bytes.lo
             );
         }
-        None => out.push_str("  no hybrid setting beats both defaults on both figures\n"),
+        let _ = writeln!(out, " {} | {} |", o.verdicts[0].word(), o.verdicts[1].word());
     }
-    let mut frontier: Vec<&SweepRow> = c.rows.iter().filter(|r| r.pareto).collect();
-    frontier.sort_by(|a, b| a.p99_ms.total_cmp(&b.p99_ms));
-    frontier.dedup_by(|a, b| a.p99_ms == b.p99_ms && a.bytes_per_message == b.bytes_per_message);
-    let names: Vec<String> =
-        frontier.iter().map(|r| format!("{} {:.0}/{:.1}", r.strategy, r.p99_ms, r.bytes_per_message)).collect();
-    let _ = writeln!(out, "  frontier (p99 ms/bytes): {}", names.join(", "));
     out
 }
 
-fn colour(strategy: &str) -> RGBColor {
+/// The grid at a glance: a row per link, a column per loss.
+fn matrix(grid: Grid, outcomes: &[Outcome]) -> String {
+    let mut out = String::from("| link (one way) |");
+    for l in grid.losses_percent {
+        let _ = write!(out, " {l} % |");
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(grid.losses_percent.len()));
+    out.push('\n');
+    for row in outcomes.chunks(grid.losses_percent.len()) {
+        let _ = write!(out, "| {} |", link_name(&row[0].cell));
+        for o in row {
+            let _ = write!(out, " {} |", o.mark());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn colour(strategy: Strategy) -> RGBColor {
     match strategy {
-        "glenn" => RGBColor(31, 119, 180),
-        "ue4" => RGBColor(214, 39, 40),
+        Strategy::Glenn => RGBColor(31, 119, 180),
+        Strategy::Ue4 => RGBColor(214, 39, 40),
         _ => RGBColor(44, 160, 44),
     }
 }
 
-/// One panel: every point with its p99 spread across seeds, the frontier, the defaults ringed.
+/// One panel per loss (no jitter, no bursts): each strategy's p99 against bytes, a point per
+/// latency joined in latency order, with bars for the seed spread of p99.
 fn panel(
     area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
-    c: &Cell,
+    loss: f64,
+    cells: &[&Outcome],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let xmax = c.rows.iter().map(|r| r.p99_ms + r.p99_ms_spread / 2.0).fold(0.0, f64::max) * 1.05;
-    let ymin = c.rows.iter().map(|r| r.bytes_per_message).fold(f64::INFINITY, f64::min) * 0.97;
-    // Every point inside: a cap on the range once cut the 100 ms panel's frontier off at the top.
-    let ymax = c.rows.iter().map(|r| r.bytes_per_message).fold(0.0, f64::max) * 1.03;
-    let caption = format!("{} ms one-way latency, {} % loss", c.latency_ms, c.loss_percent);
+    let all = cells.iter().flat_map(|o| o.figures.iter());
+    let xmax = all.clone().map(|f| f.p99_ms.hi).fold(0.0, f64::max) * 1.08;
+    let ymin = all.clone().map(|f| f.bytes.mean).fold(f64::INFINITY, f64::min) * 0.97;
+    let ymax = all.map(|f| f.bytes.mean).fold(0.0, f64::max) * 1.03;
     let mut chart = ChartBuilder::on(area)
-        .caption(caption, ("sans-serif", 22))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(56)
+        .caption(format!("{loss} % loss"), ("sans-serif", 20))
+        .margin(10)
+        .x_label_area_size(36)
+        .y_label_area_size(48)
         .build_cartesian_2d(0.0..xmax, ymin..ymax)?;
     chart
         .configure_mesh()
-        .x_desc("p99 latency, ms (bar: spread across seeds)")
+        .x_desc("p99 latency, ms")
         .y_desc("wire bytes per delivered message")
-        .label_style(("sans-serif", 14))
+        .label_style(("sans-serif", 13))
         .draw()?;
-    for s in ["glenn", "ue4", "hybrid"] {
-        let col = colour(s);
-        let pts: Vec<&SweepRow> = c.of(s).collect();
-        chart.draw_series(pts.iter().map(|r| {
-            let half = r.p99_ms_spread / 2.0;
-            PathElement::new(
-                vec![(r.p99_ms - half, r.bytes_per_message), (r.p99_ms + half, r.bytes_per_message)],
-                col.mix(0.35),
-            )
+    for (i, s) in STRATEGIES.iter().enumerate() {
+        let col = colour(*s);
+        let pts: Vec<(f64, f64)> = cells.iter().map(|o| (o.figures[i].p99_ms.mean, o.figures[i].bytes.mean)).collect();
+        chart.draw_series(cells.iter().map(|o| {
+            let f = o.figures[i];
+            PathElement::new(vec![(f.p99_ms.lo, f.bytes.mean), (f.p99_ms.hi, f.bytes.mean)], col.mix(0.35))
         }))?;
         chart
-            .draw_series(pts.iter().map(|r| Circle::new((r.p99_ms, r.bytes_per_message), 3, col.filled())))?
-            .label(s)
+            .draw_series(LineSeries::new(pts.clone(), col.stroke_width(1)))?
+            .label(s.name())
             .legend(move |(x, y)| Circle::new((x, y), 4, col.filled()));
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 3, col.filled())))?;
+        chart.draw_series(cells.iter().zip(&pts).map(|(o, &p)| {
+            Text::new(format!("{}", o.cell.latency_ms), p, ("sans-serif", 11).into_font().color(&col))
+        }))?;
     }
-    let mut frontier: Vec<(f64, f64)> =
-        c.rows.iter().filter(|r| r.pareto).map(|r| (r.p99_ms, r.bytes_per_message)).collect();
-    frontier.sort_by(|a, b| a.0.total_cmp(&b.0));
     chart
-        .draw_series(LineSeries::new(frontier, BLACK.stroke_width(1)))?
-        .label("frontier")
-        .legend(|(x, y)| PathElement::new(vec![(x - 8, y), (x + 8, y)], BLACK));
-    for d in c.rows.iter().filter(|r| is_default(r)) {
-        let col = colour(&d.strategy);
-        chart.draw_series([Circle::new((d.p99_ms, d.bytes_per_message), 8, col.stroke_width(2))])?;
-        chart.draw_series([Text::new(
-            format!("{} default", d.strategy),
-            (d.p99_ms, d.bytes_per_message),
-            ("sans-serif", 14).into_font().color(&col),
-        )])?;
-    }
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
     Ok(())
 }
 
-/// The 5 % loss cells side by side, as a PNG (plotters draws SVG, resvg rasterises it with
-/// egui's bundled font, so no system font is needed).
-fn plot(cells: &[&Cell], path: &str) -> Result<(), Box<dyn std::error::Error>> {
-    let (w, h) = (1200u32, 520u32);
+/// The panels as a PNG (plotters draws SVG, resvg rasterises it with egui's bundled font, so no
+/// system font is needed).
+fn plot(outcomes: &[Outcome], path: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let (w, h) = (1600u32, 440u32);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (w, h)).into_drawing_area();
         root.fill(&WHITE)?;
-        for (area, c) in root.split_evenly((1, cells.len())).iter().zip(cells) {
-            panel(area, c)?;
+        for (area, loss) in root.split_evenly((1, LOSSES_PERCENT.len())).iter().zip(LOSSES_PERCENT) {
+            let cells: Vec<&Outcome> = outcomes
+                .iter()
+                .filter(|o| !o.cell.bursts && o.cell.jitter_ms == 0.0 && o.cell.loss_percent == loss)
+                .collect();
+            panel(area, loss, &cells)?;
         }
         root.present()?;
     }
@@ -245,23 +349,56 @@ fn plot(cells: &[&Cell], path: &str) -> Result<(), Box<dyn std::error::Error>> {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let seconds: f64 = args.next().map_or(Ok(120.0), |a| a.parse())?;
-    let seeds: u32 = args.next().map_or(Ok(3), |a| a.parse())?;
-    println!("sweeps: {}\n{seconds} s x {seeds} seeds per point, default workload\n", VARY.join(" "));
-    let mut cells = Vec::new();
-    for latency_ms in [25.0, 100.0] {
-        for loss_percent in [1.0, 5.0, 20.0] {
-            let c = cell(latency_ms, loss_percent, seconds, seeds);
-            print!("{}", report(&c));
-            cells.push(c);
+    let seeds: u32 = args.next().map_or(Ok(5), |a| a.parse())?;
+    let first_seed: u64 = args.next().map_or(Ok(1), |a| a.parse())?;
+    let grid = match args.next().as_deref() {
+        None | Some("log") => LOG_GRID,
+        Some("linear") => LINEAR_GRID,
+        Some("between") => BETWEEN_GRID,
+        Some(other) => return Err(format!("unknown grid '{other}' (valid: log, linear, between)").into()),
+    };
+    let settings: Vec<String> = args.collect();
+    let mut vary = Vec::new();
+    for s in &settings {
+        if !s.starts_with("hybrid.") {
+            return Err(
+                format!("'{s}': only hybrid.NAME=VALUE settings may change (the seeds run their defaults)").into()
+            );
+        }
+        vary.push(sweep::parse_vary(s)?);
+        if vary.last().is_some_and(|v| v.values.len() != 1) {
+            return Err(format!("'{s}': one value per setting").into());
         }
     }
-    let undominated = cells.iter().filter(|c| !c.undominated().is_empty()).count();
-    let beating = cells.iter().filter(|c| !c.beating_defaults().is_empty()).count();
-    println!("\ncells where some hybrid setting is not dominated: {undominated} of 6 (goal: 4)");
-    println!("cells where a hybrid setting beats both defaults on both figures: {beating} of 6 (goal: 2)");
-    let five: Vec<&Cell> = cells.iter().filter(|c| c.loss_percent == 5.0).collect();
-    std::fs::create_dir_all("docs")?;
-    plot(&five, "docs/frontier-5pct.png")?;
-    println!("wrote docs/frontier-5pct.png");
+    let readme_run = std::env::args().len() == 1;
+    let cells = Cell::all(grid);
+    println!(
+        "{} cells x glenn, ue4, hybrid (defaults{}) x {seeds} seeds from {first_seed} x {seconds} s, default \
+         workload; figures: mean (spread across seeds)\n",
+        cells.len(),
+        if settings.is_empty() { String::new() } else { format!("; hybrid with {}", settings.join(" ")) }
+    );
+    let outcomes: Vec<Outcome> = cells.into_iter().map(|c| run_cell(c, seconds, seeds, first_seed, &vary)).collect();
+    print!("{}", table(&outcomes));
+    println!("\nW: hybrid dominates both; g / u: only glenn / only ue4; -: neither; L: dominated by one\n");
+    print!("{}", matrix(grid, &outcomes));
+    let won = outcomes.iter().filter(|o| o.won()).count();
+    let lost = outcomes.iter().filter(|o| o.lost()).count();
+    let n = outcomes.len();
+    println!("\nhybrid dominates both in {won} of {n} cells, is dominated in {lost}, neither in {}", n - won - lost);
+    for (i, name) in ["glenn", "ue4"].iter().enumerate() {
+        let count = |v: Verdict| outcomes.iter().filter(|o| o.verdicts[i] == v).count();
+        println!(
+            "vs {name}: dominates in {}, dominated in {}, neither in {}",
+            count(Verdict::Dominates),
+            count(Verdict::Dominated),
+            count(Verdict::Neither)
+        );
+    }
+    if readme_run {
+        std::fs::create_dir_all("docs")?;
+        plot(&outcomes, "docs/frontier-grid.png")?;
+        println!("wrote docs/frontier-grid.png");
+    }
     Ok(())
 }

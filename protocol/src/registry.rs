@@ -147,7 +147,7 @@ static HYBRID: StrategyInfo = StrategyInfo {
     label: "Hybrid (ackscope)",
     colour: [170, 230, 60],
     settings: Some("hybrid"),
-    summary: "Glenn's packets and channel, resent on a Nak read from the ack bits or after RTT x factor, young messages sent twice",
+    summary: "Glenn's packets and channel, resent on a Nak read from the ack bits or a timer from RTT and its variance, a blind copy where measured loss and RTT call for one",
     has_messages: true,
     has_chunks: false,
     build: |s, side| Box::new(hybrid_peer(side, s.ack, s.glenn, s.hybrid, s.workload, s.seed)),

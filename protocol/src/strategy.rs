@@ -41,8 +41,9 @@ pub enum Strategy {
     /// rellikt's `[protocol id][sequence][ack][ack bitfield]` header, "unacked after 1 s = lost",
     /// carrying the message workload; snapshots per `workload.snapshot_mode`.
     Rellikt,
-    /// ackscope's own: Glenn's packets and channel, resent on a Nak inferred from the acks or after
-    /// RTT x factor, with redundant copies of young messages (`hybrid.*`).
+    /// ackscope's own: Glenn's packets and channel, resent on a Nak inferred from the acks or a
+    /// timer from the RTT and its variance, with blind copies where the measured loss and RTT call
+    /// for them (`hybrid.*`).
     Hybrid,
     /// reliable.io packet acks carrying an opaque payload of `payload_bytes`.
     Acks,

@@ -27,12 +27,14 @@
 //! A game's own event stream is read and written as JSON lines ([`jsonl`]).
 
 mod codec;
+mod event_line;
 mod fast_load;
 pub mod jsonl;
 pub mod jsonl_export;
 mod lines;
 mod progress;
 mod rerun;
+mod ron_line;
 mod save;
 pub mod stream;
 mod stream_load;

@@ -5,10 +5,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ackscope_protocol::{Event, Scenario, Step, Strategy};
-use anyhow::{anyhow, Context, Result};
+use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 
-use super::{codec, fnv1a, Phase, Progress, Session, Transport, CHECKSUM_KEY, CHECKSUM_PLACEHOLDER};
+use super::{
+    codec, event_line, fnv1a, ron_line, Phase, Progress, Session, Transport, CHECKSUM_KEY, CHECKSUM_PLACEHOLDER,
+};
 use super::{FORMAT_VERSION, PROGRESS_STEP};
 use crate::model::lane::{ClientInfo, Origin};
 
@@ -27,6 +29,7 @@ struct SessionOut<'a> {
     clients: &'a [ClientInfo],
     actions: &'a [Step],
     duration_us: u64,
+    /// Empty when [`encode`] writes the lines itself.
     #[serde(serialize_with = "codec::serialize")]
     events: &'a [Event],
     ab: Option<Strategy>,
@@ -53,11 +56,35 @@ pub fn to_text(session: &Session) -> Result<String> {
 
 /// `header` with `lanes` (the first lane's events, then the A/B lane's) in place of its own, as
 /// RON text with the checksum filled in.
+///
+/// `ron` writes everything but the events (the header is small); the event lines, nearly all of
+/// the file, are written by [`ron_line`] into the places `ron` left empty, exactly as `ron` would
+/// have written them (its tests compare the two byte for byte).
 fn encode(header: &Session, lanes: [&[Event]; 2], progress: Option<&Arc<Progress>>) -> Result<String> {
     if let Some(p) = progress {
         p.start(Phase::Encoding, (lanes[0].len() + lanes[1].len()) as u64);
     }
-    let out = SessionOut {
+    let out = session_out(header, [&[], &[]]);
+    let head = ron::ser::to_string_pretty(&out, pretty()).context("serialising the session")?;
+    let slot =
+        |key: &str| head.find(key).map(|at| at + key.len()).ok_or_else(|| anyhow!("{key} missing from the output"));
+    let (events_at, ab_at) = (slot("\nevents:[")?, slot("\nab_events:[")?);
+    let mut text = String::with_capacity(head.len() + LINE_BYTES_GUESS * (lanes[0].len() + lanes[1].len()));
+    text.push_str(&head[..events_at]);
+    write_lines(&mut text, lanes[0], progress, 0)?;
+    text.push_str(&head[events_at..ab_at]);
+    write_lines(&mut text, lanes[1], progress, lanes[0].len())?;
+    text.push_str(&head[ab_at..]);
+    let at =
+        text.rfind(CHECKSUM_KEY).ok_or_else(|| anyhow!("checksum field missing from the output"))? + CHECKSUM_KEY.len();
+    let sum = format!("{:016x}", fnv1a(&[text.as_bytes()], None));
+    text.replace_range(at..at + 16, &sum);
+    Ok(text)
+}
+
+/// `header` with `lanes` as the borrowing layout `ron` writes.
+fn session_out<'a>(header: &'a Session, lanes: [&'a [Event]; 2]) -> SessionOut<'a> {
+    SessionOut {
         format_version: FORMAT_VERSION,
         app_version: &header.app_version,
         transport: header.transport,
@@ -72,15 +99,69 @@ fn encode(header: &Session, lanes: [&[Event]; 2], progress: Option<&Arc<Progress
         ab_actions: &header.ab_actions,
         ab_events: lanes[1],
         checksum: Some(CHECKSUM_PLACEHOLDER),
-    };
-    let mut text = codec::with_progress(progress.cloned(), || ron::ser::to_string_pretty(&out, pretty()))
-        .context("serialising the session")?;
-    let at =
-        text.rfind(CHECKSUM_KEY).ok_or_else(|| anyhow!("checksum field missing from the output"))? + CHECKSUM_KEY.len();
+    }
+}
+
+/// [`to_text`] with every event written by `ron` (as it was before [`ron_line`]): the reference
+/// the fast writer is checked against.
+#[cfg(test)]
+pub(super) fn to_text_by_ron(session: &Session) -> Result<String> {
+    let out = session_out(session, [&session.events, &session.ab_events]);
+    let mut text = ron::ser::to_string_pretty(&out, pretty())?;
+    let at = text.rfind(CHECKSUM_KEY).ok_or_else(|| anyhow!("no checksum"))? + CHECKSUM_KEY.len();
     let sum = format!("{:016x}", fnv1a(&[text.as_bytes()], None));
     text.replace_range(at..at + 16, &sum);
     Ok(text)
 }
+
+/// Bytes of an event line, about (for the first allocation; recorded sessions average 46-50).
+const LINE_BYTES_GUESS: usize = 50;
+
+/// Writes `events` as the lines of an event list whose `[` ends `text` (nothing when empty, as
+/// `ron` writes `[]`); `done` events were written before, for progress.
+fn write_lines(text: &mut String, events: &[Event], progress: Option<&Arc<Progress>>, done: usize) -> Result<()> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    text.push('\n');
+    let mut writer = ron_line::LineWriter::default();
+    let mut prev = 0i64;
+    for (i, e) in events.iter().enumerate() {
+        if i % REPORT_EVERY == 0 {
+            if let Some(p) = progress {
+                p.advance_to((done + i) as u64);
+                if p.is_cancelled() {
+                    bail!("cancelled");
+                }
+            }
+        }
+        let t = e.time.0 as i64;
+        if !event_line::write(text, t - prev, e) {
+            write_line(&mut writer, text, &codec::Line::of(t - prev, e))?;
+        }
+        text.push_str(",\n");
+        prev = t;
+    }
+    Ok(())
+}
+
+/// Appends one event line to `text` as `ron` writes it.
+pub(super) fn write_line(
+    writer: &mut ron_line::LineWriter,
+    text: &mut String,
+    line: &codec::Line<&ackscope_protocol::EventKind>,
+) -> Result<()> {
+    let mark = text.len();
+    if writer.write(text, line).is_err() {
+        // Something only `ron` knows how to write (see `ron_line`): let it.
+        text.truncate(mark);
+        text.push_str(&ron::ser::to_string(line).context("serialising an event")?);
+    }
+    Ok(())
+}
+
+/// Events between two progress reports (and cancel checks).
+const REPORT_EVERY: usize = 8192;
 
 /// Saves atomically: writes beside `path`, syncs, renames over it.
 pub fn save(session: &Session, path: &Path) -> Result<u64> {

@@ -59,6 +59,7 @@ pub struct SessionStream {
     /// Events written since the last flush.
     dirty: bool,
     last_flush: Instant,
+    writer: super::ron_line::LineWriter,
 }
 
 impl SessionStream {
@@ -91,6 +92,7 @@ impl SessionStream {
             duration_us: header.duration_us,
             dirty: false,
             last_flush: Instant::now(),
+            writer: Default::default(),
         };
         s.file.write_all(head_text.as_bytes()).with_context(|| format!("{origin}: write failed"))?;
         s.flush()?;
@@ -118,7 +120,9 @@ impl SessionStream {
         for e in events {
             line.clear();
             let dt = e.time.0 as i64 - self.prev_us as i64;
-            line.push_str(&ron::ser::to_string(&super::codec::Line::of(dt, e)).context("serialising an event")?);
+            if !super::event_line::write(&mut line, dt, e) {
+                super::save::write_line(&mut self.writer, &mut line, &super::codec::Line::of(dt, e))?;
+            }
             line.push_str(",\n");
             self.file.write_all(line.as_bytes()).with_context(|| format!("{}: write failed", self.path.display()))?;
             self.hash = fnv_more(self.hash, line.as_bytes());

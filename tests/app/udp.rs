@@ -63,9 +63,10 @@ fn udp_run_delivers_and_acks_over_loopback_through_the_lossy_link() {
         let ratio = acked as f64 / sent as f64;
         assert!((0.65..0.92).contains(&ratio), "{side:?} acked ratio {ratio}; {ctx}");
         let dir = side.outgoing();
-        // Every datagram reached the receiving socket and met its link (a few may be in the
-        // kernel when the run stops).
-        assert!(t.link_sent(dir) <= sent && t.link_sent(dir) + 3 >= sent, "{dir:?} link {}; {ctx}", t.link_sent(dir));
+        // Every datagram reached the receiving socket and met its link (some may be in the
+        // kernel when the run stops: a receiving thread descheduled for 300 ms on a loaded
+        // machine leaves 18 at 60 pps).
+        assert!(t.link_sent(dir) <= sent && t.link_sent(dir) + 20 >= sent, "{dir:?} link {}; {ctx}", t.link_sent(dir));
         let loss = t.link_loss_percent(dir).unwrap();
         assert!((12.0..28.0).contains(&loss), "{dir:?} true loss {loss}; {ctx}");
         assert!(acked <= t.link_delivered(dir), "{ctx}");

@@ -407,9 +407,12 @@ section!(RelliktConfig, rellikt_slot, rellikt_get, RELLIKT {
 section!(HybridConfig, hybrid_slot, hybrid_get, HYBRID {
     "reorder_tolerance_packets" => reorder_tolerance_packets,
     "rtt_factor" => rtt_factor,
+    "rttvar_factor" => rttvar_factor,
     "redundancy_age_rtts" => redundancy_age_rtts,
     "redundancy_budget_bytes" => redundancy_budget_bytes,
     "redundant_copies" => redundant_copies,
+    "recovery_target_ms" => recovery_target_ms,
+    "tail_share_percent" => tail_share_percent,
     "every_tick" => every_tick,
     "initial_rtt_ms" => initial_rtt_ms,
 });

@@ -1,0 +1,120 @@
+//! `hybrid`: ackscope's own strategy. Glenn's packets, read the way UE4 reads Naks, resent on
+//! timers the way TCP, ENet and KCP time them, with blind copies only where the path needs them;
+//! every choice made from what the endpoint measures, none from fixed knobs tuned per link.
+//!
+//! It is Glenn's endpoint ([`GlennPeer`]: reliable.io packet acks, bit-packed message objects,
+//! the reliable-ordered channel, the same wire format and receive path) with its own
+//! [`ResendPolicy`], [`HybridPolicy`]:
+//!
+//! - **What it measures** ([`estimate`]): the smoothed RTT and its variation (RFC 6298) from the
+//!   acks of its packets that carried reliable messages (the peer acks those at its next tick);
+//!   the share of its packets lost and, for a few send-time gaps, the chance that a packet that
+//!   far after a lost one is lost too (burstiness), both read from which packets the peer's ack
+//!   bits name; how late a packet read as lost can still arrive (reordering); how many reliable
+//!   messages it sends per second and how large they are.
+//! - **Nak from the acks already in the header** ([`sent`]): a packet is lost once the peer acked
+//!   a packet sent more than the measured reorder window after it and this one's ack bit is clear
+//!   (RACK's rule, RFC 8985): UE4's Nak without a Nak on the wire. A packet with reliable
+//!   messages read as lost is reported as `PacketNakked`, and every message whose latest copy
+//!   rode in it goes again in the next packet (`NakResend`). A packet already acked is never
+//!   read as lost.
+//! - **Timeout.** A message unacked `rtt_factor` x srtt + `rttvar_factor` x rttvar (at least a
+//!   tick more than the RTT) after its last send goes again (`DelayResend`): ENet's and KCP's
+//!   timer, tight on a steady path and patient on a jittery one.
+//! - **Blind copies** ([`copies`]): only when a resend would come later than `recovery_target_ms`
+//!   (a loss would otherwise cost more delay than that), each new message gets as few copies as
+//!   keep the share of messages waiting for a resend (a lost one and those queued behind it)
+//!   within `tail_share_percent`, spaced so a burst does not take them with the original, the
+//!   largest messages one copy fewer where the share allows; none when no plan within
+//!   `redundant_copies` reaches the share (they would cost bytes and leave the p99 where it is).
+//!   Copies ride in packets that go anyway (`Redundant`), within `redundancy_budget_bytes` per
+//!   packet, all within the recovery target and `redundancy_age_rtts` RTTs of the send they back;
+//!   a resend starts a new round.
+//! - **Quiet ticks.** Unless `every_tick`, a tick sends a packet only when it carries messages or
+//!   owes an ack for a packet that carried reliable messages: Glenn's endpoint sends every tick, and
+//!   its empty packets are a seventh of its bytes at the default workload. Acks of snapshot-only
+//!   packets ride on the next packet that goes anyway (32 ack bits cover them).
+//!
+//! Packet settings (budget, message count, queue sizes) are Glenn's (`glenn.*`); Glenn's resend
+//! settings (`glenn.resend_delay_ms`, `glenn.rtt_resend`, `glenn.rtt_resend_factor`) do not apply.
+
+pub mod copies;
+pub mod estimate;
+mod policy;
+pub mod sent;
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::Side;
+use crate::reliability::ack::AckConfig;
+use crate::strategies::glenn::{GlennConfig, GlennPeer};
+use crate::workload::WorkloadConfig;
+
+pub use policy::{HybridCounters, HybridEstimates, HybridPolicy};
+
+/// Settings of the `hybrid` strategy (dotted names `hybrid.*`); all may change while running.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HybridConfig {
+    /// Newer packets the peer must have received before a missing one counts as lost, at least
+    /// (1 = the first; the measured reorder window applies as well).
+    pub reorder_tolerance_packets: u32,
+    /// The timeout's multiple of the smoothed RTT.
+    pub rtt_factor: f64,
+    /// The timeout's multiple of the RTT variation (4 in TCP, ENet and KCP).
+    pub rttvar_factor: f64,
+    /// Blind copies of a message go only while it is younger than this many RTTs (after that its
+    /// ack could have come, and a Nak or the timeout resends it).
+    pub redundancy_age_rtts: f64,
+    /// Bytes of copies one packet may carry (0 = no copies).
+    pub redundancy_budget_bytes: u32,
+    /// Copies per message at most (0 = no copies).
+    pub redundant_copies: u32,
+    /// Copies are planned only while the resend timeout exceeds this: below it a loss costs
+    /// little delay and Naks and timeouts recover it without spending bytes in advance.
+    pub recovery_target_ms: f64,
+    /// Share of messages (in percent) allowed to wait for a resend: a lost message and those
+    /// queued behind it. Copies are planned to keep the share within this.
+    pub tail_share_percent: f64,
+    /// Send a packet every tick, as Glenn does, instead of only with messages or owed acks.
+    pub every_tick: bool,
+    /// The RTT assumed before the first sample.
+    pub initial_rtt_ms: f64,
+}
+
+/// Defaults: TCP's timer (1 x srtt + 4 x rttvar); no fixed reorder allowance beyond the measured
+/// window; a copy when a resend would take longer than 100 ms and one copy brings the messages
+/// waiting for resends under 1 in 100 (the p99). One copy at most: where one is not enough, more
+/// cost more bytes than glenn's timer spends and still missed its p99 on the grid (README,
+/// "hybrid", has the grid and the settings tried).
+impl Default for HybridConfig {
+    fn default() -> Self {
+        Self {
+            reorder_tolerance_packets: 1,
+            rtt_factor: 1.0,
+            rttvar_factor: 4.0,
+            redundancy_age_rtts: 1.0,
+            redundancy_budget_bytes: 256,
+            redundant_copies: 1,
+            recovery_target_ms: 100.0,
+            tail_share_percent: 1.0,
+            every_tick: false,
+            initial_rtt_ms: 100.0,
+        }
+    }
+}
+
+/// A hybrid endpoint: Glenn's endpoint with the hybrid policy.
+pub type HybridPeer = GlennPeer<HybridPolicy>;
+
+/// Builds the hybrid endpoint of `side` (Glenn's packet settings `glenn`, its own `hybrid`).
+pub fn hybrid_peer(
+    side: Side,
+    ack: AckConfig,
+    glenn: GlennConfig,
+    hybrid: HybridConfig,
+    workload: WorkloadConfig,
+    seed: u64,
+) -> HybridPeer {
+    GlennPeer::with_policy(side, ack, glenn, workload, seed, HybridPolicy::new(hybrid, glenn.send_queue_size))
+}

@@ -1,0 +1,385 @@
+//! The hybrid [`ResendPolicy`]: which reliable messages ride in each of Glenn's packets, from what
+//! the endpoint measured (see the module doc of [`super`]).
+
+use crate::event::{Event, EventKind, SendKind, SimTime};
+use crate::peer::LiveSettings;
+use crate::reliability::ack::Acked;
+use crate::reliability::channel::{Pick, ReliableChannel};
+use crate::strategies::glenn::{GlennConfig, PacketContext, ResendPolicy};
+use crate::wire::header::PacketHeader;
+use crate::wire::sequence::SequenceBuffer;
+
+use super::copies::{plan, CopyInputs, CopyPlan};
+use super::estimate::{LossModel, RateMeter, RttVar, SizeSample, COPY_GAPS_MS};
+use super::sent::SentLog;
+use super::HybridConfig;
+
+/// What the policy keeps per unacked message.
+#[derive(Debug, Clone, Copy, Default)]
+struct MessageState {
+    /// The latest packet that carried it: only that packet's loss sends it again.
+    last_carrier: u16,
+    /// Its latest copy was read as lost: it goes in the next packet.
+    nakked: bool,
+    /// Blind copies planned at its first send, and sent so far in this round.
+    planned: u32,
+    copies: u32,
+    /// When this round began: its first send, or its latest resend.
+    round_start: SimTime,
+}
+
+/// Counters since creation.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HybridCounters {
+    /// Packets carrying reliable messages read as lost from the peer's acks.
+    pub naks: u64,
+    /// Of those, acked after all (they were late: the reorder window grew).
+    pub late_naks: u64,
+    /// Ticks that sent no packet (nothing to carry, no ack owed).
+    pub quiet_ticks: u64,
+    /// Blind copies sent.
+    pub copies: u64,
+}
+
+/// What the policy currently believes about its path (for displays and tests).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HybridEstimates {
+    pub srtt_ms: f64,
+    pub rttvar_ms: f64,
+    /// The resend timeout in force.
+    pub timeout_ms: f64,
+    /// Share of its packets lost, as read from the peer's acks.
+    pub loss: f64,
+    /// Chance that the first packet at least `COPY_GAPS_MS[k]` after a lost one is lost too.
+    pub loss_after_loss: [f64; COPY_GAPS_MS.len()],
+    pub reorder_window_ms: f64,
+    /// Reliable messages sent per second.
+    pub message_rate_hz: f64,
+    /// Copies planned for the next new message.
+    pub plan: CopyPlan,
+}
+
+/// The hybrid [`ResendPolicy`] (see the module doc of [`super`]).
+#[derive(Debug, Clone)]
+pub struct HybridPolicy {
+    config: HybridConfig,
+    sent: SentLog,
+    /// A packet with reliable messages arrived since our last packet.
+    ack_owed: bool,
+    messages: SequenceBuffer<MessageState>,
+    rtt: RttVar,
+    loss: LossModel,
+    rate: RateMeter,
+    sizes: SizeSample,
+    /// The last tick and the smoothed time between ticks.
+    last_tick: Option<SimTime>,
+    tick_ms: f64,
+    plan: CopyPlan,
+    counters: HybridCounters,
+}
+
+/// Weight of a new interval in the smoothed tick interval.
+const TICK_GAIN: f64 = 0.125;
+
+impl HybridPolicy {
+    /// A policy for a channel holding up to `send_queue_size` unacked messages.
+    pub fn new(config: HybridConfig, send_queue_size: u32) -> Self {
+        let size = (send_queue_size as usize).clamp(1, 32768).next_power_of_two().min(32768);
+        Self {
+            config,
+            sent: SentLog::default(),
+            ack_owed: false,
+            messages: SequenceBuffer::new(size),
+            rtt: RttVar::default(),
+            loss: LossModel::default(),
+            rate: RateMeter::default(),
+            sizes: SizeSample::default(),
+            last_tick: None,
+            tick_ms: 0.0,
+            plan: CopyPlan::NONE,
+            counters: HybridCounters::default(),
+        }
+    }
+
+    pub fn config(&self) -> &HybridConfig {
+        &self.config
+    }
+
+    pub fn counters(&self) -> HybridCounters {
+        self.counters
+    }
+
+    /// The smoothed RTT the policy works with (`initial_rtt_ms` before any sample).
+    pub fn rtt_ms(&self) -> f64 {
+        self.rtt.srtt_ms(self.config.initial_rtt_ms)
+    }
+
+    /// How long a message waits unacked after its last send before it goes again:
+    /// `rtt_factor x srtt + rttvar_factor x rttvar`, at least one tick more than the RTT (the
+    /// peer acks at its next tick).
+    pub fn timeout_ms(&self) -> f64 {
+        let c = &self.config;
+        let srtt = self.rtt_ms();
+        let var = self.rtt.rttvar_ms(c.initial_rtt_ms);
+        let spread = (c.rttvar_factor.max(0.0) * var).max(self.tick_ms);
+        let ms = c.rtt_factor.max(0.0) * srtt + spread;
+        if ms.is_finite() {
+            ms
+        } else {
+            0.0
+        }
+    }
+
+    pub fn estimates(&self, now: SimTime) -> HybridEstimates {
+        HybridEstimates {
+            srtt_ms: self.rtt_ms(),
+            rttvar_ms: self.rtt.rttvar_ms(self.config.initial_rtt_ms),
+            timeout_ms: self.timeout_ms(),
+            loss: self.loss.loss(),
+            loss_after_loss: std::array::from_fn(|k| self.loss.loss_after_loss(k)),
+            reorder_window_ms: self.sent.reorder_window_ms(),
+            message_rate_hz: self.rate.rate_hz(now),
+            plan: self.plan,
+        }
+    }
+
+    /// How long after its last carrier a lost message goes again: when the ack of the next
+    /// packet shows the gap (an RTT, the reorder window and a tick on), or the timeout if sooner.
+    pub fn recovery_ms(&self) -> f64 {
+        let nak_ms = self.rtt_ms() + self.sent.reorder_window_ms() + self.tick_ms;
+        nak_ms.min(self.timeout_ms())
+    }
+
+    /// The longest a round of copies may take: the recovery target, and never past the time the
+    /// first carrier's ack could come (`redundancy_age_rtts`).
+    fn copy_window_ms(&self) -> f64 {
+        let c = &self.config;
+        (c.recovery_target_ms + self.tick_ms).min(self.rtt_ms() * c.redundancy_age_rtts)
+    }
+
+    /// The copy plan for messages sent first now (see [`super::copies`]).
+    fn copy_plan(&self, now: SimTime) -> CopyPlan {
+        let c = &self.config;
+        if c.redundancy_budget_bytes == 0 {
+            return CopyPlan::NONE;
+        }
+        plan(&CopyInputs {
+            loss: self.loss.loss(),
+            loss_after_loss: std::array::from_fn(|k| self.loss.loss_after_loss(k)),
+            message_rate_hz: self.rate.rate_hz(now),
+            recovery_ms: self.recovery_ms(),
+            target_ms: c.recovery_target_ms,
+            window_ms: self.copy_window_ms(),
+            tail_share: c.tail_share_percent / 100.0,
+            max_copies: c.redundant_copies,
+            tick_ms: self.tick_ms,
+        })
+    }
+
+    /// Plans the copies of the messages in `picks` sent for the first time.
+    fn plan_firsts(&mut self, now: SimTime, channel: &ReliableChannel, picks: &[Pick]) {
+        let firsts = picks.iter().filter(|p| p.kind == SendKind::First).count();
+        if firsts == 0 {
+            return;
+        }
+        self.rate.add(now, firsts);
+        self.plan = self.copy_plan(now);
+        let larger_than = self.sizes.above_share(self.plan.fewer_share);
+        for p in picks.iter().filter(|p| p.kind == SendKind::First) {
+            let bits = channel.view(p.id).map_or(0, |v| v.bits);
+            self.sizes.add(bits);
+            let fewer = larger_than.is_some_and(|t| bits > t) as u32;
+            // A first send starts the message's state afresh (an id reused after a wrap).
+            if let Some(s) = self.messages.insert(p.id) {
+                s.planned = self.plan.copies.saturating_sub(fewer);
+            }
+        }
+    }
+
+    fn micros(ms: f64) -> u64 {
+        if ms.is_finite() {
+            (ms.max(0.0) * 1000.0).round() as u64
+        } else {
+            u64::MAX
+        }
+    }
+
+    /// Blind copies of unacked messages that still have planned copies due (their last carrier
+    /// at least the plan's gap ago, their round younger than the copy window), oldest first,
+    /// within their own budget and the packet's, appended to `picks`.
+    fn add_copies(
+        &mut self,
+        now: SimTime,
+        channel: &mut ReliableChannel,
+        budget_bits: &mut usize,
+        max_messages: usize,
+        picks: &mut Vec<Pick>,
+    ) {
+        let c = self.config;
+        if c.redundant_copies == 0 || c.redundancy_budget_bytes == 0 {
+            return;
+        }
+        let max_age_us = Self::micros(self.copy_window_ms());
+        let gap_us = Self::micros(self.plan.gap_ms);
+        let mut own = (c.redundancy_budget_bytes as usize * 8).min(*budget_bits);
+        let span = channel.unacked().min(channel.sizes().receive_queue_size);
+        let oldest = channel.oldest_unacked();
+        let before = picks.len();
+        for i in 0..span {
+            if picks.len() >= max_messages || own < ReliableChannel::packet_bits(0) {
+                break;
+            }
+            let id = oldest.wrapping_add(i as u16);
+            let Some(state) = self.messages.get(id) else { continue };
+            if state.copies >= state.planned {
+                continue;
+            }
+            let round_start = state.round_start;
+            let Some(last) = channel.view(id).and_then(|v| v.last_sent) else { continue };
+            if last == now || now.saturating_since(last).0 < gap_us || now.saturating_since(round_start).0 > max_age_us
+            {
+                continue;
+            }
+            let left = own;
+            if let Some(p) = channel.pick(id, now, SendKind::Redundant, &mut own) {
+                *budget_bits -= left - own;
+                picks.push(p);
+            }
+        }
+        if picks.len() > before {
+            // Written in id order, so consecutive ids keep their one-bit encoding.
+            picks.sort_by_key(|p| p.id.wrapping_sub(oldest));
+        }
+    }
+
+    /// Marks for resending the messages whose latest copy rode in lost packet `seq`.
+    fn resend_carried(&mut self, seq: u16, channel: &ReliableChannel) {
+        let Some((sent_at, ids)) = channel.packet_messages(seq) else { return };
+        for &id in ids {
+            // A message sent first after this packet only shares a wrapped id with one in it.
+            let same = channel.view(id).is_some_and(|v| v.first_sent.is_some_and(|t| t <= sent_at));
+            if let Some(state) = self.messages.get_mut(id).filter(|s| same && s.last_carrier == seq) {
+                state.nakked = true;
+            }
+        }
+    }
+}
+
+impl ResendPolicy for HybridPolicy {
+    fn select(
+        &mut self,
+        cx: &PacketContext<'_>,
+        channel: &mut ReliableChannel,
+        budget_bits: &mut usize,
+        max_messages: usize,
+        picks: &mut Vec<Pick>,
+    ) {
+        let now = cx.now;
+        if let Some(last) = self.last_tick {
+            let dt_ms = now.saturating_since(last).as_millis_f64();
+            self.tick_ms = if self.tick_ms > 0.0 { self.tick_ms + (dt_ms - self.tick_ms) * TICK_GAIN } else { dt_ms };
+        }
+        self.last_tick = Some(now);
+        self.counters.quiet_ticks += 1; // taken back in `on_sent` when a packet goes
+        if channel.unacked() == 0 {
+            return;
+        }
+        let timeout_us = Self::micros(self.timeout_ms()).max(1);
+        let messages = &self.messages;
+        channel.select_with(budget_bits, max_messages, picks, now, |id, m| match m.last_sent {
+            None => Some(SendKind::First),
+            Some(_) if messages.get(id).is_some_and(|s| s.nakked) => Some(SendKind::NakResend),
+            Some(t) if now.saturating_since(t).0 >= timeout_us => Some(SendKind::DelayResend),
+            Some(_) => None,
+        });
+        self.plan_firsts(now, channel, picks);
+    }
+
+    fn send_packet(&self, messages: usize) -> bool {
+        messages > 0 || self.ack_owed || self.config.every_tick
+    }
+
+    fn fill(
+        &mut self,
+        cx: &PacketContext<'_>,
+        channel: &mut ReliableChannel,
+        budget_bits: &mut usize,
+        max_messages: usize,
+        picks: &mut Vec<Pick>,
+    ) {
+        self.add_copies(cx.now, channel, budget_bits, max_messages, picks);
+    }
+
+    fn on_sent(&mut self, now: SimTime, sequence: u16, picks: &[Pick]) {
+        self.ack_owed = false;
+        self.counters.quiet_ticks = self.counters.quiet_ticks.saturating_sub(1);
+        self.sent.push(sequence, now, !picks.is_empty());
+        for p in picks {
+            let state = match self.messages.get_mut(p.id) {
+                Some(s) => s,
+                None => match self.messages.insert(p.id) {
+                    Some(s) => s,
+                    None => continue,
+                },
+            };
+            state.last_carrier = sequence;
+            state.nakked = false;
+            match p.kind {
+                SendKind::Redundant => {
+                    state.copies += 1;
+                    self.counters.copies += 1;
+                }
+                // A resend starts a new round: its copies rescue it as they did the first send.
+                SendKind::NakResend | SendKind::DelayResend | SendKind::TimeoutResend | SendKind::First => {
+                    state.copies = 0;
+                    state.round_start = now;
+                }
+            }
+        }
+    }
+
+    fn on_received(
+        &mut self,
+        cx: &PacketContext<'_>,
+        header: &PacketHeader,
+        acked: &[Acked],
+        carried_reliable: bool,
+        channel: &ReliableChannel,
+        events: &mut Vec<Event>,
+    ) {
+        self.ack_owed |= carried_reliable;
+        for a in acked {
+            let Some(before) = self.sent.ack(a.sequence) else { continue };
+            match before.fate {
+                // The peer acks a packet with reliable messages at its next tick, and a packet
+                // named as the header's `ack` was the newest it had: a prompt sample. One acked
+                // only by a bit waited for a later header (its own was lost): not a round trip.
+                super::sent::Fate::Pending if before.reliable && a.sequence == header.ack => self.rtt.sample(a.rtt_ms),
+                super::sent::Fate::Lost { .. } if before.reliable => self.counters.late_naks += 1,
+                _ => {}
+            }
+        }
+        let (side, now, reports) = (cx.side, cx.now, cx.reports_beliefs);
+        let mut lost = Vec::new();
+        self.sent.read_acks(header, self.config.reorder_tolerance_packets, |p| {
+            if p.reliable {
+                lost.push(p.seq);
+            }
+        });
+        for seq in lost {
+            self.counters.naks += 1;
+            if reports {
+                events.push(Event::new(now, EventKind::PacketNakked { side, seq: seq as u32 }));
+            }
+            self.resend_carried(seq, channel);
+        }
+        let loss = &mut self.loss;
+        self.sent.settle(|at, lost| loss.observe(at, lost));
+    }
+
+    fn reconfigure(&mut self, live: &LiveSettings) -> Option<GlennConfig> {
+        let (glenn, hybrid) = live.own::<(GlennConfig, HybridConfig)>()?;
+        self.config = *hybrid;
+        Some(*glenn)
+    }
+}
