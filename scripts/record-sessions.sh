@@ -6,8 +6,8 @@ cd "$(dirname "$0")/.."
 cargo build --release
 bin=./target/release/ackscope
 for st in glenn ue4 acks; do
-    "$bin" run sessions/default.ron --seconds 15 --set strategy=$st --out sessions/recorded-$st.ron > /dev/null
+    "$bin" run sessions/default.ron --seconds 15 --set strategy=$st --out sessions/recorded-$st.ron --force > /dev/null
 done
-"$bin" run sessions/chunk-256k-1pct.ron --seconds 20 --out sessions/recorded-chunks.ron > /dev/null
-"$bin" run sessions/chunk-256k-1pct.ron --seconds 20 --set strategy=fragments --out sessions/recorded-fragments.ron > /dev/null
+"$bin" run sessions/chunk-256k-1pct.ron --seconds 20 --out sessions/recorded-chunks.ron --force > /dev/null
+"$bin" run sessions/chunk-256k-1pct.ron --seconds 20 --set strategy=fragments --out sessions/recorded-fragments.ron --force > /dev/null
 ls -l sessions

@@ -7,8 +7,11 @@
 pub mod app;
 pub mod capture;
 pub mod cli;
+pub mod filter;
+pub mod fit;
 pub mod model;
 pub mod params;
+pub mod proxy;
 pub mod report;
 pub mod runtime;
 pub mod session;

@@ -135,6 +135,52 @@ pub enum MalformedReason {
     Foreign,
 }
 
+/// Why an endpoint discarded an intact packet without acking it (ground truth of what the
+/// receiver did; the link delivered the packet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum DiscardReason {
+    /// Older than the newest packet processed: UE4 ignores it (`PacketSequence <= InPacketId`)
+    /// and so does dnm by the book's rule.
+    Late,
+    /// A copy of a packet already processed (UE4 and dnm drop it unacked; Glenn, acks and
+    /// rellikt process a duplicate again and ack it, so they never report this).
+    Duplicate,
+    /// Older than the receiver's received-packets buffer holds (reliable.io's rule): neither
+    /// processed nor acked (rellikt still reads its acks and messages).
+    Stale,
+    /// UE4: ahead of a missing packet while the packet order cache was full.
+    OrderCacheFull,
+    /// UE4: arrived after the connection closed.
+    Closed,
+    /// Chunks: a slice of neither the chunk being received nor the one read last, or one that
+    /// disagrees with it (also reported as `SliceIgnored`).
+    SliceIgnored,
+}
+
+impl DiscardReason {
+    /// Every reason, in the order reports list them.
+    pub const ALL: [DiscardReason; 6] = [
+        DiscardReason::Late,
+        DiscardReason::Duplicate,
+        DiscardReason::Stale,
+        DiscardReason::OrderCacheFull,
+        DiscardReason::Closed,
+        DiscardReason::SliceIgnored,
+    ];
+
+    /// The name reports use (`late`, `order_cache_full`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            DiscardReason::Late => "late",
+            DiscardReason::Duplicate => "duplicate",
+            DiscardReason::Stale => "stale",
+            DiscardReason::OrderCacheFull => "order_cache_full",
+            DiscardReason::Closed => "closed",
+            DiscardReason::SliceIgnored => "slice_ignored",
+        }
+    }
+}
+
 /// An endpoint's estimates at one moment; never NaN or infinite.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct StatsSample {
@@ -149,6 +195,11 @@ pub struct StatsSample {
     pub jitter_ms: f32,
     /// Share of judged packets (older than the RTT window) never acked.
     pub loss_percent: f32,
+    /// No packet has been judged yet: `loss_percent` is no estimate (0 for want of one), and
+    /// folds and plots leave it out. Written only when true; recordings made before it read
+    /// false, as their samples were counted then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_loss_verdict: bool,
     pub sent_kbps: f32,
     pub received_kbps: f32,
     pub acked_kbps: f32,
@@ -225,6 +276,10 @@ pub enum EventKind {
     Stats { side: Side, stats: StatsSample },
     /// A packet was rejected as malformed, counted and dropped.
     Malformed { side: Side, reason: MalformedReason },
+    /// The endpoint got packet `seq` intact but will never ack it (see [`DiscardReason`]): its
+    /// sender counts it lost although the link delivered it. Each delivered copy gets one
+    /// verdict: `PacketReceived`, `PacketDiscarded` or `Malformed`.
+    PacketDiscarded { side: Side, seq: u32, reason: DiscardReason },
     /// A scenario parameter changed while running (a live edit or a scripted link step), by its
     /// dotted `--set` name; reported on side A. Also the marker of a restart of both endpoints
     /// (name `restart`, value the strategy; or name `strategy`): see [`EventKind::is_restart`].
@@ -375,6 +430,7 @@ impl EventKind {
             | EventKind::RttSample { side, .. }
             | EventKind::Stats { side, .. }
             | EventKind::Malformed { side, .. }
+            | EventKind::PacketDiscarded { side, .. }
             | EventKind::MessageQueued { side, .. }
             | EventKind::MessageSent { side, .. }
             | EventKind::MessageAcked { side, .. }

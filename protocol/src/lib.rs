@@ -52,16 +52,18 @@ pub use driver::{
     TickTiming, Ticker, Transmit,
 };
 pub use event::{
-    ClientId, Dir, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime,
+    ClientId, Dir, DiscardReason, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime,
     SliceIgnoreReason, StatsSample, Ue4ChannelKind, FIRST_CLIENT, RUN_WIDE,
 };
 pub use link::{
-    BurstLoss, JitterDistribution, Link, LinkConfig, LinkPatch, LinkStep, StepDirection, IP_UDP_OVERHEAD_BYTES,
+    BurstLoss, DirTrace, JitterDistribution, Link, LinkConfig, LinkPatch, LinkStep, LinkTrace, Preset, Replay,
+    ServerConfig, StepDirection, TraceFate, TracePacket, Uplink, UplinkFate, IP_UDP_OVERHEAD_BYTES,
 };
 pub use measure::{
-    reliable_metrics, snapshot_summary, summarize, ChunkSummary, EstimateSummary, LatencyMs, MetricsAccumulator,
-    PacketFate, PacketLedger, PacketRecord, PacketTotals, Percentiles, ReliableMetrics, SnapshotAccumulator,
-    SnapshotSummary, StalenessMs, SummaryAccumulator, Ue4Summary, Ue4SummaryAccumulator, LOSS_WARMUP,
+    reliable_metrics, snapshot_summary, summarize, ChunkAccumulator, ChunkIdeal, ChunkSummary, ClientFold,
+    ClientSummary, Discards, EstimateSummary, LatencyMs, MetricsAccumulator, PacketFate, PacketLedger, PacketRecord,
+    PacketTotals, PerClient, Percentiles, ReliableMetrics, ServerAccumulator, ServerSummary, SnapshotAccumulator,
+    SnapshotSummary, StalenessMs, SummaryAccumulator, Ue4Summary, Ue4SummaryAccumulator, UplinkSummary, LOSS_WARMUP,
 };
 pub use names::nearest_name;
 pub use peer::{LiveSettings, Peer, PeerCommand, MAX_PACKETS_PER_TICK};
@@ -71,7 +73,9 @@ pub use reliability::{
     Message, MessageError, MessageFactory, MessageType, ReliableChannel, RttFilter, StatsConfig,
 };
 pub use scenario::set::SetError;
-pub use scenario::{LinkPair, Scenario, SideConfig, Strategy, TickPhase};
+pub use scenario::{
+    client_seed, ClientGroup, ClientSettings, Clients, LinkPair, Scenario, SideConfig, Strategy, TickPhase, MAX_CLIENTS,
+};
 pub use strategies::acks::AckPeer;
 pub use strategies::chunks::{chunk_wire_bytes, ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};
 pub use strategies::fragments::{FragmentPeer, FragmentReceiver, FragmentSender};

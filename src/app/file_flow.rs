@@ -112,6 +112,7 @@ impl AppState {
             match answer {
                 DialogResult::Chosen(PromptKind::Open, p) => self.apply(AppCommand::Open(p)),
                 DialogResult::Chosen(PromptKind::Save, p) => self.save_path(&p),
+                DialogResult::Chosen(PromptKind::Export, p) if is_pcapng(&p) => self.export_pcapng(&p),
                 DialogResult::Chosen(PromptKind::Export, p) => self.export(ExportTargets::beside(&p)),
                 // A save the guard asked for did not happen: keep the run, drop what waited.
                 DialogResult::Cancelled(_) => self.after_save = None,
@@ -141,6 +142,7 @@ impl AppState {
                     self.show_opened(opened, Some(job.path));
                 }
                 Ok(Finished::Saved(bytes)) => self.saved_to(job, bytes),
+                Ok(Finished::Captured(text)) => self.notice = Some(format!("Exported:\n{text}")),
                 Ok(Finished::Exported(summary)) => {
                     self.notice = Some(format!("Exported:\n{}", summary.to_text()));
                     self.last_export = Some(summary);
@@ -162,7 +164,11 @@ impl AppState {
     /// A save finished: say so, remember the file, and carry out what waited for it.
     fn saved_to(&mut self, job: FileJob, bytes: u64) {
         let events = job.events.unwrap_or_else(|| job.mark.as_ref().map_or(0, |m| m.events() as u64));
-        self.notice = Some(format!("Saved {} ({}, {events} events).", job.path.display(), human_size(bytes)));
+        let lanes = match job.mark.as_ref().map_or(1, |m| m.lanes()) {
+            n if n > 1 => format!(" in {n} lanes"),
+            _ => String::new(),
+        };
+        self.notice = Some(format!("Saved {} ({}, {events} events{lanes}).", job.path.display(), human_size(bytes)));
         self.remember(&job.path);
         if let Some(mark) = job.mark {
             self.saved = Some((mark, job.path.clone()));
@@ -200,6 +206,22 @@ impl AppState {
         self.jobs.push(FileJob::export(targets, lanes, self.wake.clone()));
     }
 
+    /// Writes the recording as a pcapng capture on a worker thread (*Export...* given a
+    /// `.pcapng` name): every datagram re-run from the session, as `export --pcapng` writes it.
+    pub fn export_pcapng(&mut self, path: &Path) {
+        self.pull_events();
+        let Some(first) = self.lanes.first() else {
+            self.error = Some("Nothing to export: no recording is shown.".into());
+            return;
+        };
+        let mut session = first.header();
+        session.events = first.shared_events().to_vec();
+        if let Some(second) = self.lanes.get(1) {
+            session.ab_events = second.shared_events().to_vec();
+        }
+        self.jobs.push(FileJob::export_pcapng(path, session, self.wake.clone()));
+    }
+
     /// Asks for an export's base name (see [`Self::open_dialog`]).
     pub fn export_dialog(&mut self) {
         self.ask_path(PromptKind::Export);
@@ -228,6 +250,7 @@ impl AppState {
         match self.prompt.take() {
             Some(PromptKind::Open) => self.apply(AppCommand::Open(path)),
             Some(PromptKind::Save) => self.save_path(&path),
+            Some(PromptKind::Export) if is_pcapng(&path) => self.export_pcapng(&path),
             Some(PromptKind::Export) => self.export(ExportTargets::beside(&path)),
             None => {}
         }
@@ -266,4 +289,9 @@ impl AppState {
             self.notice = Some(format!("Removed what interrupted saves left behind: {}", names.join(", ")));
         }
     }
+}
+
+/// A name that asks for a pcapng capture rather than CSV tables.
+fn is_pcapng(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("pcapng"))
 }

@@ -70,6 +70,27 @@ pub fn parse(text: &str) -> Option<BTreeMap<String, String>> {
     Some(words.filter_map(|w| w.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect())
 }
 
+/// What a comment says of a sent packet's fate when the capture alone cannot tell: the link
+/// dropped it (and why), or the recording ended with it still in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FateHint {
+    Dropped(ackscope_protocol::DropReason),
+    InFlight,
+}
+
+/// The [`FateHint`] of an ackscope comment's `fate` field (`None` for any other text or fate).
+pub fn fate_hint(text: &str) -> Option<FateHint> {
+    use ackscope_protocol::DropReason;
+    Some(match parse(text)?.get("fate")?.as_str() {
+        "dropped_loss" => FateHint::Dropped(DropReason::Random),
+        "dropped_burst" => FateHint::Dropped(DropReason::Burst),
+        "dropped_queue" => FateHint::Dropped(DropReason::QueueFull),
+        "dropped_mtu" => FateHint::Dropped(DropReason::Mtu),
+        "in_flight" => FateHint::InFlight,
+        _ => return None,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -187,6 +187,9 @@ fn tapped(log: &SeenLog, scenario: &Scenario, side: Side) -> Box<dyn Peer> {
 
 /// Re-runs one lane with every endpoint tapped: its events and the datagrams the taps saw.
 fn rerun_tapped(scenario: &Scenario, actions: &[Step], until: SimTime) -> Result<(Vec<Event>, Vec<Seen>)> {
+    let mut scenario = scenario.clone();
+    crate::fit::links::resolve(&mut scenario)?;
+    let scenario = &scenario;
     let log: SeenLog = Arc::default();
     let peers = Side::BOTH.map(|side| tapped(&log, scenario, side));
     let mut sim = Simulation::with_peers(scenario.clone(), peers);

@@ -10,6 +10,9 @@
 //!   wire format, client K `10.1.K/256.K%256` on a port naming the lane.
 //! - [`comment`]: the packet comment (uid, the link's fate, resends, spurious resends, naks).
 //! - [`pcapng`]: the writer and the reader (through `pcap-file`), IPv4/UDP framing (`etherparse`).
+//! - [`records`]: per-packet link records (send time, size, fate) from a capture with both sides
+//!   or a session, for the exact replay (`link.trace`) and the fit (`ackscope fit`).
+//! - [`import`]: a pcapng or pcap capture read back as a recording, through the passive decoders.
 //!
 //! `contrib/wireshark/ackscope.lua` dissects every ackscope wire format on these ports and
 //! raises expert items from the comments (README, "Wireshark").
@@ -17,7 +20,9 @@
 pub mod address;
 pub mod comment;
 pub mod export;
+pub mod import;
 pub mod pcapng;
+pub mod records;
 
 pub use export::{write_capture, write_pcapng, PcapngSummary};
 pub use pcapng::{CaptureReader, CaptureWriter, CapturedPacket, Interface, Udp};

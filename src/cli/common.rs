@@ -77,6 +77,7 @@ pub fn session_from(
         s.scenario.seed = seed;
     }
     params::validate::scenario(&s.scenario)?;
+    crate::fit::links::resolve(&mut s.scenario)?;
     Ok(s)
 }
 

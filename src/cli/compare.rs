@@ -44,7 +44,10 @@ pub fn main(args: CompareArgs) -> ExitCode {
         Err(e) => return fail(e),
     };
     let variants = if args.all { &Variant::ALL[..] } else { &Variant::DEFAULT[..] };
-    let rows = compare::compare(&scenario, args.base.seconds(), &args.loss, &args.latency, variants);
+    let rows = match compare::compare(&scenario, args.base.seconds(), &args.loss, &args.latency, variants) {
+        Ok(rows) => rows,
+        Err(e) => return fail(format!("{e:#}")),
+    };
     print(&rows, args.json, |rows| compare::to_table(rows))
 }
 

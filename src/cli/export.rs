@@ -8,7 +8,10 @@ use clap::Args;
 
 use super::common::{fail, print};
 use crate::capture;
-use crate::model::Recording;
+use crate::filter::matching_rows;
+use crate::filter::summary::PerKind;
+use crate::model::{Recording, Shown};
+use crate::report::export::tables::{Keep, Lane};
 use crate::report::export::{self, ExportSummary, ExportTargets, Table};
 use crate::session::{self, Progress, Session};
 
@@ -39,6 +42,12 @@ pub struct ExportArgs {
     /// files: print every table as JSON on stdout instead.
     #[arg(long)]
     pub json: bool,
+    /// Keep only the packet and message rows this display filter matches (README, "Display
+    /// filters"), the rows the window lists for it: `--filter 'fate == dropped && seq > 900'`.
+    /// Chunk rows are left out (a filter runs over messages); the series are written whole. A
+    /// table asked for whose rows the filter does not apply to is refused.
+    #[arg(long, value_name = "EXPR", conflicts_with_all = ["pcapng", "events"])]
+    pub filter: Option<String>,
     /// Open a recording whose checksum is missing or does not match (a hand-edited file).
     #[arg(long)]
     pub no_verify: bool,
@@ -67,8 +76,9 @@ series: one row per stats instant per side: the endpoint's estimates and the gro
 
 Times (_s) are seconds and delays (_ms) milliseconds, both exact to the microsecond; measured
 figures keep 6 significant digits; empty fields mean not (yet) happened. Every table ends with
-lane, the strategy of the recording the row belongs to: an A/B session exports both lanes into
-the same files. CSV follows RFC 4180 (quoted only where needed, \\n line ends); the files are
+client, the client whose connection the row is of (numbered from 1; 1 in a run of one client),
+and lane, the strategy of the recording the row belongs to: an A/B session exports both lanes
+into the same files. CSV follows RFC 4180 (quoted only where needed, \\n line ends); the files are
 written beside their targets and renamed into place once all of them are complete.
 
 --json without files prints {\"packets\":[...],\"messages\":[...],\"series\":[...]} on one line, each
@@ -149,8 +159,54 @@ pub fn main(args: ExportArgs) -> ExitCode {
     write_out(&args, targets, recordings(s))
 }
 
+/// The lanes of `recs` with the rows `filter` keeps (a kind it does not apply to keeps none),
+/// or why a table asked for cannot be filtered.
+fn filtered_lanes<'a>(recs: &'a [Recording], text: &str, targets: &ExportTargets) -> Result<Vec<Lane<'a>>, String> {
+    let filters = PerKind::compile(text).map_err(|e| format!("--filter: {e}"))?;
+    if targets.packets.is_some() {
+        if let Err(e) = &filters.packets {
+            return Err(format!("--filter with --packets: {e}"));
+        }
+    }
+    if targets.messages.is_some() {
+        if let Err(e) = &filters.messages {
+            return Err(format!("--filter with --messages: {e}"));
+        }
+    }
+    let mut lanes = export::lanes(recs);
+    for lane in &mut lanes {
+        // The rows export writes are the lane's first client's, as the window shows by default.
+        let view = Shown::from(lane.rec);
+        lane.keep = Keep {
+            packets: Some(filters.packets.as_ref().map_or(Vec::new(), |f| matching_rows(view, f))),
+            messages: Some(filters.messages.as_ref().map_or(Vec::new(), |f| matching_rows(view, f))),
+        };
+    }
+    Ok(lanes)
+}
+
 /// Writes the tables and the event stream asked for from `recs`.
 fn write_out(args: &ExportArgs, targets: ExportTargets, recs: Vec<Recording>) -> ExitCode {
+    if let Some(text) = &args.filter {
+        let lanes = match filtered_lanes(&recs, text, &targets) {
+            Ok(l) => l,
+            Err(e) => return fail(e),
+        };
+        if targets.is_empty() {
+            let mut out = std::io::stdout().lock();
+            return match export::write_lanes_json(&lanes, &mut out) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => fail(format!("cannot write the output: {e}")),
+                _ => ExitCode::SUCCESS,
+            };
+        }
+        return match export::write_lanes(&lanes, &targets, None) {
+            Ok(summary) => {
+                let summary = ExportSummary { session: Some(args.session.clone()), ..summary };
+                print(&summary, args.json, ExportSummary::to_text)
+            }
+            Err(e) => fail(format!("{e:#}")),
+        };
+    }
     if let Some(path) = &args.events {
         match session::jsonl_export::save_events(&recs, path) {
             Ok(n) if targets.is_empty() && args.json => {

@@ -12,8 +12,10 @@
 pub mod common;
 pub mod compare;
 pub mod export;
+pub mod fit;
 pub mod gui;
 pub mod peer;
+pub mod proxy;
 pub mod run;
 pub mod summary;
 pub mod sweep;
@@ -40,6 +42,9 @@ pub enum Cmd {
     ///
     /// The other end is another `ackscope peer`, or with --raw any reliable.io-format implementation.
     Peer(peer::PeerArgs),
+    /// Relay UDP between game clients and a server through a seeded, scripted link per client,
+    /// recording every datagram's fate, and print a report per client and direction.
+    Proxy(proxy::ProxyArgs),
     /// Print the summary of a recorded session (the same figures `run` prints).
     Summary(summary::SummaryArgs),
     /// Run Glenn redundancy (fixed 100 ms, RTT x 1.25, every packet) and UE4 Nak resend on the
@@ -50,4 +55,7 @@ pub enum Cmd {
     Sweep(sweep::SweepArgs),
     /// Write a recorded session's packets, messages and series as CSV files (or print them as JSON).
     Export(export::ExportArgs),
+    /// Fit a link to a capture with both sides (or a recorded session), per direction, and show
+    /// how well the model imitates it; --out writes it for --set link.file=LINK.ron.
+    Fit(fit::FitArgs),
 }

@@ -89,6 +89,7 @@ fn scenario_from(args: &PeerArgs) -> Result<Scenario> {
         }
         s.strategy = Strategy::Acks;
     }
+    crate::fit::links::resolve(&mut s)?;
     Ok(s)
 }
 

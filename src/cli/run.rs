@@ -8,7 +8,6 @@ use clap::Args;
 use super::common::{fail, print, ScenarioArgs};
 use super::values::strategies_help;
 use crate::report::{self, RunReport};
-use crate::session;
 use ackscope_protocol::SimTime;
 
 #[derive(Args, Debug)]
@@ -23,11 +22,18 @@ pub struct RunArgs {
     /// this file.
     #[arg(long, value_name = "SESSION.ron")]
     pub out: Option<PathBuf>,
+    /// Let `--out` replace an existing file (without it an existing file is refused before the
+    /// run, so a recording is never replaced by accident).
+    #[arg(long, requires = "out")]
+    pub force: bool,
 }
 
 /// Runs the scenario or session file (a recording is re-run exactly, every lane), saves it with
 /// `--out`, prints the report.
 pub fn main(args: RunArgs) -> ExitCode {
+    if let Some(out) = args.out.as_ref().filter(|p| !args.force && p.exists()) {
+        return fail(format!("{}: already exists; pass --force to replace it", out.display()));
+    }
     let file = match args.base.load_session() {
         Ok(s) => s,
         Err(e) => return fail(e),
@@ -46,15 +52,11 @@ pub fn main(args: RunArgs) -> ExitCode {
             None => {}
         }
     }
-    let (session, mut rep) = match report::run_session(&file, args.base.seconds) {
+    // A run from a scenario keeps no event in memory: the report is folded as they come and
+    // `--out` written as they come.
+    let rep = match report::run_session(&file, args.base.seconds, args.out.as_deref()) {
         Ok(r) => r,
         Err(e) => return fail(format!("{e:#}")),
     };
-    if let Some(out) = &args.out {
-        match session::save(&session, out) {
-            Ok(bytes) => rep.session_bytes = Some(bytes),
-            Err(e) => return fail(format!("{e:#}")),
-        }
-    }
     print(&rep, args.json, RunReport::to_text)
 }

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use ackscope_protocol::PacketTotals;
 use serde::Serialize;
 
+use crate::filter::summary::{FilteredSummary, PerKind};
 use crate::model::clients::{rows_at, ClientRow};
 use crate::model::Recording;
 use crate::report::{self, RunReport};
@@ -19,19 +20,53 @@ use crate::session::{self, Progress};
 #[derive(Args, Debug)]
 pub struct SummaryArgs {
     /// A session file written by `run --out` or saved from the window, or a JSON-lines event
-    /// stream (`.jsonl`, see `export --events`).
+    /// stream (`.jsonl`, see `export --events`), or a packet capture (`.pcapng`, `.pcap`: read
+    /// through the passive decoders, README "Opening captures").
     pub session: PathBuf,
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
+    /// The figures over the rows this display filter matches instead (README, "Display
+    /// filters"): per lane and client, the matching packets, messages and anomalies counted and
+    /// their delays, latencies and kinds, the rows `export --filter` writes.
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
     /// Open a recording whose checksum is missing or does not match (a hand-edited file).
     #[arg(long)]
     pub no_verify: bool,
+    /// Captures (.pcapng, .pcap): the decoder that reads the datagrams
+    /// (auto|ackscope|reliable|glenn|ue4|chunks|fragments|dnm|rellikt|enet|kcp|kcptun|header:FILE.ron|none).
+    #[arg(long, default_value = "auto")]
+    pub decode: String,
+    /// Captures: only UDP flows with this port at one end (that end is the server).
+    #[arg(long)]
+    pub port: Option<u16>,
+    /// Captures: only flows whose client end is ADDR (and PORT).
+    #[arg(long, value_name = "ADDR[:PORT]")]
+    pub client_filter: Option<String>,
 }
 
 /// Loads the session and prints its report (the same figures `run` prints; both lanes of an A/B
 /// session); a JSON-lines stream gets the figures its events allow, per client.
 pub fn main(args: SummaryArgs) -> ExitCode {
+    if crate::capture::import::is_capture_file(&args.session) {
+        if args.filter.is_some() {
+            return fail(format!(
+                "{}: --filter applies to sessions and JSON-lines streams; a capture's rows cannot be filtered yet",
+                args.session.display()
+            ));
+        }
+        return match capture_summary(&args) {
+            Ok(s) => print(&s, args.json, crate::capture::import::ImportSummary::to_text),
+            Err(e) => fail(format!("{e:#}")),
+        };
+    }
+    if let Some(text) = &args.filter {
+        return match filtered_summary(&args, text) {
+            Ok(s) => print(&s, args.json, FilteredSummary::to_text),
+            Err(e) => fail(format!("{e:#}")),
+        };
+    }
     if crate::session::jsonl::is_stream_path(&args.session) {
         return match stream_summary(&args.session) {
             Ok(s) => print(&s, args.json, StreamSummary::to_text),
@@ -43,6 +78,35 @@ pub fn main(args: SummaryArgs) -> ExitCode {
         Ok(s) => print(&report::from_session(&s), args.json, RunReport::to_text),
         Err(e) => fail(format!("{e:#}")),
     }
+}
+
+/// A capture read through the decoders (`crate::capture::import`).
+fn capture_summary(args: &SummaryArgs) -> anyhow::Result<crate::capture::import::ImportSummary> {
+    use crate::capture::import::{decode_choice, import, ImportOptions};
+    let client_filter = args.client_filter.as_deref().map(str::parse).transpose()?;
+    let opts = ImportOptions { decode: decode_choice(&args.decode)?, port: args.port, client_filter };
+    Ok(import(&args.session, &opts)?.1)
+}
+
+/// `summary --filter`: the session's (or stream's) lanes, and the figures over `text`'s rows.
+pub fn filtered_summary(args: &SummaryArgs, text: &str) -> anyhow::Result<FilteredSummary> {
+    let filters = PerKind::compile(text).map_err(|e| anyhow::anyhow!("--filter: {e}"))?;
+    let progress = Progress::new();
+    let recs = if crate::session::jsonl::is_stream_path(&args.session) {
+        let stream = crate::session::jsonl::load(&args.session)?;
+        Recording::lanes_from_stream(stream, &args.session.display().to_string(), &progress)
+    } else {
+        let verify = if args.no_verify { session::Verify::Skip } else { session::Verify::Checksum };
+        let s = session::load_verified(&args.session, verify)?;
+        if !s.has_events() {
+            anyhow::bail!("{}: a scenario without events; record it first", args.session.display());
+        }
+        Recording::lanes_from_session(s, &progress)
+    }
+    .expect("never cancelled");
+    let lanes: Vec<(String, &Recording)> =
+        crate::report::export::lanes(&recs).into_iter().map(|l| (l.label, l.rec)).collect();
+    Ok(FilteredSummary::of(text, &filters, &lanes))
 }
 
 /// What `summary FILE.jsonl` prints: no scenario, so only what the events say, per lane and per

@@ -38,7 +38,7 @@ impl Connection {
     pub fn new(client: ClientId) -> Self {
         Self {
             client,
-            ledger: PacketLedger::new(),
+            ledger: PacketLedger::for_client(client),
             store: Store::new(),
             messages: MessageIndex::new(),
             chunks: ChunkIndex::new(),

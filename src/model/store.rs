@@ -33,9 +33,16 @@ pub struct SideSeries {
     pub rtt_smoothed_ms: Vec<Sample>,
     pub rtt_display_ms: Vec<Sample>,
     pub rtt_raw_ms: Vec<Sample>,
+    /// The loss estimate at this side's stats instants that had judged a packet (before the
+    /// first verdict an estimate is no estimate, not 0 %: those instants have no sample).
     pub loss_estimate_percent: Vec<Sample>,
     /// True loss on this side's outgoing direction, sampled at this side's stats instants.
     pub loss_true_percent: Vec<Sample>,
+    /// Effective loss on this side's outgoing direction (link drops + packets the peer
+    /// discarded unacked: the truth the estimate measures), at the same instants. Empty while
+    /// it equals the true loss (no discards: the plot shows one truth); from the first instant
+    /// it differs, it holds every instant (the earlier ones copied from `loss_true_percent`).
+    pub loss_effective_percent: Vec<Sample>,
     pub sent_kbps: Vec<Sample>,
     pub received_kbps: Vec<Sample>,
     pub acked_kbps: Vec<Sample>,
@@ -123,9 +130,20 @@ impl Store {
                 let s = &mut self.sides[side.index()];
                 s.rtt_smoothed_ms.push(pt(t, stats.rtt_ms as f64));
                 s.rtt_display_ms.push(pt(t, stats.rtt_display_ms as f64));
-                s.loss_estimate_percent.push(pt(t, stats.loss_percent as f64));
-                let true_loss = truth.recent_loss_percent(side.outgoing(), TRUE_LOSS_WINDOW).unwrap_or(0.0);
+                if !stats.no_loss_verdict {
+                    s.loss_estimate_percent.push(pt(t, stats.loss_percent as f64));
+                }
+                let dir = side.outgoing();
+                let true_loss = truth.recent_loss_percent(dir, TRUE_LOSS_WINDOW).unwrap_or(0.0);
                 s.loss_true_percent.push(pt(t, true_loss));
+                let effective = truth.recent_effective_loss_percent(dir, TRUE_LOSS_WINDOW).unwrap_or(0.0);
+                if s.loss_effective_percent.is_empty() && effective != true_loss {
+                    let before = s.loss_true_percent.len() - 1;
+                    s.loss_effective_percent.extend_from_slice(&s.loss_true_percent[..before]);
+                }
+                if !s.loss_effective_percent.is_empty() {
+                    s.loss_effective_percent.push(pt(t, effective));
+                }
                 s.sent_kbps.push(pt(t, stats.sent_kbps as f64));
                 s.received_kbps.push(pt(t, stats.received_kbps as f64));
                 s.acked_kbps.push(pt(t, stats.acked_kbps as f64));

@@ -48,6 +48,8 @@ pub enum Kind {
     Choice(fn() -> Vec<&'static str>),
     /// Any whole number the field holds (checked by the scenario's deserializer).
     AnyInteger,
+    /// A file's path, read when the run starts (`link.trace`) or when set (`link.file`).
+    Path,
 }
 
 /// One settable parameter.
@@ -133,12 +135,14 @@ impl Param {
             Kind::Bool => "true, false".into(),
             Kind::Choice(names) => names().join(", "),
             Kind::AnyInteger => "any whole number".into(),
+            Kind::Path => "a file path".into(),
         }
     }
 }
 
-/// The row for a dotted name: `link.a_to_b.X` and `link.b_to_a.X` find `link.X`, and the
-/// estimator settings of `dnm.stats.X` and `rellikt.stats.X` find `ack.stats.X`.
+/// The row for a dotted name: `link.a_to_b.X` and `link.b_to_a.X` find `link.X`, the
+/// estimator settings of `dnm.stats.X` and `rellikt.stats.X` find `ack.stats.X`, and a client's
+/// own `client.K.X` finds `X`.
 pub fn find(name: &str) -> Option<&'static Param> {
     find_in(PARAMS, name)
 }
@@ -152,6 +156,10 @@ pub fn find_in<'a>(rows: impl IntoIterator<Item = &'a Param>, name: &str) -> Opt
 /// The name of the row that answers for `name` (see [`find`]).
 fn row_name(name: &str) -> String {
     let name = name.trim();
+    let name = match ackscope_protocol::scenario::clients::parse_client_name(name) {
+        Some((Ok(_), rest)) => rest,
+        _ => name,
+    };
     if let Some(rest) = name.strip_prefix("link.a_to_b.").or_else(|| name.strip_prefix("link.b_to_a.")) {
         format!("link.{rest}")
     } else if let Some(rest) = name.strip_prefix("dnm.stats.").or_else(|| name.strip_prefix("rellikt.stats.")) {
@@ -190,8 +198,13 @@ pub fn check(change: &ParamChange) -> anyhow::Result<()> {
 }
 
 /// Applies `change` to `scenario` after [`check`]: the one way the app changes a scenario by
-/// name (the window, `--set`, a replay edit); unchanged when refused.
+/// name (the window, `--set`, a replay edit); unchanged when refused. `link.file` names no
+/// field: the link file it names is read into the link ([`crate::fit::links::apply_link_file`]).
 pub fn apply(scenario: &mut Scenario, change: &ParamChange) -> anyhow::Result<()> {
+    if change.name() == crate::fit::links::LINK_FILE {
+        // A link file is read when set: its values become the link's (each held to its range).
+        return crate::fit::links::apply_link_file(scenario, &change.value().to_string());
+    }
     check(change)?;
     scenario.apply_change(change).map_err(|e| anyhow!("{e}"))
 }

@@ -6,12 +6,20 @@
 //! ([`Scenario::apply_change`]: a value of the wrong kind is refused by name; `link.X` sets both
 //! directions).
 
-use ackscope_protocol::{ParamChange, Scenario};
+use ackscope_protocol::{ParamChange, ParamValue, Scenario};
 use anyhow::{anyhow, Result};
 
-/// Reads `NAME=VALUE` into a change (nothing is checked but the shape).
+/// Reads `NAME=VALUE` into a change (nothing is checked but the shape). A path parameter's value
+/// is a name whatever it looks like (`123`, `true`); empty or `null` unsets it.
 pub fn parse(assignment: &str) -> Result<ParamChange> {
-    ParamChange::parse_assignment(assignment).map_err(|e| anyhow!("--set {e}"))
+    let change = ParamChange::parse_assignment(assignment).map_err(|e| anyhow!("--set {e}"))?;
+    if super::find(change.name()).is_some_and(|p| matches!(p.kind, super::Kind::Path)) {
+        let raw = assignment.split_once('=').map_or("", |(_, v)| v.trim());
+        if !matches!(raw, "" | "null") {
+            return Ok(ParamChange::new(change.name(), ParamValue::Name(raw.to_string())));
+        }
+    }
+    Ok(change)
 }
 
 /// Applies one `NAME=VALUE` override to `scenario` (unchanged when refused).

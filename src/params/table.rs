@@ -69,6 +69,11 @@ const fn flag(name: &'static str, label: &'static str, tip: &'static str) -> Par
     Param { name, label, unit: "", kind: Kind::Bool, tip }
 }
 
+/// A file's path.
+const fn path(name: &'static str, label: &'static str, tip: &'static str) -> Param {
+    Param { name, label, unit: "", kind: Kind::Path, tip }
+}
+
 const fn choice(name: &'static str, label: &'static str, names: fn() -> Vec<&'static str>, tip: &'static str) -> Param {
     Param { name, label, unit: "", kind: Kind::Choice(names), tip }
 }
@@ -106,6 +111,10 @@ pub static PARAMS: &[Param] = &[
     opt("b.tick_phase_ms", "B tick phase ms", "ms", 0.0, 1000.0, "Side B's own send-tick phase, as a.tick_phase_ms."),
     int("payload_bytes", "payload bytes", "bytes", 0.0, 16384.0, "Opaque payload per packet of the acks strategy."),
     num("stats_interval_ms", "stats interval ms", "ms", 1.0, 10000.0, "How often each endpoint reports its estimates (the plots' sample spacing, the arrow keys' step)."),
+    // Clients and the server (`client.K.NAME` sets NAME for client K alone: see Many clients).
+    int("clients", "clients", "clients", 1.0, 65536.0, "Clients of the server (side A), each on its own link each way with its own workload and tick phase, seeded apart; a scenario file may list groups instead. Fixed for a run."),
+    num("server.uplink_kbps", "server uplink kbps", "kbps", 0.0, 10_000_000.0, "The server's outgoing bandwidth shared by every client through one FIFO queue before each client's link, 28 bytes IP+UDP per packet counted (0 = unlimited)."),
+    int("server.uplink_queue_bytes", "server uplink queue bytes", "bytes", 1500.0, 100_000_000.0, "Bytes the server's uplink queue holds before dropping (tail drop, reported as the client link's QueueFull).").log(),
     // The link, per direction: `link.X` sets both, `link.a_to_b.X` / `link.b_to_a.X` one.
     num("link.latency_ms", "latency ms", "ms", 0.0, 1000.0, "One-way base delay added to every packet (propagation + queueing you do not model otherwise)."),
     num("link.jitter_ms", "jitter ms", "ms", 0.0, 500.0, "Random variation of the delay (uniform half-width or normal standard deviation). Large jitter reorders packets."),
@@ -121,6 +130,8 @@ pub static PARAMS: &[Param] = &[
     num("link.bandwidth_kbps", "bandwidth kbps", "kbps", 0.0, 10000.0, "Link capacity including 28 bytes IP+UDP per packet, with a bounded queue that tail-drops (0 = unlimited)."),
     int("link.queue_bytes", "queue bytes", "bytes", 1500.0, 1_000_000.0, "Bytes the bandwidth-limited queue holds before dropping (bufferbloat vs tail drop).").log(),
     int("link.mtu_bytes", "MTU bytes", "bytes", 200.0, 9000.0, "Largest IP packet; larger ones are dropped (why Glenn slices large blocks)."),
+    path("link.trace", "trace file", "Replay a recorded link, both directions: a capture with both sides (pcapng or pcap) or a session file; each packet meets the fate of the recorded packet nearest in time, and only the MTU of the settings above still applies (README, Links from captures). Read when the run starts."),
+    path("link.file", "fitted link file", "Set both directions from a link file `ackscope fit --out` wrote (the values it holds; the rest take their defaults). Read when set; later settings change it further."),
     // Packet acks and the estimators (`dnm.stats.X` and `rellikt.stats.X` take the same fields).
     int("ack.sent_packets_buffer_size", "sent packets buffer", "packets", 1.0, 32768.0, "Sent packets remembered to match acks (reliable.io: 256)."),
     int("ack.received_packets_buffer_size", "received packets buffer", "packets", 1.0, 32768.0, "Received sequences remembered for the ack bits (reliable.io: 256)."),

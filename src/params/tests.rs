@@ -16,7 +16,9 @@ fn current(s: &Scenario, name: &str) -> String {
 #[test]
 fn every_row_names_a_scenario_leaf_whose_default_is_valid() {
     let s = Scenario::default();
-    for p in PARAMS {
+    // File paths have their own tests (`crate::fit::links`): link.trace is unset by default,
+    // link.file names no field of the scenario.
+    for p in PARAMS.iter().filter(|p| !matches!(p.kind, Kind::Path)) {
         let value = current(&s, p.name);
         let mut t = s.clone();
         apply(&mut t, &format!("{}={value}", p.name)).unwrap_or_else(|e| panic!("{}: {e:#}", p.name));
@@ -131,6 +133,11 @@ fn run_with(mut scenario: Scenario, name: &str, value: &str) {
 fn every_strategy_runs_at_both_ends_of_every_range() {
     for p in PARAMS {
         let (Kind::Number { min, max, .. } | Kind::OptionalNumber { min, max }) = p.kind else { continue };
+        if p.name == "clients" {
+            // Fixed for a run (a live change is refused) and 65,536 runs of a client each are
+            // no unit test: tests/app/clients.rs and the protocol's clients tests run many.
+            continue;
+        }
         for value in [min, max] {
             let value = value.to_string();
             for strategy in strategies_for(p.name) {

@@ -11,7 +11,7 @@ use ackscope_protocol::scenario::fields::leaf_names;
 use ackscope_protocol::{Action, ParamValue, Scenario, Step, Strategy};
 use anyhow::{anyhow, bail, Result};
 
-use super::find;
+use super::{find, overrides};
 
 /// A leaf of the scenario: its dotted name and, for a number, its value (`None` for an unset
 /// optional number or a value that is not a number).
@@ -44,6 +44,7 @@ pub fn scenario(s: &Scenario) -> Result<()> {
             param.check_value(&leaf.name, leaf.number)?;
         }
     }
+    clients(s)?;
     if let Some(i) = s.script.iter().position(|step| matches!(step.action, Action::Transport(_))) {
         bail!(
             "script[{i}]: `transport` cannot be scripted: it is the window's live switch between the \
@@ -69,7 +70,10 @@ pub fn action(base: &Scenario, a: &Action) -> Result<()> {
             Strategy::parse(&change.value().to_string()).map_err(|e| anyhow!(e))?;
         }
         // The table's range, then the field's type, on a copy.
-        Action::Set(change) => super::apply(&mut base.clone(), change)?,
+        Action::Set(change) => {
+            crate::fit::links::refuse_during_run(change.name())?;
+            super::apply(&mut base.clone(), change)?
+        }
         Action::Link { set, .. } => {
             for (field, v) in set.fields() {
                 let name = format!("link.{field}");
@@ -79,6 +83,33 @@ pub fn action(base: &Scenario, a: &Action) -> Result<()> {
             }
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// Refuses clients the run cannot have ([`Scenario::check_clients`]) and any group or client
+/// setting outside its parameter's range, naming the group or client.
+fn clients(s: &Scenario) -> Result<()> {
+    s.check_clients().map_err(|e| anyhow!("{e}"))?;
+    let mut settings: Vec<(String, &str, &str)> = Vec::new();
+    if let ackscope_protocol::Clients::Groups(groups) = &s.clients {
+        for (i, g) in groups.iter().enumerate() {
+            for (field, v) in g.link.fields() {
+                let name = format!("link.{field}");
+                if let (Some(p), Some(v)) = (find(&name), v) {
+                    p.check_value(&name, Some(v)).map_err(|e| anyhow!("clients[{i}]: {e}"))?;
+                }
+            }
+            settings.extend(g.set.iter().map(|(n, v)| (format!("clients[{i}]"), n.as_str(), v.as_str())));
+        }
+    }
+    for (k, list) in &s.client {
+        settings.extend(list.iter().map(|(n, v)| (format!("client.{k}"), n.as_str(), v.as_str())));
+    }
+    for (place, name, value) in settings {
+        if name != "preset" {
+            overrides::apply(&mut s.clone(), &format!("{name}={value}")).map_err(|e| anyhow!("{place}: {e:#}"))?;
+        }
     }
     Ok(())
 }

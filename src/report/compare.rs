@@ -11,11 +11,10 @@
 //! also carries the latency an application needing order would see (`in_order_latency_ms`), the
 //! figure that compares across kinds.
 
-use ackscope_protocol::measure::in_order_latency;
 use ackscope_protocol::{LatencyMs, Scenario, Strategy};
 use serde::Serialize;
 
-use crate::report::{self, RunReport};
+use crate::report::{self, RunFold, RunReport};
 
 /// One resend policy under comparison.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -118,14 +117,15 @@ pub struct CompareRow {
     pub run: RunReport,
 }
 
-/// Runs every variant at every (loss, one-way latency) pair for `seconds`, on `base`.
+/// Runs every variant at every (loss, one-way latency) pair for `seconds`, on `base` (every
+/// client's link: with several clients, each row is over all of them and lists each).
 pub fn compare(
     base: &Scenario,
     seconds: f64,
     losses: &[f64],
     latencies_ms: &[f64],
     variants: &[Variant],
-) -> Vec<CompareRow> {
+) -> anyhow::Result<Vec<CompareRow>> {
     let mut rows = Vec::new();
     for &latency_ms in latencies_ms {
         for &loss_percent in losses {
@@ -135,20 +135,23 @@ pub fn compare(
                 l.latency_ms = latency_ms;
             }
             for &v in variants {
-                let finished = report::run(&v.apply(&s), seconds);
-                let in_order_latency_ms = in_order_latency(&finished.session.events);
+                // Folded as the events come (none kept): a grid of long runs of many clients
+                // holds one run's figures at a time.
+                let scenario = v.apply(&s);
+                let fold = RunFold::new(&scenario).with_in_order_latency();
+                let (run, fold, _) = report::run_folded(&scenario, seconds, &[], None, fold)?;
                 rows.push(CompareRow {
                     variant: v.label(),
                     loss_percent,
                     latency_ms,
                     ordered: v.ordered(),
-                    in_order_latency_ms,
-                    run: finished.report,
+                    in_order_latency_ms: fold.in_order_latency().unwrap_or_default(),
+                    run,
                 });
             }
         }
     }
-    rows
+    Ok(rows)
 }
 
 /// What the table's columns mean where a reader could guess wrong; printed under it.
@@ -158,6 +161,7 @@ head-of-line waiting. \"any order\" = each is handed over when it first arrives 
 are queued -> delivered per message, without head-of-line waiting.
 in-order p99: the p99 an application needing order would see (a message counts until it and every earlier \
 one arrived); the same as p99 for in-order strategies, the figure to compare across kinds.
+bytes/msg: wire bytes both ways / messages delivered, reliable and snapshot alike (the snapshots count too).
 backlog: most reliable messages one side held waiting for room in its send window (backlog_peak).\n";
 
 /// The table README quotes, with its legend.
@@ -199,7 +203,7 @@ mod tests {
     #[test]
     fn rows_say_which_strategies_deliver_in_order_and_give_the_in_order_latency_of_each() {
         let base = Scenario { seed: 3, ..Scenario::default() };
-        let rows = compare(&base, 15.0, &[20.0], &[50.0], &Variant::ALL);
+        let rows = compare(&base, 15.0, &[20.0], &[50.0], &Variant::ALL).unwrap();
         assert_eq!(rows.len(), Variant::ALL.len());
         for (r, v) in rows.iter().zip(Variant::ALL) {
             let m = r.run.reliable.as_ref().expect("message strategy");

@@ -12,21 +12,28 @@
 pub mod compare;
 pub mod export;
 pub mod flow;
+pub mod fold;
 pub mod peer;
 pub mod sweep;
+mod text;
+pub use text::{discards_text, opt_figure};
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use ackscope_protocol::{
-    registry, reliable_metrics, snapshot_summary, Action, ChunkSummary, Dir, EstimateSummary, Event, PacketTotals,
-    ParamChange, ReliableMetrics, Scenario, SimTime, Simulation, SnapshotSummary, Step, Strategy, Ue4Summary,
+    registry, Action, ChunkSummary, EstimateSummary, Event, PacketTotals, ParamChange, ReliableMetrics, Scenario,
+    ServerSummary, SimTime, Simulation, SnapshotSummary, Step, SummaryAccumulator, Ue4Summary,
 };
+use anyhow::{anyhow, Context};
 use serde::Serialize;
 
 use crate::runtime::action;
+use crate::session::stream::SessionStream;
 use crate::session::{self, Session};
 pub use flow::{FlowSummary, FlowSwitch};
+pub use fold::{ClientReport, RunEnd, RunFold};
 
 /// What `ackscope run --json` prints.
 #[derive(Debug, Clone, Serialize)]
@@ -60,6 +67,13 @@ pub struct RunReport {
     /// Flow-control mode switches, when flow control was enabled at any point.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow: Option<FlowSummary>,
+    /// Each client's figures, in a run of several clients (the figures above are then over
+    /// every client: totals summed, estimates the mean over clients).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub clients: Option<Vec<ClientReport>>,
+    /// The server's totals and its shared uplink, in a run of several clients.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerSummary>,
     /// The second lane of an A/B session (the same report for its strategy).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ab: Option<Box<RunReport>>,
@@ -80,17 +94,64 @@ pub struct FinishedRun {
 /// Runs `scenario` for `seconds` of virtual time as fast as the CPU allows, applying `actions`
 /// at their times, then (for message strategies) stops the workload and drains: the drain's
 /// parameter changes are logged like any action, so a re-run of the saved session repeats it.
+/// Keeps every event (the session); [`run_folded`] keeps none.
 pub fn run_with_actions(scenario: &Scenario, seconds: f64, actions: &[Step]) -> anyhow::Result<FinishedRun> {
     let start = Instant::now();
     let mut events: Vec<Event> = Vec::new();
-    let driven = drive(scenario, seconds, actions, None, |batch| events.extend(batch))?;
+    let mut fold = RunFold::new(scenario);
+    let driven = drive(scenario, seconds, actions, None, |batch| {
+        let from = events.len();
+        events.extend(batch);
+        fold.observe(&events[from..]);
+    })?;
     let sim = driven.sim;
-    let report = build(scenario, &events, (sim.totals(), sim.estimates()), sim.now(), driven.drain_seconds, start);
+    let report = fold.report(&run_end(&sim, driven.drain_seconds, start));
     let mut session = Session::scenario_only(scenario.clone());
     session.actions = driven.recorded;
     session.duration_us = sim.now().0;
     session.events = events;
     Ok(FinishedRun { report, sim, session })
+}
+
+/// The end of a run that just finished: its simulation's own summary, its length.
+fn run_end(sim: &Simulation, drain_seconds: f64, start: Instant) -> RunEnd<'_> {
+    RunEnd {
+        truth: sim.summary(),
+        simulated_seconds: sim.now().as_secs_f64(),
+        drain_seconds,
+        wall_seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// A headless run that keeps no event: [`run_with_actions`]'s figures, folded as the events come,
+/// with every event also written to `out` when given (in order; the actions recorded follow at
+/// the end). Memory stays flat however long the run.
+pub fn run_folded(
+    scenario: &Scenario,
+    seconds: f64,
+    actions: &[Step],
+    mut out: Option<&mut SessionStream>,
+    fold: RunFold,
+) -> anyhow::Result<(RunReport, RunFold, Driven)> {
+    let start = Instant::now();
+    let (mut fold, mut buf, mut failed) = (fold, Vec::new(), None);
+    let driven = drive(scenario, seconds, actions, None, |batch| {
+        buf.clear();
+        buf.extend(batch);
+        fold.observe(&buf);
+        if let (Some(w), None) = (out.as_deref_mut(), &failed) {
+            failed = w.append(&buf, &[]).err();
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if let Some(w) = out {
+        w.append(&[], &driven.recorded)?;
+        w.set_duration(driven.sim.now().0);
+    }
+    let report = fold.report(&run_end(&driven.sim, driven.drain_seconds, start));
+    Ok((report, fold, driven))
 }
 
 /// A headless run as [`drive`] leaves it.
@@ -119,7 +180,10 @@ pub fn drive(
     cancel: Option<&AtomicBool>,
     sink: impl FnMut(std::vec::Drain<'_, Event>),
 ) -> anyhow::Result<Driven> {
-    drive_sim(Simulation::new(scenario.clone()), seconds, actions, cancel, sink)
+    let mut scenario = scenario.clone();
+    crate::fit::links::resolve(&mut scenario)?;
+    let sim = Simulation::try_new(scenario).map_err(|e| anyhow!("{e}"))?;
+    drive_sim(sim, seconds, actions, cancel, sink)
 }
 
 /// [`drive`] on a simulation the caller made (a sweep turns its summary off).
@@ -162,6 +226,9 @@ pub fn drive_sim(
         while sim.unacked_reliable() > 0 && sim.now() < limit && !cancelled() {
             let next = sim.now().plus_micros(10_000).min(limit);
             sim.run_until(next);
+            // Handed over as they come: a drain of many clients makes as many events per
+            // second as the run.
+            sink(sim.drain_events());
         }
         drain_seconds = sim.now().saturating_since(drain_start).as_secs_f64();
     }
@@ -169,36 +236,102 @@ pub fn drive_sim(
     Ok(Driven { sim, recorded, drain_seconds, cancelled: cancelled() })
 }
 
-/// Runs a session file again, every lane (both in A/B): a recording without `seconds` is re-run
-/// exactly (its scenario, its actions at their instants, for its duration; no drain is added, as
-/// the recording's own is in its log), anything else runs for `seconds` (or 60) from its
-/// scenario and actions, then drains. Returns the session with the new events and its report.
-pub fn run_session(file: &Session, seconds: Option<f64>) -> anyhow::Result<(Session, RunReport)> {
+/// Runs a session file again, every lane (both in A/B), and writes the new session to `out` when
+/// given: a recording without `seconds` is re-run exactly (its scenario, its actions at their
+/// instants, for its duration; no drain is added, as the recording's own is in its log), anything
+/// else runs for `seconds` (or 60) from its scenario and actions, then drains. Returns its
+/// report (with the session's size when written).
+///
+/// A run from a scenario keeps no event in memory: its figures are folded as the events come and
+/// `out` is written as they come (a file of its own beside `out`, renamed over it at the end, so
+/// an interrupted run never leaves half a file under that name). An A/B session written to `out`
+/// holds both lanes' events until it is saved (a streamed file holds one lane); a run of several
+/// clients is written as session format 3, each event with its client.
+pub fn run_session(file: &Session, seconds: Option<f64>, out: Option<&Path>) -> anyhow::Result<RunReport> {
     let start = Instant::now();
     if seconds.is_none() && file.has_events() {
         let again = session::rerun_all(file)?;
         let mut report = from_session(&again);
         report.wall_seconds = start.elapsed().as_secs_f64();
-        return Ok((again, report));
+        if let Some(out) = out {
+            report.session_bytes = Some(session::save(&again, out)?);
+        }
+        return Ok(report);
     }
     let seconds = seconds.unwrap_or(DEFAULT_SECONDS);
-    let mut out = Session { transport: Default::default(), ..file.header() };
+    let lanes = file.lanes();
+    match out {
+        Some(out) if lanes.len() > 1 => run_ab_to_file(file, seconds, out),
+        Some(out) => {
+            let (scenario, actions) = &lanes[0];
+            stream_to_file(file, scenario, seconds, actions, out)
+        }
+        None => {
+            let mut reports = Vec::new();
+            for (scenario, actions) in &lanes {
+                reports.push(run_folded(scenario, seconds, actions, None, RunFold::new(scenario))?.0);
+            }
+            Ok(join_lanes(reports))
+        }
+    }
+}
+
+/// The first lane's report with the second's (A/B) in `ab`.
+fn join_lanes(reports: Vec<RunReport>) -> RunReport {
+    let mut reports = reports.into_iter();
+    let mut report = reports.next().expect("one lane at least");
+    report.ab = reports.next().map(Box::new);
+    report
+}
+
+/// An A/B run written to `out`: both lanes' events held, then the session saved.
+fn run_ab_to_file(file: &Session, seconds: f64, out: &Path) -> anyhow::Result<RunReport> {
+    let mut session = Session { transport: Default::default(), ..file.header() };
     let mut reports = Vec::new();
     for (i, (scenario, actions)) in file.lanes().into_iter().enumerate() {
         let run = run_with_actions(&scenario, seconds, actions)?;
         if i == 0 {
-            (out.actions, out.events, out.duration_us) =
+            (session.actions, session.events, session.duration_us) =
                 (run.session.actions, run.session.events, run.session.duration_us);
         } else {
-            (out.ab_actions, out.ab_events) = (run.session.actions, run.session.events);
-            out.duration_us = out.duration_us.max(run.session.duration_us);
+            (session.ab_actions, session.ab_events) = (run.session.actions, run.session.events);
+            session.duration_us = session.duration_us.max(run.session.duration_us);
         }
         reports.push(run.report);
     }
-    let mut reports = reports.into_iter();
-    let mut report = reports.next().expect("one lane at least");
-    report.ab = reports.next().map(Box::new);
-    Ok((out, report))
+    let mut report = join_lanes(reports);
+    report.session_bytes = Some(session::save(&session, out)?);
+    Ok(report)
+}
+
+/// One lane run with its events written to a file beside `out` as they come, renamed over `out`
+/// once complete (the name a killed save's file has, `.NAME.ron.tmp-PID`, which the next save
+/// tidies away).
+fn stream_to_file(
+    file: &Session,
+    scenario: &Scenario,
+    seconds: f64,
+    actions: &[Step],
+    out: &Path,
+) -> anyhow::Result<RunReport> {
+    let origin = out.display().to_string();
+    let dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = out.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
+    session::remove_stale_temps(dir);
+    let tmp: PathBuf = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+    let header = Session { transport: Default::default(), ..file.header() };
+    let result = (|| -> anyhow::Result<RunReport> {
+        let mut stream = SessionStream::create(&tmp, &header)?;
+        let (mut report, _, _) = run_folded(scenario, seconds, actions, Some(&mut stream), RunFold::new(scenario))?;
+        let bytes = stream.finish()?;
+        std::fs::rename(&tmp, out).with_context(|| format!("{origin}: cannot replace the file"))?;
+        report.session_bytes = Some(bytes);
+        Ok(report)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// Virtual seconds a run lasts when nothing says otherwise (`run --seconds`' default).
@@ -216,7 +349,8 @@ pub fn from_session(session: &Session) -> RunReport {
     report
 }
 
-/// One lane's report from its recorded events; the drain is found in its action log.
+/// One lane's report from its recorded events (the same fold a run makes); the drain is found in
+/// its action log.
 fn lane_report(scenario: &Scenario, actions: &[Step], events: &[Event], duration_us: u64) -> RunReport {
     let start = Instant::now();
     let drain_seconds = actions
@@ -224,156 +358,19 @@ fn lane_report(scenario: &Scenario, actions: &[Step], events: &[Event], duration
         .rev()
         .find(|s| s.as_set() == Some(&ParamChange::new("workload.reliable_rate_hz", 0.0)))
         .map_or(0.0, |s| (duration_us.saturating_sub(s.at.0)) as f64 / 1e6);
-    let truth = ackscope_protocol::summarize(events);
-    build(scenario, events, truth, SimTime(duration_us), drain_seconds, start)
-}
-
-/// One report from a run's events, whether it just ran or was loaded: the strategy decides which
-/// sections (reliable, snapshots, ue4, chunks) apply.
-fn build(
-    scenario: &Scenario,
-    events: &[Event],
-    (packets, estimates): (PacketTotals, EstimateSummary),
-    end: SimTime,
-    drain_seconds: f64,
-    start: Instant,
-) -> RunReport {
-    let row = registry::info(scenario.strategy);
-    let messages = row.has_messages;
-    let chunk = row.has_chunks.then(|| {
-        // The ideal adds the link's base round trip, as in the large-blocks seed.
-        let l = &scenario.link;
-        let rtt_ms = l.a_to_b.latency_ms + l.b_to_a.latency_ms;
-        ChunkSummary::from_events(events, scenario.chunk.cost(), l.get(Dir::AtoB).bandwidth_kbps, rtt_ms)
-    });
-    RunReport {
-        seed: scenario.seed,
-        strategy: scenario.strategy.name().to_string(),
-        simulated_seconds: end.as_secs_f64(),
-        wall_seconds: start.elapsed().as_secs_f64(),
-        packets,
-        estimates,
-        events: events.len() as u64,
+    let mut truth = SummaryAccumulator::default();
+    truth.observe(events);
+    let mut fold = RunFold::new(scenario);
+    fold.observe(events);
+    fold.report(&RunEnd {
+        truth: &truth,
+        simulated_seconds: SimTime(duration_us).as_secs_f64(),
         drain_seconds,
-        session_bytes: None,
-        reliable: messages.then(|| reliable_metrics(events)),
-        snapshots: messages.then(|| snapshot_summary(events)),
-        ue4: (scenario.strategy == Strategy::Ue4).then(|| Ue4Summary::from_events(events)),
-        chunk,
-        flow: FlowSummary::from_events(scenario, events),
-        ab: None,
-    }
+        wall_seconds: start.elapsed().as_secs_f64(),
+    })
 }
 
 /// [`run_with_actions`] without actions.
 pub fn run(scenario: &Scenario, seconds: f64) -> FinishedRun {
     run_with_actions(scenario, seconds, &[]).expect("a run without actions cannot fail")
-}
-
-impl RunReport {
-    /// A short human summary.
-    pub fn to_text(&self) -> String {
-        let p = &self.packets;
-        let e = &self.estimates;
-        format!(
-            "ackscope: strategy {}, seed {}, {:.1} s simulated in {:.3} s\n\
-             packets: {} sent, {} dropped by the link, {} delivered ({} duplicated), {} acked\n\
-             ground truth: {} false acks, {} duplicate acks, {} malformed\n\
-             RTT: estimated {:.1} ms, true {:.1} ms\n\
-             loss: estimated {:.2} %, true {:.2} %\n\
-             events: {}{}",
-            self.strategy,
-            self.seed,
-            self.simulated_seconds,
-            self.wall_seconds,
-            p.sent,
-            p.link_dropped,
-            p.delivered,
-            p.duplicated,
-            p.acked,
-            p.false_acks,
-            p.duplicate_acks,
-            p.malformed,
-            e.rtt_ms,
-            e.true_rtt_ms,
-            e.loss_percent,
-            e.true_loss_percent,
-            self.events,
-            self.reliable.as_ref().map(reliable_text).unwrap_or_default()
-                + &self.snapshots.as_ref().map(snapshot_text).unwrap_or_default()
-                + &self.ue4.as_ref().map(ue4_text).unwrap_or_default()
-                + &self.chunk.as_ref().map(chunk_text).unwrap_or_default()
-                + &self.flow.as_ref().map(FlowSummary::to_text).unwrap_or_default()
-                + &self.ab.as_ref().map(|b| format!("\n\nsecond lane (A/B):\n{}", b.to_text())).unwrap_or_default()
-        )
-    }
-}
-
-fn chunk_text(c: &ChunkSummary) -> String {
-    let mut out = String::new();
-    for (i, k) in c.chunks.iter().enumerate() {
-        out.push_str(&format!(
-            "\nchunk {i}: {} bytes in {:.2} s (ideal {:.2} s), {} slices sent, {} resent",
-            k.size_bytes, k.completion_seconds, k.ideal_seconds, k.slices_sent, k.slices_resent
-        ));
-    }
-    let a = &c.chunk_acks;
-    out.push_str(&format!(
-        "\nchunk acks: {} packets, {} bytes out for {} bytes in",
-        a.packets, a.bytes_out, a.bytes_in
-    ));
-    out
-}
-
-fn reliable_text(r: &ReliableMetrics) -> String {
-    format!(
-        "\nreliable messages: {} sent, {} delivered, {} lost, {} duplicated, {} out of order, {} corrupted\n\
-         latency ms: p50 {:.1}, p95 {:.1}, p99 {:.1}, max {:.1}\n\
-         {:.1} wire bytes per delivered message, {:.2} sends per message, {} spurious resends",
-        r.sent,
-        r.delivered,
-        r.lost,
-        r.duplicated,
-        r.out_of_order,
-        r.corrupted,
-        r.latency_ms.p50,
-        r.latency_ms.p95,
-        r.latency_ms.p99,
-        r.latency_ms.max,
-        r.wire_bytes_per_delivered,
-        r.sends_per_message,
-        r.spurious_resends
-    )
-}
-
-fn ue4_text(u: &Ue4Summary) -> String {
-    format!(
-        "\nue4: {} naks received, {} bunches resent, {} skip-acks, {} actor channels opened / {} closed, \
-         InRec depth up to {} (actor {}, blocked up to {:.0} ms){}",
-        u.naks_received,
-        u.bunches_resent,
-        u.skip_acks,
-        u.channels_opened,
-        u.channels_closed,
-        u.max_inrec_depth,
-        u.max_inrec_depth_by_kind.actor,
-        u.max_inrec_blocked_ms,
-        if u.connection_closed {
-            format!(
-                ", connection closed at {:.1} s: {} ({} messages abandoned)",
-                u.closed_at_s.unwrap_or(0.0),
-                u.close_reason.as_deref().unwrap_or("?"),
-                u.abandoned_messages
-            )
-        } else {
-            String::new()
-        }
-    )
-}
-
-fn snapshot_text(s: &SnapshotSummary) -> String {
-    format!(
-        "\nsnapshots: {} sent ({} resent), {} received; staleness ms p50 {:.1}, p99 {:.1}",
-        s.sent, s.resent, s.received, s.staleness_ms.p50, s.staleness_ms.p99
-    )
 }

@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use ackscope_protocol::Discards;
 use anyhow::Result;
 use serde::Serialize;
 
@@ -35,19 +36,25 @@ pub struct PeerPackets {
 /// Estimates of one endpoint (`estimates` in `ackscope peer --json`).
 ///
 /// `rtt_ms` and `loss_percent` are this endpoint's own estimates (final smoothed RTT; mean loss
-/// estimate after the first 2 s). Their truths, `true_rtt_ms` (both directions' link delay) and
-/// `true_loss_percent` (drops on this endpoint's outgoing direction), live partly or wholly in the
-/// other process: null. What this process does know is its incoming link's mean delay and drop
-/// share, reported as `incoming_link_delay_ms` and `incoming_link_loss_percent` (null before any
-/// datagram arrived).
+/// estimate after the first 2 s), null when it has none (no RTT sample, no packet judged). Their
+/// truths, `true_rtt_ms` (both directions' link delay), `true_loss_percent` (drops on this
+/// endpoint's outgoing direction) and `effective_loss_percent` (those drops plus the packets the
+/// other endpoint discarded unacked), live partly or wholly in the other process: null. What this
+/// process does know is its incoming link's mean delay and drop share, and what it discarded
+/// itself, reported as `incoming_link_delay_ms`, `incoming_link_loss_percent`,
+/// `incoming_effective_loss_percent` (null before any datagram arrived) and `discarded` (copies
+/// of incoming packets by reason): the other process's estimate is to be read against these.
 #[derive(Debug, Clone, Serialize)]
 pub struct PeerEstimates {
-    pub rtt_ms: f64,
+    pub rtt_ms: Option<f64>,
     pub true_rtt_ms: Option<f64>,
-    pub loss_percent: f64,
+    pub loss_percent: Option<f64>,
     pub true_loss_percent: Option<f64>,
+    pub effective_loss_percent: Option<f64>,
+    pub discarded: Discards,
     pub incoming_link_delay_ms: Option<f64>,
     pub incoming_link_loss_percent: Option<f64>,
+    pub incoming_effective_loss_percent: Option<f64>,
 }
 
 /// What `ackscope peer --json` prints: [`crate::report::RunReport`]'s shape for one endpoint.
@@ -116,8 +123,11 @@ pub fn run(opts: EndpointOptions) -> Result<PeerReport> {
             true_rtt_ms: None,
             loss_percent: tally.loss_percent(),
             true_loss_percent: None,
+            effective_loss_percent: None,
+            discarded: tally.discards(dir_in),
             incoming_link_delay_ms: tally.mean_link_delay_ms(dir_in),
             incoming_link_loss_percent: tally.link_loss_percent(dir_in),
+            incoming_effective_loss_percent: tally.effective_loss_percent(dir_in),
         },
         events: tally.events(),
         drain_seconds: None,
@@ -134,8 +144,9 @@ impl PeerReport {
         format!(
             "ackscope peer {} ({} -> {}): strategy {}, seed {}, {:.1} s\n\
              sent {} packets, {} acked ({} duplicate acks); received {} ({} malformed)\n\
-             incoming link: {} delivered, {} dropped ({}), {} duplicated, mean delay {}\n\
-             estimates: RTT {:.1} ms, loss {:.2} %\n\
+             incoming link: {} delivered, {} dropped ({}), {} duplicated, mean delay {}; \
+             {} discarded here{} (effectively lost {})\n\
+             estimates: RTT {}, loss {}\n\
              events: {}, send errors: {}",
             self.side,
             self.bind,
@@ -153,8 +164,11 @@ impl PeerReport {
             opt(e.incoming_link_loss_percent, "%"),
             p.duplicated,
             opt(e.incoming_link_delay_ms, "ms"),
-            e.rtt_ms,
-            e.loss_percent,
+            e.discarded.total(),
+            super::discards_text(&e.discarded),
+            opt(e.incoming_effective_loss_percent, "%"),
+            super::opt_figure(e.rtt_ms, 1, "ms", "no sample"),
+            super::opt_figure(e.loss_percent, 2, "%", "no verdict yet"),
             self.events,
             self.send_errors
         )

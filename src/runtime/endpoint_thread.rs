@@ -216,7 +216,7 @@ impl Endpoint {
         if let Some(f) = spec.factory {
             driver.set_peer_factory(f);
         }
-        let link = Link::new(driver.link_dir(), *driver.link_config(), driver.scenario().seed);
+        let link = ackscope_protocol::link::for_scenario(driver.link_dir(), driver.scenario());
         Self {
             side,
             driver,

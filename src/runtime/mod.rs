@@ -165,10 +165,12 @@ fn run_thread(
 ) {
     let mut lanes: Vec<Lane> = scenarios
         .into_iter()
-        .map(|(s, mut log)| {
+        .map(|(mut s, mut log)| {
             log.sort_by_key(|step| step.at);
             let pending = log.into();
-            Lane { sim: threaded_peer::threaded_simulation(s), actions: Vec::new(), error: None, pending }
+            // The trace link.trace names is read here, on the run's thread.
+            let error = crate::fit::links::resolve(&mut s).err().map(|e| format!("{e:#}"));
+            Lane { sim: threaded_peer::threaded_simulation(s), actions: Vec::new(), error, pending }
         })
         .collect();
     let mut paused = false;

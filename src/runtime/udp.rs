@@ -179,11 +179,12 @@ impl UdpRun {
     /// Binds side A on `addr_a` and side B on `addr_b` (port 0 picks a free port), connects them
     /// to each other and starts both at time 0; `wake` is called whenever events are ready.
     pub fn spawn(
-        scenario: Scenario,
+        mut scenario: Scenario,
         addr_a: SocketAddr,
         addr_b: SocketAddr,
         wake: impl Fn() + Send + Sync + 'static,
     ) -> Result<Self> {
+        crate::fit::links::resolve(&mut scenario)?;
         let sockets = [bind(addr_a)?, bind(addr_b)?];
         let addrs =
             [sockets[0].local_addr().context("socket address")?, sockets[1].local_addr().context("socket address")?];

@@ -6,7 +6,9 @@
 //! use, which settles false acks by delivery time, so batches from the two endpoint threads may
 //! interleave in any order) plus what only a live consumer needs (event count, latest time).
 
-use ackscope_protocol::{Dir, EstimateSummary, Event, PacketTotals, Side, SimTime, StatsSample, SummaryAccumulator};
+use ackscope_protocol::{
+    Dir, Discards, EstimateSummary, Event, PacketTotals, Side, SimTime, StatsSample, SummaryAccumulator,
+};
 
 /// Counters over every event observed.
 #[derive(Debug, Clone, Default)]
@@ -104,14 +106,27 @@ impl EventTally {
         self.summary.last_stats(side)
     }
 
-    /// Final smoothed RTT, mean over the sides that reported.
-    pub fn rtt_ms(&self) -> f64 {
+    /// Final smoothed RTT, mean over the sides that measured one (`None` when none did).
+    pub fn rtt_ms(&self) -> Option<f64> {
         self.summary.rtt_ms()
     }
 
-    /// Mean loss estimate over the stats samples after the warm-up, all sides.
-    pub fn loss_percent(&self) -> f64 {
+    /// Mean loss estimate over the stats samples after the warm-up that had a verdict, all sides
+    /// (`None` without one).
+    pub fn loss_percent(&self) -> Option<f64> {
         self.summary.loss_percent()
+    }
+
+    /// Share of the datagrams entering `dir`'s link that were effectively lost (%): dropped by
+    /// the link or discarded unacked by the receiving endpoint; `None` before any entered.
+    pub fn effective_loss_percent(&self, dir: Dir) -> Option<f64> {
+        let ledger = self.summary.ledger();
+        (ledger.link_sent(dir) > 0).then(|| ledger.effective_loss_percent(&[dir]))
+    }
+
+    /// Copies the endpoint receiving `dir` discarded, by reason.
+    pub fn discards(&self, dir: Dir) -> Discards {
+        self.summary.ledger().discards(&[dir])
     }
 
     /// Totals over both directions, as the simulation reports them (complete when both endpoints'

@@ -170,6 +170,7 @@ impl Text<'_> {
             rtt_max_ms,
             jitter_ms,
             loss_percent,
+            no_loss_verdict,
             sent_kbps,
             received_kbps,
             acked_kbps,
@@ -180,6 +181,10 @@ impl Text<'_> {
         self.float(",rtt_max_ms:", rtt_max_ms);
         self.float(",jitter_ms:", jitter_ms);
         self.float(",loss_percent:", loss_percent);
+        // Written only when true, as serde's `skip_serializing_if` does.
+        if no_loss_verdict {
+            self.out.push_str(",no_loss_verdict:true");
+        }
         self.float(",sent_kbps:", sent_kbps);
         self.float(",received_kbps:", received_kbps);
         self.float(",acked_kbps:", acked_kbps);

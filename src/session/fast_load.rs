@@ -173,9 +173,10 @@ mod tests {
     use super::*;
     use crate::session::{from_text, to_text};
 
-    /// What `ron` alone makes of `text`.
+    /// What `ron` alone makes of `text`, with the loader's options (implicit `Some`: a recorded
+    /// action's optional fields are written bare).
     fn by_ron(text: &str) -> Session {
-        ron::from_str(text).unwrap()
+        crate::session::strict::ron_options().from_str(text).unwrap()
     }
 
     #[test]

@@ -12,7 +12,9 @@ use crate::runtime::action::apply_and_record;
 /// after `until` are left out). Returns the simulation at `until`, its events and the log of the
 /// actions applied.
 pub fn run_lane(scenario: &Scenario, actions: &[Step], until: SimTime) -> Result<(Simulation, Vec<Event>, Vec<Step>)> {
-    run_lane_on(Simulation::new(scenario.clone()), actions, until)
+    let mut scenario = scenario.clone();
+    crate::fit::links::resolve(&mut scenario)?;
+    run_lane_on(Simulation::new(scenario), actions, until)
 }
 
 /// [`run_lane`] on a simulation the caller built for the lane's scenario (endpoints wrapped in

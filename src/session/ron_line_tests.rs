@@ -108,6 +108,8 @@ fn stats_of(v: [f32; 9]) -> StatsSample {
         rtt_max_ms: v[3],
         jitter_ms: v[4],
         loss_percent: v[5],
+        // Both forms (the field is written only when true), from one of the generated floats.
+        no_loss_verdict: v[5].is_sign_negative(),
         sent_kbps: v[6],
         received_kbps: v[7],
         acked_kbps: v[8],

@@ -10,6 +10,7 @@
 //! for a game's stream come as more files here, each one more [`Origin`] the recordings already
 //! describe.
 
+pub mod capture;
 pub mod sim;
 pub mod stream;
 pub mod udp;

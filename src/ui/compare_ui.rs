@@ -122,7 +122,7 @@ pub fn compare_ui(lanes: &[Shown<'_>], view: &mut CompareView, cursor: SimTime, 
             });
         });
         ui.columns(2, |cols| {
-            cols[0].label("Wire bytes per delivered message");
+            cols[0].label("Wire bytes per delivered message (reliable + snapshot)");
             time_plot_ui(&mut cols[0], "cmp_bytes", h, end, |p| {
                 for (f, &c) in shown.iter().zip(&colors) {
                     p.line(Line::new(f.label.as_str(), f.bytes_per_message.clone()).color(c).width(1.5));
@@ -198,7 +198,7 @@ fn totals_ui(figures: &[&LaneFigures], ui: &mut egui::Ui) {
                 let l = f.totals.latency_ms;
                 format!("{:.0} / {:.0} / {:.0}", l.p50, l.p95, l.p99)
             }),
-            ("bytes per delivered message", |f| format!("{:.1}", f.totals.bytes_per_message())),
+            ("bytes per delivered msg (reliable + snapshot)", |f| format!("{:.1}", f.totals.bytes_per_message())),
             ("resends delay / Nak / redundant / timeout", |f| {
                 let r = f.totals.resends;
                 format!("{} / {} / {} / {}", r[0], r[1], r[2], r[3])

@@ -84,7 +84,18 @@ impl Ctl<'_> {
             Kind::Bool => self.checkbox_ui(ui, row, name),
             Kind::Choice(names) => self.choice_ui(ui, row, name, &names()),
             Kind::AnyInteger => self.whole_ui(ui, row, name),
+            Kind::Path => self.path_ui(ui, row),
         }
+    }
+
+    /// A file path (`link.trace`, `link.file`), shown, not edited: it is read when a run starts
+    /// or when set, never as a live change (`--set` or the scenario file names it).
+    fn path_ui(&mut self, ui: &mut egui::Ui, row: &Param) {
+        let shown = match self.value(row.name) {
+            Some(ParamValue::Name(path)) => path,
+            _ => "none".to_string(),
+        };
+        ui.label(format!("{}: {shown}", row.label)).on_hover_text(row.tip);
     }
 
     /// A slider; commits once on release.
@@ -361,6 +372,17 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
             v[n - 1].y
         }
     };
+    // A figure with no sample at the cursor yet (an RTT of a side that measured none, a loss
+    // estimate before any verdict) reads "-", never 0.0.
+    let shown = |v: &Vec<Sample>, rtt_of: Option<&Vec<Sample>>| {
+        let none = v.partition_point(|p| p.t_s <= cursor) == 0
+            || rtt_of.is_some_and(|raw| raw.partition_point(|p| p.t_s <= cursor) == 0 && at(v) == 0.0);
+        if none {
+            "-".to_string()
+        } else {
+            format!("{:.1}", at(v))
+        }
+    };
     let resp = egui::CollapsingHeader::new("Estimates at the cursor").default_open(false).show(ui, |ui| {
         egui::Grid::new("estimates").num_columns(1 + 2 * lanes.len()).striped(true).spacing([6.0, 1.0]).show(
             ui,
@@ -373,19 +395,21 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
                 }
                 ui.end_row();
                 type Get = fn(&crate::model::Recording, Side) -> &Vec<Sample>;
-                let rows: [(&str, Get); 6] = [
-                    ("RTT smoothed ms", |l, s| &l.store.side(s).rtt_smoothed_ms),
-                    ("RTT display ms", |l, s| &l.store.side(s).rtt_display_ms),
-                    ("loss est. %", |l, s| &l.store.side(s).loss_estimate_percent),
-                    ("loss true %", |l, s| &l.store.side(s).loss_true_percent),
-                    ("sent kbps", |l, s| &l.store.side(s).sent_kbps),
-                    ("acked kbps", |l, s| &l.store.side(s).acked_kbps),
+                let rows: [(&str, Get, bool); 6] = [
+                    ("RTT smoothed ms", |l, s| &l.store.side(s).rtt_smoothed_ms, true),
+                    ("RTT display ms", |l, s| &l.store.side(s).rtt_display_ms, true),
+                    ("loss est. %", |l, s| &l.store.side(s).loss_estimate_percent, false),
+                    ("loss true %", |l, s| &l.store.side(s).loss_true_percent, false),
+                    ("sent kbps", |l, s| &l.store.side(s).sent_kbps, false),
+                    ("acked kbps", |l, s| &l.store.side(s).acked_kbps, false),
                 ];
-                for (name, get) in rows {
+                for (name, get, rtt) in rows {
                     ui.label(egui::RichText::new(name).small());
                     for lane in lanes {
-                        ui.monospace(format!("{:.1}", at(get(lane, Side::A))));
-                        ui.monospace(format!("{:.1}", at(get(lane, Side::B))));
+                        for side in Side::BOTH {
+                            let raw = rtt.then(|| &lane.store.side(side).rtt_raw_ms);
+                            ui.monospace(shown(get(lane, side), raw));
+                        }
                     }
                     ui.end_row();
                 }
@@ -402,10 +426,10 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
         for lane in lanes {
             let a = lane.store.side(Side::A);
             let line = format!(
-                "{}: RTT {:.1} ms, loss {:.1} %, sent {:.1} kbps",
+                "{}: RTT {} ms, loss {} %, sent {:.1} kbps",
                 lane.info.label(),
-                at(&a.rtt_smoothed_ms),
-                at(&a.loss_estimate_percent),
+                shown(&a.rtt_smoothed_ms, Some(&a.rtt_raw_ms)),
+                shown(&a.loss_estimate_percent, None),
                 at(&a.sent_kbps)
             );
             ui.label(egui::RichText::new(line).small()).on_hover_text("Side A; open for both sides and more");

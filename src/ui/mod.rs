@@ -63,12 +63,13 @@ pub fn window_ui(state: &AppState, view: &mut WindowView, ui: &mut egui::Ui, cmd
         egui::Panel::bottom("estimates").show(ui, |ui| controls_ui::estimates_ui(state, ui));
         egui::ScrollArea::vertical().show(ui, |ui| controls_ui::controls_ui(state, &mut view.controls, ui, cmds));
     });
-    egui::CentralPanel::default_margins().show(ui, |ui| {
+    let central = egui::CentralPanel::default_margins().show(ui, |ui| {
         status_ui::banners_ui(state, ui, cmds);
         let tab = tabs::tab_bar_ui(state.settings.tab, ui, cmds);
         ui.separator();
         view.panels.get_mut(tab).ui(state, ui, cmds);
     });
+    status_ui::notices_ui(state, central.response.rect, ui.ctx(), cmds);
     view.panels.take_anomaly_selection(&crate::model::Shown::all(&state.lanes, state.focus));
     files_ui::guard_ui(state, ui.ctx(), cmds);
     files_ui::path_prompt_ui(state, &mut view.prompt, ui.ctx(), cmds);

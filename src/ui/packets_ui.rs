@@ -1,6 +1,10 @@
-//! The packet log: a virtualised table of every packet sent up to the cursor (time, direction,
-//! sequence, size, contents, the link's fate, ack or nak), filterable by direction, fate and
-//! contents; clicking a row moves the time cursor to its send.
+//! The packet log: a virtualised table of every packet of the run (time, direction, sequence,
+//! size, contents, the link's fate, ack or nak), filterable by direction, fate and contents;
+//! clicking a row selects it and moves the time cursor to its send.
+//!
+//! The list is never cut at the cursor (issue 25, defect 5): rows sent by the cursor read as known
+//! at the cursor, later rows are shaded and read as known now, so a click that moves the cursor
+//! back hides nothing and leaves every later row's text as it was.
 //!
 //! Only the rows in view are laid out (`ScrollArea::show_rows`), and the filtered row list is a
 //! cache extended as rows arrive, so a frame costs the same with a thousand or a million packets.
@@ -31,7 +35,20 @@ pub struct PacketsView {
     pub detail: Option<PacketDetail>,
     /// The detail pane was closed for the current selection.
     pub detail_closed: bool,
+    /// The cursor the log last followed: when the cursor moves by other means (scrubbing,
+    /// playback, an anomaly), the log scrolls to its row; a click here sets it so the list stays put.
+    pub last_cursor: Option<SimTime>,
+    /// The rows (positions among the filtered) laid out last frame.
+    pub rows_in_view: std::ops::Range<usize>,
+    /// The log's scroll offset last frame, in points.
+    pub scroll_y: f32,
+    /// Keep this row (position in [`PacketIndex::rows`]) in sight next frame: the row just
+    /// clicked, while the detail pane opening under the log shortens it.
+    pub keep_in_view: Option<u32>,
 }
+
+/// The instant later rows are read at: everything the recording knows.
+const KNOWN_NOW: SimTime = SimTime(u64::MAX);
 
 fn reason_label(r: DropReason) -> &'static str {
     match r {
@@ -213,7 +230,11 @@ pub fn packets_ui(
     filters_ui(view, ui);
     view.filtered.update(index, ledger, &view.filter);
     let count = view.filtered.count_at(index, cursor);
-    ui.label(format!("{count} of {} packets sent by the cursor match", index.sent_by(cursor)));
+    let total = view.filtered.len();
+    ui.label(format!(
+        "{total} packets match, {count} of them sent by the cursor (later ones shaded); {} sent in all by the cursor",
+        index.sent_by(cursor)
+    ));
     let font = egui::TextStyle::Monospace.resolve(ui.style());
     let full_w = ui.painter().layout_no_wrap(HEADER.to_string(), font, egui::Color32::WHITE).size().x;
     let compact = ui.available_width() < full_w + 16.0;
@@ -224,36 +245,76 @@ pub fn packets_ui(
     let header = ui
         .add(egui::Button::new(RichText::new(header_text).monospace().weak()).frame(false).sense(egui::Sense::hover()));
     let row_h = header.rect.height();
+    let pitch = row_h + ui.spacing().item_spacing.y;
+    let moved = view.last_cursor.replace(cursor) != Some(cursor);
     let target = view.scroll_to.take();
-    // A reveal scrolls to its row: sticking to the bottom would undo that.
-    let mut area =
-        egui::ScrollArea::both().id_salt("packet_log").auto_shrink([false, false]).stick_to_bottom(target.is_none());
+    // At the end (a live run, a replay at its end) the log sticks to the bottom as rows arrive;
+    // a reveal or a cursor moved elsewhere scrolls to its row instead.
+    let at_end = count == total;
+    let mut area = egui::ScrollArea::both()
+        .id_salt("packet_log")
+        .auto_shrink([false, false])
+        .stick_to_bottom(target.is_none() && at_end);
     if let Some(target) = target {
-        if let Some(k) = (0..count).find(|&k| view.filtered.get(k) == Some(target)) {
-            let pitch = row_h + ui.spacing().item_spacing.y;
+        if let Some(k) = position_of(&view.filtered, total, target) {
             area = area.vertical_scroll_offset((k as f32 - 3.0).max(0.0) * pitch);
         }
+    } else if let Some(k) = view.keep_in_view.take().and_then(|i| position_of(&view.filtered, total, i)) {
+        // The least scroll that shows the row whole.
+        let (top, view_h) = (k as f32 * pitch, ui.available_height());
+        let y = view.scroll_y.min(top).max(top + row_h - view_h).max(0.0);
+        area = area.vertical_scroll_offset(y);
+    } else if moved && !at_end && !view.rows_in_view.contains(&count.saturating_sub(1)) {
+        // The cursor's row, out of sight, in the middle of the view.
+        let view_h = ui.available_height();
+        area = area.vertical_scroll_offset((count.saturating_sub(1) as f32 * pitch - view_h / 2.0).max(0.0));
     }
-    area.show_rows(ui, row_h, count, |ui, range| {
+    let later_color = ui.visuals().weak_text_color();
+    let out = area.show_rows(ui, row_h, total, |ui, range| {
         ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
+        view.rows_in_view = range.clone();
         for k in range {
             let Some(i) = view.filtered.get(k) else { break };
             let Some(row) = index.row(i as usize, ledger) else { continue };
             let r = &row;
-            let mut text = RichText::new(text_of(r, cursor)).monospace();
-            if r.dropped.is_some() {
+            let later = r.time > cursor;
+            let mut text = RichText::new(text_of(r, if later { KNOWN_NOW } else { cursor })).monospace();
+            if later {
+                text = text.color(later_color);
+            } else if r.dropped.is_some() {
                 text = text.color(dropped_color(ui));
             }
             let resp = ui.add(egui::Button::selectable(view.selected == Some(i), text)).on_hover_ui(|ui| {
-                ui.label(row_details(r, cursor));
+                if later {
+                    ui.label("sent after the cursor: shown as known now");
+                }
+                ui.label(row_details(r, if later { KNOWN_NOW } else { cursor }));
             });
             if resp.clicked() {
                 view.selected = Some(i);
                 view.detail_closed = false;
+                // The click moves the cursor here: the log stays where the user clicked.
+                view.last_cursor = Some(r.time);
+                view.keep_in_view = Some(i);
                 commands.push(AppCommand::SeekTo(r.time));
             }
         }
     });
+    view.scroll_y = out.state.clamped_offset().y;
+}
+
+/// Where row `i` of the index sits among the `total` filtered rows (they ascend).
+fn position_of(filtered: &FilteredRows, total: usize, i: u32) -> Option<usize> {
+    let (mut lo, mut hi) = (0, total);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match filtered.get(mid)?.cmp(&i) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Some(mid),
+        }
+    }
+    None
 }
 
 /// Acts on a reveal of one of this lane's packets: selects its row, makes it pass the filter and

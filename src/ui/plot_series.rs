@@ -13,6 +13,8 @@ use crate::model::{Connection, Sample};
 pub const COLOR_A: Color32 = Color32::from_rgb(90, 170, 255);
 pub const COLOR_B: Color32 = Color32::from_rgb(255, 160, 60);
 pub const COLOR_TRUTH: Color32 = Color32::from_rgb(120, 220, 120);
+/// The effective truth (link drops + the receiver's discards), beside the link's truth.
+pub const COLOR_EFFECTIVE: Color32 = Color32::from_rgb(230, 200, 70);
 pub const COLOR_BUDGET: Color32 = Color32::from_rgb(200, 120, 255);
 pub const COLOR_FLOW: Color32 = Color32::LIGHT_RED;
 
@@ -121,6 +123,10 @@ pub fn series(kind: Kind) -> Vec<Series> {
             s("B estimate", COLOR_B, Draw::THICK, |r| &r.store.side(B).loss_estimate_percent),
             s("true A->B", COLOR_TRUTH, dashed, |r| &r.store.side(A).loss_true_percent),
             s("true B->A", COLOR_TRUTH.gamma_multiply(0.6), dense, |r| &r.store.side(B).loss_true_percent),
+            s("effective A->B", COLOR_EFFECTIVE, dashed, |r| &r.store.side(A).loss_effective_percent),
+            s("effective B->A", COLOR_EFFECTIVE.gamma_multiply(0.6), dense, |r| {
+                &r.store.side(B).loss_effective_percent
+            }),
         ],
         Kind::Bandwidth => vec![
             s("A sent", COLOR_A, Draw::THICK, |r| &r.store.side(A).sent_kbps),

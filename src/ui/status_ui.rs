@@ -1,6 +1,10 @@
-//! The status bar (mode, times, event counts, file, and a progress bar per file job) and the
-//! banners above the tabs (dismissible errors, confirmations such as a finished save, first-run
-//! hints).
+//! The status bar (mode, times, event counts, file, and a progress bar per file job), the
+//! notices (dismissible errors, confirmations such as a finished save) and the first-run hints
+//! above the tabs.
+//!
+//! Errors and notices float over the bottom right of the tab's area instead of taking a row above
+//! the tabs: a banner that arrives pushed the tab bar and every control under it down ~35 px, so
+//! the click the user was about to make landed on the wrong control (issue 25, defect 6).
 
 use crate::app::{AppCommand, AppState};
 
@@ -59,28 +63,68 @@ pub fn status_bar_ui(state: &AppState, ui: &mut egui::Ui) {
     });
 }
 
+/// Widest a notice grows before its text wraps, in points.
+const NOTICE_MAX_W: f32 = 520.0;
+
+/// The error and the notice, stacked in one overlay anchored at the bottom right of `area` (the
+/// tabs' panel): nothing under them moves when they come or go.
+pub fn notices_ui(state: &AppState, area: egui::Rect, ctx: &egui::Context, cmds: &mut Vec<AppCommand>) {
+    if state.error.is_none() && state.notice.is_none() {
+        return;
+    }
+    let margin = 8.0;
+    egui::Area::new(egui::Id::unique("notices"))
+        .order(egui::Order::Foreground)
+        .pivot(egui::Align2::RIGHT_BOTTOM)
+        .fixed_pos(area.right_bottom() - egui::vec2(margin, margin))
+        .constrain_to(area)
+        .show(ctx, |ui| {
+            ui.set_max_width(NOTICE_MAX_W.min(area.width() - 2.0 * margin));
+            let shadow = ui.visuals().popup_shadow;
+            let base = ui.visuals().window_fill;
+            let stroke = ui.visuals().window_stroke;
+            // An opaque card (the theme's window fill under the tint), so the tab's content under it
+            // does not show through the text.
+            let card = |tint: egui::Color32| {
+                egui::Frame::new()
+                    .fill(blend(base, tint))
+                    .stroke(stroke)
+                    .shadow(shadow)
+                    .corner_radius(6.0)
+                    .inner_margin(8.0)
+                    .outer_margin(egui::Margin { bottom: 4, ..Default::default() })
+            };
+            if let Some(e) = &state.error {
+                card(ui.visuals().error_fg_color).show(ui, |ui| {
+                    ui.horizontal(|ui| {
+                        if ui.button("Dismiss").clicked() {
+                            cmds.push(AppCommand::DismissError);
+                        }
+                        ui.add(egui::Label::new(egui::RichText::new(e).strong()).wrap());
+                    });
+                });
+            }
+            if let Some(n) = &state.notice {
+                card(ui.visuals().selection.bg_fill).show(ui, |ui| {
+                    ui.horizontal(|ui| {
+                        if ui.button("OK").clicked() {
+                            cmds.push(AppCommand::DismissNotice);
+                        }
+                        ui.add(egui::Label::new(egui::RichText::new(n).strong()).wrap());
+                    });
+                });
+            }
+        });
+}
+
+/// `tint` laid over `base` at a quarter strength, opaque.
+fn blend(base: egui::Color32, tint: egui::Color32) -> egui::Color32 {
+    let mix = |b: u8, t: u8| ((b as u16 * 3 + t as u16) / 4) as u8;
+    egui::Color32::from_rgb(mix(base.r(), tint.r()), mix(base.g(), tint.g()), mix(base.b(), tint.b()))
+}
+
+/// The first-run hints above the tabs (until dismissed).
 pub fn banners_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-    if let Some(e) = &state.error {
-        egui::Frame::new().fill(ui.visuals().error_fg_color.gamma_multiply(0.25)).inner_margin(6.0).show(ui, |ui| {
-            ui.horizontal(|ui| {
-                if ui.button("Dismiss").clicked() {
-                    cmds.push(AppCommand::DismissError);
-                }
-                ui.add(egui::Label::new(egui::RichText::new(e).strong()).wrap());
-            });
-        });
-    }
-    if let Some(n) = &state.notice {
-        let fill = ui.visuals().selection.bg_fill.gamma_multiply(0.35);
-        egui::Frame::new().fill(fill).inner_margin(6.0).show(ui, |ui| {
-            ui.horizontal(|ui| {
-                if ui.button("OK").clicked() {
-                    cmds.push(AppCommand::DismissNotice);
-                }
-                ui.add(egui::Label::new(egui::RichText::new(n).strong()).wrap());
-            });
-        });
-    }
     if !state.settings.intro_dismissed {
         egui::Frame::new().fill(ui.visuals().faint_bg_color).inner_margin(6.0).show(ui, |ui| {
             ui.horizontal(|ui| {

@@ -17,8 +17,17 @@ fn rows(f: &SummaryFigures) -> Vec<(String, String)> {
         ("packets sent / acked".into(), format!("{} / {}", p.sent, p.acked)),
         ("link dropped / duplicated".into(), format!("{} / {}", p.link_dropped, p.duplicated)),
         ("false acks (ground truth)".into(), p.false_acks.to_string()),
-        ("RTT est. / true ms".into(), format!("{:.1} / {:.1}", e.rtt_ms, e.true_rtt_ms)),
-        ("loss est. / true %".into(), format!("{:.2} / {:.2}", e.loss_percent, e.true_loss_percent)),
+        ("RTT est. / true ms".into(), format!("{} / {:.1}", figure(e.rtt_ms, 1, "no sample"), e.true_rtt_ms)),
+        (
+            "loss est. / true / effective %".into(),
+            format!(
+                "{} / {:.2} / {:.2}",
+                figure(e.loss_percent, 2, "no verdict"),
+                e.true_loss_percent,
+                e.effective_loss_percent
+            ),
+        ),
+        ("discarded by receiver".into(), discards(&e.discarded)),
     ];
     if let Some((m, s)) = &f.reliable {
         rows.extend([
@@ -51,6 +60,26 @@ fn rows(f: &SummaryFigures) -> Vec<(String, String)> {
         ]);
     }
     rows
+}
+
+/// `v` with `decimals`, or `none` when there is no such figure.
+fn figure(v: Option<f64>, decimals: usize, none: &str) -> String {
+    v.map_or_else(|| none.to_string(), |v| format!("{v:.decimals$}"))
+}
+
+/// The count of discarded copies and, when there are any, the reasons: `12 (late 10, duplicate 2)`.
+fn discards(d: &ackscope_protocol::Discards) -> String {
+    let parts: Vec<String> = d
+        .by_reason()
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{} {n}", name.replace('_', " ")))
+        .collect();
+    if parts.is_empty() {
+        "0".into()
+    } else {
+        format!("{} ({})", d.total(), parts.join(", "))
+    }
 }
 
 pub fn summary_ui(lanes: &[Shown<'_>], folds: &mut PerLane<SummaryFold>, cursor: SimTime, ui: &mut egui::Ui) {

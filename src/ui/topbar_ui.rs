@@ -71,7 +71,10 @@ pub fn top_bar_ui(
         }
         if ui
             .button("Export...")
-            .on_hover_text("Write packets, messages and series as CSV files (NAME-packets.csv, ...)")
+            .on_hover_text(
+                "Write packets, messages and series as CSV files (NAME-packets.csv, ...), or a NAME.pcapng \
+                 capture for Wireshark",
+            )
             .clicked()
         {
             cmds.push(AppCommand::ExportDialog);

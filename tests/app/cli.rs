@@ -224,7 +224,7 @@ fn the_summary_of_a_recorded_run_prints_the_runs_estimates_bit_for_bit() {
     {
         let strategy = format!("strategy={strategy}");
         let run_args = ["run", "--seconds", "20", "--seed", "1", "--json", "--set", &strategy, "--set", extra];
-        let run = ackscope(&[&run_args[..], &["--set", "link.loss_percent=10", "--out", file]].concat());
+        let run = ackscope(&[&run_args[..], &["--set", "link.loss_percent=10", "--out", file, "--force"]].concat());
         let summary = ackscope(&["summary", file, "--json"]);
         assert_eq!(estimates_text(&run), estimates_text(&summary), "{strategy} {extra}");
     }
@@ -278,4 +278,20 @@ fn acks_are_matched_once_the_sent_buffer_holds_half_the_sequence_space() {
             }
         }
     }
+}
+
+#[test]
+fn run_out_refuses_an_existing_file_unless_forced() {
+    let dir = std::env::temp_dir().join(format!("ackscope-cli-force-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("kept.ron");
+    std::fs::write(&path, "a recording the user keeps").unwrap();
+    let file = path.to_str().unwrap();
+    let msg = one_line_failure(&["run", "--seconds", "1", "--out", file]);
+    assert!(msg.contains("kept.ron") && msg.contains("--force"), "{msg}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "a recording the user keeps");
+    let forced = ackscope(&["run", "--seconds", "1", "--out", file, "--force"]);
+    assert!(forced.status.success(), "{}", String::from_utf8_lossy(&forced.stderr));
+    assert!(ackscope::session::load(&path).is_ok_and(|s| s.has_events()));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -84,6 +84,8 @@ fn without_a_dialog_the_path_field_opens_and_saves_a_real_file() {
     let notice = h.state().notice.clone().unwrap();
     assert!(notice.contains(&target.display().to_string()), "{notice}");
     assert!(notice.contains("KiB") && notice.contains(&format!("{events} events")), "{notice}");
+    // The notice is an overlay: its first frame only measures it.
+    h.run_steps(2);
     h.get_by_label_contains("Saved ");
     assert_eq!(ackscope::session::load(&target).unwrap().events.len(), events);
     let _ = std::fs::remove_dir_all(&dir);

@@ -48,7 +48,7 @@ fn moving_the_loss_slider_changes_the_running_link() {
     h.step();
     h.get_by_role_and_label(Role::Slider, "loss %").set_value_accesskit(60.0);
     h.step();
-    let link = h.state().scenario.link;
+    let link = h.state().scenario.link.clone();
     assert_eq!(link.a_to_b.loss_percent, 60.0);
     assert_eq!(link.b_to_a.loss_percent, 60.0);
     // The running link follows: true loss over its window climbs towards 60 %.

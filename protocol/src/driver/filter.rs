@@ -17,7 +17,7 @@ use crate::event::{Event, EventKind};
 pub struct EventFilter {
     /// The link's ground truth: `LinkSent`, `LinkDropped`, `LinkDuplicated`, `LinkDelivered`.
     pub link: bool,
-    /// What an endpoint believes of single packets: `PacketReceived`, `PacketAcked`,
+    /// What an endpoint believes of single packets: `PacketReceived`, `PacketDiscarded`, `PacketAcked`,
     /// `PacketNakked`.
     pub packet_beliefs: bool,
     /// `RttSample`.
@@ -49,9 +49,10 @@ impl EventFilter {
             | EventKind::LinkDropped { .. }
             | EventKind::LinkDuplicated { .. }
             | EventKind::LinkDelivered { .. } => self.link,
-            EventKind::PacketReceived { .. } | EventKind::PacketAcked { .. } | EventKind::PacketNakked { .. } => {
-                self.packet_beliefs
-            }
+            EventKind::PacketReceived { .. }
+            | EventKind::PacketDiscarded { .. }
+            | EventKind::PacketAcked { .. }
+            | EventKind::PacketNakked { .. } => self.packet_beliefs,
             EventKind::RttSample { .. } => self.rtt_samples,
             EventKind::Stats { .. } => self.stats,
             _ => true,

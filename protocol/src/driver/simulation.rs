@@ -1,42 +1,59 @@
-//! The simulation: two [`EndpointDriver`]s and a two-way lossy link on virtual time.
+//! The simulation: a server and N clients on virtual time, each client's connection two
+//! [`EndpointDriver`]s and a two-way lossy link ([`Connection`]); one client is the
+//! two-endpoint run.
 //!
 //! [`Simulation::run_until`] takes the instants at which anything is due, in time order, and at
-//! each one makes the drivers' calls in this order: scripted actions (in script order, each
-//! action on side B's driver first, which owns the A->B link), deliveries A->B then B->A (each delivery noted by the link just
-//! before the receiver handles it), side A's send tick then side B's (each datagram put on the
-//! outgoing link as it is made), stats for A then B, then flow control for A then B. It runs as
-//! fast as the CPU allows; the app paces it by calling `run_until(wall-clock elapsed)`. Ground
-//! truth is checked as it goes: every ack an endpoint reports is looked up against the link's
-//! record of that very send (the link tags each send with a run-unique id because 16-bit
+//! each one runs every connection with something due then, in client order (see [`Connection`]
+//! for the order within one: scripted actions, deliveries A->B then B->A, side A's send tick then
+//! side B's, stats, flow control). With one client it compares the connection's due times
+//! directly; with more it keeps them in a priority queue ([`super::due_queue`]), so an instant
+//! costs what is due in it, not a scan of every client. It runs as fast as the CPU allows; the
+//! app paces it by calling `run_until(wall-clock elapsed)`. Ground truth is checked as it goes:
+//! every ack an endpoint reports is looked up against the link's record of that very send (the
+//! link tags each send with an id unique within its client's connection because 16-bit
 //! sequences wrap). The composition follows quinn-proto's test `Pair`, which drives two
 //! `TestEndpoint`s and carries their datagrams between them.
+//!
+//! Every event names its client ([`Event::client`]); a parameter change or restart of every
+//! client is one event of the whole run ([`RUN_WIDE`]) when there are several clients (with one,
+//! every event is client 1's, as before clients existed).
 //!
 //! Live and recorded actions ([`Simulation::apply`]) happen at the current instant, after
 //! everything due then: call `run_until(t)`, then `apply`. A re-run that does the same at the
 //! same instants produces the same events.
 
-use std::sync::atomic::AtomicU64;
-use std::sync::Arc;
-
-use crate::action::Action;
-use crate::event::{Dir, Event, EventKind, Side, SimTime};
-use crate::link::{Link, LinkConfig};
+use crate::action::{Action, ParamChange};
+use crate::event::{ClientId, Dir, Event, EventKind, Side, SimTime, FIRST_CLIENT, RUN_WIDE};
+use crate::link::{LinkConfig, Uplink};
 use crate::measure::{EstimateSummary, PacketTotals, SummaryAccumulator};
 use crate::peer::Peer;
 use crate::registry::make_peer;
 use crate::reliability::flow::FlowControl;
+use crate::scenario::clients::parse_client_name;
 use crate::scenario::set::SetError;
 use crate::scenario::{Scenario, Strategy};
 
-use super::endpoint::{EndpointDriver, IdSource, LinkUpdate, PeerFactory};
+use super::connection::Connection;
+use super::due_queue::DueQueue;
+#[cfg(doc)]
+use super::endpoint::EndpointDriver;
+use super::endpoint::PeerFactory;
 use super::filter::EventFilter;
 
-/// Two endpoints, a two-way link, virtual time.
+/// A server and its clients, their links, virtual time.
 pub struct Simulation {
+    /// The run's settings: every client's before its group's and its own, and the run-wide
+    /// changes since (each client's own are its drivers').
     scenario: Scenario,
     now: SimTime,
-    links: [Link; 2],
-    drivers: [EndpointDriver; 2],
+    /// One per client, client k at `k - 1`.
+    conns: Vec<Connection>,
+    /// The server's shared uplink, and whether `scenario.server` caps it (kept: asked at every
+    /// instant).
+    uplink: Uplink,
+    uplink_on: bool,
+    /// When each connection is next due (several clients only; see [`Self::run_until`]).
+    due: DueQueue,
     events: Vec<Event>,
     keep_events: bool,
     /// Which events are recorded (see [`Self::set_event_filter`]).
@@ -55,30 +72,52 @@ pub struct Simulation {
 }
 
 impl Simulation {
+    /// The run of `scenario` at time 0, with every client it has (see
+    /// [`crate::scenario::clients`]). A client whose own settings do not apply (check with
+    /// [`Scenario::check_clients`] first, as every file and `--set` is) runs the run's settings
+    /// under its own seed; [`Self::try_new`] refuses it instead.
     pub fn new(scenario: Scenario) -> Self {
-        let peers = [make_peer(&scenario, Side::A), make_peer(&scenario, Side::B)];
+        let peers = Self::client_peers(&scenario, FIRST_CLIENT);
         Self::with_peers(scenario, peers)
     }
 
-    /// A simulation around endpoints built elsewhere (tests, other strategies); a restart builds
-    /// new ones with [`make_peer`] (see [`Self::set_peer_factory`]).
+    /// [`Self::new`], refusing a scenario whose clients' settings do not apply.
+    pub fn try_new(scenario: Scenario) -> Result<Self, SetError> {
+        scenario.check_clients()?;
+        Ok(Self::new(scenario))
+    }
+
+    /// Both ends of client `k`'s connection as [`make_peer`] builds them.
+    fn client_peers(scenario: &Scenario, k: ClientId) -> [Box<dyn Peer>; 2] {
+        let s = Self::client_scenario(scenario, k);
+        [make_peer(&s, Side::A), make_peer(&s, Side::B)]
+    }
+
+    /// Client `k`'s scenario (the run's under the client's seed when its own does not apply).
+    fn client_scenario(scenario: &Scenario, k: ClientId) -> Scenario {
+        scenario
+            .for_client(k)
+            .unwrap_or_else(|_| Scenario { seed: crate::scenario::client_seed(scenario.seed, k), ..scenario.clone() })
+    }
+
+    /// A simulation around endpoints built elsewhere for client 1 (tests, other strategies); the
+    /// other clients' are built by [`make_peer`], and a restart builds new ones with it (see
+    /// [`Self::set_peer_factory`]).
     pub fn with_peers(mut scenario: Scenario, peers: [Box<dyn Peer>; 2]) -> Self {
         crate::action::sort_steps(&mut scenario.script);
-        let links = [
-            Link::new(Dir::AtoB, scenario.link.a_to_b, scenario.seed),
-            Link::new(Dir::BtoA, scenario.link.b_to_a, scenario.seed),
-        ];
-        // One counter over both sides: send ids in send order, as ground truth tables expect.
-        let counter = Arc::new(AtomicU64::new(0));
-        let [peer_a, peer_b] = peers;
-        let drivers = [
-            EndpointDriver::with_ids(Side::A, scenario.clone(), peer_a, IdSource::Shared(counter.clone())),
-            EndpointDriver::with_ids(Side::B, scenario.clone(), peer_b, IdSource::Shared(counter)),
-        ];
-        Self {
+        let n = scenario.client_count();
+        let mut conns = Vec::with_capacity(n as usize);
+        let mut first = Some(peers);
+        for k in 1..=n {
+            let peers = first.take().unwrap_or_else(|| Self::client_peers(&scenario, k));
+            conns.push(Connection::new(k, Self::client_scenario(&scenario, k), scenario.seed, peers));
+        }
+        let mut sim = Self {
             now: SimTime::ZERO,
-            links,
-            drivers,
+            conns,
+            uplink: Uplink::new(scenario.server),
+            uplink_on: scenario.server.capped(),
+            due: DueQueue::default(),
             events: Vec::new(),
             keep_events: true,
             filter: EventFilter::ALL,
@@ -87,13 +126,19 @@ impl Simulation {
             summary: SummaryAccumulator::default(),
             end_of_instant: true,
             scenario,
+        };
+        if n > 1 {
+            sim.sync_scenario();
         }
+        sim
     }
 
-    /// How a restart builds each side's new endpoint (`factory()` is called once per side).
+    /// How a restart builds each endpoint (`factory()` is called once per end of every client).
     pub fn set_peer_factory(&mut self, mut factory: impl FnMut() -> PeerFactory) {
-        for d in &mut self.drivers {
-            d.set_peer_factory(factory());
+        for c in &mut self.conns {
+            for d in &mut c.drivers {
+                d.set_peer_factory(factory());
+            }
         }
     }
 
@@ -122,16 +167,19 @@ impl Simulation {
     /// others (unless the summary, which reads them, is on).
     fn sync_records(&mut self) {
         let f = if self.fold_summary { EventFilter::ALL } else { self.filter };
-        for l in &mut self.links {
-            l.set_records(f.link);
+        let (mut beliefs_built, mut rtt_built) = (false, false);
+        for c in &mut self.conns {
+            for l in &mut c.links {
+                l.set_records(f.link);
+            }
+            for d in &mut c.drivers {
+                d.set_records_stats(f.stats);
+                d.set_records_packet_beliefs(f.packet_beliefs);
+                d.set_records_rtt_samples(f.rtt_samples);
+                beliefs_built |= d.builds_packet_beliefs();
+                rtt_built |= d.builds_rtt_samples();
+            }
         }
-        for d in &mut self.drivers {
-            d.set_records_stats(f.stats);
-            d.set_records_packet_beliefs(f.packet_beliefs);
-            d.set_records_rtt_samples(f.rtt_samples);
-        }
-        let beliefs_built = self.drivers.iter().any(|d| d.builds_packet_beliefs());
-        let rtt_built = self.drivers.iter().any(|d| d.builds_rtt_samples());
         self.filter_pass = f != self.filter
             || (!self.filter.rtt_samples && rtt_built)
             || (!self.filter.packet_beliefs && beliefs_built);
@@ -151,42 +199,62 @@ impl Simulation {
         self.now
     }
 
+    /// The run's settings: the scenario it started from with the run-wide changes since (with
+    /// one client, also that client's link as its drivers hold it). Each client's own are
+    /// [`Self::client_scenario_now`].
     pub fn scenario(&self) -> &Scenario {
         &self.scenario
     }
 
-    /// Changes one direction of the link from now on.
+    /// Clients in the run.
+    pub fn client_count(&self) -> u32 {
+        self.conns.len() as u32
+    }
+
+    /// Client `k`'s settings now (the server's end of its connection; each link direction as
+    /// the end it leads to holds it), or None when there is no client `k`.
+    pub fn client_scenario_now(&self, k: ClientId) -> Option<Scenario> {
+        let c = self.conn(k)?;
+        let mut s = c.drivers[Side::A.index()].scenario().clone();
+        s.link.a_to_b = *c.drivers[Side::B.index()].link_config();
+        s.link.b_to_a = *c.drivers[Side::A.index()].link_config();
+        Some(s)
+    }
+
+    fn conn(&self, k: ClientId) -> Option<&Connection> {
+        self.conns.get((k as usize).checked_sub(1)?)
+    }
+
+    /// Changes one direction of every client's link from now on.
     pub fn set_link(&mut self, dir: Dir, config: LinkConfig) {
-        self.drivers[dir.receiver().index()].set_link(config);
-        self.sync_link(dir);
-    }
-
-    /// Copies the settings of `dir`'s link from the driver that owns them (its receiver).
-    fn sync_link(&mut self, dir: Dir) {
-        let config = *self.drivers[dir.receiver().index()].link_config();
+        for c in &mut self.conns {
+            c.drivers[dir.receiver().index()].set_link(config);
+            c.links[dir.index()].set_config_at(self.now, config);
+        }
         *self.scenario.link.get_mut(dir) = config;
-        self.links[dir.index()].set_config_at(self.now, config);
+        self.due.invalidate();
     }
 
-    /// Changes both endpoints' send rate from now on.
+    /// Changes every endpoint's send rate from now on.
     pub fn set_send_rate(&mut self, pps: f64) {
         self.scenario.send_rate_pps = pps;
-        for d in &mut self.drivers {
+        for d in self.conns.iter_mut().flat_map(|c| &mut c.drivers) {
             d.set_send_rate(self.now, pps);
         }
+        self.due.invalidate();
     }
 
     /// Changes the chunk/fragment senders' target bandwidth from now on.
     pub fn set_chunk_bandwidth_kbps(&mut self, kbps: f64) {
         self.scenario.chunk.bandwidth_kbps = kbps;
-        for d in &mut self.drivers {
+        for d in self.conns.iter_mut().flat_map(|c| &mut c.drivers) {
             d.set_chunk_bandwidth_kbps(self.now, kbps);
         }
     }
 
-    /// Each side's flow control state (meaningful when `scenario.flow.enabled`).
+    /// Client 1's end `side` flow control state (meaningful when `scenario.flow.enabled`).
     pub fn flow(&self, side: Side) -> &FlowControl {
-        self.drivers[side.index()].flow()
+        self.conns[0].drivers[side.index()].flow()
     }
 
     /// Declares that flow control stays off for the rest of the run: no live action will
@@ -194,112 +262,237 @@ impl Simulation {
     /// with [`EndpointDriver::may_switch_flow_on`]). Where the scenario has flow control off and
     /// no scripted step may switch it on, the endpoints stop feeding its RTT filter, which is read
     /// only while it is on ([`EndpointDriver::fix_flow_off`]); the run's events stay exactly the
-    /// same. Returns whether that happened; from then on [`Self::apply`] refuses a `set` that
-    /// would switch flow control on, and [`Self::reconfigure`] with one lifts the declaration
-    /// (the filter starts afresh: [`EndpointDriver::reconfigure`]).
+    /// same. Returns whether that happened everywhere; from then on [`Self::apply`] refuses a
+    /// `set` that would switch flow control on, and [`Self::reconfigure`] with one lifts the
+    /// declaration (the filter starts afresh: [`EndpointDriver::reconfigure`]).
     pub fn fix_flow_off(&mut self) -> bool {
-        let idle = self.drivers.each_mut().map(|d| d.fix_flow_off());
+        let mut all = true;
+        for d in self.conns.iter_mut().flat_map(|c| &mut c.drivers) {
+            all &= d.fix_flow_off();
+        }
         // The peers may now leave out RTT samples (when not recorded): the filter pass follows.
         self.sync_records();
-        idle[0] && idle[1]
+        all
     }
 
-    /// Changes the scenario while running: `change` edits it, then each endpoint takes it
-    /// ([`EndpointDriver::reconfigure`]: its link where changed, send rate, flow control, live
-    /// settings). The strategy stays (see [`Self::apply`] for a change of strategy); seed and
-    /// tick phases are kept in the scenario and take effect at the next restart.
-    pub fn reconfigure(&mut self, change: impl FnOnce(&mut Scenario)) {
-        let mut s = self.scenario.clone();
-        change(&mut s);
-        s.strategy = self.scenario.strategy;
-        let fixed_off = self.drivers.each_ref().map(|d| d.flow_fixed_off());
-        for side in Side::BOTH {
-            if self.drivers[side.index()].reconfigure(self.now, s.clone()) {
-                self.sync_link(side.other().outgoing());
+    fn flow_fixed_off(&self) -> Vec<bool> {
+        self.conns.iter().flat_map(|c| &c.drivers).map(|d| d.flow_fixed_off()).collect()
+    }
+
+    /// Changes the settings of every client while running: `change` edits the run's scenario and
+    /// each client's own ([`EndpointDriver::reconfigure`]: its link where changed, send rate, flow
+    /// control, live settings). The strategy stays (see [`Self::apply`] for a change of strategy);
+    /// seed and tick phases are kept in the settings and take effect at the next restart.
+    pub fn reconfigure(&mut self, change: impl Fn(&mut Scenario)) {
+        let fixed_off = self.flow_fixed_off();
+        let now = self.now;
+        for c in &mut self.conns {
+            for side in Side::BOTH {
+                let d = &mut c.drivers[side.index()];
+                let mut s = d.scenario().clone();
+                change(&mut s);
+                s.strategy = d.scenario().strategy;
+                if d.reconfigure(now, s) {
+                    c.update_link(side, super::LinkUpdate::Config, now);
+                }
             }
         }
-        self.scenario = s;
-        if fixed_off != self.drivers.each_ref().map(|d| d.flow_fixed_off()) {
+        let strategy = self.scenario.strategy;
+        change(&mut self.scenario);
+        self.scenario.strategy = strategy;
+        self.sync_scenario();
+        if fixed_off != self.flow_fixed_off() {
             // Flow control switched on lifted `fix_flow_off`: the peers report RTT samples again.
             self.sync_records();
         }
+        self.due.invalidate();
     }
 
-    /// Records a live parameter change (already applied) as a `ParamChanged` event at `now`.
+    /// Records a live parameter change (already applied) as a `ParamChanged` event at `now`: of
+    /// the whole run, or of client K for `client.K.NAME` (client 1's with one client).
     pub fn record_param_change(&mut self, name: &str, value: &str) {
         let kind = EventKind::ParamChanged { name: name.to_string(), value: value.to_string() };
-        self.events.push(Event::new(self.now, kind));
+        let client = match parse_client_name(name) {
+            Some((Ok(k), _)) => k,
+            _ if self.conns.len() > 1 => RUN_WIDE,
+            _ => FIRST_CLIENT,
+        };
+        self.events.push(Event::for_client(self.now, client, kind));
     }
 
     /// Applies `action` now, after everything due at this instant ran (a live or recorded
-    /// action; see [`crate::action`]): a `set` changes the scenario ([`Self::reconfigure`]) and
-    /// is reported as a `ParamChanged` event; a restart or strategy change rebuilds both
-    /// endpoints and both links. A refused `set` changes nothing (see [`Self::fix_flow_off`] for
-    /// one more reason to refuse).
+    /// action; see [`crate::action`]) to every client it concerns: a `set` changes the settings
+    /// (`client.K.NAME` client K's only) and is reported as a `ParamChanged` event; a restart or
+    /// strategy change rebuilds every endpoint and link. A refused `set` changes nothing (see
+    /// [`Self::fix_flow_off`] for one more reason to refuse); the number of clients is fixed.
     pub fn apply(&mut self, action: &Action) -> Result<(), SetError> {
         match action {
-            Action::Set(change) if !change.is_strategy() => {
-                let mut s = self.scenario.clone();
-                s.apply_change(change)?;
-                for d in &self.drivers {
-                    d.check_flow_fixed_off(&s)?;
-                }
-                self.reconfigure(|cur| *cur = s);
-                self.record_param_change(change.name(), &change.value().to_string());
-            }
+            Action::Set(change) if !change.is_strategy() => self.apply_set(change)?,
             Action::Set(change) => {
                 let s = Strategy::parse(&change.value().to_string()).map_err(SetError)?;
                 self.apply_on_drivers(&Action::Strategy(s))?;
             }
             other => self.apply_on_drivers(other)?,
         }
+        self.due.invalidate();
         Ok(())
     }
 
-    /// Applies `action` on each driver it concerns, side B's first (it owns the A->B link), as
-    /// scripted actions are; then brings links and the scenario up to date.
+    /// A live `set`: checked on the run's settings and on every end it concerns before any
+    /// changes, then taken by each ([`EndpointDriver::apply_action`]), then reported.
+    fn apply_set(&mut self, change: &ParamChange) -> Result<(), SetError> {
+        let name = change.name();
+        if name == "clients" {
+            return Err(SetError("the number of clients is fixed for a run: start a new run with clients=N".into()));
+        }
+        let target = match parse_client_name(name) {
+            Some((k, _)) => {
+                let k = k?;
+                if k > self.client_count() {
+                    return Err(SetError(format!("'{name}': the run has {} client(s)", self.client_count())));
+                }
+                Some(k)
+            }
+            None => None,
+        };
+        let mut base = self.scenario.clone();
+        base.apply_change(change)?;
+        let concerned = |c: &Connection| target.is_none_or(|k| k == c.client);
+        for c in self.conns.iter().filter(|c| concerned(c)) {
+            for d in &c.drivers {
+                d.scenario_after_set(change)?;
+            }
+        }
+        let fixed_off = self.flow_fixed_off();
+        let set = Action::Set(change.clone());
+        let (now, mut scratch) = (self.now, Vec::new());
+        for c in self.conns.iter_mut().filter(|c| concerned(c)) {
+            for side in [Side::B, Side::A] {
+                let update = c.drivers[side.index()].apply_action(now, &set, &mut scratch)?;
+                c.update_link(side, update, now);
+            }
+        }
+        base.strategy = self.scenario.strategy;
+        self.scenario = base;
+        self.sync_scenario();
+        if fixed_off != self.flow_fixed_off() {
+            self.sync_records();
+        }
+        self.record_param_change(name, &change.value().to_string());
+        Ok(())
+    }
+
+    /// Applies `action` on each driver it concerns, client by client, side B's first (it owns
+    /// the A->B link), as scripted actions are; then brings links and the scenario up to date.
     fn apply_on_drivers(&mut self, action: &Action) -> Result<(), SetError> {
-        for side in [Side::B, Side::A] {
-            let update = self.drivers[side.index()].apply_action(self.now, action, &mut self.events)?;
-            self.update_link(side, update);
+        let now = self.now;
+        let mut rebuilt = false;
+        for i in 0..self.conns.len() {
+            let mark = self.events.len();
+            let c = &mut self.conns[i];
+            for side in [Side::B, Side::A] {
+                let update = c.drivers[side.index()].apply_action(now, action, &mut self.events)?;
+                rebuilt |= c.update_link(side, update, now);
+            }
+            let end = self.events.len();
+            self.settle_action_events(i, mark, end);
+        }
+        if rebuilt {
+            self.sync_records();
         }
         self.sync_scenario();
         Ok(())
     }
 
-    /// Applies a driver's [`LinkUpdate`] to the link into its endpoint.
-    fn update_link(&mut self, side: Side, update: LinkUpdate) {
-        let dir = side.other().outgoing();
-        update.apply(&self.drivers[side.index()], &mut self.links[dir.index()], self.now);
-        if update == LinkUpdate::Rebuild {
-            self.sync_records();
+    /// Names the client of the events connection `i` made from `mark` on while applying actions,
+    /// up to `end` (events after it are the connection's own). With one client nothing changes.
+    /// With several, a change of every client is reported once, as an event of the whole run
+    /// (client 1's connection's report of it is kept, the others' dropped), and a change of
+    /// client K (`client.K.NAME`) as client K's.
+    fn settle_action_events(&mut self, i: usize, mark: usize, end: usize) {
+        if self.conns.len() == 1 || mark == end {
+            return;
         }
-        *self.scenario.link.get_mut(dir) = *self.drivers[side.index()].link_config();
+        let k = self.conns[i].client;
+        let tail = self.events.split_off(end);
+        let actions = self.events.split_off(mark);
+        for mut e in actions {
+            let own = match &e.kind {
+                EventKind::ParamChanged { name, .. } => match parse_client_name(name) {
+                    Some((Ok(named), _)) => (named == k).then_some(k),
+                    _ => (i == 0).then_some(RUN_WIDE),
+                },
+                _ => Some(k),
+            };
+            if let Some(client) = own {
+                e.client = client;
+                self.events.push(e);
+            }
+        }
+        self.events.extend(tail);
     }
 
-    /// The scenario in force from the drivers after actions they applied themselves: side A's
-    /// settings, each link direction from the driver that owns it.
+    /// The run's scenario after actions the drivers applied themselves, and the uplink's
+    /// settings from it. With one client: side A's settings, each link direction from the driver
+    /// that owns it (the run's clients and client settings kept). With several: the strategy
+    /// and server settings in force (client 1's connection has every run-wide change).
     fn sync_scenario(&mut self) {
-        let mut s = self.drivers[Side::A.index()].scenario().clone();
-        s.link.a_to_b = *self.drivers[Side::B.index()].link_config();
-        s.link.b_to_a = *self.drivers[Side::A.index()].link_config();
-        s.script = std::mem::take(&mut self.scenario.script);
-        self.scenario = s;
+        let c = &self.conns[0];
+        let a = &c.drivers[Side::A.index()];
+        if self.conns.len() > 1 {
+            self.scenario.strategy = a.scenario().strategy;
+            self.scenario.server = a.scenario().server;
+        } else {
+            let mut s = a.scenario().clone();
+            s.link.a_to_b = *c.drivers[Side::B.index()].link_config();
+            s.link.b_to_a = *a.link_config();
+            s.script = std::mem::take(&mut self.scenario.script);
+            s.clients = std::mem::take(&mut self.scenario.clients);
+            s.client = std::mem::take(&mut self.scenario.client);
+            self.scenario = s;
+        }
+        self.uplink.set_config(self.scenario.server);
+        self.uplink_on = self.scenario.server.capped();
     }
 
-    /// Queues one large block of `bytes` on `side` (chunk and fragment strategies).
+    /// Queues one large block of `bytes` on `side` of every client (chunk and fragment
+    /// strategies).
     pub fn send_chunk(&mut self, side: Side, bytes: usize) {
-        self.drivers[side.index()].send_chunk(self.now, bytes);
+        for k in 1..=self.client_count() {
+            self.send_chunk_for(k, side, bytes);
+        }
     }
 
-    /// Queues a workload burst on `side`.
+    /// Queues one large block of `bytes` on `side` of client `k`'s connection (the server's end
+    /// for side A): nothing when there is no client `k`.
+    pub fn send_chunk_for(&mut self, k: ClientId, side: Side, bytes: usize) {
+        let now = self.now;
+        if let Some(c) = self.conns.get_mut((k as usize).wrapping_sub(1)) {
+            c.drivers[side.index()].send_chunk(now, bytes);
+            self.due.invalidate();
+        }
+    }
+
+    /// Queues a workload burst on `side` of every client.
     pub fn burst(&mut self, side: Side) {
-        self.drivers[side.index()].burst(self.now);
+        for k in 1..=self.client_count() {
+            self.burst_for(k, side);
+        }
     }
 
-    /// Reliable messages not yet acked, both sides together.
+    /// Queues a workload burst on `side` of client `k`'s connection: nothing when there is no
+    /// client `k`.
+    pub fn burst_for(&mut self, k: ClientId, side: Side) {
+        let now = self.now;
+        if let Some(c) = self.conns.get_mut((k as usize).wrapping_sub(1)) {
+            c.drivers[side.index()].burst(now);
+            self.due.invalidate();
+        }
+    }
+
+    /// Reliable messages not yet acked, every end of every client together.
     pub fn unacked_reliable(&self) -> usize {
-        self.drivers.iter().map(|d| d.peer().unacked_reliable()).sum()
+        self.conns.iter().map(Connection::unacked_reliable).sum()
     }
 
     /// Events recorded since the last drain.
@@ -311,41 +504,46 @@ impl Simulation {
         &self.events
     }
 
+    /// Ground-truth totals over every client.
     pub fn totals(&self) -> PacketTotals {
         self.summary.finish().0
     }
 
+    /// Client 1's end `side`.
     pub fn peer(&self, side: Side) -> &dyn Peer {
-        self.drivers[side.index()].peer()
+        self.conns[0].drivers[side.index()].peer()
+    }
+
+    /// Client `k`'s end `side` (the server's end of its connection for side A).
+    pub fn peer_of(&self, k: ClientId, side: Side) -> Option<&dyn Peer> {
+        Some(self.conn(k)?.drivers[side.index()].peer())
     }
 
     /// The run's estimates beside ground truth, from its events: the RTT each side last
-    /// reported in a `Stats` event, the mean loss estimate after the warm-up. Exactly what
-    /// [`summarize`](crate::summarize) computes from the recording.
+    /// reported in a `Stats` event, the mean loss estimate after the warm-up (with several
+    /// clients, the mean over clients). Exactly what [`summarize`](crate::summarize) computes
+    /// from the recording.
     pub fn estimates(&self) -> EstimateSummary {
         self.summary.finish().1
     }
 
-    fn next_event_time(&self) -> SimTime {
-        let t = self.drivers[0].next_due().min(self.drivers[1].next_due());
-        t.min(self.links[0].next_delivery_or_never()).min(self.links[1].next_delivery_or_never())
+    /// The summary fold of the run so far (per client: [`SummaryAccumulator::client`]).
+    pub fn summary(&self) -> &SummaryAccumulator {
+        &self.summary
     }
 
     /// Runs every event up to and including `until`.
     pub fn run_until(&mut self, until: SimTime) {
-        loop {
-            let t = self.next_event_time();
-            if t > until {
-                // The drivers are told the instant only now (see `step_at`).
-                for d in &mut self.drivers {
-                    d.touch(self.now);
-                }
-                self.now = self.now.max(until);
-                return;
-            }
-            self.now = t;
-            self.step_at(t);
+        if self.conns.len() == 1 {
+            self.run_one_until(until);
+        } else {
+            self.run_many_until(until);
         }
+        // The drivers are told the instant only now (see `Connection::step_at`).
+        for d in self.conns.iter_mut().flat_map(|c| &mut c.drivers) {
+            d.touch(self.now);
+        }
+        self.now = self.now.max(until);
     }
 
     /// Runs for `seconds` of virtual time.
@@ -354,79 +552,61 @@ impl Simulation {
         self.run_until(until);
     }
 
-    /// Applies every scripted action due at `t`, in script order. Each driver holds the steps
-    /// that concern it, so their due steps are merged by (script position, direction into it):
-    /// at one position side B's driver (which owns A->B) goes first.
-    fn apply_script(&mut self, t: SimTime) {
-        let mut applied = false;
+    /// [`Self::run_until`] of one client: the next instant is the earliest of its four due
+    /// times.
+    fn run_one_until(&mut self, until: SimTime) {
         loop {
-            let next = self
-                .drivers
-                .iter()
-                .filter_map(|d| d.next_script_step(t).map(|i| (i, d.link_dir().index(), d.side())))
-                .min();
-            let Some((_, _, side)) = next else {
-                break;
-            };
-            let update = self.drivers[side.index()].apply_script_step(t, &mut self.events);
-            self.update_link(side, update);
-            applied = true;
-        }
-        if applied {
-            self.sync_scenario();
+            let t = self.conns[0].next_time();
+            if t > until {
+                return;
+            }
+            self.now = t;
+            self.step(0, t);
         }
     }
 
-    fn step_at(&mut self, t: SimTime) {
+    /// [`Self::run_until`] of several clients: the connection due first, from the queue of
+    /// their due times (client order among those due at one instant), stepped and put back with
+    /// its next due time. Only the connection stepped changes its due time, so the queue holds
+    /// one entry per client; anything else that may change them ([`Self::apply`], ...) marks the
+    /// queue for a rebuild.
+    fn run_many_until(&mut self, until: SimTime) {
+        self.due.refresh(self.conns.iter().map(Connection::next_time));
+        while let Some((t, i)) = self.due.first() {
+            if t > until {
+                return;
+            }
+            self.now = t;
+            self.step(i, t);
+            self.due.replace_first(self.conns[i].next_time());
+        }
+    }
+
+    /// Runs what connection `i` has due at `t`, then the end of its instant.
+    #[inline]
+    fn step(&mut self, i: usize, t: SimTime) {
         let mark = self.events.len();
-        // Whether either driver has a tick, stats sample or script step due: most instants are
-        // a delivery and nothing else (deliveries do not move what a driver has due).
-        let drivers_due = self.drivers[0].next_due().min(self.drivers[1].next_due()) <= t;
-        if drivers_due {
-            self.apply_script(t);
-        }
-        for dir in Dir::BOTH {
-            let link = &mut self.links[dir.index()];
-            // Most instants deliver nothing on a direction (the instant reaches the driver
-            // below, with its tick). An empty link says "never", u64::MAX: an instant then
-            // finds nothing to take.
-            if link.next_delivery_or_never() <= t {
-                self.drivers[dir.receiver().index()].take_datagrams(t, link, &mut self.events);
+        let uplink = if self.uplink_on { Some(&mut self.uplink) } else { None };
+        let script = self.conns[i].step_at(t, &mut self.events, uplink);
+        if script.applied {
+            if script.rebuilt {
+                self.sync_records();
             }
-        }
-        // Each driver is called only for what is due (a tick, a stats sample): most instants are
-        // one delivery, and calling every step of both drivers at each was a tenth of a run. The
-        // drivers are told the instant at the end of `run_until` (nothing reads it before):
-        // telling each at every instant was 0.3 M instructions per 120 s sweep run.
-        if drivers_due {
-            for side in Side::BOTH {
-                let link = &mut self.links[side.outgoing().index()];
-                let d = &mut self.drivers[side.index()];
-                if d.next_tick() <= t {
-                    d.take_tick(t, link, &mut self.events);
-                }
+            if i == 0 {
+                self.sync_scenario();
             }
-            // One test for both in the common case (a stats instant comes every 100 ms or so).
-            if self.drivers[0].stats_due(t) || self.drivers[1].stats_due(t) {
-                self.sample_due_stats(t);
+            self.settle_action_events(i, mark, script.events_end);
+        }
+        // The endpoints make client 1's events; another client's connection names its own (its
+        // settled actions are its own already: only client 1's connection reports the run's).
+        let k = self.conns[i].client;
+        if k != FIRST_CLIENT {
+            for e in &mut self.events[mark..] {
+                e.client = k;
             }
         }
         if self.end_of_instant {
             self.end_instant(mark);
-        }
-    }
-
-    /// The stats samples due at `t`, A's then B's, then flow control after each sample.
-    fn sample_due_stats(&mut self, t: SimTime) {
-        let mut sampled = [false; 2];
-        for side in Side::BOTH {
-            let d = &mut self.drivers[side.index()];
-            sampled[side.index()] = d.stats_due(t) && d.sample_stats(t, &mut self.events);
-        }
-        for side in Side::BOTH {
-            if sampled[side.index()] {
-                self.drivers[side.index()].apply_flow(t, &mut self.events);
-            }
         }
     }
 
@@ -445,77 +625,4 @@ impl Simulation {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::action::Step;
-    use crate::link::{LinkPatch, LinkStep, StepDirection};
-
-    fn step(at_s: f64, dir: StepDirection, set: LinkPatch) -> Step {
-        LinkStep { at_s, dir, set }.into()
-    }
-
-    #[test]
-    fn send_ids_count_up_over_both_sides_in_send_order() {
-        let mut sim = Simulation::new(Scenario::default());
-        sim.run_until(SimTime::from_secs_f64(2.0));
-        let sent: Vec<(Side, u64)> = sim
-            .events()
-            .iter()
-            .filter_map(|e| match e.kind {
-                EventKind::PacketSent { side, uid, .. } => Some((side, uid)),
-                _ => None,
-            })
-            .collect();
-        assert!(sent.iter().any(|s| s.0 == Side::A) && sent.iter().any(|s| s.0 == Side::B));
-        assert!(sent.iter().map(|s| s.1).eq(0..sent.len() as u64), "{sent:?}");
-    }
-
-    #[test]
-    fn without_the_summary_each_instant_still_drops_or_filters_its_events() {
-        let mut sim = Simulation::new(Scenario::default());
-        sim.set_summary(false);
-        sim.set_keep_events(false);
-        sim.run_until(SimTime::from_secs_f64(1.0));
-        assert!(sim.events().is_empty());
-        sim.set_keep_events(true);
-        // RTT samples are built (flow control's filter is fed) but not recorded: the filter's pass.
-        sim.set_event_filter(EventFilter::MESSAGE_METRICS);
-        sim.run_until(SimTime::from_secs_f64(3.0));
-        let kept = |e: &&Event| EventFilter::MESSAGE_METRICS.keeps(&e.kind);
-        assert!(sim.events().len() > 100 && sim.events().iter().all(|e| kept(&e)));
-        sim.set_event_filter(EventFilter::ALL);
-        sim.run_until(SimTime::from_secs_f64(4.0));
-        assert!(sim.events().iter().any(|e| matches!(e.kind, EventKind::RttSample { .. })));
-    }
-
-    #[test]
-    fn script_steps_at_one_instant_apply_in_script_order_each_a_to_b_first() {
-        let script = vec![
-            step(2.0, StepDirection::AToB, LinkPatch { loss_percent: Some(9.0), ..LinkPatch::default() }),
-            step(1.0, StepDirection::Both, LinkPatch { latency_ms: Some(80.0), ..LinkPatch::default() }),
-            step(1.0, StepDirection::BToA, LinkPatch { loss_percent: Some(3.0), ..LinkPatch::default() }),
-            step(1.0, StepDirection::AToB, LinkPatch { jitter_ms: Some(2.0), ..LinkPatch::default() }),
-        ];
-        let mut sim = Simulation::new(Scenario { script, ..Scenario::default() });
-        sim.run_until(SimTime::from_secs_f64(2.5));
-        let changed: Vec<(u64, String)> = sim
-            .events()
-            .iter()
-            .filter_map(|e| match &e.kind {
-                EventKind::ParamChanged { name, .. } => Some((e.time.0 / 1000, name.clone())),
-                _ => None,
-            })
-            .collect();
-        let expect = [
-            (1000, "link.a_to_b.latency_ms"),
-            (1000, "link.b_to_a.latency_ms"),
-            (1000, "link.b_to_a.loss_percent"),
-            (1000, "link.a_to_b.jitter_ms"),
-            (2000, "link.a_to_b.loss_percent"),
-        ];
-        assert_eq!(changed, expect.map(|(t, n)| (t, n.to_string())));
-        let l = &sim.scenario().link;
-        assert_eq!((l.a_to_b.latency_ms, l.a_to_b.jitter_ms, l.a_to_b.loss_percent), (80.0, 2.0, 9.0));
-        assert_eq!((l.b_to_a.latency_ms, l.b_to_a.loss_percent), (80.0, 3.0));
-    }
-}
+mod tests;

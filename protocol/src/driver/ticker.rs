@@ -32,6 +32,13 @@ impl TickTiming {
     /// side draws from streams of its own, so the two sides are independent and no other draw of
     /// the run moves.
     pub fn of(scenario: &Scenario, side: Side) -> TickTiming {
+        Self::of_seed(scenario, side, scenario.seed)
+    }
+
+    /// [`Self::of`] drawn from `seed` instead of the scenario's: a server's connection to client
+    /// k (whose scenario has the client's seed) ticks on the server's own grid, drawn from the
+    /// run's seed, whoever the client is.
+    pub fn of_seed(scenario: &Scenario, side: Side, seed: u64) -> TickTiming {
         let own = match side {
             Side::A => scenario.a.tick_phase_ms,
             Side::B => scenario.b.tick_phase_ms,
@@ -43,12 +50,12 @@ impl TickTiming {
             TickPhase::Seeded => {
                 let pps = scenario.send_rate_pps;
                 let interval_us = if pps.is_finite() && pps > 0.0 { 1e6 / pps } else { 1e6 };
-                let drawn = || uniform(stream(scenario.seed, TICK_PHASE_STREAM), n) * interval_us;
+                let drawn = || uniform(stream(seed, TICK_PHASE_STREAM), n) * interval_us;
                 let late_ms = scenario.tick_jitter_ms;
                 TickTiming {
                     phase_us: own_us.unwrap_or_else(drawn),
                     late_max_us: if late_ms.is_finite() { late_ms.max(0.0) * 1000.0 } else { 0.0 },
-                    late_key: stream(stream(scenario.seed, TICK_LATE_STREAM), n),
+                    late_key: stream(stream(seed, TICK_LATE_STREAM), n),
                 }
             }
         }

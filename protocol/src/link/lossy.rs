@@ -27,6 +27,7 @@ use super::config::{JitterDistribution, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 use super::draws::{normal, splitmix, stream, unit};
 use super::fifo::fifo_arrival;
 use super::schedule::Schedule;
+use super::trace::{LinkTrace, Outcome};
 use crate::event::{round_u64, Dir, DropReason, Event, EventKind, SimTime};
 
 /// A packet's random draws, each at a fixed position of the packet's own sequence whatever the
@@ -99,6 +100,8 @@ pub struct Link {
     /// The delay of every packet not lost, where nothing else varies per packet (see
     /// [`plain_delay_us`]).
     plain_delay_us: Option<u64>,
+    /// A recorded link whose fates this one replays instead of drawing ([`super::trace`]).
+    replay: Option<std::sync::Arc<LinkTrace>>,
 }
 
 /// On a link without bandwidth cap, burst loss, reordering, duplicates or jitter, every packet not
@@ -145,7 +148,15 @@ impl Link {
             queue: Schedule::default(),
             records: true,
             plain_delay_us: plain_delay_us(&config, fifo_key),
+            replay: None,
         }
+    }
+
+    /// This link, replaying `trace`'s fates for its direction ([`super::trace`]): only the MTU of
+    /// its settings still applies.
+    pub fn replaying(mut self, trace: std::sync::Arc<LinkTrace>) -> Self {
+        self.replay = Some(trace);
+        self
     }
 
     pub fn config(&self) -> &LinkConfig {
@@ -178,9 +189,15 @@ impl Link {
         self.queue.len()
     }
 
-    fn draw(&mut self, now: SimTime) -> Draws {
+    /// The index of a packet sent at `now` among those sent at that instant.
+    fn index_at(&mut self, now: SimTime) -> u64 {
         let n = if self.last_send.0 == now { self.last_send.1 + 1 } else { 0 };
         self.last_send = (now, n);
+        n
+    }
+
+    fn draw(&mut self, now: SimTime) -> Draws {
+        let n = self.index_at(now);
         // Most packets are the first at their instant: `splitmix(0)` is a constant.
         const FIRST: u64 = splitmix(0);
         let mixed_n = if n == 0 { FIRST } else { splitmix(n) };
@@ -204,6 +221,32 @@ impl Link {
     /// Puts a packet on the link at `now`; emits `LinkSent` and, if it happens, `LinkDropped` or
     /// `LinkDuplicated`.
     pub fn send(&mut self, now: SimTime, uid: u64, bytes: Vec<u8>, events: &mut Vec<Event>) {
+        self.send_ready(now, now, uid, bytes, events);
+    }
+
+    /// [`Self::send`] for a packet sent at `now` that reaches this link only at `ready` (at or
+    /// after `now`): it left the server's shared uplink then ([`super::uplink`]). Its draws and
+    /// events stay those of `now`, so the link meets it with the fate it meets a packet sent at
+    /// `now`; its delay counts from `ready` (and the `LinkDelivered` delay includes the wait).
+    pub fn send_after(&mut self, now: SimTime, ready: SimTime, uid: u64, bytes: Vec<u8>, events: &mut Vec<Event>) {
+        self.send_ready(now, ready.max(now), uid, bytes, events);
+    }
+
+    /// Records that the packet `uid` sent at `now` never reached this link: the server's uplink
+    /// dropped it (`LinkSent`, then `LinkDropped` with `QueueFull`, as the link's own queue says).
+    pub fn note_uplink_drop(&mut self, now: SimTime, uid: u64, bytes: usize, events: &mut Vec<Event>) {
+        self.latest = self.latest.max(now);
+        if self.records {
+            let dir = self.dir;
+            events.push(Event::new(now, EventKind::LinkSent { dir, uid, bytes: bytes as u32 }));
+            events.push(Event::new(now, EventKind::LinkDropped { dir, uid, reason: DropReason::QueueFull }));
+        }
+    }
+
+    /// The pipeline of [`Self::send`] for a packet arriving at `ready` (`now` for a direct send,
+    /// where it compiles to exactly the plain send).
+    #[inline(always)]
+    fn send_ready(&mut self, now: SimTime, ready: SimTime, uid: u64, bytes: Vec<u8>, events: &mut Vec<Event>) {
         self.latest = self.latest.max(now);
         let d = self.draw(now);
         // Read in place: a copy of the settings per packet was 12 instructions of ~140.
@@ -222,19 +265,44 @@ impl Link {
         if wire_bytes > c.mtu_bytes {
             return drop(events, DropReason::Mtu);
         }
+        if let Some(trace) = &self.replay {
+            if let Some(i) = trace.pick(dir, now, self.last_send.1) {
+                match trace.outcome(dir, i) {
+                    Outcome::Dropped(reason) => drop(events, reason),
+                    Outcome::InFlight => {}
+                    Outcome::Delivered(first_us, more) => {
+                        // Copies in delivery order, the packet's own bytes in the last.
+                        let mut delays = std::iter::once(first_us).chain(more.iter().map(|(_, d)| *d)).peekable();
+                        let mut bytes = Some(bytes);
+                        while let Some(delay_us) = delays.next() {
+                            let last = delays.peek().is_none();
+                            let copy = if last { bytes.take() } else { bytes.clone() }.unwrap_or_default();
+                            self.queue.push(
+                                now.plus_micros(u64::from(delay_us)),
+                                InFlight { uid, sent_at: now, bytes: copy },
+                            );
+                            if !last && records {
+                                events.push(Event::new(now, EventKind::LinkDuplicated { dir, uid }));
+                            }
+                        }
+                    }
+                }
+                return;
+            }
+        }
         if let Some(delay_us) = self.plain_delay_us {
             // Only random loss decides (as below).
             if c.loss_percent > 0.0 && d.loss() < c.loss_percent {
                 return drop(events, DropReason::Random);
             }
-            return self.queue.push(now.plus_micros(delay_us), InFlight { uid, sent_at: now, bytes });
+            return self.queue.push(ready.plus_micros(delay_us), InFlight { uid, sent_at: now, bytes });
         }
 
         // Serialisation through the bandwidth cap, with a bounded backlog.
-        let mut depart = now;
+        let mut depart = ready;
         if c.bandwidth_kbps > 0.0 {
-            let start = self.busy_until.max(now);
-            let backlog_us = start.0 - now.0;
+            let start = self.busy_until.max(ready);
+            let backlog_us = start.0 - ready.0;
             let backlog_bytes = backlog_us as f64 * c.bandwidth_kbps / 8000.0;
             if backlog_bytes + wire_bytes as f64 > c.queue_bytes as f64 {
                 return drop(events, DropReason::QueueFull);

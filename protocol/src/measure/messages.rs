@@ -15,8 +15,9 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::clients::{ClientFold, PerClient};
 use super::percentile::{LatencyMs, Percentiles};
-use crate::event::{Event, EventKind, RefuseReason, Side, SimTime};
+use crate::event::{ClientId, Event, EventKind, RefuseReason, Side, SimTime};
 
 /// Per-run reliable-message figures; field names are the CLI JSON's `"reliable"` section.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -84,8 +85,81 @@ struct MsgState {
 const MAX_ID_JUMP: u64 = 1 << 24;
 
 /// Feeds events one at a time; [`MetricsAccumulator::finish`] computes the figures so far.
+///
+/// Keyed by client (message ids count per connection): [`Self::client`] gives one client's
+/// figures, [`Self::finish`] the figures over every client (counts summed, maxima the largest,
+/// latency percentiles and ratios over every client's messages together; with one client,
+/// exactly its figures).
 #[derive(Debug, Clone, Default)]
 pub struct MetricsAccumulator {
+    clients: PerClient<ClientMetrics>,
+}
+
+impl MetricsAccumulator {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes one event into account (events must come in emission order).
+    #[inline]
+    pub fn observe(&mut self, e: &Event) {
+        self.clients.observe(e, ClientMetrics::observe);
+    }
+
+    /// Takes a slice of events into account.
+    pub fn observe_all(&mut self, events: &[Event]) {
+        for e in events {
+            self.observe(e);
+        }
+    }
+
+    /// Client `k`'s figures so far (None before any event of it).
+    pub fn client(&self, k: ClientId) -> Option<ReliableMetrics> {
+        self.clients.get(k).map(ClientMetrics::finish)
+    }
+
+    /// The figures over every client for everything observed so far.
+    pub fn finish(&self) -> ReliableMetrics {
+        if self.clients.count() == 1 {
+            return self.clients.iter().next().map(ClientMetrics::finish).unwrap_or_default();
+        }
+        let mut m = ReliableMetrics::default();
+        let mut latencies = Vec::new();
+        let (mut sends, mut n, mut max) = (0u64, 0u64, 0u32);
+        for c in self.clients.iter() {
+            let r = &c.m;
+            m.sent += r.sent;
+            m.delivered += r.delivered;
+            m.duplicated += r.duplicated;
+            m.out_of_order += r.out_of_order;
+            m.corrupted += r.corrupted;
+            m.spurious_resends += r.spurious_resends;
+            m.max_send_queue_depth = m.max_send_queue_depth.max(r.max_send_queue_depth);
+            m.backlog_peak = m.backlog_peak.max(r.backlog_peak);
+            m.max_packet_bytes = m.max_packet_bytes.max(r.max_packet_bytes);
+            m.wire_bytes += r.wire_bytes;
+            m.refused_queue_full += r.refused_queue_full;
+            m.refused_too_large += r.refused_too_large;
+            m.unreliable_sent += r.unreliable_sent;
+            m.unreliable_delivered += r.unreliable_delivered;
+            m.unreliable_duplicated += r.unreliable_duplicated;
+            latencies.extend_from_slice(&c.latencies_ms);
+            let (s, k, x) = c.sends_all();
+            (sends, n, max) = (sends + s, n + k, max.max(x));
+        }
+        m.lost = m.sent.saturating_sub(m.delivered);
+        m.latency_ms = LatencyMs::of(latencies);
+        let delivered_all = m.delivered + m.unreliable_delivered;
+        m.wire_bytes_per_delivered = if delivered_all == 0 { 0.0 } else { m.wire_bytes as f64 / delivered_all as f64 };
+        m.sends_per_message = if n == 0 { 0.0 } else { sends as f64 / n as f64 };
+        m.max_sends_per_message = max;
+        m
+    }
+}
+
+/// One client's part of a [`MetricsAccumulator`].
+#[derive(Debug, Clone, Default)]
+struct ClientMetrics {
     msgs: [Vec<MsgState>; 2],
     depth: [u64; 2],
     backlog: [u64; 2],
@@ -96,11 +170,13 @@ pub struct MetricsAccumulator {
     carried: (u64, u64, u32),
 }
 
-impl MetricsAccumulator {
-    pub fn new() -> Self {
+impl ClientFold for ClientMetrics {
+    fn for_client(_: ClientId) -> Self {
         Self::default()
     }
+}
 
+impl ClientMetrics {
     fn slot(&mut self, side: Side, msg: u64, create: bool) -> Option<&mut MsgState> {
         let v = &mut self.msgs[side.index()];
         if msg >= v.len() as u64 {
@@ -136,8 +212,8 @@ impl MetricsAccumulator {
         (sends, n, max)
     }
 
-    /// Takes one event into account (events must come in emission order).
-    pub fn observe(&mut self, e: &Event) {
+    /// Takes one of its client's events into account (in emission order).
+    fn observe(&mut self, e: &Event) {
         match e.kind {
             EventKind::ParamChanged { .. } if e.kind.is_restart() => self.restart(),
             EventKind::PacketSent { bytes, .. } => {
@@ -236,22 +312,20 @@ impl MetricsAccumulator {
         }
     }
 
-    /// Takes a slice of events into account.
-    pub fn observe_all(&mut self, events: &[Event]) {
-        for e in events {
-            self.observe(e);
-        }
+    /// Sends, messages sent at least once and most sends of one, over the whole run.
+    fn sends_all(&self) -> (u64, u64, u32) {
+        let (sends, n, max) = Self::sends(&self.msgs);
+        (sends + self.carried.0, n + self.carried.1, max.max(self.carried.2))
     }
 
     /// The figures for everything observed so far.
-    pub fn finish(&self) -> ReliableMetrics {
+    fn finish(&self) -> ReliableMetrics {
         let mut m = self.m;
         m.lost = m.sent.saturating_sub(m.delivered);
         m.latency_ms = LatencyMs::of(self.latencies_ms.clone());
         let delivered_all = m.delivered + m.unreliable_delivered;
         m.wire_bytes_per_delivered = if delivered_all == 0 { 0.0 } else { m.wire_bytes as f64 / delivered_all as f64 };
-        let (sends, n, max) = Self::sends(&self.msgs);
-        let (sends, n, max) = (sends + self.carried.0, n + self.carried.1, max.max(self.carried.2));
+        let (sends, n, max) = self.sends_all();
         m.sends_per_message = if n == 0 { 0.0 } else { sends as f64 / n as f64 };
         m.max_sends_per_message = max;
         m
@@ -281,14 +355,11 @@ pub fn reliable_metrics(events: &[Event]) -> ReliableMetrics {
 /// hands each message over on arrival (`dnm`, `rellikt`) it is the figure comparable with an
 /// ordered strategy's. Messages behind one never delivered are left out (they never became
 /// usable). Feed events in emission order; [`in_order_latency`] does it for a slice.
+///
+/// Keyed by client: [`Self::finish`] gives the percentiles over every client's messages.
 #[derive(Debug, Clone, Default)]
 pub struct InOrderLatency {
-    /// Per sender: reliable ids in queue order, with when they were queued.
-    queued: [Vec<(u64, SimTime)>; 2],
-    /// Per sender: when the peer first delivered each id.
-    delivered: [HashMap<u64, SimTime>; 2],
-    /// Samples of the runs before the last restart (ids count from zero after one).
-    carried: Vec<f64>,
+    clients: PerClient<ClientInOrder>,
 }
 
 impl InOrderLatency {
@@ -297,6 +368,43 @@ impl InOrderLatency {
     }
 
     pub fn observe(&mut self, e: &Event) {
+        self.clients.observe(e, ClientInOrder::observe);
+    }
+
+    /// The percentiles over every message usable in order so far, every client's.
+    pub fn finish(&self) -> LatencyMs {
+        let mut samples = Vec::new();
+        for c in self.clients.iter() {
+            samples.extend(c.all_samples());
+        }
+        LatencyMs::from(&Percentiles::of(samples))
+    }
+
+    /// Client `k`'s percentiles (None before any event of it).
+    pub fn client(&self, k: ClientId) -> Option<LatencyMs> {
+        self.clients.get(k).map(|c| LatencyMs::from(&Percentiles::of(c.all_samples())))
+    }
+}
+
+/// One client's part of an [`InOrderLatency`].
+#[derive(Debug, Clone, Default)]
+struct ClientInOrder {
+    /// Per sender: reliable ids in queue order, with when they were queued.
+    queued: [Vec<(u64, SimTime)>; 2],
+    /// Per sender: when the peer first delivered each id.
+    delivered: [HashMap<u64, SimTime>; 2],
+    /// Samples of the runs before the last restart (ids count from zero after one).
+    carried: Vec<f64>,
+}
+
+impl ClientFold for ClientInOrder {
+    fn for_client(_: ClientId) -> Self {
+        Self::default()
+    }
+}
+
+impl ClientInOrder {
+    fn observe(&mut self, e: &Event) {
         if e.kind.is_restart() {
             let samples = self.samples();
             self.carried.extend(samples);
@@ -312,11 +420,11 @@ impl InOrderLatency {
         }
     }
 
-    /// The percentiles over every message usable in order so far.
-    pub fn finish(&self) -> LatencyMs {
+    /// Every in-order latency so far, the runs before the last restart's included.
+    fn all_samples(&self) -> Vec<f64> {
         let mut samples = self.carried.clone();
         samples.extend(self.samples());
-        LatencyMs::from(&Percentiles::of(samples))
+        samples
     }
 
     /// The in-order latencies since the last restart.

@@ -10,21 +10,28 @@
 //! - [`snapshots`]: snapshot traffic and receiver staleness.
 //! - [`ue4`], [`chunks`]: the UE4 and large-block figures.
 //! - [`percentile`]: the one nearest-rank percentile definition they all use.
+//! - [`clients`]: folds keyed by client ([`PerClient`]): every fold above counts per connection
+//!   (ids and sequences are per connection) and reports over every client and per client.
+//! - [`server`]: the server's totals over its clients and its shared uplink's queue.
 
 pub mod chunks;
+pub mod clients;
 pub mod ledger;
 pub mod messages;
 pub mod percentile;
+pub mod server;
 pub mod snapshots;
 pub mod summary;
 pub mod ue4;
 
-pub use chunks::{ChunkAckSummary, ChunkCost, ChunkRecord, ChunkSummary};
-pub use ledger::{PacketFate, PacketLedger, PacketRecord, PacketTotals};
+pub use chunks::{ChunkAccumulator, ChunkAckSummary, ChunkCost, ChunkIdeal, ChunkRecord, ChunkSummary};
+pub use clients::{ClientFold, PerClient};
+pub use ledger::{Discards, PacketFate, PacketLedger, PacketRecord, PacketTotals};
 pub use messages::{
     in_order_latency, reliable_metrics, send_is_spurious, InOrderLatency, MetricsAccumulator, ReliableMetrics,
 };
 pub use percentile::{LatencyMs, Percentiles, StalenessMs};
+pub use server::{ServerAccumulator, ServerSummary, UplinkSummary};
 pub use snapshots::{snapshot_summary, SnapshotAccumulator, SnapshotSummary, STALENESS_SAMPLE_MS};
-pub use summary::{summarize, EstimateSummary, SummaryAccumulator, LOSS_WARMUP};
+pub use summary::{summarize, ClientSummary, EstimateSummary, SummaryAccumulator, LOSS_WARMUP};
 pub use ue4::{InRecDepthByKind, Ue4Summary, Ue4SummaryAccumulator};

@@ -16,8 +16,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
+use super::clients::{ClientFold, PerClient};
 use super::percentile::StalenessMs;
-use crate::event::{Event, EventKind, SendKind, SimTime};
+use crate::event::{ClientId, Event, EventKind, SendKind, SimTime};
 
 /// Spacing of the staleness samples.
 pub const STALENESS_SAMPLE_MS: u64 = 5;
@@ -51,8 +52,44 @@ const STEP_US: u64 = STALENESS_SAMPLE_MS * 1000;
 
 /// Feeds events one at a time (a view can extend it as time moves forward); `finish` gives the
 /// summary so far, with staleness sampled up to the last event observed.
+///
+/// Keyed by client (snapshot ids count per connection): [`Self::client`] gives one client's
+/// summary, [`Self::finish`] the counts over every client and the staleness percentiles over
+/// every client's samples together (each client's sampled up to its own last event).
 #[derive(Debug, Clone, Default)]
 pub struct SnapshotAccumulator {
+    clients: PerClient<ClientSnapshots>,
+}
+
+impl SnapshotAccumulator {
+    #[inline]
+    pub fn observe(&mut self, e: &Event) {
+        self.clients.observe(e, ClientSnapshots::observe);
+    }
+
+    /// The summary over every client so far.
+    pub fn finish(&self) -> SnapshotSummary {
+        let mut out = SnapshotSummary::default();
+        let mut ages = Vec::new();
+        for c in self.clients.iter() {
+            out.queued += c.out.queued;
+            out.sent += c.out.sent;
+            out.resent += c.out.resent;
+            out.received += c.out.received;
+            ages.extend(c.ages_to_end());
+        }
+        SnapshotSummary { staleness_ms: StalenessMs::of(ages), ..out }
+    }
+
+    /// Client `k`'s summary so far (None before any event of it).
+    pub fn client(&self, k: ClientId) -> Option<SnapshotSummary> {
+        self.clients.get(k).map(ClientSnapshots::finish)
+    }
+}
+
+/// One client's part of a [`SnapshotAccumulator`].
+#[derive(Debug, Clone, Default)]
+struct ClientSnapshots {
     /// Per sending side: queue time of each snapshot id.
     queued_at: [HashMap<u64, SimTime>; 2],
     /// Per receiving side: ids delivered; newest held (id, queued at) and the next sample time.
@@ -76,8 +113,14 @@ fn sample_until(t: u64, held: &[Option<(u64, SimTime)>; 2], next: &mut [u64; 2],
     }
 }
 
-impl SnapshotAccumulator {
-    pub fn observe(&mut self, e: &Event) {
+impl ClientFold for ClientSnapshots {
+    fn for_client(_: ClientId) -> Self {
+        Self::default()
+    }
+}
+
+impl ClientSnapshots {
+    fn observe(&mut self, e: &Event) {
         sample_until(e.time.0, &self.held, &mut self.next_sample, &mut self.ages);
         self.last_us = Some(e.time.0);
         if e.kind.is_restart() {
@@ -114,13 +157,18 @@ impl SnapshotAccumulator {
         }
     }
 
-    pub fn finish(&self) -> SnapshotSummary {
+    /// The staleness samples so far, sampled up to the last event observed.
+    fn ages_to_end(&self) -> Vec<f64> {
         let mut ages = self.ages.clone();
         if let Some(last) = self.last_us {
             let mut next = self.next_sample;
             sample_until(last + 1, &self.held, &mut next, &mut ages);
         }
-        SnapshotSummary { staleness_ms: StalenessMs::of(ages), ..self.out }
+        ages
+    }
+
+    fn finish(&self) -> SnapshotSummary {
+        SnapshotSummary { staleness_ms: StalenessMs::of(self.ages_to_end()), ..self.out }
     }
 }
 

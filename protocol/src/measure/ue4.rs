@@ -4,7 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::BTreeSet;
 
-use crate::event::{Event, EventKind, RefuseReason, SendKind, Ue4ChannelKind};
+use super::clients::{ClientFold, PerClient};
+use crate::event::{ClientId, Event, EventKind, RefuseReason, SendKind, Ue4ChannelKind};
 
 use crate::wire::{sign_extended_difference, UE4_SEQ_BITS};
 
@@ -74,8 +75,63 @@ impl Ue4Summary {
 
 /// Feeds events one at a time (a view can extend it as time moves forward); `finish` gives the
 /// summary so far.
+///
+/// Keyed by client (sequences count per connection): [`Self::client`] gives one client's
+/// summary, [`Self::finish`] the summary over every client (counts summed, maxima the largest,
+/// the first close of any connection).
 #[derive(Debug, Clone, Default)]
 pub struct Ue4SummaryAccumulator {
+    clients: PerClient<ClientUe4>,
+}
+
+impl Ue4SummaryAccumulator {
+    pub fn observe_all(&mut self, events: &[Event]) {
+        for e in events {
+            self.observe(e);
+        }
+    }
+
+    #[inline]
+    pub fn observe(&mut self, e: &Event) {
+        self.clients.observe(e, ClientUe4::observe);
+    }
+
+    /// Client `k`'s summary so far (None before any event of it).
+    pub fn client(&self, k: ClientId) -> Option<Ue4Summary> {
+        self.clients.get(k).map(ClientUe4::finish)
+    }
+
+    /// The summary over every client so far.
+    pub fn finish(&self) -> Ue4Summary {
+        let mut all = self.clients.iter().map(ClientUe4::finish);
+        let Some(mut s) = all.next() else { return Ue4Summary::default() };
+        for c in all {
+            s.naks_received += c.naks_received;
+            s.bunches_resent += c.bunches_resent;
+            s.max_inrec_depth = s.max_inrec_depth.max(c.max_inrec_depth);
+            s.max_inrec_blocked_ms = s.max_inrec_blocked_ms.max(c.max_inrec_blocked_ms);
+            s.packets_skipped += c.packets_skipped;
+            s.packets_ignored += c.packets_ignored;
+            if c.closed_at_s.is_some_and(|t| s.closed_at_s.is_none_or(|first| t < first)) {
+                (s.close_reason, s.closed_at_s) = (c.close_reason.clone(), c.closed_at_s);
+            }
+            s.connection_closed |= c.connection_closed;
+            s.abandoned_messages += c.abandoned_messages;
+            s.refused_after_close += c.refused_after_close;
+            s.skip_acks += c.skip_acks;
+            s.channels_opened += c.channels_opened;
+            s.channels_closed += c.channels_closed;
+            let (k, o) = (&mut s.max_inrec_depth_by_kind, c.max_inrec_depth_by_kind);
+            (k.actor, k.control, k.snapshot) =
+                (k.actor.max(o.actor), k.control.max(o.control), k.snapshot.max(o.snapshot));
+        }
+        s
+    }
+}
+
+/// One client's part of a [`Ue4SummaryAccumulator`].
+#[derive(Debug, Clone, Default)]
+struct ClientUe4 {
     s: Ue4Summary,
     max_blocked_us: u64,
     last_received: [Option<u32>; 2],
@@ -86,14 +142,14 @@ pub struct Ue4SummaryAccumulator {
     closed: [bool; 2],
 }
 
-impl Ue4SummaryAccumulator {
-    pub fn observe_all(&mut self, events: &[Event]) {
-        for e in events {
-            self.observe(e);
-        }
+impl ClientFold for ClientUe4 {
+    fn for_client(_: ClientId) -> Self {
+        Self::default()
     }
+}
 
-    pub fn observe(&mut self, e: &Event) {
+impl ClientUe4 {
+    fn observe(&mut self, e: &Event) {
         if e.kind.is_restart() {
             // New endpoints: sequences and message ids count afresh, and a closed connection is
             // open again.
@@ -146,7 +202,7 @@ impl Ue4SummaryAccumulator {
         }
     }
 
-    pub fn finish(&self) -> Ue4Summary {
+    fn finish(&self) -> Ue4Summary {
         let mut s = self.s.clone();
         s.max_inrec_blocked_ms = self.max_blocked_us as f64 / 1000.0;
         s.packets_ignored = self.link_delivered.saturating_sub(self.processed);

@@ -303,6 +303,7 @@ pub fn sample(rtt: &RttEstimator, loss: &LossWindow, bw: [&BandwidthMeter; 3]) -
         sent_kbps: finite(bw[0].kbps()),
         received_kbps: finite(bw[1].kbps()),
         acked_kbps: finite(bw[2].kbps()),
+        no_loss_verdict: loss.judged() == 0,
     }
 }
 
@@ -366,6 +367,7 @@ mod tests {
             &LossWindow::new(8),
             [&BandwidthMeter::default(), &BandwidthMeter::default(), &BandwidthMeter::default()],
         );
-        assert_eq!(s, StatsSample::default());
+        // Zero, and the loss marked as no estimate: nothing was judged.
+        assert_eq!(s, StatsSample { no_loss_verdict: true, ..StatsSample::default() });
     }
 }

@@ -12,6 +12,7 @@ use serde::Serialize;
 use super::{Scenario, SideConfig};
 use crate::action::ParamValue;
 use crate::link::LinkConfig;
+use crate::link::ServerConfig;
 use crate::reliability::ack::AckConfig;
 use crate::reliability::flow::FlowConfig;
 use crate::reliability::stats::StatsConfig;
@@ -35,6 +36,8 @@ pub enum Slot<'a> {
     Bool(&'a mut bool),
     /// One of an enum's names (its serde spelling).
     Choice(&'a mut dyn Choice),
+    /// A text that may be unset (`null`): a file's path.
+    OptText(&'a mut Option<String>),
 }
 
 /// An enum field set and read by its serde name (`normal`, `lockstep`, `ue4`...).
@@ -85,6 +88,7 @@ impl Slot<'_> {
             Slot::OptFloat(_) => "a number or null",
             Slot::Bool(_) => "true or false",
             Slot::Choice(_) => "a name",
+            Slot::OptText(_) => "a name or null",
         }
     }
 
@@ -113,6 +117,7 @@ impl Slot<'_> {
                 ParamValue::Name(n) => f.set_name(n).map_err(Misfit::Bad)?,
                 _ => return Err(Misfit::Expects("a name")),
             },
+            Slot::OptText(f) => *f = text(value)?,
         }
         Ok(())
     }
@@ -137,7 +142,18 @@ impl Slot<'_> {
                 ParamValue::Name(n) => f.check_name(n).map_err(Misfit::Bad),
                 _ => Err(Misfit::Expects("a name")),
             },
+            Slot::OptText(_) => text(value).map(|_| ()),
         }
+    }
+}
+
+/// A text or nothing: a name as written, a number as its text (a file may be called `2024`).
+fn text(value: &ParamValue) -> Result<Option<String>, Misfit> {
+    match value {
+        ParamValue::Unset => Ok(None),
+        ParamValue::Name(n) => Ok(Some(n.clone())),
+        ParamValue::Int(_) | ParamValue::Float(_) => Ok(Some(value.to_string())),
+        ParamValue::Bool(_) => Err(Misfit::Expects("a name or null")),
     }
 }
 
@@ -212,6 +228,18 @@ impl Leaf for f64 {
 impl Leaf for Option<f64> {
     fn value(&self) -> ParamValue {
         self.map_or(ParamValue::Unset, ParamValue::number)
+    }
+}
+
+impl Leaf for Option<String> {
+    fn value(&self) -> ParamValue {
+        self.clone().map_or(ParamValue::Unset, ParamValue::Name)
+    }
+}
+
+impl<'a> From<&'a mut Option<String>> for Slot<'a> {
+    fn from(v: &'a mut Option<String>) -> Self {
+        Slot::OptText(v)
     }
 }
 
@@ -417,6 +445,14 @@ section!(HybridConfig, hybrid_slot, hybrid_get, HYBRID {
     "initial_rtt_ms" => initial_rtt_ms,
 });
 
+section!(ServerConfig, server_slot, server_get, SERVER {
+    "uplink_kbps" => uplink_kbps,
+    "uplink_queue_bytes" => uplink_queue_bytes,
+});
+
+/// Settings of the link as a whole, beside its two directions.
+pub const WHOLE_LINK: &[&str] = &["trace"];
+
 /// The groups of the scenario's top level (a name of a group is not a value), with the field
 /// names each takes after its dot.
 pub const GROUPS: &[(&str, &[&str])] = &[
@@ -438,6 +474,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
     ("rellikt", RELLIKT),
     ("rellikt.stats", STATS),
     ("hybrid", HYBRID),
+    ("server", SERVER),
 ];
 
 /// The place `path` (one leaf: `link.a_to_b.loss_percent`, never `link.loss_percent`) names, or
@@ -450,6 +487,7 @@ pub fn slot<'a>(s: &'a mut Scenario, path: &str) -> Option<Slot<'a>> {
         "link" => match key.split_once('.') {
             Some(("a_to_b", key)) => link_slot(&mut s.link.a_to_b, key),
             Some(("b_to_a", key)) => link_slot(&mut s.link.b_to_a, key),
+            None if key == "trace" => Some(Slot::from(&mut s.link.trace)),
             _ => None,
         },
         "ack" => match key.strip_prefix("stats.") {
@@ -470,6 +508,7 @@ pub fn slot<'a>(s: &'a mut Scenario, path: &str) -> Option<Slot<'a>> {
             None => rellikt_slot(&mut s.rellikt, key),
         },
         "hybrid" => hybrid_slot(&mut s.hybrid, key),
+        "server" => server_slot(&mut s.server, key),
         _ => None,
     }
 }
@@ -483,6 +522,7 @@ pub fn get(s: &Scenario, path: &str) -> Option<ParamValue> {
         "link" => match key.split_once('.') {
             Some(("a_to_b", key)) => link_get(&s.link.a_to_b, key),
             Some(("b_to_a", key)) => link_get(&s.link.b_to_a, key),
+            None if key == "trace" => Some(s.link.trace.value()),
             _ => None,
         },
         "ack" => match key.strip_prefix("stats.") {
@@ -503,18 +543,21 @@ pub fn get(s: &Scenario, path: &str) -> Option<ParamValue> {
             None => rellikt_get(&s.rellikt, key),
         },
         "hybrid" => hybrid_get(&s.hybrid, key),
+        "server" => server_get(&s.server, key),
         _ => None,
     }
 }
 
 /// Every leaf of the scenario by its full dotted name (both link directions, every estimator's
-/// settings), in the scenario's order.
+/// settings), in the scenario's order. The clients' names (`clients`, `client.K.NAME`) are not
+/// fields: [`Scenario::apply_change`] takes them apart.
 pub fn leaf_names() -> Vec<String> {
     let mut out: Vec<String> = TOP.iter().map(|k| k.to_string()).collect();
     // `link.X` stands for both directions, which are listed under their own names.
     for (group, keys) in GROUPS.iter().filter(|(g, _)| *g != "link") {
         out.extend(keys.iter().map(|k| format!("{group}.{k}")));
     }
+    out.extend(WHOLE_LINK.iter().map(|k| format!("link.{k}")));
     out
 }
 
@@ -528,7 +571,8 @@ mod tests {
             match v {
                 serde_json::Value::Object(m) => {
                     for (k, child) in m {
-                        if name.is_empty() && k == "script" {
+                        // The script is steps, not values; the clients' names are not fields.
+                        if name.is_empty() && ["script", "clients", "client"].contains(&k.as_str()) {
                             continue;
                         }
                         let dotted = if name.is_empty() { k.clone() } else { format!("{name}.{k}") };
@@ -538,8 +582,12 @@ mod tests {
                 _ => out.push(name),
             }
         }
+        // Settings a file leaves out while they are the defaults, given values to be written.
+        let mut s = Scenario::default();
+        s.server.uplink_kbps = 1000.0;
+        s.link.trace = Some("trace.pcapng".into());
         let mut out = Vec::new();
-        walk(&serde_json::to_value(Scenario::default()).unwrap(), String::new(), &mut out);
+        walk(&serde_json::to_value(s).unwrap(), String::new(), &mut out);
         out
     }
 

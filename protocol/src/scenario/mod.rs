@@ -8,12 +8,13 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod clients;
 pub mod fields;
 pub mod set;
 
 use crate::action::Step;
 use crate::event::Dir;
-use crate::link::LinkConfig;
+use crate::link::{LinkConfig, Replay, ServerConfig};
 use crate::reliability::ack::AckConfig;
 use crate::reliability::flow::FlowConfig;
 use crate::strategies::chunks::ChunkConfig;
@@ -24,13 +25,22 @@ use crate::strategies::notify::rellikt::RelliktConfig;
 use crate::strategies::ue4::Ue4Config;
 pub use crate::strategy::Strategy;
 use crate::workload::WorkloadConfig;
+pub use clients::{client_seed, ClientGroup, ClientSettings, Clients, MAX_CLIENTS};
 
 /// Both directions of the link.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LinkPair {
     pub a_to_b: LinkConfig,
     pub b_to_a: LinkConfig,
+    /// `link.trace`: a capture or session file whose link this run replays packet by packet
+    /// ([`crate::link::trace`]); the app reads it when a run starts into [`Self::replay`].
+    /// Left out of files while unset, so scenarios without it read and write as before.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<String>,
+    /// The trace read for `trace` (in memory only).
+    #[serde(skip)]
+    pub replay: Replay,
 }
 
 impl LinkPair {
@@ -120,6 +130,17 @@ pub struct Scenario {
     pub rellikt: RelliktConfig,
     /// Settings of the `hybrid` strategy (its packets take Glenn's packet settings).
     pub hybrid: HybridConfig,
+    /// How many clients the server has: a count or groups ([`clients`]); one by default, the
+    /// two-endpoint run. Left out of a file when it is one.
+    #[serde(skip_serializing_if = "Clients::is_one")]
+    pub clients: Clients,
+    /// Each client's own settings by client number (`client.K.NAME=VALUE`, in order), over its
+    /// group's.
+    #[serde(skip_serializing_if = "ClientSettings::is_empty")]
+    pub client: ClientSettings,
+    /// The server's outgoing bandwidth shared by every client (`server.uplink_kbps`).
+    #[serde(skip_serializing_if = "ServerConfig::is_default")]
+    pub server: ServerConfig,
 }
 
 impl Default for Scenario {
@@ -145,6 +166,9 @@ impl Default for Scenario {
             dnm: DnmConfig::default(),
             rellikt: RelliktConfig::default(),
             hybrid: HybridConfig::default(),
+            clients: Clients::default(),
+            client: ClientSettings::new(),
+            server: ServerConfig::default(),
         }
     }
 }

@@ -1,17 +1,21 @@
 //! Setting any scenario parameter by its dotted name (`link.a_to_b.loss_percent`,
 //! `glenn.resend_delay_ms`, ...), the names `ParamChanged` events, `--set` and `set` actions use.
+//! `clients` and `client.K.NAME` are the clients' ([`super::clients`]).
 //!
 //! A [`ParamChange`] names a parameter and carries its typed value; [`Scenario::apply_change`]
 //! finds the typed field each name stands for ([`super::fields`]) and writes the value there, so a
 //! value of the wrong kind ("fast" for a number) is refused by name before anything changes.
-//! `link.X` (with X not `a_to_b` or `b_to_a`) sets X on both directions. It lives here, beside the
+//! `link.X` (with X not `a_to_b`, `b_to_a` or a setting of the whole link such as `trace`) sets X
+//! on both directions. It lives here, beside the
 //! scenario, because scripted `set` actions run inside the driver in every transport; valid
 //! *ranges* are the app's parameter table's business, and the endpoints stay safe whatever value
 //! arrives (they clamp).
 
-use super::fields::{self, Misfit, GROUPS, TOP};
+use super::clients::parse_client_name;
+use super::fields::{self, Misfit, GROUPS, TOP, WHOLE_LINK};
 use super::Scenario;
 use crate::action::{ParamChange, ParamValue};
+use crate::link::Replay;
 use crate::names::nearest_name;
 
 /// Why a dotted-name assignment was refused; the scenario is left as it was.
@@ -26,7 +30,8 @@ fn err(text: String) -> SetError {
 /// The dotted leaf paths `name` stands for: `link.X` means both directions.
 pub fn expand_name(name: &str) -> Vec<Vec<&str>> {
     let parts: Vec<&str> = name.trim().split('.').collect();
-    if parts.len() >= 2 && parts[0] == "link" && !matches!(parts[1], "a_to_b" | "b_to_a") {
+    let whole = parts.len() == 2 && WHOLE_LINK.contains(&parts[1]);
+    if parts.len() >= 2 && parts[0] == "link" && !matches!(parts[1], "a_to_b" | "b_to_a") && !whole {
         ["a_to_b", "b_to_a"]
             .into_iter()
             .map(|dir| {
@@ -91,8 +96,12 @@ impl Scenario {
         if name.is_empty() {
             return Err(err("a parameter name is empty".into()));
         }
+        if let Some(done) = self.set_clients_param(change) {
+            return done;
+        }
         let value = change.value();
         let paths: Vec<String> = expand_name(name).into_iter().map(|p| p.join(".")).collect();
+        let trace_before = self.link.trace.clone();
         for path in &paths {
             let slot = fields::slot(self, path).ok_or_else(|| unknown(name, path))?;
             slot.check(value).map_err(|m| misfit(name, value, m))?;
@@ -100,6 +109,10 @@ impl Scenario {
         for path in &paths {
             let slot = fields::slot(self, path).ok_or_else(|| unknown(name, path))?;
             slot.set(value).map_err(|m| misfit(name, value, m))?;
+        }
+        if self.link.trace != trace_before {
+            // Another trace must be read again (the app reads it when a run starts).
+            self.link.replay = Replay::default();
         }
         Ok(())
     }
@@ -111,9 +124,16 @@ impl Scenario {
         self.apply_change(&ParamChange::parse(name, value))
     }
 
-    /// The value of the parameter `name` (dotted; `link.X` reads the A->B direction), or `None`
-    /// for a name that is not a value.
+    /// The value of the parameter `name` (dotted; `link.X` reads the A->B direction; `clients`
+    /// the number of clients, `client.K.NAME` client K's), or `None` for a name that is not a
+    /// value.
     pub fn value(&self, name: &str) -> Option<ParamValue> {
+        if name.trim() == "clients" {
+            return Some(ParamValue::Int(self.clients.total().into()));
+        }
+        if let Some((k, rest)) = parse_client_name(name) {
+            return self.for_client(k.ok()?).ok()?.value(rest);
+        }
         let path = expand_name(name).into_iter().next()?.join(".");
         fields::get(self, &path)
     }
@@ -182,5 +202,24 @@ mod tests {
         let before = s.clone();
         assert!(s.apply_change(&ParamChange::new("ue4.initial_packet_seq", 65536.0)).is_err());
         assert_eq!(s, before);
+    }
+
+    #[test]
+    fn the_trace_is_one_setting_of_the_whole_link_and_its_loaded_copy_survives_other_changes() {
+        use crate::link::{DirTrace, LinkTrace, Replay};
+        let mut s = Scenario::default();
+        s.set("link.trace", "\"player.pcapng\"").unwrap();
+        assert_eq!(s.link.trace.as_deref(), Some("player.pcapng"));
+        s.set("link.trace", "other.pcapng").unwrap();
+        assert_eq!(s.link.trace.as_deref(), Some("other.pcapng"), "a plain word is a name too");
+        let trace = LinkTrace::new("other.pcapng", DirTrace::default(), DirTrace::default());
+        s.link.replay = Replay(Some(std::sync::Arc::new(trace)));
+        s.set("link.loss_percent", "3").unwrap();
+        assert!(s.link.replay.trace().is_some(), "kept across an unrelated change");
+        s.set("link.trace", "third.pcapng").unwrap();
+        assert!(s.link.replay.trace().is_none(), "another trace must be read again");
+        s.set("link.trace", "null").unwrap();
+        assert_eq!(s.link.trace, None);
+        assert!(s.set("link.a_to_b.trace", "x").is_err(), "the trace is not per direction");
     }
 }

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use crate::event::{Event, EventKind, Side, SimTime, StatsSample};
+use crate::event::{DiscardReason, Event, EventKind, Side, SimTime, StatsSample};
 use crate::peer::{Peer, PeerCommand};
 use crate::reliability::ack::{
     fragment_malformed_reason, malformed_reason, AckConfig, AckEndpoint, Acked, HeaderVerdict,
@@ -175,7 +175,11 @@ impl AckPeer {
             Err(e) => {
                 events.push(Event::new(now, EventKind::Malformed { side, reason: malformed_reason(&e) }));
             }
-            Ok((_, _, HeaderVerdict::Stale)) => self.ack.drop_stale(),
+            Ok((h, _, HeaderVerdict::Stale)) => {
+                self.ack.drop_stale();
+                let (seq, reason) = (h.sequence as u32, DiscardReason::Stale);
+                events.push(Event::new(now, EventKind::PacketDiscarded { side, seq, reason }));
+            }
             Ok((h, _, _)) => {
                 events.push(Event::new(
                     now,

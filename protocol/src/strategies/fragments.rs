@@ -157,6 +157,11 @@ impl FragmentSender {
         (1.0 - (1.0 - f).max(0.0).powf(1.0 / n)) * 100.0
     }
 
+    /// Whether any attempt has been judged yet (before, [`Self::loss_percent`] is no estimate).
+    pub fn has_loss_verdict(&self) -> bool {
+        self.attempts.judged() > 0
+    }
+
     /// Judges the attempts older than the window: delivered when an ack named them.
     pub fn judge(&mut self, now: SimTime) {
         let window_us = StatsConfig::default().judge_window_us(self.rtt_ms);
@@ -543,7 +548,8 @@ impl Peer for FragmentPeer {
     fn stats(&self) -> StatsSample {
         let rtt = self.sender.rtt_ms().unwrap_or(0.0) as f32;
         let loss_percent = self.sender.loss_percent() as f32;
-        StatsSample { rtt_ms: rtt, rtt_display_ms: rtt, loss_percent, ..StatsSample::default() }
+        let no_loss_verdict = !self.sender.has_loss_verdict();
+        StatsSample { rtt_ms: rtt, rtt_display_ms: rtt, loss_percent, no_loss_verdict, ..StatsSample::default() }
     }
 
     /// Only the target bandwidth changes while running (a live `chunk.bandwidth_kbps` edit

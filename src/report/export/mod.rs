@@ -97,7 +97,7 @@ pub fn lanes(recs: &[Recording]) -> Vec<Lane<'_>> {
             } else {
                 name.into()
             };
-            Lane { label, rec }
+            Lane { label, rec, keep: tables::Keep::default() }
         })
         .collect()
 }
@@ -234,11 +234,15 @@ impl RowSink for Tracked<'_> {
 /// reporting rows written to `progress` (phase [`Phase::Writing`]) and stopping when it is
 /// cancelled.
 pub fn write_files(recs: &[Recording], targets: &ExportTargets, progress: Option<&Progress>) -> Result<ExportSummary> {
+    write_lanes(&lanes(recs), targets, progress)
+}
+
+/// [`write_files`] of lanes made by [`lanes`] (and given the rows to keep).
+pub fn write_lanes(lanes: &[Lane], targets: &ExportTargets, progress: Option<&Progress>) -> Result<ExportSummary> {
     targets.check(None)?;
-    let lanes = lanes(recs);
     let chosen: Vec<(Table, &Path)> = Table::ALL.iter().filter_map(|&t| Some((t, targets.get(t)?))).collect();
     if let Some(p) = progress {
-        p.start(Phase::Writing, chosen.iter().map(|(t, _)| t.rows(&lanes)).sum());
+        p.start(Phase::Writing, chosen.iter().map(|(t, _)| t.rows(lanes)).sum());
     }
     let mut done = 0;
     let mut files = Vec::new();
@@ -247,7 +251,7 @@ pub fn write_files(recs: &[Recording], targets: &ExportTargets, progress: Option
         let mut sink = CsvSink::new(AtomicFile::create(path)?);
         let before = done;
         let mut tracked = Tracked { inner: &mut sink, progress, done: &mut done };
-        table.write(&lanes, &mut tracked).with_context(|| format!("{origin}: write failed"))?;
+        table.write(lanes, &mut tracked).with_context(|| format!("{origin}: write failed"))?;
         files.push((table, sink.into_inner(), done - before));
     }
     let mut summary = ExportSummary {
@@ -273,12 +277,16 @@ pub fn write_files(recs: &[Recording], targets: &ExportTargets, progress: Option
 /// Writes every table as one JSON object on one line, `{"packets":[...],"messages":[...],
 /// "series":[...]}`, each row an object keyed by column name (empty cells `null`).
 pub fn write_json(recs: &[Recording], out: &mut dyn Write) -> io::Result<()> {
-    let lanes = lanes(recs);
+    write_lanes_json(&lanes(recs), out)
+}
+
+/// [`write_json`] of lanes made by [`lanes`] (and given the rows to keep).
+pub fn write_lanes_json(lanes: &[Lane], out: &mut dyn Write) -> io::Result<()> {
     let mut out = io::BufWriter::with_capacity(1 << 16, out);
     for (i, table) in Table::ALL.into_iter().enumerate() {
         write!(out, "{}\"{}\":", if i == 0 { "{" } else { "," }, table.name())?;
         let mut sink = JsonArraySink::new(&mut out);
-        table.write(&lanes, &mut sink)?;
+        table.write(lanes, &mut sink)?;
     }
     writeln!(out, "}}")?;
     out.flush()

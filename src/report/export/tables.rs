@@ -17,6 +17,35 @@ use crate::model::{Recording, Sample};
 pub struct Lane<'a> {
     pub label: String,
     pub rec: &'a Recording,
+    /// Which rows to write (every one unless a display filter chose: `export --filter`).
+    pub keep: Keep,
+}
+
+/// The rows of a lane a filter kept: packet log rows and message index rows, ascending. `None`
+/// writes every row; `Some` writes those (and, for messages, no chunk rows: a filter runs over
+/// messages, not chunks).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Keep {
+    pub packets: Option<Vec<u32>>,
+    pub messages: Option<Vec<u32>>,
+}
+
+impl Lane<'_> {
+    /// The packet rows to write.
+    fn packet_indexes(&self) -> Box<dyn Iterator<Item = usize> + '_> {
+        match &self.keep.packets {
+            Some(rows) => Box::new(rows.iter().map(|&i| i as usize)),
+            None => Box::new(0..self.rec.packets.len()),
+        }
+    }
+}
+
+impl Lane<'_> {
+    /// The client whose connection the recording's ledger (and so every row) is of: the
+    /// `client` column.
+    fn client(&self) -> Cell<'static> {
+        Cell::Int(self.rec.ledger.client().into())
+    }
 }
 
 /// Every link send, in send order per lane.
@@ -36,6 +65,7 @@ pub const PACKET_COLUMNS: &[&str] = &[
     "msgs",
     "resends",
     "carried",
+    "client",
     "lane",
 ];
 
@@ -54,6 +84,7 @@ pub const MESSAGE_COLUMNS: &[&str] = &[
     "acked_s",
     "deliveries",
     "refused",
+    "client",
     "lane",
 ];
 
@@ -74,6 +105,8 @@ pub const SERIES_COLUMNS: &[&str] = &[
     "budget_available_kbps",
     "budget_spent_kbps",
     "flow_good",
+    "client",
+    "loss_effective_percent",
     "lane",
 ];
 
@@ -115,7 +148,7 @@ fn since(from: SimTime, to: Option<SimTime>) -> Cell<'static> {
 
 /// Rows of the packets table.
 pub fn packet_rows(lanes: &[Lane]) -> u64 {
-    lanes.iter().map(|l| l.rec.packets.len() as u64).sum()
+    lanes.iter().map(|l| l.keep.packets.as_ref().map_or(l.rec.packets.len(), Vec::len) as u64).sum()
 }
 
 /// Writes the packets table: the link's verdict on each send is the ledger's; a send neither
@@ -124,7 +157,7 @@ pub fn write_packets(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
     let mut carried = String::new();
     for lane in lanes {
         let rec = lane.rec;
-        for i in 0..rec.packets.len() {
+        for i in lane.packet_indexes() {
             // Every row of the index has a ledger record with its direction and sequence.
             let Some(row) = rec.packets.row(i, &rec.ledger) else { continue };
             let fate = match (row.dropped, row.delivered_at) {
@@ -151,6 +184,7 @@ pub fn write_packets(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
                 Cell::Int(row.contents.msgs.into()),
                 Cell::Int(row.contents.resends.into()),
                 Cell::Text(&carried),
+                lane.client(),
                 Cell::Text(&lane.label),
             ])?;
         }
@@ -160,24 +194,34 @@ pub fn write_packets(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
 
 /// Rows of the messages table.
 pub fn message_rows(lanes: &[Lane]) -> u64 {
-    lanes.iter().map(|l| (l.rec.messages.len() + l.rec.chunks.len()) as u64).sum()
+    lanes
+        .iter()
+        .map(|l| l.keep.messages.as_ref().map_or(l.rec.messages.len() + l.rec.chunks.len(), Vec::len) as u64)
+        .sum()
 }
 
 /// Writes the messages table: each message as the message index knows it, then each chunk (kind
 /// `chunk`) as the chunk index knows it.
 pub fn write_messages(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
     for lane in lanes {
+        if let Some(rows) = &lane.keep.messages {
+            let all = lane.rec.messages.messages();
+            for m in rows.iter().filter_map(|&i| all.get(i as usize)) {
+                sink.row(&message_cells(m, lane))?;
+            }
+            continue;
+        }
         for m in lane.rec.messages.messages() {
-            sink.row(&message_cells(m, &lane.label))?;
+            sink.row(&message_cells(m, lane))?;
         }
         for c in lane.rec.chunks.chunks() {
-            sink.row(&chunk_cells(c, &lane.label))?;
+            sink.row(&chunk_cells(c, lane))?;
         }
     }
     Ok(())
 }
 
-fn message_cells<'a>(m: &MessageRecord, lane: &'a str) -> [Cell<'a>; 14] {
+fn message_cells<'a>(m: &MessageRecord, lane: &'a Lane) -> [Cell<'a>; 15] {
     [
         Cell::Text(side_name(m.side)),
         Cell::Int(m.id),
@@ -192,14 +236,15 @@ fn message_cells<'a>(m: &MessageRecord, lane: &'a str) -> [Cell<'a>; 14] {
         Cell::at(m.acked_at),
         Cell::Int(m.deliveries.into()),
         m.refused.map_or(Cell::Empty, |(_, r)| Cell::Text(refuse_name(r))),
-        Cell::Text(lane),
+        lane.client(),
+        Cell::Text(&lane.label),
     ]
 }
 
 /// A chunk as a message row: `sends` counts slice sends (the fragmentation baseline, which has
 /// none, counts its block attempts), `spurious_resends` the slice sends made after the receiver
 /// had stored that slice, `acked_s` when the sender learned every slice arrived.
-fn chunk_cells<'a>(c: &ChunkRecord, lane: &'a str) -> [Cell<'a>; 14] {
+fn chunk_cells<'a>(c: &ChunkRecord, lane: &'a Lane) -> [Cell<'a>; 15] {
     let slice_sends = c.slices.iter().flat_map(|s| s.sends.iter());
     let (first_send, sends) = match slice_sends.clone().min() {
         Some(&first) => (Some(first), slice_sends.count() as u64),
@@ -221,7 +266,8 @@ fn chunk_cells<'a>(c: &ChunkRecord, lane: &'a str) -> [Cell<'a>; 14] {
         Cell::at(c.completed_at),
         Cell::Int(c.delivered_at.is_some().into()),
         Cell::Empty,
-        Cell::Text(lane),
+        lane.client(),
+        Cell::Text(&lane.label),
     ]
 }
 
@@ -255,6 +301,8 @@ impl Cursor {
 #[derive(Default, Clone, Copy)]
 struct SideState {
     stats: usize,
+    loss: Cursor,
+    effective: Cursor,
     raw: Cursor,
     budget: Cursor,
     flow: Cursor,
@@ -272,7 +320,9 @@ fn mean(samples: &[Sample]) -> Cell<'static> {
 /// sampled at stats instants are joined as of each row: `rtt_raw_ms` is the last raw RTT sample
 /// since the side's previous row (`rtt_samples` how many), `true_rtt_ms` and `flow_good` the
 /// latest value at or before the row, the budget columns the mean of the ticks since the side's
-/// previous row; empty where there is none.
+/// previous row; empty where there is none. `loss_estimate_percent` is empty where the side had
+/// judged no packet yet (no estimate); `loss_effective_percent` is the link's drops plus the
+/// packets the receiver discarded unacked.
 pub fn write_series(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
     for lane in lanes {
         let store = &lane.rec.store;
@@ -303,6 +353,12 @@ pub fn write_series(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
                 true_rtt_ms = Some(r.y);
             }
             let y = |v: &[Sample]| v.get(k).map_or(Cell::Empty, |p| Cell::Float(p.y));
+            // Sampled at some of the stats instants only: the value at this one, if any.
+            let at_row = |taken: &[Sample]| taken.last().filter(|p| sample_us(p) == t_us).map(|p| p.y);
+            let loss_estimate = at_row(st.loss.take(&s.loss_estimate_percent, t_us));
+            // The effective loss is kept only once it differs from the true loss (store doc).
+            let effective = at_row(st.effective.take(&s.loss_effective_percent, t_us))
+                .or_else(|| s.loss_true_percent.get(k).map(|p| p.y));
             sink.row(&[
                 Cell::Secs(t_us),
                 Cell::Text(side_name(Side::BOTH[i])),
@@ -311,7 +367,7 @@ pub fn write_series(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
                 raw.last().map_or(Cell::Empty, |p| Cell::Float(p.y)),
                 Cell::Int(raw.len() as u64),
                 true_rtt_ms.map_or(Cell::Empty, Cell::Float),
-                y(&s.loss_estimate_percent),
+                loss_estimate.map_or(Cell::Empty, Cell::Float),
                 y(&s.loss_true_percent),
                 y(&s.sent_kbps),
                 y(&s.received_kbps),
@@ -319,6 +375,8 @@ pub fn write_series(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
                 mean(available),
                 mean(spent),
                 st.flow_good.map_or(Cell::Empty, |g| Cell::Int(g as u64)),
+                lane.client(),
+                effective.map_or(Cell::Empty, Cell::Float),
                 Cell::Text(&lane.label),
             ])?;
         }

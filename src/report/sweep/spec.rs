@@ -119,7 +119,7 @@ fn check_value(name: &str, param: &params::Param, value: &str) -> Result<String,
         Kind::Bool => Err(format!("--vary {name}: '{value}' is not true or false")),
         Kind::Choice(names) if names().contains(&value) => Ok(value.to_string()),
         Kind::Choice(names) => Err(format!("--vary {name}: '{value}' is not one of {}", names().join(", "))),
-        Kind::AnyInteger => Ok(value.to_string()),
+        Kind::AnyInteger | Kind::Path => Ok(value.to_string()),
     }
 }
 

@@ -5,13 +5,13 @@
 //! real-time transport.
 
 use super::{EndpointDriver, Ticker};
-use crate::action::Action;
-use crate::driver::ticker::TickTiming;
+use crate::action::{Action, ParamChange};
 use crate::event::{Dir, Event, EventKind, SimTime};
 use crate::link::Link;
 use crate::reliability::flow::FlowControl;
+use crate::scenario::clients::parse_client_name;
 use crate::scenario::set::SetError;
-use crate::scenario::{Scenario, Strategy};
+use crate::scenario::{client_seed, Scenario, Strategy};
 
 /// Why a `set` switching flow control on is refused after [`EndpointDriver::fix_flow_off`].
 const FLOW_FIXED_OFF: &str = "flow control cannot be switched on: this run declared it stays off (fix_flow_off)";
@@ -44,7 +44,7 @@ impl LinkUpdate {
             LinkUpdate::None => {}
             LinkUpdate::Config => link.set_config_at(now, *driver.link_config()),
             LinkUpdate::Rebuild => {
-                *link = Link::new(driver.link_dir(), *driver.link_config(), driver.scenario().seed);
+                *link = crate::link::for_scenario(driver.link_dir(), driver.scenario());
             }
         }
     }
@@ -80,9 +80,13 @@ impl EndpointDriver {
                 self.restart(now, Some(strategy), events)
             }
             Action::Set(change) => {
-                let mut s = self.scenario.clone();
-                s.apply_change(change)?;
-                self.check_flow_fixed_off(&s)?;
+                let Some((s, run_seed)) = self.settings_after_set(change)? else {
+                    return Ok(LinkUpdate::None);
+                };
+                if self.tick_seed.is_some() {
+                    // The server's grid follows the run's seed (it takes effect at a restart).
+                    self.tick_seed = Some(run_seed);
+                }
                 let changed = self.reconfigure(now, s);
                 if self.records {
                     let (name, value) = (change.name().to_string(), change.value().to_string());
@@ -135,6 +139,35 @@ impl EndpointDriver {
         self.rebuild(now, strategy, marker, events)
     }
 
+    /// This endpoint's settings after `change` (checked: a refused change is an error and
+    /// changes nothing), or None when it names another client (`client.K.NAME`, K not this
+    /// endpoint's client). `client.K.NAME` of this client sets NAME; a new run seed gives the
+    /// endpoint the client's seed of it ([`client_seed`]).
+    pub fn scenario_after_set(&self, change: &ParamChange) -> Result<Option<Scenario>, SetError> {
+        Ok(self.settings_after_set(change)?.map(|(s, _)| s))
+    }
+
+    /// [`Self::scenario_after_set`] and the run's seed after it.
+    fn settings_after_set(&self, change: &ParamChange) -> Result<Option<(Scenario, u64)>, SetError> {
+        let mut s = self.scenario.clone();
+        let mut run_seed = self.tick_seed.unwrap_or(s.seed);
+        match parse_client_name(change.name()) {
+            Some((k, rest)) => {
+                if k? != self.client {
+                    return Ok(None);
+                }
+                s.apply_change_for_client(&ParamChange::new(rest, change.value().clone()))?;
+            }
+            None => s.apply_change(change)?,
+        }
+        if change.name() == "seed" {
+            run_seed = s.seed;
+            s.seed = client_seed(s.seed, self.client);
+        }
+        self.check_flow_fixed_off(&s)?;
+        Ok(Some((s, run_seed)))
+    }
+
     /// Refuses settings that switch flow control on after [`Self::fix_flow_off`] took effect
     /// (its filter missed the samples since); anything else passes.
     pub fn check_flow_fixed_off(&self, scenario: &Scenario) -> Result<(), SetError> {
@@ -159,7 +192,7 @@ impl EndpointDriver {
         }
         self.peer = (self.factory)(&self.scenario, self.side);
         self.adopt_peer();
-        self.timing = TickTiming::of(&self.scenario, self.side);
+        self.timing = self.tick_timing_now();
         self.flow = FlowControl::new(self.scenario.flow);
         self.last_tick = None;
         self.set_ticker(Ticker::on_grid(&self.timing, self.scenario.send_rate_pps, now));

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::action::{sort_steps, Action, Step};
-use crate::event::{Dir, Event, EventKind, Side, SimTime};
+use crate::event::{ClientId, Dir, Event, EventKind, Side, SimTime, FIRST_CLIENT};
 use crate::link::{Link, LinkConfig};
 use crate::peer::{Peer, PeerCommand, MAX_PACKETS_PER_TICK};
 use crate::registry::{live_settings, make_peer};
@@ -142,6 +142,13 @@ pub struct EndpointDriver {
     /// Whether flow control's RTT filter goes unfed: flow control is off and stays off for the
     /// run (see [`Self::fix_flow_off`]).
     flow_filter_idle: bool,
+    /// The client whose connection this endpoint is (its end, or the server's end of it): a
+    /// `set` of `client.K.NAME` concerns it when K is this client.
+    client: ClientId,
+    /// The seed its tick phase and lateness are drawn from, when not its scenario's: the
+    /// server's end of client k's connection ticks on the server's grid (see
+    /// [`Self::set_client`]).
+    tick_seed: Option<u64>,
 }
 
 impl EndpointDriver {
@@ -185,6 +192,8 @@ impl EndpointDriver {
             peer_follows_rtt: false,
             packets_per_tick: MAX_PACKETS_PER_TICK,
             flow_filter_idle: false,
+            client: FIRST_CLIENT,
+            tick_seed: None,
         };
         driver.adopt_peer();
         driver.sync_due();
@@ -199,6 +208,34 @@ impl EndpointDriver {
         self.peer_follows_beliefs = self.peer.set_reports_packet_beliefs(self.records_packet_beliefs);
         self.sync_rtt_reports();
         self.peer.set_reports_stats(self.records_stats);
+    }
+
+    /// Makes this the endpoint of client `client`'s connection, at time 0 (before its first
+    /// call): a `set` of `client.K.NAME` then concerns it when K is `client`, and a `set` of the
+    /// seed gives it the client's seed ([`crate::scenario::client_seed`]). `server_seed` (the
+    /// run's own seed) is the seed of the server's tick grid: side A's ticks are drawn from it,
+    /// the same instants for every connection of the server; side B keeps its own (its
+    /// scenario's, the client's seed).
+    pub fn set_client(&mut self, client: ClientId, server_seed: u64) {
+        self.client = client;
+        if self.side == Side::A && server_seed != self.scenario.seed {
+            self.tick_seed = Some(server_seed);
+            self.timing = self.tick_timing_now();
+            self.set_ticker(Ticker::on_grid(&self.timing, self.scenario.send_rate_pps, self.now));
+        }
+    }
+
+    /// The client whose connection this endpoint is.
+    pub fn client(&self) -> ClientId {
+        self.client
+    }
+
+    /// This endpoint's tick timing under its settings now (see [`Self::set_client`]).
+    fn tick_timing_now(&self) -> TickTiming {
+        match self.tick_seed {
+            Some(seed) => TickTiming::of_seed(&self.scenario, self.side, seed),
+            None => TickTiming::of(&self.scenario, self.side),
+        }
     }
 
     /// How a restart builds this side's new endpoint.

@@ -1,5 +1,6 @@
 //! Ground truth per packet: what the link really did with every send, beside what the sender
-//! reported about it.
+//! reported about it, for one client's connection (send ids and sequences are per connection;
+//! [`crate::SummaryAccumulator`] keeps one ledger per client).
 //!
 //! The link tags every send with a run-unique id (`uid`; 16-bit sequences wrap), and the driver's
 //! `PacketSent` ties that id to the sender's sequence. The [`PacketLedger`] folds events into one
@@ -20,10 +21,14 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Dir, DropReason, Event, EventKind, Side, SimTime};
+use crate::event::{ClientId, Dir, DropReason, Event, EventKind, Side, SimTime};
 
+mod discards;
 mod queries;
 mod retire;
+
+pub use discards::Discards;
+use discards::{Verdict, DISCARD_KINDS};
 
 /// Ground-truth counters, totals over both directions.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
@@ -44,6 +49,20 @@ pub struct PacketTotals {
     pub duplicate_acks: u64,
     /// Packets the endpoints rejected as malformed.
     pub malformed: u64,
+}
+
+impl PacketTotals {
+    /// Adds `other`'s counts (totals over several clients).
+    pub fn add(&mut self, other: &PacketTotals) {
+        self.sent += other.sent;
+        self.link_dropped += other.link_dropped;
+        self.delivered += other.delivered;
+        self.duplicated += other.duplicated;
+        self.acked += other.acked;
+        self.false_acks += other.false_acks;
+        self.duplicate_acks += other.duplicate_acks;
+        self.malformed += other.malformed;
+    }
 }
 
 /// What the link had done with a send at some instant.
@@ -125,6 +144,8 @@ struct Record {
     seq: Option<u16>,
     dir: Option<Dir>,
     dropped: Option<DropReason>,
+    /// What the receiver did with the copies the link delivered (see [`Discards`]).
+    verdict: Verdict,
 }
 
 impl Default for Record {
@@ -147,6 +168,7 @@ impl Default for Record {
             seq: None,
             dir: None,
             dropped: None,
+            verdict: Verdict::None,
         }
     }
 }
@@ -194,6 +216,12 @@ pub struct PacketLedger {
     /// Outcomes beyond the first for one send (an ack and a nak, or either twice).
     repeated_outcomes: u64,
     malformed: u64,
+    /// The client whose events it folds, less 1 (so that a default ledger is client 1's).
+    client_index: ClientId,
+    /// Per direction (of the discarded packets): copies discarded, by kind (see [`Discards`]).
+    discards: [[u64; DISCARD_KINDS]; 2],
+    /// Per direction: sends delivered and never accepted, only discarded (see [`Discards`]).
+    discarded_sends: [u64; 2],
 }
 
 impl PacketLedger {
@@ -207,7 +235,7 @@ impl PacketLedger {
         let mut records = std::mem::take(&mut self.records);
         records.clear();
         let retired = self.retired.fresh();
-        *self = Self { records, retired, ..Self::default() };
+        *self = Self { records, retired, client_index: self.client_index, ..Self::default() };
     }
 
     /// Folds a batch of events (batches may come in any order; see the module doc).
@@ -217,18 +245,35 @@ impl PacketLedger {
         }
     }
 
-    /// Folds one event.
+    /// A ledger of client `client`'s connection: it folds that client's events only (a new
+    /// ledger is client 1's).
+    pub fn for_client(client: ClientId) -> Self {
+        Self { client_index: client.wrapping_sub(1), ..Self::default() }
+    }
+
+    /// The client whose events this ledger folds.
+    pub fn client(&self) -> ClientId {
+        self.client_index.wrapping_add(1)
+    }
+
+    /// Folds one event (of this ledger's client: any other is left out).
     pub fn observe_event(&mut self, e: &Event) {
+        if e.client.wrapping_sub(1) != self.client_index {
+            return;
+        }
         let t = e.time;
         match e.kind {
             EventKind::PacketSent { side, seq, bytes, uid } => {
                 self.sent[side.index()] += 1;
                 let dir = side.outgoing();
                 let table = &mut self.last_uid[dir.index()];
-                if table.is_empty() {
-                    table.resize(1 << 16, NO_UID);
+                let i = seq as u16 as usize;
+                if i >= table.len() {
+                    // Grown as sequences are used (a run of many clients has a ledger each: a
+                    // full table per direction up front was 1 MB per client).
+                    table.resize(i + 1, NO_UID);
                 }
-                table[seq as u16 as usize] = uid;
+                table[i] = uid;
                 if let Some(r) = self.record_mut(uid) {
                     r.dir = Some(dir);
                     r.seq = Some(seq as u16);
@@ -276,11 +321,25 @@ impl PacketLedger {
                 if let Some(r) = self.latest_mut(side.other(), seq) {
                     r.received_at.set_once(t);
                 }
+                self.judge_latest(t, side, seq, Verdict::Accepted);
+            }
+            EventKind::PacketDiscarded { side, seq, reason } => {
+                self.count_discard(side, discards::kind_of(reason));
+                self.judge_latest(t, side, seq, Verdict::Discarded);
+            }
+            EventKind::Ue4SkipAck { side, seq } => {
+                self.count_discard(side, discards::SKIP_ACK);
+                self.judge_latest(t, side, seq, Verdict::Refused);
+            }
+            EventKind::MessageDesync { side, .. } => {
+                self.count_discard(side, discards::DESYNC);
+                self.judge_last_delivery(t, side, Verdict::Discarded);
             }
             EventKind::PacketAcked { side, seq } => self.on_acked(t, side, seq),
             EventKind::PacketNakked { side, seq } => self.on_nakked(t, side, seq),
             EventKind::Malformed { side, .. } => {
                 self.malformed += 1;
+                self.count_discard(side, discards::MALFORMED);
                 let dir = side.other().outgoing();
                 if let Some((at, uid)) = self.last_delivery[dir.index()] {
                     if at == t {
@@ -289,6 +348,7 @@ impl PacketLedger {
                         }
                     }
                 }
+                self.judge_last_delivery(t, side, Verdict::Discarded);
             }
             _ => {}
         }

@@ -156,3 +156,69 @@ fn a_reset_ledger_counts_as_a_new_one() {
         }
     }
 }
+
+/// A send of `side` delivered at `t` (uid, seq), with the receiver's verdict event.
+fn delivered(t: u64, side: Side, uid: u64, verdict: EventKind) -> [Event; 2] {
+    [ev(t, EventKind::LinkDelivered { dir: side.outgoing(), uid, delay_us: 1 }), ev(t, verdict)]
+}
+
+#[test]
+fn a_send_is_effectively_lost_when_the_receiver_never_accepted_a_copy_whatever_the_fold_order() {
+    use crate::event::{DiscardReason, MalformedReason};
+    let b = Side::B;
+    let received = |seq| EventKind::PacketReceived { side: b, seq, bytes: 10 };
+    let discarded = |seq, reason| EventKind::PacketDiscarded { side: b, seq, reason };
+    let mut batches: Vec<Vec<Event>> = Vec::new();
+    for (seq, uid) in (0..6).zip(10..) {
+        batches.push(sent(seq as u64, Side::A, seq, uid).to_vec());
+    }
+    // 10: accepted, then a duplicate copy discarded: delivered.
+    batches.push(delivered(20, Side::A, 10, received(0)).to_vec());
+    batches.push(delivered(21, Side::A, 10, discarded(0, DiscardReason::Duplicate)).to_vec());
+    // 11: late, discarded: lost. 12: malformed: lost. 13: dropped by the link.
+    batches.push(delivered(22, Side::A, 11, discarded(1, DiscardReason::Late)).to_vec());
+    batches.push(
+        delivered(23, Side::A, 12, EventKind::Malformed { side: b, reason: MalformedReason::BadPayload }).to_vec(),
+    );
+    batches.push(vec![ev(4, EventKind::LinkDropped { dir: Dir::AtoB, uid: 13, reason: DropReason::Random })]);
+    // 14: accepted, then refused (UE4's bSkipAck): lost. 15: discarded, then a copy accepted.
+    batches.push(delivered(24, Side::A, 14, received(4)).to_vec());
+    batches.push(vec![ev(24, EventKind::Ue4SkipAck { side: b, seq: 4 })]);
+    batches.push(delivered(25, Side::A, 15, discarded(5, DiscardReason::Stale)).to_vec());
+    batches.push(delivered(26, Side::A, 15, received(5)).to_vec());
+    for order in [false, true] {
+        let mut l = PacketLedger::counting();
+        let mut b = batches.clone();
+        if order {
+            // The sends first, then the receiver's batches newest first (a UDP consumer's order).
+            b[6..].reverse();
+        }
+        for batch in &b {
+            l.observe(batch);
+        }
+        let dirs = [Dir::AtoB];
+        assert_eq!(l.discarded_sends(Dir::AtoB), 3, "reversed: {order}");
+        assert_eq!(l.loss_percent_of(&dirs), 100.0 / 6.0);
+        assert_eq!(l.effective_loss_percent(&dirs), 400.0 / 6.0, "reversed: {order}");
+        let d = l.discards(&dirs);
+        assert_eq!((d.duplicate, d.late, d.malformed, d.skip_ack, d.stale, d.total()), (1, 1, 1, 1, 1, 5));
+        assert_eq!(l.discards(&[Dir::BtoA]).total(), 0);
+    }
+}
+
+#[test]
+fn a_receiver_that_knows_no_send_judges_the_copy_delivered_at_the_same_instant() {
+    // `ackscope peer`: only the incoming link's events and the receiver's verdicts, no PacketSent.
+    use crate::event::DiscardReason;
+    let mut l = PacketLedger::new();
+    for uid in 0..4 {
+        l.observe(&[ev(uid, EventKind::LinkSent { dir: Dir::BtoA, uid, bytes: 10 })]);
+    }
+    let a = Side::A;
+    l.observe(&delivered(10, Side::B, 0, EventKind::PacketReceived { side: a, seq: 7, bytes: 10 }));
+    l.observe(&delivered(11, Side::B, 1, EventKind::PacketDiscarded { side: a, seq: 8, reason: DiscardReason::Late }));
+    l.observe(&[ev(12, EventKind::LinkDropped { dir: Dir::BtoA, uid: 2, reason: DropReason::Random })]);
+    assert_eq!(l.effective_loss_percent(&[Dir::BtoA]), 50.0);
+    assert_eq!(l.recent_effective_loss_percent(Dir::BtoA, 4), Some(50.0));
+    assert_eq!(l.recent_loss_percent(Dir::BtoA, 4), Some(25.0));
+}

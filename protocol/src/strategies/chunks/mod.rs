@@ -75,9 +75,10 @@ impl Default for ChunkConfig {
 impl ChunkConfig {
     /// What the chunk figures ([`ChunkSummary::from_events`](crate::measure::ChunkSummary::from_events))
     /// need to know of this sender: a block's bytes on the wire and the target bandwidth.
-    pub fn cost(&self) -> crate::measure::ChunkCost<impl Fn(usize) -> usize + '_> {
+    pub fn cost(&self) -> crate::measure::ChunkCost<impl Fn(usize) -> usize + Copy> {
+        let config = *self;
         crate::measure::ChunkCost {
-            wire_bytes: move |bytes| chunk_wire_bytes(self, bytes),
+            wire_bytes: move |bytes| chunk_wire_bytes(&config, bytes),
             target_kbps: self.bandwidth_kbps,
         }
     }

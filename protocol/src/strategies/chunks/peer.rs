@@ -8,7 +8,7 @@
 
 use super::packets::{decode_packet, write_ack, ChunkPacket, PacketError};
 use super::{ChunkConfig, ChunkReceiver, ChunkSender};
-use crate::event::{Event, EventKind, MalformedReason, Side, SimTime, StatsSample};
+use crate::event::{DiscardReason, Event, EventKind, MalformedReason, Side, SimTime, StatsSample};
 use crate::peer::{Peer, PeerCommand};
 use crate::reliability::stats::BandwidthMeter;
 use crate::wire::bits::BitError;
@@ -155,11 +155,17 @@ impl Peer for ChunkPeer {
         self.received_bw.add_packet(packet.len());
         match decoded {
             ChunkPacket::Slice(s) => {
+                let at = events.len();
                 events.push(Event::new(
                     now,
                     EventKind::PacketReceived { side, seq: s.seq as u32, bytes: packet.len() as u32 },
                 ));
                 self.receiver.process_slice(now, &s, events);
+                // A slice the receiver ignored is never acked: discarded, not received.
+                if events[at + 1..].iter().any(|e| matches!(e.kind, EventKind::SliceIgnored { .. })) {
+                    let reason = DiscardReason::SliceIgnored;
+                    events[at].kind = EventKind::PacketDiscarded { side, seq: s.seq as u32, reason };
+                }
                 if let Some((chunk, data, elapsed_us)) = self.receiver.read(now) {
                     let payload_id = check_payload(side.other(), &data);
                     if payload_id.is_some() {
@@ -201,6 +207,8 @@ impl Peer for ChunkPeer {
             rtt_ms: rtt,
             rtt_display_ms: rtt,
             loss_percent: self.sender.loss_percent() as f32,
+            // A receive-only endpoint (and a sender before its first verdict) judges nothing.
+            no_loss_verdict: !self.sender.has_loss_verdict(),
             sent_kbps: self.sent_bw.kbps() as f32,
             received_kbps: self.received_bw.kbps() as f32,
             ..StatsSample::default()

@@ -30,7 +30,9 @@ use std::collections::VecDeque;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample};
+use crate::event::{
+    DiscardReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample,
+};
 use crate::peer::{Peer, PeerCommand};
 use crate::reliability::ack::{malformed_reason, AckConfig, AckEndpoint, Acked, HeaderVerdict};
 use crate::reliability::channel::{AckedMessage, ChannelError, ChannelSizes, Pick, ReliableChannel};
@@ -445,7 +447,14 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
                 let reason = malformed_reason(&e);
                 return events.push(Event::new(now, EventKind::Malformed { side, reason }));
             }
-            Ok((_, _, HeaderVerdict::Stale)) => return self.ack.drop_stale(),
+            Ok((h, _, HeaderVerdict::Stale)) => {
+                self.ack.drop_stale();
+                if self.reports_packets {
+                    let (seq, reason) = (h.sequence as u32, DiscardReason::Stale);
+                    events.push(Event::new(now, EventKind::PacketDiscarded { side, seq, reason }));
+                }
+                return;
+            }
             Ok(x) => x,
         };
         // Decoded in place (the vectors and payload buffers of the last packet are reused).

@@ -21,7 +21,7 @@
 use std::collections::HashMap;
 
 use super::scheme::Outcome;
-use crate::event::{Event, EventKind, MalformedReason, SendKind, Side, SimTime, StatsSample};
+use crate::event::{DiscardReason, Event, EventKind, MalformedReason, SendKind, Side, SimTime, StatsSample};
 use crate::reliability::outbox::{Inbox, Outbox, OutboxConfig, MAX_MESSAGE_BYTES, MESSAGE_OVERHEAD_BYTES};
 use crate::reliability::stats::{self, BandwidthMeter, LossWindow, RttEstimator, StatsConfig};
 use crate::wire::sequence::sequence_greater_than;
@@ -179,9 +179,22 @@ impl MessageEndpoint {
         }
     }
 
-    /// A packet accepted for processing: report it and deliver its messages.
-    pub fn accepted(&mut self, now: SimTime, seq: u16, bytes: usize, ids: &[u64], events: &mut Vec<Event>) {
-        let kind = EventKind::PacketReceived { side: self.side, seq: seq as u32, bytes: bytes as u32 };
+    /// A packet accepted for processing: report it (received, or discarded when it will never be
+    /// acked: `unacked`) and deliver its messages.
+    pub fn accepted(
+        &mut self,
+        now: SimTime,
+        seq: u16,
+        bytes: usize,
+        ids: &[u64],
+        unacked: Option<DiscardReason>,
+        events: &mut Vec<Event>,
+    ) {
+        let (side, seq32) = (self.side, seq as u32);
+        let kind = match unacked {
+            None => EventKind::PacketReceived { side, seq: seq32, bytes: bytes as u32 },
+            Some(reason) => EventKind::PacketDiscarded { side, seq: seq32, reason },
+        };
         events.push(Event::new(now, kind));
         self.bw_received.add_packet(bytes);
         match self.newest_received {
@@ -197,6 +210,11 @@ impl MessageEndpoint {
             }
         }
         self.inbox.deliver(now, ids, events);
+    }
+
+    /// A well-formed packet ignored unacked.
+    pub fn discarded(&mut self, now: SimTime, seq: u16, reason: DiscardReason, events: &mut Vec<Event>) {
+        events.push(Event::new(now, EventKind::PacketDiscarded { side: self.side, seq: seq as u32, reason }));
     }
 
     pub fn malformed(&mut self, now: SimTime, reason: MalformedReason, events: &mut Vec<Event>) {

@@ -6,7 +6,7 @@
 //! estimator samples and message acks or resends.
 
 use super::endpoint::MessageEndpoint;
-use super::scheme::{NotifyScheme, Outcome};
+use super::scheme::{Admission, NotifyScheme, Outcome};
 use crate::event::{Event, Side, SimTime, StatsSample};
 use crate::peer::{Peer, PeerCommand};
 use crate::workload::WorkloadConfig;
@@ -103,12 +103,14 @@ impl<S: NotifyScheme> Peer for NotifyPeer<S> {
             Err(reason) => return self.m.malformed(now, reason, events),
         };
         let Some(ids) = self.m.check_messages(now, &messages, events) else { return };
-        match self.scheme.admit(now, &h) {
+        let seq = S::sequence(&h);
+        let unacked = match self.scheme.admit(now, &h) {
             Err(reason) => return self.m.malformed(now, reason, events),
-            Ok(false) => return,
-            Ok(true) => {}
-        }
-        self.m.accepted(now, S::sequence(&h), packet.len(), &ids, events);
+            Ok(Admission::Ignore(reason)) => return self.m.discarded(now, seq, reason, events),
+            Ok(Admission::Unacked(reason)) => Some(reason),
+            Ok(Admission::Accept) => None,
+        };
+        self.m.accepted(now, seq, packet.len(), &ids, unacked, events);
         self.scheme.process_acks(now, &h, &mut self.outcomes);
         self.report(now, events);
     }

@@ -23,8 +23,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::peer::NotifyPeer;
-use super::scheme::{NotifyScheme, Outcome};
-use crate::event::{MalformedReason, SimTime};
+use super::scheme::{Admission, NotifyScheme, Outcome};
+use crate::event::{DiscardReason, MalformedReason, SimTime};
 use crate::reliability::outbox::serialize_messages;
 use crate::reliability::stats::{RttFilter, StatsConfig};
 use crate::wire::bits::{BitError, BitReader, BitWriter, Stream};
@@ -331,9 +331,14 @@ impl NotifyScheme for RelliktEndpoint {
         read_packet(packet, self.config.protocol_id).map_err(|e| e.reason())
     }
 
-    /// Every well-formed packet is processed: the bitfield tells which arrived.
-    fn admit(&mut self, _now: SimTime, _header: &RelliktHeader) -> Result<bool, MalformedReason> {
-        Ok(true)
+    /// Every well-formed packet is processed: the bitfield tells which arrived. One older than
+    /// the received window is never acked (it cannot be recorded), though its acks and messages
+    /// are taken.
+    fn admit(&mut self, now: SimTime, header: &RelliktHeader) -> Result<Admission, MalformedReason> {
+        if !self.expired(now) && self.last_receive.is_some() && self.received.is_too_old(header.sequence) {
+            return Ok(Admission::Unacked(DiscardReason::Stale));
+        }
+        Ok(Admission::Accept)
     }
 
     fn process_acks(&mut self, now: SimTime, header: &RelliktHeader, out: &mut Vec<Outcome>) {

@@ -1,7 +1,7 @@
 //! What differs between delivery-notification schemes: the [`NotifyScheme`] trait, and the
 //! [`Outcome`] every scheme reports for each of its packets.
 
-use crate::event::{MalformedReason, SimTime};
+use crate::event::{DiscardReason, MalformedReason, SimTime};
 use crate::reliability::stats::StatsConfig;
 
 /// What a scheme learned about one of its packets (each sequence gets exactly one).
@@ -16,6 +16,18 @@ pub enum Outcome {
         sequence: u16,
         timeout: bool,
     },
+}
+
+/// What a receiver does with a well-formed packet (intact messages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Admission {
+    /// Processed and acked.
+    Accept,
+    /// Neither processed nor acked.
+    Ignore(DiscardReason),
+    /// Its acks and messages are taken, but it is never acked (rellikt: too old for its received
+    /// buffer), so its sender counts it lost.
+    Unacked(DiscardReason),
 }
 
 /// One delivery-notification scheme's header and ack bookkeeping: everything a
@@ -62,9 +74,9 @@ pub trait NotifyScheme: Send + 'static {
 
     /// Decodes any bytes into a header and message payloads, or says why they are malformed.
     fn read(&self, packet: &[u8]) -> Result<(Self::Header, Vec<Vec<u8>>), MalformedReason>;
-    /// Whether a well-formed packet (intact messages) is processed and acked: `Ok(false)` ignores
-    /// it, `Err` rejects it as malformed.
-    fn admit(&mut self, now: SimTime, header: &Self::Header) -> Result<bool, MalformedReason>;
+    /// Whether a well-formed packet (intact messages) is processed and acked (see
+    /// [`Admission`]); `Err` rejects it as malformed.
+    fn admit(&mut self, now: SimTime, header: &Self::Header) -> Result<Admission, MalformedReason>;
     /// Takes in an admitted packet: records its sequence for acking and reads the acks it carries.
     fn process_acks(&mut self, now: SimTime, header: &Self::Header, out: &mut Vec<Outcome>);
 }

@@ -24,7 +24,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use crate::event::{Event, EventKind, RefuseReason, SendKind, Side, SimTime, StatsSample, Ue4ChannelKind};
+use crate::event::{
+    DiscardReason, Event, EventKind, RefuseReason, SendKind, Side, SimTime, StatsSample, Ue4ChannelKind,
+};
 use crate::peer::{Peer, PeerCommand};
 use crate::reliability::loss::LossJudge;
 use crate::reliability::stats::{self, BandwidthMeter, RttEstimator, StatsConfig};
@@ -323,6 +325,10 @@ impl Peer for Ue4Peer {
     fn receive(&mut self, now: SimTime, packet: &[u8], events: &mut Vec<Event>) {
         if self.closed.is_some() {
             self.counters.ignored_after_close += 1;
+            if let Ok(pkt) = decode_packet_with(packet, self.max_packet_bytes) {
+                let (side, seq, reason) = (self.side, pkt.header.seq.get() as u32, DiscardReason::Closed);
+                self.push(events, now, EventKind::PacketDiscarded { side, seq, reason });
+            }
             return;
         }
         match decode_packet_with(packet, self.max_packet_bytes) {

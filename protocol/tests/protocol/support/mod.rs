@@ -9,6 +9,7 @@
 
 mod filtered;
 mod runs;
+pub mod truths;
 mod ue4;
 
 use std::collections::{BTreeMap, HashMap, HashSet};

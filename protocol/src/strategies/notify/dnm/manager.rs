@@ -91,6 +91,12 @@ impl DeliveryNotificationManager {
         sequence
     }
 
+    /// Whether `seq` was processed among the last [`LATE_WINDOW`] sequences (to tell a duplicate
+    /// from a late packet when one is refused).
+    pub fn processed_recently(&self, seq: u16) -> bool {
+        self.last_accept.is_some() && self.received.exists(seq)
+    }
+
     /// The seed's `ProcessSequenceNumber`: true when the packet is to be processed (and acked).
     ///
     /// With `accept_late`, a sequence older than expected is processed too, once: only if it is

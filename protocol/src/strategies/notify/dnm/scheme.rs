@@ -4,9 +4,9 @@
 use super::manager::DeliveryNotificationManager;
 use super::wire::{header_bytes_max, read_packet, write_parts, DnmPacket, MAX_WIRE_RANGES};
 use super::DnmConfig;
-use crate::event::{MalformedReason, SimTime};
+use crate::event::{DiscardReason, MalformedReason, SimTime};
 use crate::reliability::stats::StatsConfig;
-use crate::strategies::notify::scheme::{NotifyScheme, Outcome};
+use crate::strategies::notify::scheme::{Admission, NotifyScheme, Outcome};
 
 /// Ack ranges one packet carries at most under `config`.
 fn max_ranges(config: &DnmConfig) -> usize {
@@ -80,11 +80,16 @@ impl NotifyScheme for DeliveryNotificationManager {
 
     /// Implausible ack ranges make the packet malformed; a sequence older than expected is
     /// neither processed nor acked (the seed's rule), unless `accept_late` processes it once.
-    fn admit(&mut self, now: SimTime, header: &DnmPacket) -> Result<bool, MalformedReason> {
+    fn admit(&mut self, now: SimTime, header: &DnmPacket) -> Result<Admission, MalformedReason> {
         if !header.acks.is_empty() && !self.ranges_plausible(&header.acks) {
             return Err(MalformedReason::BadPayload);
         }
-        Ok(self.process_sequence(now, header.sequence))
+        let seen = self.processed_recently(header.sequence);
+        Ok(match (self.process_sequence(now, header.sequence), seen) {
+            (true, _) => Admission::Accept,
+            (false, true) => Admission::Ignore(DiscardReason::Duplicate),
+            (false, false) => Admission::Ignore(DiscardReason::Late),
+        })
     }
 
     fn process_acks(&mut self, now: SimTime, header: &DnmPacket, out: &mut Vec<Outcome>) {

@@ -2,7 +2,7 @@
 //! header's acks and Naks on our own packets, and bunches delivered to channels — with the
 //! packet reported lost (bSkipAck) when one of its bunches could not be processed.
 
-use crate::event::MalformedReason;
+use crate::event::{DiscardReason, MalformedReason};
 use crate::workload::check_payload;
 
 use super::super::bunch::Bunch;
@@ -66,8 +66,15 @@ impl Ue4Peer {
     /// `ReceivedPacket`: hold it in the order cache, ignore it, or process it.
     pub(super) fn received_packet(&mut self, now: SimTime, pkt: DecodedPacket, bytes: usize, events: &mut Vec<Event>) {
         let delta = self.notify.sequence_delta(&pkt.header);
+        let side = self.side;
+        let seq = pkt.header.seq;
         if delta <= 0 {
             self.counters.packets_out_of_order_dropped += 1;
+            // Not newer than the last packet processed (`GetSequenceDelta` is 0): the last one
+            // again, or an older one (late, or a copy of an older one: UE4 keeps no record to
+            // tell).
+            let reason = if seq == self.notify.in_seq() { DiscardReason::Duplicate } else { DiscardReason::Late };
+            self.push(events, now, EventKind::PacketDiscarded { side, seq: seq.get() as u32, reason });
             return;
         }
         if self.config.order_cache_enabled
@@ -76,7 +83,11 @@ impl Ue4Peer {
         {
             match self.order_cache.insert(delta, (pkt, bytes)) {
                 Ok(()) => self.counters.packets_cached += 1,
-                Err(_) => self.counters.packets_out_of_order_dropped += 1,
+                Err(_) => {
+                    self.counters.packets_out_of_order_dropped += 1;
+                    let reason = DiscardReason::OrderCacheFull;
+                    self.push(events, now, EventKind::PacketDiscarded { side, seq: seq.get() as u32, reason });
+                }
             }
             return;
         }
@@ -89,8 +100,6 @@ impl Ue4Peer {
         self.scratch_notify = notified;
         self.counters.packets_lost += (delta - 1) as u64;
         self.in_packet_id += delta as u64;
-        let side = self.side;
-        let seq = pkt.header.seq;
         self.push(events, now, EventKind::PacketReceived { side, seq: seq.get() as u32, bytes: bytes as u32 });
         self.bw_received.add_packet(bytes);
         let mut skip_ack = false;

@@ -1,0 +1,132 @@
+//! Where a proxy run's batches go: a session file written as the run goes on (`--out`), or a
+//! recording in memory (tests, and the window's source later).
+//!
+//! The session file is format version 3 with origin "proxy" (where it listened, the server it
+//! forwarded to): every event names its client, so each source address is one client of the
+//! recording with its own send ids; the scenario in the header is the link every client got.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use ackscope_protocol::{ClientId, Event, Scenario, SimTime, Step};
+use anyhow::{anyhow, Context, Result};
+
+use super::bytes::ByteStore;
+use super::relay::Batch;
+use super::stats::addr_text;
+use crate::app::live_log::LiveLimits;
+use crate::model::Origin;
+use crate::session::stream::SessionStream;
+use crate::session::{Session, Transport};
+
+/// Bits of a run-wide send id below the client: 2^40 sends per client.
+pub const FILE_UID_CLIENT_SHIFT: u32 = 40;
+
+/// A send id unique over the whole run for client `client`'s send `uid` (the decoder's key).
+pub fn file_uid(client: ClientId, uid: u64) -> u64 {
+    ((client as u64) << FILE_UID_CLIENT_SHIFT) | (uid & ((1 << FILE_UID_CLIENT_SHIFT) - 1))
+}
+
+/// A session file being written while the proxy runs: streamed into a temporary file beside
+/// the target (events are not held in memory), renamed over it when finished, so the target is
+/// never half-written; a failed or abandoned run removes the temporary file.
+pub struct SessionOut {
+    stream: Option<SessionStream>,
+    tmp: PathBuf,
+    path: PathBuf,
+}
+
+impl SessionOut {
+    /// Starts writing `path` for a proxy run of `scenario` listening on `listen`, forwarding to
+    /// `forward`.
+    pub fn create(path: &Path, scenario: &Scenario, listen: SocketAddr, forward: SocketAddr) -> Result<Self> {
+        let origin = path.display().to_string();
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let name = path.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
+        // The temporary name `session::remove_stale_temps` recognises and tidies after a kill.
+        let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+        let mut header = Session::scenario_only(scenario.clone());
+        // Real time on real sockets: a re-run cannot reproduce the traffic.
+        header.transport = Transport::Udp;
+        header.origin = Some(Origin::Proxy { listen: addr_text(listen), upstream: addr_text(forward) });
+        let stream = SessionStream::create(&tmp, &header).with_context(|| format!("{origin}: cannot write"))?;
+        Ok(Self { stream: Some(stream), tmp, path: path.to_path_buf() })
+    }
+
+    /// Appends a batch's events and run-wide actions.
+    pub fn append(&mut self, batch: &Batch) -> Result<()> {
+        self.append_events(&batch.events, &batch.actions)
+    }
+
+    /// Appends events (in time order after what was appended) and actions.
+    pub fn append_events(&mut self, events: &[Event], actions: &[Step]) -> Result<()> {
+        let stream = self.stream.as_mut().expect("open until finished");
+        stream.append(events, actions)
+    }
+
+    /// Finishes the file covering `duration` and renames it into place: its size.
+    pub fn finish(mut self, duration: SimTime) -> Result<u64> {
+        let mut stream = self.stream.take().expect("open until finished");
+        stream.set_duration(duration.0);
+        let bytes = stream.finish()?;
+        std::fs::rename(&self.tmp, &self.path)
+            .with_context(|| format!("{}: cannot replace the file", self.path.display()))?;
+        Ok(bytes)
+    }
+}
+
+impl Drop for SessionOut {
+    fn drop(&mut self) {
+        if self.stream.take().is_some() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// A proxy run kept in memory: every event and action, each client's address, the bytes.
+#[derive(Debug)]
+pub struct Recording {
+    pub events: Vec<Event>,
+    pub actions: Vec<Step>,
+    pub clients: Vec<(ClientId, std::net::SocketAddr, SimTime)>,
+    pub expired: Vec<(ClientId, SimTime)>,
+    pub bytes: ByteStore,
+}
+
+impl Recording {
+    pub fn new(limits: LiveLimits) -> Self {
+        Self {
+            events: Vec::new(),
+            actions: Vec::new(),
+            clients: Vec::new(),
+            expired: Vec::new(),
+            bytes: ByteStore::new(limits),
+        }
+    }
+
+    /// Takes in a batch.
+    pub fn take(&mut self, b: Batch) {
+        self.events.extend(b.events);
+        self.actions.extend(b.actions);
+        self.clients.extend(b.joined);
+        self.expired.extend(b.expired);
+        for d in b.datagrams {
+            self.bytes.push(d);
+        }
+        for f in b.forwards {
+            self.bytes.forwarded(f);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_wide_send_ids_keep_every_client_apart() {
+        assert_ne!(file_uid(1, 0), file_uid(2, 0));
+        assert_eq!(file_uid(3, 7) >> FILE_UID_CLIENT_SHIFT, 3);
+        assert_eq!(file_uid(3, 7) & 0xFFFF, 7);
+    }
+}

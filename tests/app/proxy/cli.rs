@@ -1,0 +1,96 @@
+//! `ackscope proxy` as a process: its JSON report, its session file, its refusals.
+
+use std::process::{Command, Stdio};
+
+use ackscope::session;
+use ackscope_protocol::EventKind;
+
+use super::*;
+
+fn free_port() -> SocketAddr {
+    UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap()
+}
+
+#[test]
+fn the_proxy_command_reports_per_client_and_writes_a_session() {
+    let server = Server::echo("127.0.0.1:0");
+    let listen = free_port();
+    let dir = std::env::temp_dir().join(format!("ackscope-proxy-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("proxied.ron");
+    let child = Command::new(env!("CARGO_BIN_EXE_ackscope"))
+        .args(["proxy", "--listen", &listen.to_string(), "--forward", &server.addr.to_string()])
+        .args(["--set", "link.latency_ms=10", "--set", "seed=5", "--seconds", "3", "--json", "--decode", "none"])
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The proxy is up once a datagram comes back; then 100 more.
+    let client = Client::to(listen);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut probes = 0;
+    while client.count() == 0 && Instant::now() < deadline {
+        client.send(&payload(0));
+        probes += 1;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(client.count() > 0, "the proxy never answered");
+    for i in 1..=100 {
+        client.send(&payload(i));
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while client.count() < 101 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let done = child.wait_with_output().unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(j["listen"], listen.to_string());
+    assert_eq!(j["decode"], "none");
+    assert_eq!((j["clients_seen"].as_u64(), j["seed"].as_u64()), (Some(1), Some(5)));
+    let c = &j["clients"][0];
+    assert_eq!(c["client"], 1);
+    let up = &c["client_to_server"];
+    let sent = (probes + 100) as u64;
+    // Probes sent before the proxy was listening never reached it.
+    assert!(up["datagrams"].as_u64().unwrap() >= 101 && up["datagrams"].as_u64().unwrap() <= sent, "{j}");
+    assert_eq!(up["dropped_percent"].as_f64(), Some(0.0));
+    let p50 = up["added_delay_p50_ms"].as_f64().unwrap();
+    assert!((10.0..11.0).contains(&p50), "{j}");
+    assert_eq!(j["server_to_client"]["datagrams"], up["datagrams"]);
+
+    // The session opens like any recording: every datagram's link events, the scenario it ran.
+    let s = session::load(&out).unwrap();
+    assert_eq!(s.scenario.seed, 5);
+    assert_eq!(s.scenario.link.a_to_b.latency_ms, 10.0);
+    let sends = s.events.iter().filter(|e| matches!(e.kind, EventKind::LinkSent { .. })).count() as u64;
+    assert_eq!(sends, up["datagrams"].as_u64().unwrap() * 2);
+    assert_eq!(j["session_bytes"].as_u64(), Some(std::fs::metadata(&out).unwrap().len()));
+    let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().filter(|e| e.path() != out).collect();
+    assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn refused(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_ackscope")).arg("proxy").args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stdout));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+#[test]
+fn bad_proxy_arguments_are_refused_with_the_reason() {
+    let base = ["--listen", "127.0.0.1:0", "--forward", "127.0.0.1:9"];
+    let with = |extra: &[&'static str]| -> Vec<&'static str> { [&base[..], extra].concat() };
+    assert!(refused(&with(&["--decode", "quic"])).contains("unknown decoder 'quic'"));
+    assert!(refused(&with(&["--set", "link.loss_percent=300"])).contains("link.loss_percent"));
+    assert!(refused(&with(&["--seconds", "0"])).contains("--seconds"));
+    assert!(refused(&with(&["--expire-s", "0"])).contains("--expire-s"));
+    assert!(refused(&["--listen", "nowhere", "--forward", "127.0.0.1:9", "--seconds", "1"]).contains("--listen"));
+    let busy = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().to_string();
+    assert!(refused(&["--listen", &port, "--forward", "127.0.0.1:9", "--seconds", "1"]).contains("cannot listen"));
+}
