@@ -90,11 +90,9 @@ fn an_exported_session_imports_with_its_own_counts_loss_and_delays() {
             |events: &[Event]| events.iter().filter(|e| matches!(e.kind, EventKind::PacketAcked { .. })).count();
         let (sa, ia) = (acked(&session), acked(&imported));
         println!("{ctx}: session acked {sa}, decoded {ia}");
-        // dnm under duplicates and 25 ms jitter: the decoder counts more acks than the endpoints
-        // report (reported to the decoders' owner; the link's truth above is exact).
-        if strategy != Strategy::Dnm {
-            assert!(sa.abs_diff(ia) * 100 <= sa, "{ctx}: session acked {sa}, decoded {ia}");
-        }
+        // dnm too, under duplicates and 25 ms jitter: the decoder drops late packets' acks as
+        // dnm's receiver does (it once counted 841 where the endpoints took 650).
+        assert!(sa.abs_diff(ia) * 100 <= sa, "{ctx}: session acked {sa}, decoded {ia}");
     }
 }
 

@@ -14,6 +14,7 @@ mod compare;
 mod decode_acks;
 mod decode_enet;
 mod decode_kcp;
+mod dnm_capacity;
 mod edits;
 mod export;
 mod files;

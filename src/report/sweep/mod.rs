@@ -64,6 +64,8 @@ pub struct SeedFigures {
     pub p50_ms: f64,
     pub p95_ms: f64,
     pub p99_ms: f64,
+    /// `reliable.wire_bytes_per_delivered`: wire bytes both ways / messages delivered, reliable
+    /// and snapshot alike (the snapshots count too).
     pub bytes_per_message: f64,
     pub sends_per_message: f64,
     pub spurious_resends: u64,
