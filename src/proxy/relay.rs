@@ -143,10 +143,10 @@ pub struct Relay {
 
 /// Longest the relay keeps events before handing them to the owner while it is busy, and the
 /// least time to its next deadline for which it hands them over before waiting. Handing over on
-/// every turn of the loop woke the owner's thread (a futex wake, a new batch allocation) up to
-/// 20,000 times a second under load, and on two shared cores every such wake-up competes with the
-/// relay for its core: the delay's p99 error at 10k-20k datagrams/s was the relay thread waiting
-/// for a core, not its timer.
+/// every turn of the loop woke the owner's thread (a futex wake and a new batch's allocation) up
+/// to 20,000 times a second, each wake-up a thread competing with the relay for one of two shared
+/// cores. Fewer wake-ups cost the owner at most this much delay; their effect on the delay's p99
+/// could not be told from the machine's load in `proxy_bench` (README, Proxy figures).
 const HAND_OVER_EVERY: Duration = Duration::from_millis(2);
 /// Events in a batch that are handed over at once whatever the time.
 const HAND_OVER_EVENTS: usize = 4096;

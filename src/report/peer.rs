@@ -249,12 +249,16 @@ impl PeerReport {
         let p = &self.packets;
         let e = &self.estimates;
         let opt = |v: Option<f64>, unit: &str| v.map(|v| format!("{v:.2} {unit}")).unwrap_or_else(|| "-".into());
+        let bw = |f: fn(&Bandwidth) -> (f64, f64)| {
+            self.bandwidth.as_ref().map(f).map_or_else(|| "-".to_string(), |(m, p)| format!("{m:.1} / {p:.1}"))
+        };
         format!(
             "ackscope peer {} ({} -> {}): strategy {}, seed {}, {:.1} s\n\
              sent {} packets, {} acked ({} duplicate acks); received {} ({} malformed)\n\
              incoming link: {} delivered, {} dropped ({}), {} duplicated, mean delay {}; \
              {} discarded here{} (effectively lost {})\n\
-             estimates: RTT {}, loss {}\n\
+             estimates: RTT {} (min {}), loss {}\n\
+             bandwidth kbps (mean / p95): sent {}, received {}, acked {}\n\
              events: {}, send errors: {}",
             self.side,
             self.bind,
@@ -276,7 +280,11 @@ impl PeerReport {
             super::discards_text(&e.discarded),
             opt(e.incoming_effective_loss_percent, "%"),
             super::opt_figure(e.rtt_ms, 1, "ms", "no sample"),
+            super::opt_figure(e.rtt_min_ms, 1, "ms", "no sample"),
             super::opt_figure(e.loss_percent, 2, "%", "no verdict yet"),
+            bw(|b| (b.sent_kbps_mean, b.sent_kbps_p95)),
+            bw(|b| (b.received_kbps_mean, b.received_kbps_p95)),
+            bw(|b| (b.acked_kbps_mean, b.acked_kbps_p95)),
             self.events,
             self.send_errors
         )
