@@ -159,6 +159,11 @@ impl Importer {
         (events, summary)
     }
 
+    /// The format the decoder reads (`none` when none, or while it still probes).
+    pub fn decoder_name(&self) -> &'static str {
+        self.decoder.format().map_or("none", |f| f.name())
+    }
+
     /// True while `auto` (or `ackscope`) is still probing the first datagrams.
     fn probing(&self) -> bool {
         matches!(self.decoder.choice(), DecodeChoice::Auto | DecodeChoice::Ackscope) && self.decoder.probe().is_none()
