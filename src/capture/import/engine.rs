@@ -228,10 +228,14 @@ impl Importer {
         let Some(list) = self.open.get(&fp) else { return false };
         // Never a send going the other way between the same ends (two sides can send identical
         // bytes: reliable.io's first packets); the same ends seen on another interface first.
-        let (_, src, dst) = key;
+        // On the same interface a copy is another hop (a proxy's), with both ends other than
+        // the send's: two clients of one server send identical bytes too (their first packets),
+        // and share one end with each other.
+        let (interface, src, dst) = key;
         let fits = |s: &Send| {
             s.stream != key
                 && (s.stream.1, s.stream.2) != (dst, src)
+                && (s.stream.0 != interface || (s.stream.1 != src && s.stream.2 != dst))
                 && s.time_ns <= time_ns
                 && want.is_none_or(|(f, d)| (s.flow, s.dir) == (f, d))
         };
