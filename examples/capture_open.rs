@@ -171,6 +171,25 @@ fn main() {
         generate(&path, args.next().unwrap().parse().unwrap());
         return;
     }
+    if let Some("--source-only") = std::env::args().nth(1).as_deref() {
+        // The capture source alone, its events dropped: what the reading holds, without a window.
+        let path = PathBuf::from(std::env::args().nth(2).expect("CAPTURE"));
+        let options = ackscope::capture::import::ImportOptions::default();
+        let t = Instant::now();
+        let src = ackscope::source::start(ackscope::source::Spec::Capture { path, options }, || {}).expect("open");
+        let mut events = 0usize;
+        while src.is_running() {
+            events += src.try_batches().map(|b| b.events.len()).sum::<usize>();
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        events += src.try_batches().map(|b| b.events.len()).sum::<usize>();
+        println!(
+            "source only: {events} events in {:.1} s, peak RSS {:.0} MiB",
+            t.elapsed().as_secs_f64(),
+            memory::status_mib("VmHWM")
+        );
+        return;
+    }
     let mut args = std::env::args().skip(1);
     let size_mb: u64 = args.next().map_or(1024, |a| a.parse().expect("SIZE_MB"));
     let max_mib: Option<u64> = args.next().map(|a| a.parse().expect("MAX_MIB"));

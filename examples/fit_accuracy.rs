@@ -82,7 +82,7 @@ fn params(k: &LinkConfig, f: &DirFit) -> Vec<(&'static str, f64, f64)> {
 }
 
 /// The fit of `known` run with `seed` for `secs`: both directions.
-pub fn fit_once(known: &Known, seed: u64, secs: f64) -> Vec<DirFit> {
+fn fit_once(known: &Known, seed: u64, secs: f64) -> Vec<DirFit> {
     let mut s = Scenario { strategy: Strategy::Glenn, seed, send_rate_pps: known.send_rate_pps, ..Scenario::default() };
     for d in Dir::BOTH {
         *s.link.get_mut(d) = known.link.clone();
