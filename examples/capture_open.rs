@@ -150,11 +150,10 @@ fn open(path: &Path, max_mib: Option<u64>) {
         bytes as f64 / 1e6 / read
     );
     println!(
-        "  memory: peak RSS {:.0} MiB ({:.0} MiB before opening); at most {most_events} events held ({} at the end, trimmed: {})",
+        "  memory: peak RSS {:.0} MiB ({:.0} MiB before opening); at most {most_events} events held ({} at the end)",
         memory::status_mib("VmHWM"),
         rss_before,
         s.lanes[0].store.len(),
-        s.live_log.trimmed()
     );
 }
 
