@@ -85,7 +85,7 @@ fn params(k: &LinkConfig, f: &DirFit) -> Vec<(&'static str, f64, f64)> {
 fn fit_once(known: &Known, seed: u64, secs: f64) -> Vec<DirFit> {
     let mut s = Scenario { strategy: Strategy::Glenn, seed, send_rate_pps: known.send_rate_pps, ..Scenario::default() };
     for d in Dir::BOTH {
-        *s.link.get_mut(d) = known.link.clone();
+        *s.link.get_mut(d) = known.link;
     }
     let until = SimTime::from_secs_f64(secs);
     let (_, events, actions) = run_lane(&s, &[], until).expect("run");

@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use ackscope_protocol::Action;
 use anyhow::{Context, Result};
 use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
 
@@ -25,7 +26,7 @@ use super::{EventSource, Spec};
 use crate::capture::import::{ImportOptions, Importer};
 use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
 use crate::model::Recording;
-use crate::runtime::{Batch, Command};
+use crate::runtime::{Batch, Lanes};
 
 /// Events the importer hands over per batch (at least; it completes the packet it is at).
 const BATCH_EVENTS: usize = 4096;
@@ -152,11 +153,10 @@ fn read_thread(
 
 impl EventSource for CaptureSource {
     /// Pause holds the reading and Resume goes on; a capture cannot be acted on otherwise.
-    fn send(&self, cmd: Command) -> bool {
-        match cmd {
-            Command::Shutdown => self.stop.store(true, Ordering::Relaxed),
-            Command::Pause => self.paused.store(true, Ordering::Relaxed),
-            Command::Resume => self.paused.store(false, Ordering::Relaxed),
+    fn send(&self, _: Lanes, action: Action) -> bool {
+        match action {
+            Action::Pause => self.paused.store(true, Ordering::Relaxed),
+            Action::Resume => self.paused.store(false, Ordering::Relaxed),
             _ => return false,
         }
         true
