@@ -213,6 +213,7 @@ impl AppState {
                 vec![Recording::of(crate::model::LaneInfo::of_scenario(s, true), Some((**s).clone()))]
             }
             Spec::EventStream { .. } => source::stream::lanes_of(&spec),
+            Spec::Capture { .. } => source::capture::lanes_of(&spec),
         };
         for lane in &mut self.lanes {
             lane.transport = self.transport;
@@ -222,6 +223,7 @@ impl AppState {
             Spec::Simulated(_) => "simulation",
             Spec::UdpLoopback(_) => "UDP transport",
             Spec::EventStream { .. } => "event stream",
+            Spec::Capture { .. } => "capture",
         };
         self.live = match source::start(spec, move || wake()) {
             Ok(run) => Some(run),

@@ -254,7 +254,9 @@ mod window {
         let mut h = Harness::builder()
             .with_size(egui::vec2(1280.0, 800.0))
             .build_ui_state(|ui, s: &mut Window| frame_ui(&mut s.0, &mut s.1, ui), (state, WindowView::default()));
-        assert!(step_until(&mut h, 60.0, |s| s.0.file_jobs().is_empty()), "the capture did not open");
+        // A capture opens as a source, read as the window draws (`capture_stream`).
+        assert!(step_until(&mut h, 60.0, |s| !s.0.is_running()), "the capture was not read");
+        h.state_mut().0.stop();
         {
             let s = &h.state().0;
             assert_eq!(s.error, None);

@@ -7,6 +7,7 @@ mod common;
 
 mod anomaly;
 mod capture_import;
+mod capture_stream;
 mod cli;
 mod clients;
 mod clients_cli;
