@@ -97,6 +97,7 @@ pub(super) fn canvas_ui(
     // Rows in the window.
     let mut rows = std::mem::take(&mut state.rows);
     index.visible(SimTime::from_secs_f64(t0), SimTime::from_secs_f64(t1.max(0.0)), cursor, &state.filter, &mut rows);
+    state.expr.retain(&mut rows);
     let n = rows.len();
     if n as f32 * MIN_ROW_H > rows_rect.height() {
         rows_rect.min.y += STRIP_H;
