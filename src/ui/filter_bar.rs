@@ -228,6 +228,7 @@ impl<R: Source> FilterBar<R> {
             .show(ui.ctx(), |ui| {
                 egui::Frame::popup(ui.style()).show(ui, |ui| {
                     ui.set_min_width(resp.rect.width().min(420.0));
+                    ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
                     for (k, c) in completion.candidates.iter().take(MAX_LISTED).enumerate() {
                         let text = RichText::new(format!("{:<14} {}", c.text, c.detail)).monospace();
                         if ui.add(egui::Button::selectable(k == self.pick, text)).clicked() {

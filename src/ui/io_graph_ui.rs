@@ -152,6 +152,15 @@ impl IoGraphView {
     }
 }
 
+/// `100 ms`, `1 s`.
+fn interval_label(ms: u64) -> String {
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else {
+        format!("{} s", ms / 1000)
+    }
+}
+
 /// The numeric fields of rows `R` (what sum, mean and max read).
 fn numeric_fields<R: Row>() -> Vec<&'static str> {
     R::fields().iter().map(|f| f.name).filter(|n| numeric_field::<R>(n).is_some()).collect()
@@ -197,10 +206,9 @@ fn choices_ui(view: &mut IoGraphView, many_clients: bool, ui: &mut egui::Ui) {
             });
         }
         ui.label("per");
-        let label = |ms: u64| if ms < 1000 { format!("{ms} ms") } else { format!("{} s", ms / 1000) };
-        egui::ComboBox::from_id_salt("io_interval").selected_text(label(view.interval_ms)).show_ui(ui, |ui| {
+        egui::ComboBox::from_id_salt("io_interval").selected_text(interval_label(view.interval_ms)).show_ui(ui, |ui| {
             for ms in INTERVALS_MS {
-                ui.selectable_value(&mut view.interval_ms, ms, label(ms));
+                ui.selectable_value(&mut view.interval_ms, ms, interval_label(ms));
             }
         });
         if many_clients {
@@ -312,9 +320,13 @@ pub fn io_graph_ui(
         .zip(&values)
         .map(|((_, _, name, _), v)| DrawnLine { name: name.clone(), points: points_in(v, interval_s, lo, hi) })
         .collect();
-    let y_label = match measure.field() {
-        Some(_) => measure.label(),
-        None => format!("{} {}", view.kind.plural(), measure.label()),
+    // Said in the legend rather than on a Y axis label, which would shift this plot's time axis
+    // off the plots' above.
+    let per = interval_label(view.interval_ms);
+    let y_label = match measure {
+        Measure::Count => format!("{} per {per}", view.kind.plural()),
+        Measure::Rate => format!("{} /s over {per}", view.kind.plural()),
+        _ => format!("{} per {per}", measure.label()),
     };
     let link = egui::Id::unique("overview_time_axis");
     let resp = Plot::new("io_graph")
@@ -325,7 +337,9 @@ pub fn io_graph_ui(
         .allow_scroll([true, false])
         .allow_boxed_zoom(false)
         .y_axis_min_width(40.0)
-        .y_axis_label(y_label)
+        .y_grid_spacer(super::plot_window::value_marks)
+        .x_grid_spacer(super::plot_window::time_marks)
+        .x_axis_formatter(|mark, _| super::plot_window::time_label(mark))
         .x_axis_label("time (s)")
         .legend(egui_plot::Legend::default().position(egui_plot::Corner::LeftTop))
         .show(ui, |p| {
@@ -334,7 +348,8 @@ pub fn io_graph_ui(
             p.set_plot_bounds_y(0.0..=if top > 0.0 { top * 1.08 } else { 1.0 });
             for ((_, _, _, color), line) in conns.iter().zip(&view.drawn) {
                 let pts: Vec<[f64; 2]> = line.points.iter().map(|&[x, y]| [x + interval_s / 2.0, y]).collect();
-                p.line(Line::new(line.name.clone(), PlotPoints::from(pts)).color(*color).width(1.5));
+                let name = format!("{}: {}", line.name, y_label);
+                p.line(Line::new(name, PlotPoints::from(pts)).color(*color).width(1.5));
             }
             p.vline(VLine::new("", cursor.as_secs_f64()).color(Color32::GRAY).width(1.0));
         });

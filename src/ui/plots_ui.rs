@@ -290,7 +290,9 @@ pub fn overview_ui(
     let end = lanes.iter().map(|l| l.store.end_time().as_secs_f64()).fold(0.0, f64::max);
     let (lo, hi) = view.window.range(cursor.as_secs_f64(), end);
     if view.io.open {
-        egui::Panel::bottom("io_graph").resizable(true).default_size(300.0).min_size(160.0).show(ui, |ui| {
+        // No side margins: its time axis lines up with the plots' above.
+        let frame = egui::Frame::NONE.inner_margin(egui::Margin::symmetric(0, 4));
+        egui::Panel::bottom("io_graph").frame(frame).resizable(true).default_size(230.0).min_size(160.0).show(ui, |ui| {
             super::io_graph_ui::io_graph_ui(lanes, &mut view.io, (lo, hi), cursor, ui, cmds);
         });
     }
