@@ -7,8 +7,8 @@
 //! stalls the window). While the text has an error the last valid filter stays applied and the
 //! bar says so: the rows do not flash to "everything" at every keystroke of a longer filter.
 //!
-//! Keys while the box has focus: Up / Down choose a completion, Tab or Enter takes it (Enter
-//! with no list closes it), Escape closes the list.
+//! Keys while the box has focus: Up / Down choose a completion, Tab (or Enter after Up / Down)
+//! takes it, Escape closes the list.
 
 use std::hash::{Hash, Hasher};
 
@@ -31,6 +31,9 @@ pub struct FilterBar<R> {
     pub error: Option<FilterError>,
     /// The completion highlighted in the list.
     pick: usize,
+    /// Up / Down moved the highlight since the last edit: Enter takes it (else Enter only
+    /// closes the list, so pressing it after a whole filter does not append `&&`).
+    picked: bool,
     /// Where last frame's completion list was (a click on it must not close it).
     list_rect: Option<egui::Rect>,
     /// The list was closed with Escape (until the next edit).
@@ -47,6 +50,7 @@ impl<R> Default for FilterBar<R> {
             filter: None,
             error: None,
             pick: 0,
+            picked: false,
             list_rect: None,
             list_closed: false,
             last_rect: None,
@@ -146,11 +150,15 @@ impl<R: Source> FilterBar<R> {
             ui.input_mut(|i| {
                 if n > 0 && i.consume_key(Modifiers::NONE, Key::ArrowDown) {
                     self.pick = (self.pick + 1) % n;
+                    self.picked = true;
                 }
                 if n > 0 && i.consume_key(Modifiers::NONE, Key::ArrowUp) {
                     self.pick = (self.pick + n - 1) % n;
+                    self.picked = true;
                 }
-                if n > 0 && (i.consume_key(Modifiers::NONE, Key::Tab) || i.consume_key(Modifiers::NONE, Key::Enter)) {
+                if n > 0 && i.consume_key(Modifiers::NONE, Key::Tab)
+                    || n > 0 && self.picked && i.consume_key(Modifiers::NONE, Key::Enter)
+                {
                     take = Some(self.pick);
                 }
                 if i.consume_key(Modifiers::NONE, Key::Escape) {
@@ -186,6 +194,7 @@ impl<R: Source> FilterBar<R> {
         if resp.changed() {
             self.list_closed = false;
             self.pick = 0;
+            self.picked = false;
         }
         if let Some(k) = take {
             if let Some(c) = completion.candidates.get(k) {
@@ -193,6 +202,7 @@ impl<R: Source> FilterBar<R> {
                 self.text = text;
                 TextCursor::store(ui.ctx(), id, &self.text, cursor);
                 self.pick = 0;
+                self.picked = false;
             }
         }
         self.recompile();

@@ -210,3 +210,25 @@ fn the_io_graph_draws_the_filters_count_per_interval() {
     let total: f64 = io.drawn[0].points.iter().map(|p| p[1] / 10.0).sum();
     assert!((total - rows.len() as f64).abs() < 1e-6, "{total} vs {}", rows.len());
 }
+
+#[test]
+fn readme_documents_every_filter_field_of_each_kind() {
+    use ackscope::filter::fields::names_of;
+    use ackscope::filter::RowKind;
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme.find("### Display filters").expect("README has a Display filters section");
+    let section = &readme[start..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    for (kind, heading) in
+        [(RowKind::Packet, "Packet fields:"), (RowKind::Message, "Message fields:"), (RowKind::Anomaly, "Anomaly fields:")]
+    {
+        let at = section.find(heading).unwrap_or_else(|| panic!("no '{heading}'"));
+        let listed: Vec<&str> = section[at..]
+            .lines()
+            .skip_while(|l| !l.starts_with("| `"))
+            .take_while(|l| l.starts_with("| `"))
+            .map(|l| l.trim_start_matches("| `").split('`').next().unwrap())
+            .collect();
+        assert_eq!(listed, names_of(kind), "README's {heading} table is not the {} fields", kind.plural());
+    }
+}
