@@ -330,9 +330,11 @@ impl<R: Source> FilteredBy<R> {
     /// Brings the matches up to date with `view` (a frame's budget of rows); `extra` is the
     /// view's own test, ANDed with the filter. Nothing to do without a filter.
     pub fn update(&mut self, view: Shown, extra: Option<crate::filter::cache::Extra<R>>) {
-        self.progress = self.bar.filter.as_ref().map(|f| {
-            self.matches.update(view, f, extra, crate::filter::cache::FRAME_BUDGET_ROWS)
-        });
+        self.progress = self
+            .bar
+            .filter
+            .as_ref()
+            .map(|f| self.matches.update(view, f, extra, crate::filter::cache::FRAME_BUDGET_ROWS));
         if self.bar.filter.is_none() {
             self.matches.reset();
         }

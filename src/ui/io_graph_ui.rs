@@ -259,9 +259,11 @@ pub fn points_in(values: &[Option<f64>], interval_s: f64, lo: f64, hi: f64) -> V
     let mut out = Vec::with_capacity((last - first) / group + 1);
     for start in (first..last).step_by(group) {
         let end = (start + group).min(last);
-        let best = values[start..end].iter().enumerate().filter_map(|(k, v)| v.map(|v| (start + k, v))).max_by(
-            |a, b| a.1.total_cmp(&b.1),
-        );
+        let best = values[start..end]
+            .iter()
+            .enumerate()
+            .filter_map(|(k, v)| v.map(|v| (start + k, v)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((b, v)) = best {
             out.push([b as f64 * interval_s, v]);
         }

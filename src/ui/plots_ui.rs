@@ -292,9 +292,12 @@ pub fn overview_ui(
     if view.io.open {
         // No side margins: its time axis lines up with the plots' above.
         let frame = egui::Frame::NONE.inner_margin(egui::Margin::symmetric(0, 4));
-        egui::Panel::bottom("io_graph").frame(frame).resizable(true).default_size(230.0).min_size(160.0).show(ui, |ui| {
-            super::io_graph_ui::io_graph_ui(lanes, &mut view.io, (lo, hi), cursor, ui, cmds);
-        });
+        egui::Panel::bottom("io_graph").frame(frame).resizable(true).default_size(230.0).min_size(160.0).show(
+            ui,
+            |ui| {
+                super::io_graph_ui::io_graph_ui(lanes, &mut view.io, (lo, hi), cursor, ui, cmds);
+            },
+        );
     }
     let n = lanes.len().max(1);
     let spacing = ui.spacing().item_spacing.x;

@@ -93,10 +93,8 @@ fn the_packets_tab_lists_the_rows_export_filter_writes() {
     assert!(h.query_by_label_contains(&count).is_some(), "no '{count}'");
     let last = rec.packets.row(m.set().iter().last().unwrap(), &rec.ledger).unwrap();
     let end = state.end_time();
-    let shown = [
-        ackscope::ui::packets_ui::row_text(&last, end),
-        ackscope::ui::packets_ui::compact_row_text(&last, end),
-    ];
+    let shown =
+        [ackscope::ui::packets_ui::row_text(&last, end), ackscope::ui::packets_ui::compact_row_text(&last, end)];
     assert!(shown.iter().any(|t| h.query_by_label(t).is_some()), "the last matching row is not listed");
     // The direction box narrows the filter's rows further (ANDed), still from the cache.
     h.get_by_role_and_label(Role::ComboBox, "direction").click();
@@ -219,9 +217,11 @@ fn readme_documents_every_filter_field_of_each_kind() {
     let start = readme.find("### Display filters").expect("README has a Display filters section");
     let section = &readme[start..];
     let section = &section[..section.find("\n## ").unwrap_or(section.len())];
-    for (kind, heading) in
-        [(RowKind::Packet, "Packet fields:"), (RowKind::Message, "Message fields:"), (RowKind::Anomaly, "Anomaly fields:")]
-    {
+    for (kind, heading) in [
+        (RowKind::Packet, "Packet fields:"),
+        (RowKind::Message, "Message fields:"),
+        (RowKind::Anomaly, "Anomaly fields:"),
+    ] {
         let at = section.find(heading).unwrap_or_else(|| panic!("no '{heading}'"));
         let listed: Vec<&str> = section[at..]
             .lines()
