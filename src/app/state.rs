@@ -93,6 +93,8 @@ pub struct AppState {
     pub reveal: Option<super::Reveal>,
     /// A trimmed run's past read back from its stream files ([`Self::shown_lanes`]).
     pub(super) readback: super::readback::ReadBack,
+    /// How far the window trails its live run, and whether it is catching up ([`super::lag`]).
+    pub lag: super::lag::Lag,
 }
 
 impl AppState {
@@ -133,6 +135,7 @@ impl AppState {
             focus: FIRST_CLIENT,
             reveal: None,
             readback: Default::default(),
+            lag: Default::default(),
         }
     }
 
@@ -229,6 +232,7 @@ impl AppState {
             }
         }
         self.paused = false;
+        self.lag.reset();
         self.playback = Playback::default();
         self.file = None;
         self.saved = None;
@@ -310,6 +314,13 @@ impl AppState {
             *since = Instant::now();
         }
         (n, left)
+    }
+
+    /// Measures how far the window trails the live run ([`Self::lag`]).
+    pub fn update_lag(&mut self) {
+        let progress = self.live.as_ref().and_then(|r| r.progress());
+        let shown = self.end_time();
+        self.lag.update(progress, shown);
     }
 
     /// Events per second arriving from the live run (last second).

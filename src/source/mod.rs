@@ -38,6 +38,11 @@ pub trait EventSource: Send {
     fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
         Vec::new()
     }
+    /// How far the source has got and what waits for the window, where it knows (a source
+    /// paced by the wall clock); the window says from it when it is behind and why.
+    fn progress(&self) -> Option<crate::runtime::Progress> {
+        None
+    }
 }
 
 /// What to start.

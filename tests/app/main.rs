@@ -46,4 +46,5 @@ mod udp;
 mod udp_matches_sim;
 mod ui;
 mod window_defects;
+mod window_lag;
 mod wireshark;

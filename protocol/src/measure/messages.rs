@@ -213,6 +213,10 @@ impl ClientMetrics {
     }
 
     /// Takes one of its client's events into account (in emission order).
+    ///
+    /// Inlined into [`MetricsAccumulator::observe`]: a call per event here (which fat LTO made
+    /// once clients came, the fold being one per client) was 1.3 % of a sweep run.
+    #[inline(always)]
     fn observe(&mut self, e: &Event) {
         match e.kind {
             EventKind::ParamChanged { .. } if e.kind.is_restart() => self.restart(),
