@@ -121,10 +121,8 @@ impl<R: Source> FilterBar<R> {
             self.edit_ui(ui, &label, hint);
         });
         if let Some(e) = &self.error {
-            let text = match (&e.hint, self.applied()) {
-                (Some(h), _) => format!("{} at {}: {h}", e.message, e.column()),
-                (None, _) => format!("{} at {}", e.message, e.column()),
-            };
+            // As the command line says it (`... at 12: did you mean `seq`?`).
+            let text = e.to_string();
             ui.horizontal_wrapped(|ui| {
                 ui.label(RichText::new(text).color(error_color(ui)));
                 if let Some(applied) = self.applied() {

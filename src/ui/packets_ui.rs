@@ -1,5 +1,6 @@
 //! The packet log: a virtualised table of every packet of the run (time, direction, sequence,
-//! size, contents, the link's fate, ack or nak), filterable by direction, fate and contents;
+//! size, contents, the link's fate, ack or nak), filterable by direction, fate and contents and
+//! by a display filter ([`super::filter_bar`], ANDed with them);
 //! clicking a row selects it and moves the time cursor to its send.
 //!
 //! The list is never cut at the cursor (issue 25, defect 5): rows sent by the cursor read as known
