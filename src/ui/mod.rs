@@ -42,11 +42,7 @@ pub mod tune_ui;
 pub use controls_ui::{ControlsView, LinkDir};
 pub use edit::Preview;
 pub use files_ui::PromptView;
-pub use tabs::{Panel, Panels, Tab, TABS};
-
-/// The app's types at the paths they had when the window lived here.
-pub use crate::app::{Launch, Settings};
-pub use crate::window::AckscopeApp;
+pub use tabs::{Panel, Panels};
 
 use crate::app::{AppCommand, AppState};
 
