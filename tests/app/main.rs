@@ -21,6 +21,7 @@ mod export;
 mod files;
 mod filter_grammar;
 mod filter_rows;
+mod filter_window;
 mod fit;
 mod live_window;
 mod new_strategy;
