@@ -33,9 +33,9 @@
 //!   once is where the p99 lives once losses are common, and a second loss puts it another
 //!   recovery later. So a resend gets as few copies as keep the messages that would wait for yet
 //!   another recovery within the tail share (whatever the recovery target: rounds add up), and
-//!   where none within `redundant_copies` gets there, the most as long as they halve the wait and
-//!   the next round, copied alike, reaches the share. Only lost messages pay for these: at 10 %
-//!   loss a tenth of what a copy of every message costs.
+//!   where none within `redundant_copies` gets there, the most as long as they halve the wait,
+//!   leave at most ten shares waiting and the next round, copied alike, reaches the share. Only
+//!   lost messages pay for these: at 10 % loss a tenth of what a copy of every message costs.
 //! - **Quiet ticks.** Unless `every_tick`, a tick sends a packet only when it carries messages or
 //!   owes an ack for a packet that carried reliable messages: Glenn's endpoint sends every tick, and
 //!   its empty packets are a seventh of its bytes at the default workload. Acks of snapshot-only
