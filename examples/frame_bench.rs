@@ -9,9 +9,10 @@
 use std::time::Instant;
 
 use ackscope::app::AppState;
+use ackscope::app::Tab;
 use ackscope::model::anomaly::AnomalyClass;
 use ackscope::report;
-use ackscope::ui::{Tab, WindowView};
+use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::{Scenario, SimTime, Strategy};
 use egui_kittest::Harness;

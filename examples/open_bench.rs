@@ -18,9 +18,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ackscope::app::AppState;
+use ackscope::app::Tab;
 use ackscope::model::Recording;
 use ackscope::session::{self, Phase, Progress};
-use ackscope::ui::{Tab, WindowView};
+use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope::{report, session::Session};
 use ackscope_protocol::{Scenario, SimTime};

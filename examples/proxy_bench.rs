@@ -134,7 +134,7 @@ fn proxy(forward: SocketAddr, sets: &[&str], expire: Duration) -> Proxy {
 fn proxy_spinning(forward: SocketAddr, sets: &[&str], expire: Duration, spin: Duration) -> Proxy {
     let mut s: Scenario = transparent_scenario();
     for a in sets {
-        ackscope::overrides::apply(&mut s, a).unwrap();
+        ackscope::params::overrides::apply(&mut s, a).unwrap();
     }
     let mut cfg = ProxyConfig::new("127.0.0.1:0".parse().unwrap(), forward, s);
     cfg.expire_after = expire;

@@ -6,8 +6,9 @@
 
 use std::time::{Duration, Instant};
 
+use ackscope::app::Tab;
 use ackscope::app::{AppCommand, AppState};
-use ackscope::ui::{Tab, WindowView};
+use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::{Scenario, SimTime};
 use egui_kittest::Harness;

@@ -18,6 +18,3 @@ pub mod session;
 pub mod source;
 pub mod ui;
 pub mod window;
-
-/// `--set` overrides at their former path (`crate::overrides`), used by the runtime and the CLI.
-pub use params::overrides;

@@ -30,7 +30,7 @@ fn first_chunk(s: Scenario, max_seconds: f64) -> Option<(f64, f64, u64, u64)> {
     while t < max_seconds {
         sim.run_for_secs(0.5);
         t += 0.5;
-        let sum = ChunkSummary::from_events(sim.events(), &chunk, 0.0, 100.0);
+        let sum = ChunkSummary::from_events(sim.events(), chunk.cost(), 0.0, 100.0);
         if let Some(c) = sum.chunks.first() {
             return Some((c.completion_seconds, c.ideal_seconds, c.slices_sent, c.slices_resent));
         }

@@ -9,15 +9,25 @@
 //! deliver due packets to `Peer::receive`, then call `Peer::poll_send` on send ticks, then
 //! `Peer::update`; collect events.
 //!
-//! Layout, from the bottom up: [`event`] (the one event language), [`wire`] (bits, sequences,
-//! header codec), [`link`] (the seeded lossy link and its changes), [`action`] (timed actions:
-//! scenario scripts and recorded action logs), [`reliability`] (acks,
-//! channels, message layer, estimators, flow control, budgets), [`workload`] (the traffic every
-//! strategy carries), [`peer`] (the endpoint contract) and [`tap`] (a wire tap around any endpoint), [`strategies`] (one module per protocol),
-//! [`scenario`] and [`registry`] (what a run is and which endpoint implements which strategy),
-//! the [`driver`] (one endpoint's loop, the two-endpoint simulation, the drain) and [`measure`] (every fold over events: ground
-//! truth and the figures a run reports). Beside them, [`decode`] reads other endpoints' traffic
-//! passively (ackscope's formats, ENet, KCP, a described header) into the same events.
+//! Layout, from the bottom up; a module imports only from the layers below it:
+//! - [`wire`]: bits, sequence arithmetic (16-bit, and UE4's 14-bit packet ids), header codec and
+//!   reliable.io fragments: bytes only, no events, so decoders and capture readers share it;
+//! - [`event`]: the one event language; [`strategy`] (the strategy names) and [`names`] (the
+//!   nearest-name hint) import nothing;
+//! - [`link`]: the seeded lossy link and its changes; [`action`]: timed actions (scenario scripts
+//!   and recorded action logs);
+//! - [`measure`]: every fold over events (ground truth and the figures a run reports), from events
+//!   alone: it knows no strategy, and a caller passes in what only a strategy knows (a chunk's
+//!   bytes on the wire);
+//! - [`workload`] (the traffic every strategy carries), [`reliability`] (acks, channels, message
+//!   layer, estimators, flow control, budgets), [`peer`] (the endpoint contract: the driver's
+//!   limits on a peer live here) and [`tap`] (a wire tap around any endpoint);
+//! - [`strategies`]: one module per protocol;
+//! - [`scenario`] and [`registry`]: what a run is and which endpoint implements which strategy;
+//! - [`driver`]: one endpoint's loop, the two-endpoint simulation, the drain.
+//!
+//! Beside them, [`decode`] reads other endpoints' traffic passively (ackscope's formats, ENet,
+//! KCP, a described header) into the same events.
 
 pub mod action;
 pub mod decode;
@@ -36,10 +46,10 @@ pub mod tap;
 pub mod wire;
 pub mod workload;
 
-pub use action::{Action, Step, Transport};
+pub use action::{Action, ParamChange, ParamValue, Step, Transport};
 pub use driver::{
     drain, DrainOutcome, EndpointDriver, EventFilter, Inbound, LinkUpdate, Outbound, PeerFactory, SendIds, Simulation,
-    TickTiming, Ticker, Transmit, MAX_PACKETS_PER_TICK,
+    TickTiming, Ticker, Transmit,
 };
 pub use event::{
     ClientId, Dir, DiscardReason, DropReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime,
@@ -56,7 +66,7 @@ pub use measure::{
     SnapshotSummary, StalenessMs, SummaryAccumulator, Ue4Summary, Ue4SummaryAccumulator, UplinkSummary, LOSS_WARMUP,
 };
 pub use names::nearest_name;
-pub use peer::{LiveSettings, Peer, PeerCommand};
+pub use peer::{LiveSettings, Peer, PeerCommand, MAX_PACKETS_PER_TICK};
 pub use registry::{make_peer, StrategyInfo};
 pub use reliability::{
     AckConfig, AckCounters, AckEndpoint, Acked, ChannelError, ChannelSizes, FlowConfig, FlowControl, HeaderVerdict,
@@ -67,7 +77,7 @@ pub use scenario::{
     client_seed, ClientGroup, ClientSettings, Clients, LinkPair, Scenario, SideConfig, Strategy, TickPhase, MAX_CLIENTS,
 };
 pub use strategies::acks::AckPeer;
-pub use strategies::chunks::{ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};
+pub use strategies::chunks::{chunk_wire_bytes, ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};
 pub use strategies::fragments::{FragmentPeer, FragmentReceiver, FragmentSender};
 pub use strategies::glenn::{
     decode_payload, decode_payload_into, decode_payload_reusing, encode_payload, DecodedPayload, GlennConfig,

@@ -6,6 +6,10 @@ use std::any::Any;
 use crate::event::{Event, SimTime, StatsSample};
 use crate::workload::WorkloadConfig;
 
+/// Safety cap on packets one endpoint may send in a single tick: the contract's bound on
+/// [`Peer::max_packets_per_tick`], which every driver enforces.
+pub const MAX_PACKETS_PER_TICK: usize = 4096;
+
 /// Something the driver asks of an endpoint besides the packet loop (a user action or a live
 /// setting). Strategies act on what applies to them and ignore the rest.
 pub enum PeerCommand {
@@ -86,7 +90,7 @@ pub trait Peer: Send {
     /// this many went): Glenn's endpoints send at most one, so their driver makes no second call
     /// just to hear `None` (a call and a buffer round trip per tick). Fixed for the endpoint.
     fn max_packets_per_tick(&self) -> usize {
-        crate::driver::MAX_PACKETS_PER_TICK
+        MAX_PACKETS_PER_TICK
     }
 
     /// Whether anything will read [`Self::stats`] (true at first): when not, the endpoint may

@@ -22,10 +22,24 @@ use crate::strategies::notify::rellikt::RelliktPeer;
 use crate::strategies::ue4::Ue4Peer;
 
 /// One registry row.
+///
+/// Besides building endpoints, a row is what the window knows of a strategy, as data: its name,
+/// label and colour, and which section of the scenario holds its own settings (the window's
+/// controls for it). Views read these and never match on [`Strategy`], so a new row is drawn
+/// with no edit to a view.
 pub struct StrategyInfo {
     pub strategy: Strategy,
+    /// The name files, `--set strategy=` and sweeps use (`Strategy::name`).
+    pub name: &'static str,
     /// What the window shows.
     pub label: &'static str,
+    /// The strategy's colour on a dark background, RGB, distinct from every other row's and
+    /// clear of the side colours (blue = side A, orange = side B) that per-lane plots use; the
+    /// window derives a darker one for the light theme.
+    pub colour: [u8; 3],
+    /// The scenario section holding the strategy's own settings (`glenn`, `chunk`...), whose
+    /// parameters the window shows as its group; `None` when it has none of its own.
+    pub settings: Option<&'static str>,
     /// One line for tooltips and `--help`.
     pub summary: &'static str,
     /// Carries the message workload (reliable-message metrics, bursts, the Messages tab).
@@ -77,7 +91,10 @@ fn chunk_source_bytes(scenario: &Scenario, side: Side) -> usize {
 
 static GLENN: StrategyInfo = StrategyInfo {
     strategy: Strategy::Glenn,
+    name: "glenn",
     label: "Glenn redundancy",
+    colour: [60, 205, 160],
+    settings: Some("glenn"),
     summary: "reliable-ordered messages over packet acks, resent after a delay (or in every packet)",
     has_messages: true,
     has_chunks: false,
@@ -87,7 +104,10 @@ static GLENN: StrategyInfo = StrategyInfo {
 
 static UE4: StrategyInfo = StrategyInfo {
     strategy: Strategy::Ue4,
+    name: "ue4",
     label: "UE4 Nak",
+    colour: [235, 100, 200],
+    settings: Some("ue4"),
     summary: "UE4 packets and bunches, reliable bunches resent only on Nak",
     has_messages: true,
     has_chunks: false,
@@ -97,7 +117,10 @@ static UE4: StrategyInfo = StrategyInfo {
 
 static DNM: StrategyInfo = StrategyInfo {
     strategy: Strategy::Dnm,
+    name: "dnm",
     label: "Delivery notification",
+    colour: [235, 205, 70],
+    settings: Some("dnm"),
     summary: "Multiplayer Game Programming's delivery notification manager: ack ranges and timeouts",
     has_messages: true,
     has_chunks: false,
@@ -107,7 +130,10 @@ static DNM: StrategyInfo = StrategyInfo {
 
 static RELLIKT: StrategyInfo = StrategyInfo {
     strategy: Strategy::Rellikt,
+    name: "rellikt",
     label: "rellikt",
+    colour: [160, 140, 255],
+    settings: Some("rellikt"),
     summary: "protocol id, sequence, ack and bitfield; unacked after 1 s = lost",
     has_messages: true,
     has_chunks: false,
@@ -117,7 +143,10 @@ static RELLIKT: StrategyInfo = StrategyInfo {
 
 static HYBRID: StrategyInfo = StrategyInfo {
     strategy: Strategy::Hybrid,
+    name: "hybrid",
     label: "Hybrid (ackscope)",
+    colour: [170, 230, 60],
+    settings: Some("hybrid"),
     summary: "Glenn's packets and channel, resent on a Nak read from the ack bits or a timer from RTT and its variance, a blind copy where measured loss and RTT call for one",
     has_messages: true,
     has_chunks: false,
@@ -127,7 +156,10 @@ static HYBRID: StrategyInfo = StrategyInfo {
 
 static ACKS: StrategyInfo = StrategyInfo {
     strategy: Strategy::Acks,
+    name: "acks",
     label: "Packet acks only",
+    colour: [175, 175, 175],
+    settings: Some("ack"),
     summary: "reliable.io packet acks carrying an opaque payload",
     has_messages: false,
     has_chunks: false,
@@ -137,7 +169,10 @@ static ACKS: StrategyInfo = StrategyInfo {
 
 static CHUNKS: StrategyInfo = StrategyInfo {
     strategy: Strategy::Chunks,
+    name: "chunks",
     label: "Chunks (large blocks)",
+    colour: [120, 215, 255],
+    settings: Some("chunk"),
     summary: "Glenn's large blocks: slices, ack bitfields, a budgeted sender",
     has_messages: false,
     has_chunks: true,
@@ -147,7 +182,10 @@ static CHUNKS: StrategyInfo = StrategyInfo {
 
 static FRAGMENTS: StrategyInfo = StrategyInfo {
     strategy: Strategy::Fragments,
+    name: "fragments",
     label: "Fragments (baseline)",
+    colour: [255, 120, 90],
+    settings: Some("chunk"),
     summary: "whole blocks as fragmented packets, resent whole on any loss",
     has_messages: false,
     has_chunks: true,
@@ -160,13 +198,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_strategy_has_one_row_naming_itself_with_a_label() {
+    fn every_strategy_has_one_row_naming_itself_with_a_label_and_a_colour() {
         let mut labels = std::collections::HashSet::new();
+        let mut colours = std::collections::HashSet::new();
         for s in Strategy::all() {
             let row = info(s);
             assert_eq!(row.strategy, s, "row of {s:?} names another strategy");
+            assert_eq!(row.name, s.name(), "row of {s:?} names itself otherwise");
             assert!(!row.label.is_empty() && !row.summary.is_empty(), "{s:?} lacks a label or summary");
             assert!(labels.insert(row.label), "label {} used twice", row.label);
+            assert!(colours.insert(row.colour), "colour {:?} used twice", row.colour);
+            if let Some(section) = row.settings {
+                let known = crate::scenario::fields::GROUPS.iter().any(|(g, _)| *g == section);
+                assert!(known, "{s:?}: its settings '{section}' are no section of the scenario");
+            }
             assert!(!(row.has_messages && row.has_chunks), "{s:?}: one workload kind per strategy");
             for side in Side::BOTH {
                 let _ = make_peer(&Scenario { strategy: s, ..Scenario::default() }, side);

@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use ackscope_protocol::{SimTime, Strategy};
+use ackscope_protocol::{ParamChange, SimTime, Strategy};
 
 use super::paths::PromptKind;
 use super::tab::Tab;
@@ -37,11 +37,9 @@ pub enum AppCommand {
     },
     /// Run over this transport; restarts the run.
     SetTransport(Transport),
-    /// Set a scenario parameter by dotted `--set` name, in the scenario and the live run.
-    SetParam {
-        name: String,
-        value: String,
-    },
+    /// Change a scenario parameter, in the scenario and the live run (typed: the controls build
+    /// it from their value, and it reaches the run as the same change).
+    SetParam(ParamChange),
     /// Set the link to a preset (both directions).
     ApplyPreset(Preset),
     /// Keep the current link as a custom preset.
@@ -202,14 +200,15 @@ impl AppState {
             AppCommand::SetPaused(p) => self.set_paused(p),
             AppCommand::SetStrategy { strategy, ab } => self.set_strategy(strategy, ab),
             AppCommand::SetTransport(t) => self.set_transport(t),
-            AppCommand::SetParam { name, value } => self.set_param(&name, value),
+            AppCommand::SetParam(change) => self.set_param(change),
             AppCommand::ApplyPreset(p) => {
                 for (i, dir) in ["a_to_b", "b_to_a"].into_iter().enumerate() {
-                    self.set_param(&format!("link.{dir}.latency_ms"), p.latency_ms[i]);
-                    self.set_param(&format!("link.{dir}.jitter_ms"), p.jitter_ms);
-                    self.set_param(&format!("link.{dir}.loss_percent"), p.loss_percent);
-                    self.set_param(&format!("link.{dir}.bandwidth_kbps"), p.bandwidth_kbps[i]);
-                    self.set_param(&format!("link.{dir}.burst.p_percent"), 0.0);
+                    let set = |field: &str, v: f64| ParamChange::new(&format!("link.{dir}.{field}"), v);
+                    self.set_param(set("latency_ms", p.latency_ms[i]));
+                    self.set_param(set("jitter_ms", p.jitter_ms));
+                    self.set_param(set("loss_percent", p.loss_percent));
+                    self.set_param(set("bandwidth_kbps", p.bandwidth_kbps[i]));
+                    self.set_param(set("burst.p_percent", 0.0));
                 }
             }
             AppCommand::SaveLinkPreset => {
@@ -257,9 +256,10 @@ impl AppState {
             AppCommand::TuneCancel => self.tune.cancel(),
             AppCommand::TuneOpen(i) => self.tune_open(i),
             AppCommand::TuneApply(i) => {
+                // A point's values are the sweep's text (`--vary` values, read at that edge).
                 let values = self.tune.points.get(i).map(|p| p.values.clone()).unwrap_or_default();
                 for (name, value) in values {
-                    self.set_param(&name, value);
+                    self.set_param(ParamChange::parse(&name, &value));
                 }
             }
         }

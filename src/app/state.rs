@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ackscope_protocol::{ClientId, Scenario, Side, SimTime, Step, Strategy, FIRST_CLIENT};
+use ackscope_protocol::{Action, ClientId, ParamChange, Scenario, Side, SimTime, Step, Strategy, FIRST_CLIENT};
 
 use super::clock::{Clock, SystemClock};
 use super::files::{Dialogs, FileJob, JobKind, SavedMark};
@@ -20,9 +20,10 @@ use super::settings::Settings;
 use super::tune::TuneJob;
 use super::AppCommand;
 use crate::model::{Playback, Recording};
+use crate::params::Catalog;
 use crate::report::export::ExportSummary;
 use crate::runtime::udp::Transport;
-use crate::runtime::{Batch, Command};
+use crate::runtime::{Batch, Lanes};
 use crate::source::{self, EventSource, Spec};
 
 /// Longest wall-time gap between two frames that replay counts. A longer one means the window
@@ -62,7 +63,10 @@ pub struct AppState {
     /// A command that would discard an unsaved run, waiting for Save / Discard / Cancel.
     pub guard: Option<AppCommand>,
     /// Parameters set while no run is live, in order: the next Restart starts with them.
-    pub replay_edits: Vec<(String, String)>,
+    pub replay_edits: Vec<ParamChange>,
+    /// The strategies and parameters the panels offer (the registry and the parameter table;
+    /// tests add their own).
+    pub catalog: Catalog,
     /// The command the guard holds back until the save it asked for has finished.
     pub(super) after_save: Option<AppCommand>,
     /// What was last saved or opened, and its file; the lanes differ from it when something is
@@ -93,6 +97,8 @@ pub struct AppState {
     pub reveal: Option<super::Reveal>,
     /// A trimmed run's past read back from its stream files ([`Self::shown_lanes`]).
     pub(super) readback: super::readback::ReadBack,
+    /// How far the window trails its live run, and whether it is catching up ([`super::lag`]).
+    pub lag: super::lag::Lag,
 }
 
 impl AppState {
@@ -116,6 +122,7 @@ impl AppState {
             prompt: None,
             guard: None,
             replay_edits: Vec::new(),
+            catalog: Catalog::builtin(),
             after_save: None,
             saved: None,
             quit: false,
@@ -133,6 +140,7 @@ impl AppState {
             focus: FIRST_CLIENT,
             reveal: None,
             readback: Default::default(),
+            lag: Default::default(),
         }
     }
 
@@ -229,6 +237,7 @@ impl AppState {
             }
         }
         self.paused = false;
+        self.lag.reset();
         self.playback = Playback::default();
         self.file = None;
         self.saved = None;
@@ -255,7 +264,7 @@ impl AppState {
 
     pub fn set_paused(&mut self, paused: bool) {
         if let Some(run) = &self.live {
-            run.send(if paused { Command::Pause } else { Command::Resume });
+            run.send(Lanes::All, if paused { Action::Pause } else { Action::Resume });
             self.paused = paused;
         }
     }
@@ -312,6 +321,13 @@ impl AppState {
         (n, left)
     }
 
+    /// Measures how far the window trails the live run ([`Self::lag`]).
+    pub fn update_lag(&mut self) {
+        let progress = self.live.as_ref().and_then(|r| r.progress());
+        let shown = self.end_time();
+        self.lag.update(progress, shown);
+    }
+
     /// Events per second arriving from the live run (last second).
     pub fn events_per_second(&self) -> f64 {
         if self.is_running() {
@@ -321,19 +337,20 @@ impl AppState {
         }
     }
 
-    /// Sets a scenario parameter by dotted name, now, in the scenario and the running lanes.
-    /// With no live run it sets up the next Restart (kept in [`Self::replay_edits`]).
-    pub fn set_param(&mut self, name: &str, value: impl ToString) {
-        let value = value.to_string();
-        if let Err(e) = crate::params::overrides::apply(&mut self.scenario, &format!("{name}={value}")) {
+    /// Applies a parameter change now, to the scenario and the running lanes (the same typed
+    /// change: the run applies it at the instant it reached and logs it). With no live run it
+    /// sets up the next Restart (kept in [`Self::replay_edits`]). A refused change is shown and
+    /// goes nowhere.
+    pub fn set_param(&mut self, change: ParamChange) {
+        if let Err(e) = crate::params::apply(&mut self.scenario, &change) {
             self.error = Some(format!("{e:#}"));
             return;
         }
         match &self.live {
             Some(run) => {
-                run.send(Command::Set { name: name.to_string(), value });
+                run.send(Lanes::All, Action::Set(change));
             }
-            None => self.replay_edits.push((name.to_string(), value)),
+            None => self.replay_edits.push(change),
         }
     }
 
@@ -356,7 +373,7 @@ impl AppState {
             Some(run) if lanes_stay && run.is_running() => {
                 for (lane, (now, before)) in [Some(strategy), ab].into_iter().zip(was).enumerate() {
                     if let (Some(s), true) = (now, now != before) {
-                        run.send(Command::Strategy { lane, strategy: s });
+                        run.send(Lanes::One(lane), Action::Strategy(s));
                     }
                 }
             }
@@ -371,7 +388,7 @@ impl AppState {
     pub fn restart(&mut self) {
         match &self.live {
             Some(run) if run.is_running() => {
-                run.send(Command::Restart);
+                run.send(Lanes::All, Action::Restart);
             }
             _ => {
                 let logs: Vec<Vec<Step>> = self.lanes.iter().map(|l| l.actions.clone()).collect();
@@ -379,8 +396,8 @@ impl AppState {
                     // The recording's own start, then what was edited in replay (each already
                     // checked when it was made): the recorded actions follow at their instants.
                     self.scenario = scenario;
-                    for (name, value) in &self.replay_edits {
-                        let _ = crate::params::overrides::apply(&mut self.scenario, &format!("{name}={value}"));
+                    for change in &self.replay_edits {
+                        let _ = crate::params::apply(&mut self.scenario, change);
                     }
                 }
                 self.start_replaying(logs);
@@ -391,14 +408,14 @@ impl AppState {
     /// Queues a burst of reliable messages on side A.
     pub fn burst(&mut self) {
         if let Some(run) = &self.live {
-            run.send(Command::Burst(Side::A));
+            run.send(Lanes::All, Action::Burst { side: Side::A });
         }
     }
 
     /// Queues a chunk of `chunk_kib` on side A.
     pub fn send_chunk(&mut self) {
         if let Some(run) = &self.live {
-            run.send(Command::SendChunk(Side::A, self.chunk_kib as usize * 1024));
+            run.send(Lanes::All, Action::SendChunk { side: Side::A, kib: self.chunk_kib.max(1) });
         }
     }
 

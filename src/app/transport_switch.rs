@@ -19,7 +19,7 @@ use ackscope_protocol::{Action, Event, EventKind, SimTime, Step};
 use super::AppState;
 use crate::runtime::continued::Continued;
 use crate::runtime::udp::Transport;
-use crate::runtime::{Batch, Command};
+use crate::runtime::{Batch, Lanes};
 use crate::source::{self, EventSource, Spec};
 
 impl AppState {
@@ -79,7 +79,7 @@ impl AppState {
         self.live = Some(Box::new(Continued::new(run, at, first_uid)));
         if self.paused {
             if let Some(run) = &self.live {
-                run.send(Command::Pause);
+                run.send(Lanes::All, Action::Pause);
             }
         }
     }

@@ -29,7 +29,9 @@ pub struct TuneSetup {
     pub start: f64,
     pub end: f64,
     pub step: f64,
-    pub strategies: Vec<Strategy>,
+    /// The strategies to sweep, by name (the catalog's rows: the panel never matches on the
+    /// `Strategy` enum); a name the simulation does not run is refused when the sweep starts.
+    pub strategies: Vec<String>,
     pub seeds: u32,
     /// Simulated seconds per run.
     pub seconds: f64,
@@ -44,7 +46,7 @@ impl TuneSetup {
             start,
             end,
             step,
-            strategies: vec![Strategy::Glenn, Strategy::Ue4, Strategy::Hybrid],
+            strategies: [Strategy::Glenn, Strategy::Ue4, Strategy::Hybrid].map(|s| s.name().to_string()).to_vec(),
             seeds: 3,
             seconds: 30.0,
         }
@@ -92,24 +94,10 @@ pub fn default_range(name: &str) -> (f64, f64, f64) {
     }
 }
 
-/// The number parameters the tab offers, in table order.
-pub fn tunable_params() -> impl Iterator<Item = &'static params::Param> {
-    params::PARAMS.iter().filter(|p| matches!(p.kind, Kind::Number { .. }))
-}
-
 /// The value of the number parameter `name` in `scenario` (`link.X` reads the A->B direction),
-/// read through the same JSON tree `--set` writes, so every table name reads without a list.
+/// read through the scenario's typed field.
 pub fn live_value(scenario: &Scenario, name: &str) -> Option<f64> {
-    let tree = serde_json::to_value(scenario).ok()?;
-    let mut path: Vec<&str> = name.split('.').collect();
-    if path.first() == Some(&"link") && !matches!(path.get(1), Some(&"a_to_b") | Some(&"b_to_a")) {
-        path.insert(1, "a_to_b");
-    }
-    let mut node = &tree;
-    for key in path {
-        node = node.get(key)?;
-    }
-    node.as_f64()
+    scenario.value(name)?.as_f64()
 }
 
 /// A sweep started from the window, and the rows that arrived so far.
@@ -144,12 +132,17 @@ impl TuneJob {
 
     fn try_start(&mut self, base: &Scenario, setup: &TuneSetup, wake: Arc<dyn Fn() + Send + Sync>) -> Result<()> {
         let vary: Vary = sweep::parse_vary(&setup.vary_spec()).map_err(anyhow::Error::msg)?;
+        let strategies = setup
+            .strategies
+            .iter()
+            .map(|name| Strategy::parse(name).map_err(|e| anyhow::anyhow!("cannot sweep '{name}': {e}")))
+            .collect::<Result<Vec<_>>>()?;
         let spec = SweepSpec {
             base: base.clone(),
             changes: Vec::new(),
             seconds: setup.seconds,
             vary: vec![vary],
-            strategies: setup.strategies.clone(),
+            strategies,
             seeds: setup.seeds,
         };
         self.points = sweep::check(&spec)?;

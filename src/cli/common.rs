@@ -8,9 +8,9 @@ use ackscope_protocol::{Scenario, Step};
 use clap::Args;
 use serde::Serialize;
 
+use crate::params::{self, overrides};
 use crate::report::export::cells::round_significant;
 use crate::session::{self, Session, Verify};
-use crate::{overrides, params};
 
 /// What every virtual-time command starts from: a scenario, how long, which seed, overrides.
 #[derive(Args, Debug)]

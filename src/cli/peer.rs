@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 use super::common::{fail, print};
 use super::values::strategies_help;
-use crate::overrides;
+use crate::params::overrides;
 use crate::report::peer::{self, PeerReport};
 use crate::runtime::udp::{resolve, EndpointOptions};
 

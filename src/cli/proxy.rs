@@ -11,12 +11,12 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::common::{fail, print, MAX_SECONDS};
+use crate::params::{self, overrides};
 use crate::proxy::config::{transparent_scenario, DEFAULT_EXPIRE_S, DEFAULT_MAX_CLIENTS};
 use crate::proxy::decode::{self, ProxyDecoder};
 use crate::proxy::{Batch, DecodeChoice, Proxy, ProxyConfig, ProxyReport, SessionOut};
 use crate::runtime::udp::resolve;
 use crate::session::{self, Verify};
-use crate::{overrides, params};
 
 const NOTES: &str = "\
 Each client (by source address) is one client of the recording, numbered from 1 in order of \

@@ -1,12 +1,18 @@
-//! Scenario parameters by dotted name: one table ([`table::PARAMS`]) with every settable
-//! parameter's name, label, unit, valid range and help, read by the window's controls, by `--set`
-//! (which refuses values outside the range), by the check of every loaded scenario and session
-//! ([`validate`]) and by README's parameter list ([`markdown`]); the `--set` machinery itself
-//! ([`overrides`]); and link presets ([`presets`]).
+//! Scenario parameters by dotted name: one table ([`table::PARAMS`], grouped by
+//! [`table::GROUPS`]) with every settable parameter's name, label, unit, valid range and help,
+//! read by the window's controls, by `--set` (which refuses values outside the range), by the
+//! check of every loaded scenario and session ([`validate`]) and by README's parameter list
+//! ([`markdown`]); the `--set` text edge ([`overrides`]); link presets ([`presets`]); and the
+//! [`Catalog`] the window's panels are drawn from (registry rows and table rows, as data).
 //!
 //! Keeping name, range and help in one row means the slider, the command line and the docs can
-//! never disagree about them.
+//! never disagree about them. A parameter is named by its dotted name (the row's `name`; `link.X`
+//! rows also answer for `link.a_to_b.X` and `link.b_to_a.X`) and its value is a typed
+//! [`ParamValue`] of the row's [`Kind`]: a change is a [`ParamChange`], checked here against the
+//! row ([`check`]) and written into the scenario's typed field by the protocol
+//! ([`Scenario::apply_change`]); text is read only at the edges ([`overrides`], files).
 
+pub mod catalog;
 pub mod overrides;
 pub mod presets;
 pub mod table;
@@ -14,7 +20,11 @@ pub mod table;
 mod tests;
 pub mod validate;
 
-pub use table::PARAMS;
+use ackscope_protocol::{ParamChange, ParamValue, Scenario};
+use anyhow::anyhow;
+
+pub use catalog::Catalog;
+pub use table::{GROUPS, PARAMS};
 
 /// What values a parameter takes.
 #[derive(Debug, Clone, Copy)]
@@ -64,27 +74,28 @@ impl Param {
         }
     }
 
-    /// Refuses a value for `name` (this parameter, maybe under a per-direction or per-strategy
-    /// name) that is not a finite number in range; other values are left to the deserializer.
-    /// A whole number written as a float (`1e6`, `1500.0`) comes back as plain digits, which the
-    /// scenario's integer fields accept.
-    pub fn check(&self, name: &str, raw: &str) -> anyhow::Result<Option<String>> {
+    /// Refuses `value` for `name` (this parameter, maybe under a per-direction or per-strategy
+    /// name) when it is a number that is not finite, out of range, or not whole for a parameter
+    /// of whole numbers. A value of another kind ("fast" for a number) is the protocol's to
+    /// refuse, by the field's type ([`Scenario::apply_change`]).
+    pub fn accepts(&self, name: &str, value: &ParamValue) -> anyhow::Result<()> {
         let (min, max, integer) = match self.kind {
             Kind::Number { min, max, integer, .. } => (min, max, integer),
-            Kind::OptionalNumber { min, max } => {
-                if matches!(raw.trim(), "null" | "none" | "None" | "") {
-                    return Ok(Some("null".into()));
-                }
-                (min, max, false)
-            }
-            // A path is a name whatever it looks like (`123`, `true`); empty or `null` unsets it.
-            Kind::Path if matches!(raw.trim(), "null" | "") => return Ok(Some("null".into())),
-            Kind::Path => return Ok(Some(serde_json::Value::String(raw.trim().to_string()).to_string())),
-            _ => return Ok(None),
+            Kind::OptionalNumber { min, max } => (min, max, false),
+            _ => return Ok(()),
         };
-        let Ok(v) = raw.trim().parse::<f64>() else { return Ok(None) };
-        self.check_number(name, v, raw.trim(), min, max, integer)?;
-        Ok(integer.then(|| format!("{v:.0}")))
+        match value.as_f64() {
+            Some(v) => self.check_number(name, v, &value.to_string(), min, max, integer),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Self::accepts`] for a value written as text (`--vary`'s values): the value as `--set`
+    /// takes it when it is a number (`1e6` comes back as `1000000`), `None` for other text.
+    pub fn check(&self, name: &str, raw: &str) -> anyhow::Result<Option<String>> {
+        let value = ParamValue::parse(raw);
+        self.accepts(name, &value)?;
+        Ok(value.as_f64().is_some().then(|| value.to_string()))
     }
 
     /// Refuses `v` (written `raw`) unless it is finite, in `min..=max` and, for an integer
@@ -133,19 +144,29 @@ impl Param {
 /// estimator settings of `dnm.stats.X` and `rellikt.stats.X` find `ack.stats.X`, and a client's
 /// own `client.K.X` finds `X`.
 pub fn find(name: &str) -> Option<&'static Param> {
+    find_in(PARAMS, name)
+}
+
+/// [`find`] among `rows`.
+pub fn find_in<'a>(rows: impl IntoIterator<Item = &'a Param>, name: &str) -> Option<&'a Param> {
+    let base = row_name(name);
+    rows.into_iter().find(|p| p.name == base)
+}
+
+/// The name of the row that answers for `name` (see [`find`]).
+fn row_name(name: &str) -> String {
     let name = name.trim();
     let name = match ackscope_protocol::scenario::clients::parse_client_name(name) {
         Some((Ok(_), rest)) => rest,
         _ => name,
     };
-    let base = if let Some(rest) = name.strip_prefix("link.a_to_b.").or_else(|| name.strip_prefix("link.b_to_a.")) {
+    if let Some(rest) = name.strip_prefix("link.a_to_b.").or_else(|| name.strip_prefix("link.b_to_a.")) {
         format!("link.{rest}")
     } else if let Some(rest) = name.strip_prefix("dnm.stats.").or_else(|| name.strip_prefix("rellikt.stats.")) {
         format!("ack.stats.{rest}")
     } else {
         name.to_string()
-    };
-    PARAMS.iter().find(|p| p.name == base)
+    }
 }
 
 /// The row for `name`, which must be in the table (the window's controls name theirs literally).
@@ -155,9 +176,54 @@ pub fn get(name: &str) -> &'static Param {
 
 /// The table as Markdown, as README's "Parameters" section holds it.
 pub fn markdown() -> String {
+    markdown_of(PARAMS)
+}
+
+/// `rows` as README's "Parameters" section lists them.
+pub fn markdown_of<'a>(rows: impl IntoIterator<Item = &'a Param>) -> String {
     let mut s = String::from("| name | values | unit | what it does |\n|---|---|---|---|\n");
-    for p in PARAMS {
+    for p in rows {
         s += &format!("| `{}` | {} | {} | {} |\n", p.name, p.values_text(), p.unit, p.tip);
     }
     s
+}
+
+/// Refuses `change` when its value is outside its parameter's row (range, whole numbers); a
+/// name without a row is the protocol's to refuse ([`Scenario::apply_change`]).
+pub fn check(change: &ParamChange) -> anyhow::Result<()> {
+    match find(change.name()) {
+        Some(p) => p.accepts(change.name(), change.value()),
+        None => Ok(()),
+    }
+}
+
+/// Applies `change` to `scenario` after [`check`]: the one way the app changes a scenario by
+/// name (the window, `--set`, a replay edit); unchanged when refused. `link.file` names no
+/// field: the link file it names is read into the link ([`crate::fit::links::apply_link_file`]).
+pub fn apply(scenario: &mut Scenario, change: &ParamChange) -> anyhow::Result<()> {
+    if change.name() == crate::fit::links::LINK_FILE {
+        // A link file is read when set: its values become the link's (each held to its range).
+        return crate::fit::links::apply_link_file(scenario, &change.value().to_string());
+    }
+    check(change)?;
+    scenario.apply_change(change).map_err(|e| anyhow!("{e}"))
+}
+
+/// A group of parameters: the rows whose dotted name starts with `prefix` and a dot (one section
+/// of the scenario), shown together in the window's left panel and the Tune tab's list. A
+/// strategy's own settings are the group its registry row names (`StrategyInfo::settings`).
+#[derive(Debug)]
+pub struct Group {
+    /// The scenario section (`glenn`, `link`, ...); `""` holds the names of the scenario's top
+    /// level and of sections without a group of their own.
+    pub prefix: &'static str,
+    pub label: &'static str,
+}
+
+impl Group {
+    /// Whether the parameter `name` starts with this group's prefix (the top level's group holds
+    /// what no other group does: see [`Catalog::group_of`]).
+    pub fn prefixes(&self, name: &str) -> bool {
+        !self.prefix.is_empty() && name.strip_prefix(self.prefix).is_some_and(|rest| rest.starts_with('.'))
+    }
 }

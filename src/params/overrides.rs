@@ -1,30 +1,30 @@
-//! `--set NAME=VALUE` overrides by dotted name, for any scenario parameter.
+//! `--set NAME=VALUE` overrides by dotted name, for any scenario parameter: the text edge.
 //!
-//! The protocol's [`Scenario::set`] does the setting (a JSON tree of the scenario, so every serde
-//! field is settable without a hand-kept list, and a value of the wrong type is refused by the
-//! same deserializer that reads scenario files; `link.X` sets both directions). Here the
-//! parameter table ([`super::PARAMS`]) holds the value to its valid range first, so a value the
-//! window's slider could not reach is refused here too, with the range in the message.
+//! The text is read once into a typed [`ParamChange`], which [`super::apply`] holds to the
+//! parameter table's range (so a value the window's slider could not reach is refused here too,
+//! with the range in the message) and the protocol writes into the scenario's typed field
+//! ([`Scenario::apply_change`]: a value of the wrong kind is refused by name; `link.X` sets both
+//! directions).
 
-use ackscope_protocol::Scenario;
-use anyhow::{anyhow, bail, Result};
+use ackscope_protocol::{ParamChange, ParamValue, Scenario};
+use anyhow::{anyhow, Result};
+
+/// Reads `NAME=VALUE` into a change (nothing is checked but the shape). A path parameter's value
+/// is a name whatever it looks like (`123`, `true`); empty or `null` unsets it.
+pub fn parse(assignment: &str) -> Result<ParamChange> {
+    let change = ParamChange::parse_assignment(assignment).map_err(|e| anyhow!("--set {e}"))?;
+    if super::find(change.name()).is_some_and(|p| matches!(p.kind, super::Kind::Path)) {
+        let raw = assignment.split_once('=').map_or("", |(_, v)| v.trim());
+        if !matches!(raw, "" | "null") {
+            return Ok(ParamChange::new(change.name(), ParamValue::Name(raw.to_string())));
+        }
+    }
+    Ok(change)
+}
 
 /// Applies one `NAME=VALUE` override to `scenario` (unchanged when refused).
 pub fn apply(scenario: &mut Scenario, assignment: &str) -> Result<()> {
-    let (name, raw) =
-        assignment.split_once('=').ok_or_else(|| anyhow!("--set expects NAME=VALUE, got '{assignment}'"))?;
-    let name = name.trim();
-    if name.is_empty() {
-        bail!("--set expects NAME=VALUE, got '{assignment}'");
-    }
-    if name == crate::fit::links::LINK_FILE {
-        return crate::fit::links::apply_link_file(scenario, raw.trim());
-    }
-    let checked = match super::find(name) {
-        Some(p) => p.check(name, raw)?,
-        None => None,
-    };
-    scenario.set(name, checked.as_deref().unwrap_or(raw)).map_err(|e| anyhow!("{e}"))
+    super::apply(scenario, &parse(assignment)?)
 }
 
 /// Applies every override in order.

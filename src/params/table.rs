@@ -8,7 +8,7 @@
 
 use ackscope_protocol::Strategy;
 
-use super::{Kind, Param};
+use super::{Group, Kind, Param};
 
 const fn num(
     name: &'static str,
@@ -82,6 +82,23 @@ fn strategies() -> Vec<&'static str> {
     Strategy::all().map(|s| s.name()).collect()
 }
 
+/// The table's groups, in the order the window shows them; a row is in the group its name's
+/// first segment names, else in the first (the scenario's top level). A strategy's own group is
+/// the one its registry row names (`StrategyInfo::settings`).
+pub static GROUPS: &[Group] = &[
+    Group { prefix: "", label: "Seed, ticks and stats" },
+    Group { prefix: "link", label: "Link" },
+    Group { prefix: "ack", label: "Packet acks and estimators" },
+    Group { prefix: "workload", label: "Workload" },
+    Group { prefix: "chunk", label: "Large blocks" },
+    Group { prefix: "flow", label: "Flow control" },
+    Group { prefix: "glenn", label: "Glenn reliable-ordered messages" },
+    Group { prefix: "hybrid", label: "Hybrid" },
+    Group { prefix: "ue4", label: "UE4 bunches" },
+    Group { prefix: "dnm", label: "Delivery notification manager" },
+    Group { prefix: "rellikt", label: "rellikt" },
+];
+
 /// The table, in README's order (one row per line, so the table reads as one).
 #[rustfmt::skip]
 pub static PARAMS: &[Param] = &[
@@ -101,7 +118,7 @@ pub static PARAMS: &[Param] = &[
     // The link, per direction: `link.X` sets both, `link.a_to_b.X` / `link.b_to_a.X` one.
     num("link.latency_ms", "latency ms", "ms", 0.0, 1000.0, "One-way base delay added to every packet (propagation + queueing you do not model otherwise)."),
     num("link.jitter_ms", "jitter ms", "ms", 0.0, 500.0, "Random variation of the delay (uniform half-width or normal standard deviation). Large jitter reorders packets."),
-    choice("link.jitter_distribution", "normal jitter", || vec!["uniform", "normal"], "Normal instead of uniform jitter (netem's distribution choice)"),
+    choice("link.jitter_distribution", "jitter distribution", || vec!["uniform", "normal"], "Normal instead of uniform jitter (netem's distribution choice)"),
     flag("link.jitter_reorders", "jitter reorders", "When false, jitter never lets a packet overtake an earlier one (a FIFO link)."),
     num("link.loss_percent", "loss %", "%", 0.0, 100.0, "Independent random packet loss. The sender estimates it from packets never acked (Glenn's packet-level acks)."),
     num("link.burst.p_percent", "burst p %", "%", 0.0, 50.0, "Gilbert-Elliott burst loss: chance per 1 ms step of entering the bad state (0 = off); the chain runs on its own time grid, so every strategy meets the same bursts."),

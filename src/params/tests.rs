@@ -1,26 +1,16 @@
 //! The table against the scenario it describes: every name settable, every default in range, every
 //! end of every range handled by the strategies it concerns, and `--set` held to the ranges.
 
-use ackscope_protocol::{Scenario, Side, Simulation, Strategy};
+use ackscope_protocol::{ParamChange, Scenario, Side, Simulation, Strategy};
 
 use super::overrides::apply;
 use super::{find, Kind, PARAMS};
 
-/// The scenario's current value of `name` as text (a JSON leaf; `link.X` reads A->B).
+/// The scenario's current value of `name` as text (`link.X` reads A->B), read through its typed
+/// field.
 fn current(s: &Scenario, name: &str) -> String {
-    let mut tree = serde_json::to_value(s).unwrap();
-    // A file leaves out the clients and server settings while they are the defaults.
-    tree["clients"] = s.client_count().into();
-    tree["server"] = serde_json::to_value(s.server).unwrap();
-    let path = name.replacen("link.", "link.a_to_b.", 1);
-    let (parent, key) = path.rsplit_once('.').unwrap_or(("", &path));
-    let parent = parent.split('.').filter(|k| !k.is_empty()).fold(&tree, |node, key| &node[key]);
-    let leaf = &parent[key];
-    // An optional number's leaf is `null` while unset, but its key is there.
-    let unset_optional = matches!(find(name).map(|p| p.kind), Some(Kind::OptionalNumber { .. }))
-        && parent.as_object().is_some_and(|o| o.contains_key(key));
-    assert!((!leaf.is_null() || unset_optional) && !leaf.is_object(), "'{name}' is not a leaf of the scenario");
-    leaf.as_str().map_or_else(|| leaf.to_string(), str::to_string)
+    let value = s.value(name).unwrap_or_else(|| panic!("'{name}' is not a leaf of the scenario"));
+    value.to_string()
 }
 
 #[test]
@@ -132,7 +122,8 @@ fn run_with(mut scenario: Scenario, name: &str, value: &str) {
     sim.burst(Side::A);
     sim.send_chunk(Side::A, 16 * 1024);
     sim.run_for_secs(1.0);
-    crate::session::apply_change(&mut sim, name, value).unwrap_or_else(|e| panic!("{name}={value}: {e:#}"));
+    let change = ParamChange::parse(name, value);
+    crate::runtime::action::apply_change(&mut sim, &change).unwrap_or_else(|e| panic!("{change}: {e:#}"));
     sim.run_for_secs(1.0);
     let n = sim.drain_events().count();
     assert!(n > 0, "{name}={value}: no events");

@@ -7,9 +7,9 @@
 //! after the run or not at all. Every leaf of the scenario has a row in the table (a test keeps it
 //! so), so nothing escapes the check.
 
-use ackscope_protocol::{Action, Scenario, Step, Strategy};
+use ackscope_protocol::scenario::fields::leaf_names;
+use ackscope_protocol::{Action, ParamValue, Scenario, Step, Strategy};
 use anyhow::{anyhow, bail, Result};
-use ron::Value;
 
 use super::{find, overrides};
 
@@ -22,34 +22,17 @@ pub struct Leaf {
     pub numeric: bool,
 }
 
-/// Every leaf of `scenario` except the script, by dotted name (`link.a_to_b.loss_percent`).
-///
-/// Read through RON's value tree, which keeps NaN and infinities (JSON would turn them into
-/// `null`, indistinguishable from an unset optional number).
+/// Every leaf of `scenario` except the script, by dotted name (`link.a_to_b.loss_percent`), read
+/// through the scenario's typed fields (a NaN stays a NaN, an unset optional number unset).
 pub fn leaves(scenario: &Scenario) -> Vec<Leaf> {
-    let tree: Value = ron::to_string(scenario).ok().and_then(|text| ron::from_str(&text).ok()).unwrap_or(Value::Unit);
-    let mut out = Vec::new();
-    walk(&tree, String::new(), &mut out);
-    out
-}
-
-fn walk(v: &Value, name: String, out: &mut Vec<Leaf>) {
-    match v {
-        Value::Map(m) => {
-            for (k, child) in m.iter() {
-                let Value::String(k) = k else { continue };
-                if name.is_empty() && k == "script" {
-                    continue;
-                }
-                let dotted = if name.is_empty() { k.clone() } else { format!("{name}.{k}") };
-                walk(child, dotted, out);
-            }
-        }
-        Value::Number(n) => out.push(Leaf { name, number: Some(n.into_f64()), numeric: true }),
-        Value::Option(None) => out.push(Leaf { name, number: None, numeric: true }),
-        Value::Option(Some(inner)) => walk(inner, name, out),
-        _ => out.push(Leaf { name, number: None, numeric: false }),
-    }
+    leaf_names()
+        .into_iter()
+        .map(|name| {
+            let value = scenario.value(&name);
+            let numeric = matches!(value, Some(ParamValue::Int(_) | ParamValue::Float(_) | ParamValue::Unset));
+            Leaf { number: value.and_then(|v| v.as_f64()), numeric, name }
+        })
+        .collect()
 }
 
 /// Refuses a scenario with any value outside its parameter's range, or a script step that is not
@@ -83,12 +66,13 @@ pub fn steps(base: &Scenario, list: &[Step], what: &str) -> Result<()> {
 /// Refuses an action whose parameter or value the table refuses.
 pub fn action(base: &Scenario, a: &Action) -> Result<()> {
     match a {
-        Action::Set { name, value } if name.trim() == "strategy" => {
-            Strategy::parse(value.trim()).map_err(|e| anyhow!(e))?;
+        Action::Set(change) if change.is_strategy() => {
+            Strategy::parse(&change.value().to_string()).map_err(|e| anyhow!(e))?;
         }
-        Action::Set { name, value } => {
-            crate::fit::links::refuse_during_run(name)?;
-            overrides::apply(&mut base.clone(), &format!("{name}={value}"))?
+        // The table's range, then the field's type, on a copy.
+        Action::Set(change) => {
+            crate::fit::links::refuse_during_run(change.name())?;
+            super::apply(&mut base.clone(), change)?
         }
         Action::Link { set, .. } => {
             for (field, v) in set.fields() {

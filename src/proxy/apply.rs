@@ -54,11 +54,11 @@ pub type PairChange = (LinkPair, Vec<(String, String)>);
 /// refuses is an error and changes nothing.
 pub fn apply_to_pair(base: &Scenario, pair: LinkPair, action: &Action) -> Result<Option<PairChange>> {
     match action {
-        Action::Set { name, value } if is_link_setting(name) => {
+        Action::Set(change) if is_link_setting(change.name()) => {
             let mut s = Scenario { link: pair, script: Vec::new(), ..base.clone() };
-            s.set(name, value).map_err(|e| anyhow!("{}", e.0))?;
+            s.apply_change(change).map_err(|e| anyhow!("{}", e.0))?;
             crate::params::validate::scenario(&s)?;
-            Ok(Some((s.link, vec![(name.trim().to_string(), value.clone())])))
+            Ok(Some((s.link, vec![(change.name().to_string(), change.value().to_string())])))
         }
         Action::Link { dir, set } => {
             let mut out = pair;
@@ -91,7 +91,7 @@ pub fn pair_of(a_to_b: &LinkConfig, b_to_a: &LinkConfig) -> LinkPair {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ackscope_protocol::{LinkPatch, StepDirection};
+    use ackscope_protocol::{LinkPatch, ParamChange, StepDirection};
 
     #[test]
     fn client_one_keeps_the_scenario_seed_and_others_differ_from_each_other() {
@@ -104,7 +104,7 @@ mod tests {
     #[test]
     fn link_sets_and_steps_change_the_pair_and_name_each_change() {
         let base = Scenario::default();
-        let set = Action::Set { name: "link.b_to_a.loss_percent".into(), value: "20".into() };
+        let set = Action::Set(ParamChange::parse("link.b_to_a.loss_percent", "20"));
         let (pair, ch) = apply_to_pair(&base, base.link.clone(), &set).unwrap().unwrap();
         assert_eq!(pair.b_to_a.loss_percent, 20.0);
         assert_eq!(pair.a_to_b, base.link.a_to_b);
@@ -118,7 +118,7 @@ mod tests {
         assert_eq!(pair.a_to_b.latency_ms, 80.0);
         assert_eq!(ch, vec![("link.a_to_b.latency_ms".to_string(), "80".to_string())]);
 
-        let bad = Action::Set { name: "link.loss_percent".into(), value: "250".into() };
+        let bad = Action::Set(ParamChange::parse("link.loss_percent", "250"));
         assert!(apply_to_pair(&base, base.link.clone(), &bad).is_err());
         assert!(apply_to_pair(&base, base.link.clone(), &Action::Restart).unwrap().is_none());
     }

@@ -434,7 +434,7 @@ impl Relay {
     /// clients get) or to one, reporting each change as a `ParamChanged` event.
     fn apply(&mut self, at: SimTime, client: Option<ClientId>, action: &Action) -> Result<(), String> {
         let is_link = matches!(action, Action::Link { .. })
-            || matches!(action, Action::Set { name, .. } if is_link_setting(name));
+            || matches!(action, Action::Set(change) if is_link_setting(change.name()));
         if !is_link {
             return Err(format!(
                 "the proxy runs links only: '{}' has no effect on it (link.* settings and link steps do)",

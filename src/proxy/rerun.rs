@@ -9,7 +9,9 @@
 
 use std::collections::BTreeMap;
 
-use ackscope_protocol::{Action, ClientId, Dir, DropReason, Event, EventKind, Link, Scenario, SimTime, RUN_WIDE};
+use ackscope_protocol::{
+    Action, ClientId, Dir, DropReason, Event, EventKind, Link, ParamChange, Scenario, SimTime, RUN_WIDE,
+};
 use anyhow::Result;
 
 use super::apply::{apply_to_pair, client_links, client_seed, pair_of};
@@ -57,7 +59,7 @@ pub fn rerun_fates(scenario: &Scenario, events: &[Event]) -> Result<BTreeMap<(Cl
     for e in events {
         match &e.kind {
             EventKind::ParamChanged { name, value } => {
-                let action = Action::Set { name: name.clone(), value: value.clone() };
+                let action = Action::Set(ParamChange::parse(name, value));
                 let targets: Vec<ClientId> = if e.client == RUN_WIDE {
                     if let Some((pair, _)) = apply_to_pair(&run_wide, run_wide.link.clone(), &action)? {
                         run_wide.link = pair;

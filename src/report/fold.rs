@@ -115,11 +115,11 @@ impl RunFold {
 
     /// What a chunk's ideal time of client `k` is measured against: its link at the start (the
     /// sender-to-receiver cap) and the base round trip.
-    fn ideal(&self, k: ClientId) -> ChunkIdeal {
+    fn ideal(&self, k: ClientId) -> ChunkIdeal<impl Fn(usize) -> usize + Copy> {
         let s = self.scenario.for_client(k).unwrap_or_else(|_| self.scenario.clone());
         let l = &s.link;
         ChunkIdeal {
-            config: s.chunk,
+            cost: s.chunk.cost(),
             link_bandwidth_kbps: l.get(Dir::AtoB).bandwidth_kbps,
             rtt_ms: l.a_to_b.latency_ms + l.b_to_a.latency_ms,
         }

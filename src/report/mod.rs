@@ -23,12 +23,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use ackscope_protocol::{
-    registry, Action, ChunkSummary, EstimateSummary, Event, PacketTotals, ReliableMetrics, Scenario, ServerSummary,
-    SimTime, Simulation, SnapshotSummary, Step, SummaryAccumulator, Ue4Summary,
+    registry, Action, ChunkSummary, EstimateSummary, Event, PacketTotals, ParamChange, ReliableMetrics, Scenario,
+    ServerSummary, SimTime, Simulation, SnapshotSummary, Step, SummaryAccumulator, Ue4Summary,
 };
 use anyhow::{anyhow, Context};
 use serde::Serialize;
 
+use crate::runtime::action;
 use crate::session::stream::SessionStream;
 use crate::session::{self, Session};
 pub use flow::{FlowSummary, FlowSwitch};
@@ -207,7 +208,7 @@ pub fn drive_sim(
     sorted.sort_by_key(|a| a.at);
     for step in sorted {
         run_to(&mut sim, step.at, &mut sink);
-        session::apply_and_record(&mut sim, &mut recorded, step.action.clone())
+        action::apply_and_record(&mut sim, &mut recorded, step.action.clone())
             .map_err(|e| anyhow::anyhow!("action at {:.6} s ({}): {e:#}", step.at.as_secs_f64(), step.action))?;
         sink(sim.drain_events());
     }
@@ -218,7 +219,7 @@ pub fn drive_sim(
         // Stop the workload (recorded like any action, so a re-run repeats it), then let every
         // unacked reliable message arrive or give up after MAX_DRAIN_SECONDS.
         for name in ["workload.snapshot_rate_hz", "workload.reliable_rate_hz"] {
-            session::apply_and_record(&mut sim, &mut recorded, Action::Set { name: name.into(), value: "0".into() })?;
+            action::apply_and_record(&mut sim, &mut recorded, Action::Set(ParamChange::new(name, 0.0)))?;
         }
         let drain_start = sim.now();
         let limit = drain_start.plus_micros((MAX_DRAIN_SECONDS * 1e6) as u64);
@@ -355,7 +356,7 @@ fn lane_report(scenario: &Scenario, actions: &[Step], events: &[Event], duration
     let drain_seconds = actions
         .iter()
         .rev()
-        .find(|s| s.as_set() == Some(("workload.reliable_rate_hz", "0")))
+        .find(|s| s.as_set() == Some(&ParamChange::new("workload.reliable_rate_hz", 0.0)))
         .map_or(0.0, |s| (duration_us.saturating_sub(s.at.0)) as f64 / 1e6);
     let mut truth = SummaryAccumulator::default();
     truth.observe(events);

@@ -6,9 +6,9 @@
 //! send ids past every id the recording has used (ground truth tables match acks to link events
 //! by id, which must stay unique within a run).
 
-use ackscope_protocol::{Event, EventKind, SimTime};
+use ackscope_protocol::{Action, Event, EventKind, SimTime};
 
-use super::{Batch, Command};
+use super::{Batch, Lanes};
 use crate::source::EventSource;
 
 /// `inner`'s batches with every event time and action time moved by `at`, and every send id by
@@ -57,8 +57,8 @@ fn send_id_mut(kind: &mut EventKind) -> Option<&mut u64> {
 }
 
 impl EventSource for Continued {
-    fn send(&self, cmd: Command) -> bool {
-        self.inner.send(cmd)
+    fn send(&self, lanes: Lanes, action: Action) -> bool {
+        self.inner.send(lanes, action)
     }
     fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
         Box::new(self.inner.try_batches().map(|b| self.shift(b)))
@@ -74,7 +74,7 @@ impl EventSource for Continued {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ackscope_protocol::{Action, Dir, Side, Step};
+    use ackscope_protocol::{Dir, Side, Step};
 
     #[test]
     fn times_and_send_ids_move_and_nothing_else() {
@@ -99,7 +99,7 @@ mod tests {
 
     struct Idle;
     impl EventSource for Idle {
-        fn send(&self, _: Command) -> bool {
+        fn send(&self, _: Lanes, _: Action) -> bool {
             false
         }
         fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {

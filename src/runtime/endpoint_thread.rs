@@ -30,13 +30,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ackscope_protocol::{
-    Dir, EndpointDriver, Event, Link, Outbound, Peer, PeerFactory, Scenario, Side, SimTime, Step, Transmit,
+    Action, Dir, EndpointDriver, Event, Link, Outbound, Peer, PeerFactory, Scenario, Side, SimTime, Step, Transmit,
 };
 use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender, TryRecvError, TrySendError};
 
 pub use super::clock::RunClock;
 pub use super::uid_book::{send_uid, unnamed_uid, UidBook, UID_KINDS};
-use super::{Batch, Command};
+use super::Batch;
 use crate::params;
 
 /// Longest the endpoint waits for a datagram before looking at its clock and commands again.
@@ -59,7 +59,7 @@ pub struct EndpointSpec {
     /// Bound and connected to the other endpoint.
     pub socket: UdpSocket,
     pub clock: Arc<RunClock>,
-    /// The thread ends by itself at this time (None: only on `Shutdown`).
+    /// The thread ends by itself at this time (None: only when stopped).
     pub end: Option<SimTime>,
     /// In-process runs: one book per direction (indexed by `Dir::index`), shared by both ends.
     pub books: Option<Arc<[UidBook; 2]>>,
@@ -79,11 +79,12 @@ pub struct EndpointExit {
     pub send_errors: u64,
     /// Socket reads that failed for another reason than a timeout or a refused connection.
     pub recv_errors: u64,
-    /// True when it ended at `end`, false on `Shutdown` or when the event receiver went away.
+    /// True when it ended at `end`, false when stopped or when the event receiver went away.
     pub ran_to_end: bool,
 }
 
-/// Runs the endpoint until `end`, `Shutdown`, or the event receiver is dropped.
+/// Runs the endpoint until `end`, until its command channel is closed, or until the event
+/// receiver is dropped.
 ///
 /// A second thread reads the socket and stamps nothing: it only queues datagrams, so this thread
 /// waits on one channel with a precise timeout (socket read timeouts are kernel-tick coarse, several
@@ -91,7 +92,7 @@ pub struct EndpointExit {
 /// returns, so the endpoint leaves no thread behind.
 pub fn run_endpoint(
     spec: EndpointSpec,
-    commands: Receiver<Command>,
+    commands: Receiver<Action>,
     events: Sender<Batch>,
     wake: &(dyn Fn() + Send + Sync),
 ) -> EndpointExit {
@@ -286,26 +287,22 @@ struct Reports {
     error: Option<String>,
 }
 
-/// Applies one command at `now` (not `Shutdown`, which the loop handles) through the driver, as
-/// the simulation does: a `set` reaches the link into this endpoint, its send rate, flow control
-/// (a live `flow.*` edit; turning it off restores the configured rate) and the peer's live
-/// settings; a restart or strategy change builds a new endpoint and an empty link.
-fn apply_command(ep: &mut Endpoint, cmd: Command, now: SimTime, r: &mut Reports) {
+/// Applies one action at `now` through the driver, as the simulation does: a `set` reaches the
+/// link into this endpoint, its send rate, flow control (a live `flow.*` edit; turning it off
+/// restores the configured rate) and the peer's live settings; a restart or strategy change
+/// builds a new endpoint and an empty link; pause and resume stop and restart the clock.
+fn apply_action(ep: &mut Endpoint, action: Action, now: SimTime, r: &mut Reports) {
     let records = ep.records_changes;
-    match cmd {
-        Command::Pause => ep.clock.pause(),
-        Command::Resume => ep.clock.resume(),
+    match action {
+        Action::Pause => ep.clock.pause(),
+        Action::Resume => ep.clock.resume(),
         _ => {}
     }
-    let Some(action) = cmd.action_on(0) else { return };
     if !action.concerns(ep.side) {
         return;
     }
     let check = match &action {
-        ackscope_protocol::Action::Set { name, value } => {
-            params::overrides::apply(&mut ep.driver.scenario().clone(), &format!("{name}={value}"))
-                .map_err(|e| format!("{e:#}"))
-        }
+        Action::Set(change) => params::check(change).map_err(|e| format!("{e:#}")),
         _ => Ok(()),
     };
     match check.and_then(|()| ep.driver.apply_action(now, &action, &mut r.ev).map_err(|e| e.to_string())) {
@@ -316,8 +313,7 @@ fn apply_command(ep: &mut Endpoint, cmd: Command, now: SimTime, r: &mut Reports)
         }
         Ok(update) => {
             update.apply(&ep.driver, &mut ep.link, now);
-            let own =
-                matches!(action, ackscope_protocol::Action::Burst { .. } | ackscope_protocol::Action::SendChunk { .. });
+            let own = matches!(action, Action::Burst { .. } | Action::SendChunk { .. });
             if records || own {
                 r.actions.push(Step::new(now, action));
             }
@@ -327,7 +323,7 @@ fn apply_command(ep: &mut Endpoint, cmd: Command, now: SimTime, r: &mut Reports)
 
 fn endpoint_loop(
     spec: EndpointSpec,
-    commands: Receiver<Command>,
+    commands: Receiver<Action>,
     datagrams: Receiver<Vec<u8>>,
     events: Sender<Batch>,
     wake: &(dyn Fn() + Send + Sync),
@@ -338,10 +334,11 @@ fn endpoint_loop(
     exit
 }
 
-/// Runs `ep` against the clock until `end`, `Shutdown`, or the event receiver is dropped.
+/// Runs `ep` against the clock until `end`, until `commands` is closed, or until the event
+/// receiver is dropped.
 fn real_time_loop(
     ep: &mut Endpoint,
-    commands: Receiver<Command>,
+    commands: Receiver<Action>,
     datagrams: Receiver<Vec<u8>>,
     events: Sender<Batch>,
     wake: &(dyn Fn() + Send + Sync),
@@ -350,7 +347,7 @@ fn real_time_loop(
     let mut exit = EndpointExit::default();
     let mut r = Reports::default();
     let mut backlog: VecDeque<Batch> = VecDeque::new();
-    let mut pending: Option<Command> = None;
+    let mut pending: Option<Action> = None;
 
     loop {
         if !clock.is_paused() {
@@ -358,10 +355,13 @@ fn real_time_loop(
             if end.is_some_and(|end| now >= end) {
                 push_batch(&mut backlog, &mut r);
                 // A consumer that drains until the channel closes gets every event; one that
-                // stopped reading costs at most FINAL_FLUSH, and a `Shutdown` ends the wait at once.
+                // stopped reading costs at most FINAL_FLUSH, and closing the commands ends the
+                // wait at once.
                 let deadline = Instant::now() + FINAL_FLUSH;
                 while !backlog.is_empty() && Instant::now() < deadline {
-                    if !flush(&mut backlog, &events, wake) || matches!(commands.try_recv(), Ok(Command::Shutdown)) {
+                    if !flush(&mut backlog, &events, wake)
+                        || matches!(commands.try_recv(), Err(TryRecvError::Disconnected))
+                    {
                         break;
                     }
                     if !backlog.is_empty() {
@@ -375,12 +375,12 @@ fn real_time_loop(
         }
         // Commands apply at the clock's reading, after every instant up to it has run.
         loop {
-            let cmd = match pending.take().map(Ok).unwrap_or_else(|| commands.try_recv()) {
-                Ok(Command::Shutdown) | Err(TryRecvError::Disconnected) => return exit,
-                Ok(cmd) => cmd,
+            let action = match pending.take().map(Ok).unwrap_or_else(|| commands.try_recv()) {
+                Err(TryRecvError::Disconnected) => return exit,
+                Ok(action) => action,
                 Err(TryRecvError::Empty) => break,
             };
-            apply_command(ep, cmd, clock.now(), &mut r);
+            apply_action(ep, action, clock.now(), &mut r);
         }
         push_batch(&mut backlog, &mut r);
         if !flush(&mut backlog, &events, wake) {
@@ -408,7 +408,7 @@ fn real_time_loop(
                 }
             },
             recv(commands) -> c => match c {
-                Ok(cmd) => pending = Some(cmd),
+                Ok(action) => pending = Some(action),
                 Err(_) => return exit,
             },
             default(wait) => {}

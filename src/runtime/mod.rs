@@ -1,7 +1,7 @@
 //! Background threads that run the protocol endpoints and the link in real time for the app.
 //!
-//! The UI talks to a run only through channels: it sends [`Command`]s and receives [`Batch`]es of
-//! events. Both channels are bounded; the UI never blocks on them (it uses `try_send`/`try_recv`),
+//! The UI talks to a run only through channels: it sends timed [`Action`]s, each for some of the
+//! run's lanes ([`Lanes`]), and receives [`Batch`]es of events. Both channels are bounded; the UI never blocks on them (it uses `try_send`/`try_recv`),
 //! and the run thread never drops an event: when the UI falls behind, batches wait in the thread's
 //! own backlog until there is room, and the run thread requests a repaint whenever it delivers.
 //!
@@ -10,14 +10,16 @@
 //! A run has one or two *lanes*: in A/B mode the same scenario runs under two strategies on one
 //! thread, stepped to the same virtual time, so both see the identical link trace (the link's
 //! draws are keyed by send time) and every difference on screen comes from the strategy.
-//! Every command becomes a timed [`Action`] applied with `session::apply_and_record` at the
-//! virtual instant the run thread reached (after everything due then), so it is both in the
-//! events and in the lane's action log ([`Batch::actions`]), and a saved session re-runs
-//! identically: parameter changes, bursts, chunks, restarts, strategy changes, pauses.
+//! The UI's verbs are the protocol's [`Action`]s themselves (a typed parameter change, a burst, a
+//! chunk, a restart, a strategy change, pause and resume): each is applied with
+//! [`action::apply_and_record`] at the virtual instant the run thread reached (after everything
+//! due then), so it is both in the events and in the lane's action log ([`Batch::actions`]), and a
+//! saved session re-runs identically.
 //!
 //! Every transport here runs the protocol crate's `EndpointDriver` (the in-process one through
 //! `Simulation`, UDP one driver per endpoint thread) and owns only sockets, clocks and channels.
 
+pub mod action;
 pub mod clock;
 pub mod continued;
 pub mod endpoint_thread;
@@ -27,54 +29,29 @@ pub mod udp_truth;
 pub mod uid_book;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use ackscope_protocol::{Action, Event, Scenario, Side, SimTime, Simulation, Step, Strategy};
+use ackscope_protocol::{Action, Event, Scenario, SimTime, Simulation, Step};
 use crossbeam_channel::{bounded, Receiver, Sender, TrySendError};
 
-use crate::session;
-
-/// What the UI can ask of a running simulation.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Command {
-    /// Set any scenario parameter by dotted `--set` name, on every lane.
-    Set {
-        name: String,
-        value: String,
-    },
-    /// Queue a burst of reliable messages on a side.
-    Burst(Side),
-    /// Queue one large block of `bytes` on a side (chunk strategies; whole KiB, rounded up).
-    SendChunk(Side, usize),
-    /// Rebuild both endpoints and links now, on every lane (see [`Action::Restart`]).
-    Restart,
-    /// Switch lane `lane` (0: the first) to `strategy` now, rebuilding its endpoints.
-    Strategy {
-        lane: usize,
-        strategy: Strategy,
-    },
-    Pause,
-    Resume,
-    /// Stop the thread (also sent on drop).
-    Shutdown,
+/// Which lanes of a run an action is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lanes {
+    /// Every lane (a parameter change, a restart, pause and resume, a burst: both strategies of an
+    /// A/B run meet the same change at the same instant).
+    All,
+    /// One lane (0: the first), as a strategy change of one side of an A/B run is.
+    One(usize),
 }
 
-impl Command {
-    /// The action this command applies to lane `lane` (none for `Shutdown`, nor for a strategy
-    /// change of another lane).
-    pub fn action_on(&self, lane: usize) -> Option<Action> {
-        Some(match self {
-            Command::Set { name, value } => Action::Set { name: name.clone(), value: value.clone() },
-            Command::Burst(side) => Action::Burst { side: *side },
-            Command::SendChunk(side, bytes) => {
-                Action::SendChunk { side: *side, kib: (bytes.div_ceil(1024)).clamp(1, u32::MAX as usize) as u32 }
-            }
-            Command::Restart => Action::Restart,
-            Command::Strategy { lane: l, strategy } if *l == lane => Action::Strategy(*strategy),
-            Command::Pause => Action::Pause,
-            Command::Resume => Action::Resume,
-            Command::Strategy { .. } | Command::Shutdown => return None,
-        })
+impl Lanes {
+    pub fn includes(self, lane: usize) -> bool {
+        match self {
+            Lanes::All => true,
+            Lanes::One(l) => l == lane,
+        }
     }
 }
 
@@ -94,11 +71,61 @@ const TICK: Duration = Duration::from_millis(8);
 /// Batches in flight to the UI before the run thread keeps them in its backlog.
 const EVENT_CHANNEL_BATCHES: usize = 256;
 
+/// How far a live run has got, as the window needs it to say when it is behind and why.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Progress {
+    /// The virtual instant every lane has been run to.
+    pub reached: SimTime,
+    /// Wall time since the run thread last caught up with the wall clock (0 while paused): a
+    /// run whose thread cannot keep up (a loaded machine, too many clients) lags here.
+    pub behind_wall: Duration,
+    /// Events the run produced that the window has not taken yet (in the channel or the run
+    /// thread's backlog).
+    pub waiting_events: usize,
+}
+
+/// What the run thread shares with the window about its progress (atomics: neither waits).
+#[derive(Debug, Default)]
+struct SharedProgress {
+    reached_us: AtomicU64,
+    /// When `reached_us` was the wall clock's instant, in µs since [`epoch`].
+    reached_at_us: AtomicU64,
+    paused: AtomicBool,
+    waiting_events: AtomicUsize,
+}
+
+/// One instant all wall readings of progress count from.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn wall_us() -> u64 {
+    epoch().elapsed().as_micros() as u64
+}
+
+impl SharedProgress {
+    fn read(&self) -> Progress {
+        let at = self.reached_at_us.load(Ordering::Acquire);
+        let behind_us = if self.paused.load(Ordering::Acquire) { 0 } else { wall_us().saturating_sub(at) };
+        Progress {
+            reached: SimTime(self.reached_us.load(Ordering::Acquire)),
+            behind_wall: Duration::from_micros(behind_us),
+            waiting_events: self.waiting_events.load(Ordering::Acquire),
+        }
+    }
+}
+
 /// Simulations running on a background thread, paced against the wall clock.
 pub struct LiveRun {
-    commands: Sender<Command>,
+    /// Dropped to stop the thread (it applies what was sent before, then ends).
+    commands: Option<Sender<(Lanes, Action)>>,
     events: Receiver<Batch>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: Option<std::thread::JoinHandle<VecDeque<Batch>>>,
+    progress: Arc<SharedProgress>,
+    /// What the run thread still held when it stopped (the window had fallen behind): handed
+    /// over after the channel's batches, so stopping loses no event.
+    left: std::sync::Mutex<VecDeque<Batch>>,
 }
 
 impl LiveRun {
@@ -111,23 +138,33 @@ impl LiveRun {
     /// time reaches their instants (a recording run again live: the same events as its re-run,
     /// until the user acts). A recorded pause is logged again but does not pause the clock.
     pub fn spawn_replaying(lanes: Vec<(Scenario, Vec<Step>)>, wake: impl Fn() + Send + 'static) -> Self {
-        let (cmd_tx, cmd_rx) = bounded::<Command>(1024);
+        let (cmd_tx, cmd_rx) = bounded::<(Lanes, Action)>(1024);
         let (ev_tx, ev_rx) = bounded::<Batch>(EVENT_CHANNEL_BATCHES);
+        let progress = Arc::new(SharedProgress { reached_at_us: AtomicU64::new(wall_us()), ..Default::default() });
+        let shared = Arc::clone(&progress);
         let thread = std::thread::Builder::new()
             .name("ackscope-sim".into())
-            .spawn(move || run_thread(lanes, cmd_rx, ev_tx, wake))
+            .spawn(move || run_thread(lanes, cmd_rx, ev_tx, &shared, wake))
             .expect("spawn simulation thread");
-        Self { commands: cmd_tx, events: ev_rx, thread: Some(thread) }
+        Self { commands: Some(cmd_tx), events: ev_rx, thread: Some(thread), progress, left: Default::default() }
     }
 
-    /// Queues a command without blocking; false when the run has ended or is flooded.
-    pub fn send(&self, cmd: Command) -> bool {
-        self.commands.try_send(cmd).is_ok()
+    /// How far the run has got and what waits for the window.
+    pub fn progress(&self) -> Progress {
+        self.progress.read()
+    }
+
+    /// Queues `action` for `lanes` without blocking; false when the run has ended or is flooded.
+    pub fn send(&self, lanes: Lanes, action: Action) -> bool {
+        self.commands.as_ref().is_some_and(|c| c.try_send((lanes, action)).is_ok())
     }
 
     /// Every batch available now.
     pub fn try_batches(&self) -> impl Iterator<Item = Batch> + '_ {
-        self.events.try_iter()
+        let left = std::iter::from_fn(|| self.left.lock().unwrap_or_else(|e| e.into_inner()).pop_front());
+        self.events.try_iter().chain(left).inspect(|b| {
+            self.progress.waiting_events.fetch_sub(b.events.len(), Ordering::AcqRel);
+        })
     }
 
     /// True while the thread runs.
@@ -135,11 +172,13 @@ impl LiveRun {
         self.thread.as_ref().is_some_and(|t| !t.is_finished())
     }
 
-    /// Stops the thread and waits for it.
+    /// Stops the thread and waits for it; the events it had not delivered yet stay to be taken.
     pub fn stop(&mut self) {
-        let _ = self.commands.send(Command::Shutdown);
+        self.commands = None;
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            if let Ok(rest) = t.join() {
+                self.left.lock().unwrap_or_else(|e| e.into_inner()).extend(rest);
+            }
         }
     }
 }
@@ -164,7 +203,7 @@ impl Lane {
         while self.pending.front().is_some_and(|s| s.at <= now) {
             let step = self.pending.pop_front().expect("checked");
             self.sim.run_until(step.at);
-            if let Err(e) = session::apply_and_record(&mut self.sim, &mut self.actions, step.action) {
+            if let Err(e) = action::apply_and_record(&mut self.sim, &mut self.actions, step.action) {
                 self.error = Some(format!("recorded action at {:.3} s: {e:#}", step.at.as_secs_f64()));
             }
         }
@@ -172,23 +211,22 @@ impl Lane {
     }
 }
 
-/// Applies `cmd` to every lane it concerns, at each lane's current instant, and logs it.
-fn apply(lanes: &mut [Lane], cmd: &Command) {
-    for (i, lane) in lanes.iter_mut().enumerate() {
-        if let Some(action) = cmd.action_on(i) {
-            if let Err(e) = session::apply_and_record(&mut lane.sim, &mut lane.actions, action) {
-                lane.error = Some(format!("{e:#}"));
-            }
+/// Applies `action` to each of `lanes`, at each lane's current instant, and logs it.
+fn apply(lanes: &mut [Lane], which: Lanes, action: &Action) {
+    for (_, lane) in lanes.iter_mut().enumerate().filter(|(i, _)| which.includes(*i)) {
+        if let Err(e) = action::apply_and_record(&mut lane.sim, &mut lane.actions, action.clone()) {
+            lane.error = Some(format!("{e:#}"));
         }
     }
 }
 
 fn run_thread(
     scenarios: Vec<(Scenario, Vec<Step>)>,
-    commands: Receiver<Command>,
+    commands: Receiver<(Lanes, Action)>,
     events: Sender<Batch>,
+    progress: &SharedProgress,
     wake: impl Fn(),
-) {
+) -> VecDeque<Batch> {
     let mut lanes: Vec<Lane> = scenarios
         .into_iter()
         .map(|(mut s, mut log)| {
@@ -208,36 +246,43 @@ fn run_thread(
         let first = match commands.recv_timeout(TICK) {
             Ok(cmd) => Some(cmd),
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return backlog,
         };
         // Virtual time first, so a change lands at the instant the user made it.
+        let asked_at = wall_us();
         let now = if paused { sim_base } else { sim_base.plus_micros(wall_base.elapsed().as_micros() as u64) };
         for lane in &mut lanes {
             lane.run_until(now);
         }
-        for cmd in first.into_iter().chain(std::iter::from_fn(|| commands.try_recv().ok())) {
-            match cmd {
-                Command::Shutdown => return,
-                Command::Pause if !paused => {
+        // Reached `now`, which the wall clock asked for at `asked_at`: the window reads how far
+        // the wall clock has gone on since.
+        progress.reached_us.store(now.0, Ordering::Release);
+        progress.reached_at_us.store(asked_at, Ordering::Release);
+        for (which, action) in first.into_iter().chain(std::iter::from_fn(|| commands.try_recv().ok())) {
+            // Pause and resume freeze and restart the run's clock, once for every lane.
+            match action {
+                Action::Pause if !paused => {
                     paused = true;
+                    progress.paused.store(true, Ordering::Release);
                     sim_base = now;
-                    apply(&mut lanes, &cmd);
                 }
-                Command::Resume if paused => {
+                Action::Resume if paused => {
                     paused = false;
+                    progress.paused.store(false, Ordering::Release);
                     wall_base = Instant::now();
                     sim_base = now;
-                    apply(&mut lanes, &cmd);
                 }
-                Command::Pause | Command::Resume => {}
-                other => apply(&mut lanes, &other),
+                Action::Pause | Action::Resume => continue,
+                _ => {}
             }
+            apply(&mut lanes, which, &action);
         }
         for (i, lane) in lanes.iter_mut().enumerate() {
             let events: Vec<Event> = lane.sim.drain_events().collect();
             let actions = std::mem::take(&mut lane.actions);
             let error = lane.error.take();
             if !events.is_empty() || !actions.is_empty() || error.is_some() {
+                progress.waiting_events.fetch_add(events.len(), Ordering::AcqRel);
                 backlog.push_back(Batch { lane: i, events, actions, error });
             }
         }
@@ -249,7 +294,7 @@ fn run_thread(
                     backlog.push_front(batch);
                     break;
                 }
-                Err(TrySendError::Disconnected(_)) => return,
+                Err(TrySendError::Disconnected(_)) => return backlog,
             }
         }
         if delivered {
@@ -261,6 +306,7 @@ fn run_thread(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ackscope_protocol::ParamChange;
 
     #[test]
     fn live_run_produces_events_records_changes_and_stops_cleanly() {
@@ -268,7 +314,8 @@ mod tests {
         let deadline = Instant::now() + Duration::from_secs(10);
         let mut n = [0usize; 2];
         let mut changes = Vec::new();
-        assert!(run.send(Command::Set { name: "link.loss_percent".into(), value: "20".into() }));
+        let change = ParamChange::parse("link.loss_percent", "20");
+        assert!(run.send(Lanes::All, Action::Set(change.clone())));
         while (n[0] < 200 || n[1] < 200 || changes.is_empty()) && Instant::now() < deadline {
             for b in run.try_batches() {
                 n[b.lane] += b.events.len();
@@ -278,7 +325,7 @@ mod tests {
         }
         assert!(n[0] >= 200 && n[1] >= 200, "{n:?}");
         assert_eq!(changes.len(), 2, "one recorded change per lane: {changes:?}");
-        assert!(changes.iter().all(|c| c.as_set() == Some(("link.loss_percent", "20"))));
+        assert!(changes.iter().all(|c| c.as_set() == Some(&change)));
         run.stop();
         assert!(!run.is_running());
     }

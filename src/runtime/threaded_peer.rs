@@ -17,6 +17,10 @@ enum Request {
     Stats,
     Command(SimTime, PeerCommand),
     UnackedReliable,
+    ReportsPacketBeliefs(bool),
+    MaxPacketsPerTick,
+    ReportsStats(bool),
+    ReportsRttSamples(bool),
 }
 
 #[derive(Default)]
@@ -25,6 +29,7 @@ struct Reply {
     packet: Option<(u32, Vec<u8>)>,
     stats: StatsSample,
     count: usize,
+    flag: bool,
 }
 
 /// A [`Peer`] whose calls are served by an endpoint on its own thread.
@@ -48,6 +53,10 @@ fn serve(mut peer: Box<dyn Peer>, requests: Receiver<Request>, replies: Sender<R
             Request::Stats => r.stats = peer.stats(),
             Request::Command(now, c) => peer.command(now, c),
             Request::UnackedReliable => r.count = peer.unacked_reliable(),
+            Request::ReportsPacketBeliefs(on) => r.flag = peer.set_reports_packet_beliefs(on),
+            Request::MaxPacketsPerTick => r.count = peer.max_packets_per_tick(),
+            Request::ReportsStats(on) => peer.set_reports_stats(on),
+            Request::ReportsRttSamples(on) => r.flag = peer.set_reports_rtt_samples(on),
         }
         if replies.send(r).is_err() {
             return;
@@ -129,6 +138,24 @@ impl Peer for ThreadedPeer {
 
     fn unacked_reliable(&self) -> usize {
         self.call(Request::UnackedReliable).count
+    }
+
+    // The contract's defaulted methods too: left to their defaults, the driver would see another
+    // endpoint than the one on the thread (a different packet limit, reports it cannot switch off).
+    fn set_reports_packet_beliefs(&mut self, reports: bool) -> bool {
+        self.call(Request::ReportsPacketBeliefs(reports)).flag
+    }
+
+    fn max_packets_per_tick(&self) -> usize {
+        self.call(Request::MaxPacketsPerTick).count
+    }
+
+    fn set_reports_stats(&mut self, reports: bool) {
+        self.call(Request::ReportsStats(reports));
+    }
+
+    fn set_reports_rtt_samples(&mut self, reports: bool) -> bool {
+        self.call(Request::ReportsRttSamples(reports)).flag
     }
 }
 

@@ -2,7 +2,7 @@
 //!
 //! [`UdpRun`] runs both endpoints of a scenario in this process over two sockets (the GUI's
 //! "transport: UDP"); [`UdpEndpoint`] runs one, against another process (`ackscope peer`). Both
-//! look like [`LiveRun`](super::LiveRun) to their user: [`Command`]s in, [`Batch`]es out over a
+//! look like [`LiveRun`](super::LiveRun) to their user: [`Action`]s in, [`Batch`]es out over a
 //! bounded channel (always lane 0: A/B lanes need one virtual clock and stay in-process), and `stop`
 //! joins every thread, so no thread outlives its run.
 
@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use ackscope_protocol::{make_peer, AckPeer, Peer, Scenario, Side, SimTime};
+use ackscope_protocol::{make_peer, AckPeer, Action, Peer, Scenario, Side, SimTime};
 use anyhow::{anyhow, Context, Result};
 use crossbeam_channel::{bounded, Receiver, Sender};
 
 use super::endpoint_thread::{run_endpoint, EndpointExit, EndpointSpec, RunClock, UidBook};
-use super::{Batch, Command};
+use super::{Batch, Lanes};
 
 /// Batches in flight to the consumer before an endpoint keeps them in its own backlog.
 const EVENT_CHANNEL_BATCHES: usize = 256;
@@ -35,7 +35,7 @@ fn bind(bind: SocketAddr) -> Result<UdpSocket> {
 fn spawn_thread(
     name: String,
     spec: EndpointSpec,
-    commands: Receiver<Command>,
+    commands: Receiver<Action>,
     events: Sender<Batch>,
     wake: Arc<dyn Fn() + Send + Sync>,
 ) -> Result<JoinHandle<EndpointExit>> {
@@ -75,7 +75,8 @@ fn peer_factory(raw: bool) -> ackscope_protocol::PeerFactory {
 
 /// One endpoint on its own thread and socket, talking to an endpoint elsewhere.
 pub struct UdpEndpoint {
-    commands: Sender<Command>,
+    /// Dropped to stop the thread.
+    commands: Option<Sender<Action>>,
     events: Receiver<Batch>,
     thread: Option<JoinHandle<EndpointExit>>,
     exit: Option<EndpointExit>,
@@ -109,7 +110,7 @@ impl UdpEndpoint {
         let (cmd_tx, cmd_rx) = bounded(1024);
         let (ev_tx, ev_rx) = bounded(EVENT_CHANNEL_BATCHES);
         let thread = spawn_thread(format!("ackscope-udp-{:?}", opts.side), spec, cmd_rx, ev_tx, Arc::new(wake))?;
-        Ok(Self { commands: cmd_tx, events: ev_rx, thread: Some(thread), exit: None, clock, local })
+        Ok(Self { commands: Some(cmd_tx), events: ev_rx, thread: Some(thread), exit: None, clock, local })
     }
 
     /// The address the socket is bound to (the real port when bound to port 0).
@@ -122,9 +123,9 @@ impl UdpEndpoint {
         self.clock.now()
     }
 
-    /// Queues a command without blocking; false when the endpoint has ended.
-    pub fn send(&self, cmd: Command) -> bool {
-        self.commands.try_send(cmd).is_ok()
+    /// Queues `action` without blocking; false when the endpoint has ended.
+    pub fn send(&self, action: Action) -> bool {
+        self.commands.as_ref().is_some_and(|c| c.try_send(action).is_ok())
     }
 
     /// Every batch available now.
@@ -144,9 +145,8 @@ impl UdpEndpoint {
 
     /// Stops the thread (if still running), waits for it and returns how it ended.
     pub fn stop(&mut self) -> EndpointExit {
-        // Blocking send: the thread reads its commands every few ms, and a finished thread makes
-        // this fail at once.
-        let _ = self.commands.send(Command::Shutdown);
+        // The thread reads its commands every few ms and ends once their channel is closed.
+        self.commands = None;
         if let Some(t) = self.thread.take() {
             self.exit = Some(t.join().unwrap_or_default());
         }
@@ -166,7 +166,8 @@ impl Drop for UdpEndpoint {
 /// id in a shared [`UidBook`] so the receiving link's events name the same send as `PacketSent`,
 /// and [`super::udp_truth::EventTally`] can check every ack against what the link delivered.
 pub struct UdpRun {
-    commands: [Sender<Command>; 2],
+    /// One per endpoint (A, B); emptied to stop the threads.
+    commands: Vec<Sender<Action>>,
     events: Receiver<Batch>,
     threads: Vec<JoinHandle<EndpointExit>>,
     exits: Vec<EndpointExit>,
@@ -214,9 +215,8 @@ impl UdpRun {
             match spawn_thread(format!("ackscope-udp-{side:?}"), spec, cmd_rx, ev_tx.clone(), wake.clone()) {
                 Ok(t) => threads.push(t),
                 Err(e) => {
-                    for c in &commands {
-                        let _ = c.try_send(Command::Shutdown);
-                    }
+                    // Closing their channels stops the threads already started.
+                    drop(commands);
                     for t in threads {
                         let _ = t.join();
                     }
@@ -224,7 +224,6 @@ impl UdpRun {
                 }
             }
         }
-        let commands: [Sender<Command>; 2] = commands.try_into().map_err(|_| anyhow!("two endpoints"))?;
         Ok(Self { commands, events: ev_rx, threads, exits: Vec::new(), clock, addrs })
     }
 
@@ -238,31 +237,33 @@ impl UdpRun {
         self.clock.now()
     }
 
-    /// Queues a command without blocking; false when the run has ended.
+    /// Queues `action` without blocking; false when the run has ended (or `lanes` is not lane 0:
+    /// a UDP run has one lane).
     ///
     /// A parameter change, a restart or a strategy change goes to both endpoints (each applies
     /// what concerns it through its driver: the link into it, its send rate, its flow control,
     /// its peer's live settings, or a new endpoint and link; side A records it); a burst or a
     /// chunk goes to its side; pause and resume freeze and restart the shared clock, so both ends
     /// stop at one instant (side A records them).
-    pub fn send(&self, cmd: Command) -> bool {
-        if !self.is_running() {
+    pub fn send(&self, lanes: Lanes, action: Action) -> bool {
+        if !self.is_running() || !lanes.includes(0) || self.commands.len() != 2 {
             return false;
         }
-        match cmd {
-            Command::Pause | Command::Resume => {
-                if cmd == Command::Pause {
+        match action {
+            Action::Pause | Action::Resume => {
+                if action == Action::Pause {
                     self.clock.pause();
                 } else {
                     self.clock.resume();
                 }
                 // Side A logs it (its clock call is a no-op by then).
-                self.commands[Side::A.index()].try_send(cmd).is_ok()
+                self.commands[Side::A.index()].try_send(action).is_ok()
             }
-            Command::Burst(side) | Command::SendChunk(side, _) => self.commands[side.index()].try_send(cmd).is_ok(),
-            Command::Strategy { lane, .. } if lane != 0 => false,
-            Command::Set { .. } | Command::Restart | Command::Strategy { .. } | Command::Shutdown => {
-                let sent: Vec<bool> = self.commands.iter().map(|c| c.try_send(cmd.clone()).is_ok()).collect();
+            Action::Burst { side } | Action::SendChunk { side, .. } => {
+                self.commands[side.index()].try_send(action).is_ok()
+            }
+            _ => {
+                let sent: Vec<bool> = self.commands.iter().map(|c| c.try_send(action.clone()).is_ok()).collect();
                 sent.iter().all(|&ok| ok)
             }
         }
@@ -290,9 +291,7 @@ impl UdpRun {
 
     /// Stops both endpoints and waits for their threads; returns how each ended (A, B).
     pub fn stop(&mut self) -> Vec<EndpointExit> {
-        for c in &self.commands {
-            let _ = c.send(Command::Shutdown);
-        }
+        self.commands.clear();
         for t in self.threads.drain(..) {
             self.exits.push(t.join().unwrap_or_default());
         }

@@ -44,14 +44,14 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use ackscope_protocol::{Action, Event, Scenario, SimTime, Step, Strategy};
+use ackscope_protocol::{Action, Event, ParamChange, Scenario, SimTime, Step, Strategy};
 
 use crate::model::lane::{ClientInfo, Origin, Protocol};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 pub use progress::{Phase, Progress};
-pub use rerun::{apply_and_record, apply_change, rerun, rerun_all, run_lane, run_lane_on};
+pub use rerun::{rerun, rerun_all, run_lane, run_lane_on};
 pub use save::{remove_stale_temps, save, save_with_progress, to_text, write_atomic};
 pub use stream_load::{load_streaming, Loading};
 
@@ -69,7 +69,7 @@ pub struct Change {
 
 impl From<Change> for Step {
     fn from(c: Change) -> Step {
-        Step::new(SimTime(c.at_us), Action::Set { name: c.name, value: c.value })
+        Step::new(SimTime(c.at_us), Action::Set(ParamChange::parse(&c.name, &c.value)))
     }
 }
 

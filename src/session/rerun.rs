@@ -1,42 +1,12 @@
-//! Applying actions to a running simulation and recording them, and re-running a recording from
-//! its header.
-//!
-//! Every action a live run, a headless run or a re-run takes goes through [`apply_and_record`]:
-//! checked against the parameter table, applied at the simulation's current instant (after
-//! everything due then, [`Simulation::apply`]) and appended to the lane's action log with that
-//! instant. A re-run applies the logged actions at the same instants in the same order, so an
-//! in-process recording re-runs to identical events.
+//! Re-running a recording from its header: the same scenario, the same actions at the same
+//! instants, through the live path's [`apply_and_record`], so an in-process recording re-runs to
+//! identical events.
 
-use ackscope_protocol::{Action, Event, Scenario, SimTime, Simulation, Step};
-use anyhow::{anyhow, Context, Result};
+use ackscope_protocol::{Event, Scenario, SimTime, Simulation, Step};
+use anyhow::{Context, Result};
 
 use super::Session;
-use crate::params;
-
-/// Checks `action` against the parameter table (a `set` must name a parameter and hold a value in
-/// its range), then applies it to `sim` now. A refused action changes nothing.
-fn check_and_apply(sim: &mut Simulation, action: &Action) -> Result<()> {
-    if let Action::Set { name, value } = action {
-        crate::fit::links::refuse_during_run(name)?;
-        // The table's check and `--set`'s type check, on a copy.
-        params::overrides::apply(&mut sim.scenario().clone(), &format!("{name}={value}"))?;
-    }
-    sim.apply(action).map_err(|e| anyhow!("{e}"))
-}
-
-/// Applies one parameter change to a running simulation (reported as a `ParamChanged` event).
-pub fn apply_change(sim: &mut Simulation, name: &str, value: &str) -> Result<()> {
-    check_and_apply(sim, &Action::Set { name: name.to_string(), value: value.to_string() })
-}
-
-/// Applies `action` at the simulation's current instant and appends it to `log`: the one way
-/// every live, scripted-by-the-app (drain) or re-run action is made, so a re-run from the header
-/// repeats it exactly.
-pub fn apply_and_record(sim: &mut Simulation, log: &mut Vec<Step>, action: Action) -> Result<()> {
-    check_and_apply(sim, &action)?;
-    log.push(Step::new(sim.now(), action));
-    Ok(())
-}
+use crate::runtime::action::apply_and_record;
 
 /// Runs `scenario` on virtual time until `until`, applying `actions` at their instants (those
 /// after `until` are left out). Returns the simulation at `until`, its events and the log of the

@@ -214,7 +214,7 @@ pub fn recover(path: &Path) -> Result<Option<Session>> {
     let closed = format!("{body}],\n)");
     let mut session = match super::fast_load::parse(&closed, &origin, None) {
         Some(s) => s?,
-        None => ron::from_str::<Session>(&closed).map_err(|e| anyhow!("{origin}: {e}"))?,
+        None => super::strict::ron_options().from_str::<Session>(&closed).map_err(|e| anyhow!("{origin}: {e}"))?,
     };
     session.duration_us = session.events.last().map_or(0, |e| e.time.0);
     Ok(Some(session))
@@ -256,10 +256,11 @@ pub fn read_range(path: &Path, from: SimTime, until: SimTime) -> Result<Vec<Even
 
 #[cfg(test)]
 mod tests {
-    use ackscope_protocol::{Action, Scenario, SimTime, Simulation};
+    use ackscope_protocol::{Action, ParamChange, Scenario, SimTime, Simulation};
 
     use super::*;
-    use crate::session::{apply_and_record, load};
+    use crate::runtime::action::apply_and_record;
+    use crate::session::load;
 
     fn temp(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("ackscope-stream-{}", std::process::id()));
@@ -277,7 +278,7 @@ mod tests {
         for second in 1..=6u64 {
             let mut new_changes = Vec::new();
             if second == 3 {
-                let set = Action::Set { name: "link.a_to_b.loss_percent".into(), value: "30".into() };
+                let set = Action::Set(ParamChange::parse("link.a_to_b.loss_percent", "30"));
                 apply_and_record(&mut sim, &mut new_changes, set).unwrap();
             }
             sim.run_until(SimTime(second * 1_000_000));

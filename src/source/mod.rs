@@ -1,7 +1,7 @@
 //! Where a live recording's events come from: one [`EventSource`] trait that every origin
 //! implements, and [`start`], the one place a source is started from.
 //!
-//! The window holds a `Box<dyn EventSource>` and never asks which it is: it sends commands
+//! The window holds a `Box<dyn EventSource>` and never asks which it is: it sends actions
 //! (which a source that cannot act, such as a game's stream, refuses) and takes batches of
 //! events, each naming its lane and its clients. As rerun turns a file, a socket or stdin into one
 //! log receiver, each origin here is one file: [`sim`] (the simulation, in-process), [`udp`] (the
@@ -17,16 +17,17 @@ pub mod udp;
 
 use std::path::PathBuf;
 
-use ackscope_protocol::{Scenario, Step};
+use ackscope_protocol::{Action, Scenario, Step};
 use anyhow::Result;
 
 use crate::model::lane::{ClientInfo, Origin};
-use crate::runtime::{Batch, Command};
+use crate::runtime::{Batch, Lanes};
 
 /// A running source of events: what the window needs from it, whatever its origin.
 pub trait EventSource: Send {
-    /// Queues a command without blocking; false when the run has ended or cannot act on it.
-    fn send(&self, cmd: Command) -> bool;
+    /// Queues `action` for `lanes` without blocking; false when the run has ended or cannot act
+    /// on it.
+    fn send(&self, lanes: Lanes, action: Action) -> bool;
     /// Every batch available now.
     fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_>;
     /// True while the source's threads run.
@@ -37,6 +38,11 @@ pub trait EventSource: Send {
     /// its clients as they connect; a simulation knows them from its scenario).
     fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
         Vec::new()
+    }
+    /// How far the source has got and what waits for the window, where it knows (a source
+    /// paced by the wall clock); the window says from it when it is behind and why.
+    fn progress(&self) -> Option<crate::runtime::Progress> {
+        None
     }
 }
 

@@ -2,11 +2,13 @@
 //! paced against the wall clock) seen through [`EventSource`].
 
 use super::EventSource;
-use crate::runtime::{Batch, Command, LiveRun};
+use ackscope_protocol::Action;
+
+use crate::runtime::{Batch, Lanes, LiveRun};
 
 impl EventSource for LiveRun {
-    fn send(&self, cmd: Command) -> bool {
-        LiveRun::send(self, cmd)
+    fn send(&self, lanes: Lanes, action: Action) -> bool {
+        LiveRun::send(self, lanes, action)
     }
     fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
         Box::new(LiveRun::try_batches(self))
@@ -16,5 +18,8 @@ impl EventSource for LiveRun {
     }
     fn stop(&mut self) {
         LiveRun::stop(self)
+    }
+    fn progress(&self) -> Option<crate::runtime::Progress> {
+        Some(LiveRun::progress(self))
     }
 }

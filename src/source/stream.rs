@@ -14,14 +14,14 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use ackscope_protocol::Event;
+use ackscope_protocol::{Action, Event};
 use anyhow::{Context, Result};
 use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
 
 use super::{EventSource, Spec};
 use crate::model::lane::{ClientInfo, LaneInfo, Origin};
 use crate::model::Recording;
-use crate::runtime::{Batch, Command};
+use crate::runtime::{Batch, Lanes};
 use crate::session::jsonl::{Item, StreamReader};
 
 /// Events per batch at most (a batch also goes when the file has no more lines for now).
@@ -186,12 +186,8 @@ fn read_thread(
 }
 
 impl EventSource for StreamSource {
-    /// A stream is only read: no command applies to it.
-    fn send(&self, cmd: Command) -> bool {
-        if cmd == Command::Shutdown {
-            self.stop.store(true, Ordering::Relaxed);
-            return true;
-        }
+    /// A stream is only read: no action applies to it.
+    fn send(&self, _: Lanes, _: Action) -> bool {
         false
     }
     fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {

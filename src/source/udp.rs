@@ -3,11 +3,13 @@
 
 use super::EventSource;
 use crate::runtime::udp::UdpRun;
-use crate::runtime::{Batch, Command};
+use ackscope_protocol::Action;
+
+use crate::runtime::{Batch, Lanes};
 
 impl EventSource for UdpRun {
-    fn send(&self, cmd: Command) -> bool {
-        UdpRun::send(self, cmd)
+    fn send(&self, lanes: Lanes, action: Action) -> bool {
+        UdpRun::send(self, lanes, action)
     }
     fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
         Box::new(UdpRun::try_batches(self))

@@ -1,41 +1,45 @@
-//! The one palette of strategy colours: every view that tells strategies apart (Compare plots,
-//! lane headings, Summary columns) asks here, so a strategy reads the same everywhere.
+//! Strategy colours for the theme: every view that tells strategies apart (Compare plots, lane
+//! headings, Summary columns, the Tune tab, the left panel's strategy groups) asks here, so a
+//! strategy reads the same everywhere.
 //!
-//! The hues stay clear of the side colours (blue = side A, orange = side B) that the per-lane
-//! plots and the timeline use, so a strategy is never mistaken for a side; each colour has a
-//! darker variant for the light theme, where the bright ones wash out on white.
+//! The palette itself is the registry's: each row carries its colour (`StrategyInfo::colour`,
+//! chosen clear of the side colours, blue = side A and orange = side B, that the per-lane plots
+//! and the timeline use). Here it only gets a darker variant for the light theme, where the
+//! bright ones wash out on white.
 
-use ackscope_protocol::Strategy;
+use ackscope_protocol::{registry, Strategy, StrategyInfo};
 use egui::Color32;
 
-/// The strategy's colour on a dark background.
-const fn dark(s: Strategy) -> Color32 {
-    match s {
-        Strategy::Glenn => Color32::from_rgb(60, 205, 160),
-        Strategy::Ue4 => Color32::from_rgb(235, 100, 200),
-        Strategy::Dnm => Color32::from_rgb(235, 205, 70),
-        Strategy::Rellikt => Color32::from_rgb(160, 140, 255),
-        Strategy::Acks => Color32::from_rgb(175, 175, 175),
-        Strategy::Chunks => Color32::from_rgb(120, 215, 255),
-        Strategy::Fragments => Color32::from_rgb(255, 120, 90),
-        Strategy::Hybrid => Color32::from_rgb(170, 230, 60),
+/// The colour of `rgb` (a registry row's) on a dark (`true`) or light background.
+pub fn rgb_for_theme(rgb: [u8; 3], dark_mode: bool) -> Color32 {
+    let [r, g, b] = rgb;
+    if dark_mode {
+        Color32::from_rgb(r, g, b)
+    } else {
+        // 62 % of a channel: at most 158, which fits a byte.
+        let k = |v: u8| u8::try_from(u16::from(v) * 62 / 100).unwrap_or(u8::MAX);
+        Color32::from_rgb(k(r), k(g), k(b))
     }
+}
+
+/// The colour of `rgb` for the theme of `ui`.
+pub fn rgb_for(ui: &egui::Ui, rgb: [u8; 3]) -> Color32 {
+    rgb_for_theme(rgb, ui.visuals().dark_mode)
+}
+
+/// The colour of a registry row for the theme of `ui`.
+pub fn row_color(ui: &egui::Ui, row: &StrategyInfo) -> Color32 {
+    rgb_for(ui, row.colour)
 }
 
 /// The colour of `s` for the theme of `ui`.
 pub fn strategy_color(ui: &egui::Ui, s: Strategy) -> Color32 {
-    strategy_color_for(s, ui.visuals().dark_mode)
+    row_color(ui, registry::info(s))
 }
 
 /// The colour of `s` on a dark (`true`) or light background.
 pub fn strategy_color_for(s: Strategy, dark_mode: bool) -> Color32 {
-    let c = dark(s);
-    if dark_mode {
-        c
-    } else {
-        let k = |v: u8| (v as f32 * 0.62) as u8;
-        Color32::from_rgb(k(c.r()), k(c.g()), k(c.b()))
-    }
+    rgb_for_theme(registry::info(s).colour, dark_mode)
 }
 
 /// The strategy's name in its colour, strong: how a lane is headed.
@@ -58,5 +62,7 @@ mod tests {
         // Light-theme colours are darker, so they stay legible on white.
         let y = strategy_color_for(Strategy::Dnm, false);
         assert!(y.r() < 160 && y.g() < 160, "{y:?}");
+        // The registry's palette is the one shown.
+        assert_eq!(strategy_color_for(Strategy::Glenn, true), Color32::from_rgb(60, 205, 160));
     }
 }

@@ -1,20 +1,27 @@
-//! The left panel: every setting that acts on the running simulation, grouped. Each control takes
-//! its label, range and tooltip from the parameter table ([`crate::params::PARAMS`]) under its
-//! dotted `--set` name, and an edit is pushed as [`AppCommand::SetParam`] once the user lets go
-//! ([`super::edit`]), so it is applied live, recorded in the session, and re-applied
-//! identically on a re-run.
+//! The left panel: every parameter of the catalog as a control, in the groups of the parameter
+//! table ([`crate::params::Catalog`]), and the actions that act on the running simulation.
+//!
+//! Nothing here lists a parameter or matches on a strategy: a control is built from its table
+//! row (label, range, tooltip, and its [`Kind`]: a slider, a checkbox, a choice, an optional
+//! number) under its dotted `--set` name, and *Strategy parameters* holds one group per strategy
+//! the catalog's registry rows name (`StrategyInfo::settings`), headed in the strategy's colour.
+//! A strategy with a registry row and a group of parameters therefore gets its controls with no
+//! edit here. An edit is pushed as a typed [`AppCommand::SetParam`] once the user lets go
+//! ([`super::edit`]), so it is applied live, recorded in the session, and re-applied identically
+//! on a re-run.
 //!
 //! Live, the panel shows the values in force now. In replay it shows the values in force at the
 //! cursor: the recording's scenario with every change recorded up to the cursor (live edits and
 //! scripted link steps alike, as `ParamChanged` events). Edits made in replay cannot change the
 //! recording; they set up the next Restart, which the panel says, listing them.
 
-use ackscope_protocol::{JitterDistribution, Scenario, Side};
+use ackscope_protocol::{ParamChange, ParamValue, Scenario, Side};
 
+use super::colors::rgb_for;
 use super::edit::Preview;
 use crate::app::{AppCommand, AppState};
 use crate::model::{Recording, Sample};
-use crate::params::{self, Kind};
+use crate::params::{self, Catalog, Group, Kind, Param};
 
 /// Which link direction the link group edits ("both" keeps them equal).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,12 +33,12 @@ pub enum LinkDir {
 }
 
 impl LinkDir {
-    /// The dotted prefix of the link parameters this choice edits.
-    fn prefix(self) -> &'static str {
+    /// The name a link row has under this choice (`link.X`, `link.a_to_b.X`...).
+    fn name(self, row: &str) -> String {
         match self {
-            LinkDir::Both => "link",
-            LinkDir::AtoB => "link.a_to_b",
-            LinkDir::BtoA => "link.b_to_a",
+            LinkDir::Both => row.to_string(),
+            LinkDir::AtoB => row.replacen("link.", "link.a_to_b.", 1),
+            LinkDir::BtoA => row.replacen("link.", "link.b_to_a.", 1),
         }
     }
 }
@@ -50,38 +57,139 @@ pub struct ControlsView {
 /// the edits made since.
 type AtKey = (u64, usize, usize);
 
-/// Where a control's change goes: the commands, and the preview of a change not yet let go.
+/// Where a control's change goes, what it shows, and the preview of a change not yet let go.
 struct Ctl<'a> {
     cmds: &'a mut Vec<AppCommand>,
     preview: &'a mut Preview,
+    /// The values shown, by dotted name.
+    values: &'a Scenario,
 }
 
 impl Ctl<'_> {
-    fn set(&mut self, name: &str, value: impl ToString) {
-        self.cmds.push(AppCommand::SetParam { name: name.to_string(), value: value.to_string() });
+    fn set(&mut self, name: &str, value: ParamValue) {
+        self.cmds.push(AppCommand::SetParam(ParamChange::new(name, value)));
     }
 
-    /// A slider for the number parameter `name` showing `v`; commits once on release.
-    fn slider_ui(&mut self, ui: &mut egui::Ui, name: &str, model: f64) {
-        let p = params::get(name);
-        let Kind::Number { min, max, integer, log } = p.kind else { panic!("'{name}' is not a number") };
+    /// The value of `name`; `None` for a name the scenario does not hold (a row of a catalog
+    /// with more parameters than the scenario, as a test's is).
+    fn value(&self, name: &str) -> Option<ParamValue> {
+        self.values.value(name)
+    }
+
+    /// The control of `row` under the name `name` (`row.name`, or a link row's direction).
+    fn param_ui(&mut self, ui: &mut egui::Ui, row: &Param, name: &str) {
+        match row.kind {
+            Kind::Number { min, max, integer, log } => self.slider_ui(ui, row, name, (min, max), integer, log),
+            Kind::OptionalNumber { min, max } => self.optional_ui(ui, row, name, (min, max)),
+            Kind::Bool => self.checkbox_ui(ui, row, name),
+            Kind::Choice(names) => self.choice_ui(ui, row, name, &names()),
+            Kind::AnyInteger => self.whole_ui(ui, row, name),
+            Kind::Path => self.path_ui(ui, row),
+        }
+    }
+
+    /// A file path (`link.trace`, `link.file`), shown, not edited: it is read when a run starts
+    /// or when set, never as a live change (`--set` or the scenario file names it).
+    fn path_ui(&mut self, ui: &mut egui::Ui, row: &Param) {
+        let shown = match self.value(row.name) {
+            Some(ParamValue::Name(path)) => path,
+            _ => "none".to_string(),
+        };
+        ui.label(format!("{}: {shown}", row.label)).on_hover_text(row.tip);
+    }
+
+    /// A slider; commits once on release.
+    fn slider_ui(
+        &mut self,
+        ui: &mut egui::Ui,
+        row: &Param,
+        name: &str,
+        (min, max): (f64, f64),
+        integer: bool,
+        log: bool,
+    ) {
+        let model = self.value(name).and_then(|v| v.as_f64()).unwrap_or(min);
         let mut v = self.preview.shown(name, model);
         let mut slider =
-            egui::Slider::new(&mut v, min..=max).logarithmic(log).text(p.label).update_while_editing(false);
+            egui::Slider::new(&mut v, min..=max).logarithmic(log).text(row.label).update_while_editing(false);
         if integer {
             slider = slider.integer();
         }
-        let r = ui.add(slider).on_hover_text(p.tip);
+        let r = ui.add(slider).on_hover_text(row.tip);
         if let Some(v) = self.preview.commit_on_release(ui, &r, name, v, model) {
-            self.set(name, v);
+            self.set(name, ParamValue::number(if integer { v.round() } else { v }));
         }
     }
 
-    /// A checkbox for the true/false parameter `name` showing `v` (a click is one change).
-    fn checkbox_ui(&mut self, ui: &mut egui::Ui, name: &str, mut v: bool) {
-        let p = params::get(name);
-        if ui.checkbox(&mut v, p.label).on_hover_text(p.tip).changed() {
-            self.set(name, v);
+    /// A number that may be unset: a checkbox sets or unsets it, a number field beside it
+    /// (committing on release) gives its value.
+    fn optional_ui(&mut self, ui: &mut egui::Ui, row: &Param, name: &str, (min, max): (f64, f64)) {
+        let model = self.value(name).and_then(|v| v.as_f64());
+        ui.horizontal(|ui| {
+            let mut on = model.is_some();
+            if ui.checkbox(&mut on, row.label).on_hover_text(row.tip).changed() {
+                self.set(name, if on { ParamValue::number(min) } else { ParamValue::Unset });
+            }
+            if let Some(model) = model {
+                let mut v = self.preview.shown(name, model);
+                let field = egui::DragValue::new(&mut v).range(min..=max).suffix(format!(" {}", row.unit));
+                let r = ui.add(field.update_while_editing(false)).on_hover_text(row.tip);
+                if let Some(v) = self.preview.commit_on_release(ui, &r, name, v, model) {
+                    self.set(name, ParamValue::number(v));
+                }
+            }
+        });
+    }
+
+    /// A checkbox (a click is one change).
+    fn checkbox_ui(&mut self, ui: &mut egui::Ui, row: &Param, name: &str) {
+        let mut v = matches!(self.value(name), Some(ParamValue::Bool(true)));
+        if ui.checkbox(&mut v, row.label).on_hover_text(row.tip).changed() {
+            self.set(name, ParamValue::Bool(v));
+        }
+    }
+
+    /// One of the row's names (a pick is one change).
+    fn choice_ui(&mut self, ui: &mut egui::Ui, row: &Param, name: &str, names: &[&'static str]) {
+        let current = self.value(name).map(|v| v.to_string()).unwrap_or_default();
+        ui.horizontal(|ui| {
+            let label = ui.label(row.label).on_hover_text(row.tip).id;
+            let mut picked = None;
+            egui::ComboBox::from_id_salt(name)
+                .selected_text(current.as_str())
+                .show_ui(ui, |ui| {
+                    for n in names {
+                        if ui.selectable_label(current == *n, *n).clicked() && current != *n {
+                            picked = Some(*n);
+                        }
+                    }
+                })
+                .response
+                .labelled_by(label)
+                .on_hover_text(row.tip);
+            if let Some(n) = picked {
+                self.set(name, ParamValue::Name(n.to_string()));
+            }
+        });
+    }
+
+    /// Any whole number (the seed): a number field committing on release.
+    fn whole_ui(&mut self, ui: &mut egui::Ui, row: &Param, name: &str) {
+        let model = self.value(name).and_then(|v| v.as_f64()).unwrap_or(0.0);
+        ui.horizontal(|ui| {
+            let label = ui.label(row.label).on_hover_text(row.tip).id;
+            let mut v = self.preview.shown(name, model);
+            let r = ui.add(egui::DragValue::new(&mut v).max_decimals(0).update_while_editing(false)).labelled_by(label);
+            if let Some(v) = self.preview.commit_on_release(ui, &r, name, v, model) {
+                self.set(name, ParamValue::number(v.round()));
+            }
+        });
+    }
+
+    /// Every row of `group` but those in `skip`.
+    fn group_ui(&mut self, ui: &mut egui::Ui, catalog: &Catalog, group: &Group, skip: &[&str]) {
+        for row in catalog.rows_of(group).filter(|r| !skip.contains(&r.name)) {
+            self.param_ui(ui, row, row.name);
         }
     }
 }
@@ -91,7 +199,7 @@ impl Ctl<'_> {
 fn values_at<'a>(
     lane: &Recording,
     cursor_s: f64,
-    edits: &[(String, String)],
+    edits: &[ParamChange],
     slot: &'a mut Option<(AtKey, Scenario)>,
 ) -> &'a Scenario {
     let changes = &lane.store.changes;
@@ -99,67 +207,52 @@ fn values_at<'a>(
     let key = (lane.id(), upto, edits.len());
     if slot.as_ref().is_none_or(|(k, _)| *k != key) {
         let mut s = lane.scenario_at(cursor_s).unwrap_or_default();
-        for (name, value) in edits {
-            let _ = params::overrides::apply(&mut s, &format!("{name}={value}"));
+        for change in edits {
+            let _ = params::apply(&mut s, change);
         }
         *slot = Some((key, s));
     }
     &slot.as_ref().expect("just filled").1
 }
 
-fn link_ui(s: &Scenario, dir: &mut LinkDir, ui: &mut egui::Ui, ctl: &mut Ctl) {
+/// The link group for one direction or both.
+fn link_ui(catalog: &Catalog, dir: &mut LinkDir, ui: &mut egui::Ui, ctl: &mut Ctl) {
     ui.horizontal(|ui| {
         ui.selectable_value(dir, LinkDir::Both, "both").on_hover_text("Edit both directions together");
         ui.selectable_value(dir, LinkDir::AtoB, "A->B").on_hover_text("Edit the A->B direction only");
         ui.selectable_value(dir, LinkDir::BtoA, "B->A").on_hover_text("Edit the B->A direction only");
     });
-    let p = dir.prefix();
-    let c = if *dir == LinkDir::BtoA { s.link.b_to_a } else { s.link.a_to_b };
-    let n = |f: &str| format!("{p}.{f}");
-    ctl.slider_ui(ui, &n("latency_ms"), c.latency_ms);
-    ctl.slider_ui(ui, &n("jitter_ms"), c.jitter_ms);
-    let jitter = params::get("link.jitter_distribution");
-    let mut normal = c.jitter_distribution == JitterDistribution::Normal;
-    if ui.checkbox(&mut normal, jitter.label).on_hover_text(jitter.tip).changed() {
-        ctl.set(&n("jitter_distribution"), if normal { "normal" } else { "uniform" });
+    let Some(group) = catalog.group("link") else { return };
+    for row in catalog.rows_of(group) {
+        ctl.param_ui(ui, row, &dir.name(row.name));
     }
-    ctl.slider_ui(ui, &n("loss_percent"), c.loss_percent);
-    ctl.slider_ui(ui, &n("burst.p_percent"), c.burst.p_percent);
-    ctl.slider_ui(ui, &n("burst.r_percent"), c.burst.r_percent);
-    ctl.slider_ui(ui, &n("burst.loss_in_bad_percent"), c.burst.loss_in_bad_percent);
-    ctl.slider_ui(ui, &n("duplicate_percent"), c.duplicate_percent);
-    ctl.slider_ui(ui, &n("reorder_percent"), c.reorder_percent);
-    ctl.slider_ui(ui, &n("bandwidth_kbps"), c.bandwidth_kbps);
-    ctl.slider_ui(ui, &n("queue_bytes"), c.queue_bytes as f64);
-    ctl.slider_ui(ui, &n("mtu_bytes"), c.mtu_bytes as f64);
 }
 
-fn strategy_ui(s: &Scenario, ui: &mut egui::Ui, ctl: &mut Ctl) {
-    ui.label("Glenn reliable-ordered messages");
-    ctl.slider_ui(ui, "glenn.resend_delay_ms", s.glenn.resend_delay_ms);
-    ctl.checkbox_ui(ui, "glenn.rtt_resend", s.glenn.rtt_resend);
-    ctl.slider_ui(ui, "glenn.packet_budget_bytes", s.glenn.packet_budget_bytes as f64);
-    ctl.slider_ui(ui, "glenn.max_messages_per_packet", s.glenn.max_messages_per_packet as f64);
-    ui.separator();
-    ui.label("UE4 bunches");
-    ctl.slider_ui(ui, "ue4.net_speed_bytes_per_sec", s.ue4.net_speed_bytes_per_sec);
-    ui.separator();
-    ui.label("Delivery notification / rellikt");
-    ctl.slider_ui(ui, "dnm.timeout_ms", s.dnm.timeout_ms);
-    ctl.slider_ui(ui, "rellikt.loss_timeout_ms", s.rellikt.loss_timeout_ms);
+/// One group per strategy's own settings, in the catalog's group order, headed by the group's
+/// label in the colour of the strategy that owns it; a group of a strategy that runs now is open.
+fn strategies_ui(state: &AppState, ui: &mut egui::Ui, ctl: &mut Ctl) {
+    let catalog = &state.catalog;
+    let running: Vec<&str> =
+        [Some(state.scenario.strategy.name()), state.ab.map(|s| s.name())].into_iter().flatten().collect();
+    for group in &catalog.groups {
+        let owners: Vec<_> = catalog.strategies_of(group).collect();
+        let Some(first) = owners.first() else { continue };
+        let colour = rgb_for(ui, first.colour);
+        let heading = egui::RichText::new(group.label).color(colour);
+        let labels: Vec<&str> = owners.iter().map(|s| s.label).collect();
+        let open = owners.iter().any(|s| running.contains(&s.name));
+        egui::CollapsingHeader::new(heading)
+            .id_salt(("strategy group", group.prefix))
+            .default_open(open)
+            .show(ui, |ui| ctl.group_ui(ui, catalog, group, &[]))
+            .header_response
+            .on_hover_text(format!("The settings of {}", labels.join(" and ")));
+    }
 }
 
-fn workload_ui(state: &AppState, s: &Scenario, ui: &mut egui::Ui, ctl: &mut Ctl) {
-    let w = &s.workload;
-    ctl.slider_ui(ui, "workload.snapshot_rate_hz", w.snapshot_rate_hz);
-    ctl.slider_ui(ui, "workload.snapshot_bytes", w.snapshot_bytes as f64);
-    ctl.slider_ui(ui, "workload.reliable_rate_hz", w.reliable_rate_hz);
-    ctl.slider_ui(ui, "workload.reliable_max_bytes", w.reliable_max_bytes as f64);
-    let c = &s.chunk;
-    ui.label("Large blocks (Chunks / Fragments strategies)");
-    ctl.slider_ui(ui, "chunk.bandwidth_kbps", c.bandwidth_kbps);
-    ctl.slider_ui(ui, "chunk.resend_delay_ms", c.resend_delay_ms);
-    ctl.checkbox_ui(ui, "chunk.rtt_resend", c.rtt_resend);
+/// The workload: *Send burst* and *Send chunk* first (actions, kept in view at 1280x800), then
+/// every workload parameter.
+fn workload_ui(state: &AppState, ui: &mut egui::Ui, ctl: &mut Ctl) {
     let live = state.is_live();
     let why = "Only while a run is live (Restart to start one)";
     ui.horizontal(|ui| {
@@ -181,7 +274,7 @@ fn workload_ui(state: &AppState, s: &Scenario, ui: &mut egui::Ui, ctl: &mut Ctl)
                 .update_while_editing(false),
         );
         if let Some(k) = ctl.preview.commit_on_release(ui, &r, "chunk_kib", kib, model) {
-            ctl.cmds.push(AppCommand::SetChunkKib(k.round() as u32));
+            ctl.cmds.push(AppCommand::SetChunkKib(k.round().clamp(1.0, 256.0) as u32));
         }
         if ui
             .add_enabled(live, egui::Button::new("Send chunk"))
@@ -192,6 +285,9 @@ fn workload_ui(state: &AppState, s: &Scenario, ui: &mut egui::Ui, ctl: &mut Ctl)
             ctl.cmds.push(AppCommand::SendChunk);
         }
     });
+    if let Some(group) = state.catalog.group("workload") {
+        ctl.group_ui(ui, &state.catalog, group, &[]);
+    }
 }
 
 /// In replay: what the panel shows, and where edits go.
@@ -203,7 +299,7 @@ fn replay_note_ui(state: &AppState, ui: &mut egui::Ui) {
         if state.replay_edits.is_empty() {
             ui.weak("Edits here do not change the recording: they set up the next Restart.");
         } else {
-            let edits: Vec<String> = state.replay_edits.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            let edits: Vec<String> = state.replay_edits.iter().map(ToString::to_string).collect();
             ui.label(
                 egui::RichText::new(format!("For the next Restart: {}", edits.join(", ")))
                     .color(ui.visuals().warn_fg_color),
@@ -211,6 +307,14 @@ fn replay_note_ui(state: &AppState, ui: &mut egui::Ui) {
         }
     });
 }
+
+/// The rows the top group shows elsewhere: the strategy has the top bar's menu, the send rate
+/// heads flow control.
+const PLACED_ELSEWHERE: [&str; 2] = ["strategy", "send_rate_pps"];
+
+/// The groups with a section of their own here (the top level's is *Run*, the strategies' are
+/// under *Strategy parameters*).
+const OWN_SECTIONS: [&str; 4] = ["", "link", "flow", "workload"];
 
 pub fn controls_ui(state: &AppState, view: &mut ControlsView, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
     let shown: Scenario = match state.lanes.first() {
@@ -220,17 +324,37 @@ pub fn controls_ui(state: &AppState, view: &mut ControlsView, ui: &mut egui::Ui,
         }
         _ => state.scenario.clone(),
     };
-    let s = &shown;
-    let mut ctl = Ctl { cmds, preview: &mut view.preview };
+    let catalog = &state.catalog;
+    let mut ctl = Ctl { cmds, preview: &mut view.preview, values: &shown };
     let dir = &mut view.link_dir;
-    egui::CollapsingHeader::new("Link").default_open(true).show(ui, |ui| link_ui(s, dir, ui, &mut ctl));
+    egui::CollapsingHeader::new("Link").default_open(true).show(ui, |ui| link_ui(catalog, dir, ui, &mut ctl));
     egui::CollapsingHeader::new("Send rate and flow control").default_open(true).show(ui, |ui| {
-        ctl.slider_ui(ui, "send_rate_pps", s.send_rate_pps);
-        ctl.checkbox_ui(ui, "flow.enabled", s.flow.enabled);
-        ctl.slider_ui(ui, "flow.rtt_threshold_ms", s.flow.rtt_threshold_ms);
+        if let Some(rate) = catalog.find("send_rate_pps") {
+            ctl.param_ui(ui, rate, rate.name);
+        }
+        if let Some(flow) = catalog.group("flow") {
+            egui::CollapsingHeader::new(flow.label)
+                .id_salt(("group", flow.prefix))
+                .default_open(false)
+                .show(ui, |ui| ctl.group_ui(ui, catalog, flow, &[]));
+        }
     });
-    egui::CollapsingHeader::new("Strategy parameters").default_open(false).show(ui, |ui| strategy_ui(s, ui, &mut ctl));
-    egui::CollapsingHeader::new("Workload").default_open(true).show(ui, |ui| workload_ui(state, s, ui, &mut ctl));
+    egui::CollapsingHeader::new("Strategy parameters")
+        .default_open(false)
+        .show(ui, |ui| strategies_ui(state, ui, &mut ctl));
+    egui::CollapsingHeader::new("Workload").default_open(true).show(ui, |ui| workload_ui(state, ui, &mut ctl));
+    // Every other group (the top level's as *Run*), closed: nothing in the table goes without
+    // a control.
+    for group in &catalog.groups {
+        let shown_here = group.prefix.is_empty() || !OWN_SECTIONS.contains(&group.prefix);
+        if !shown_here || catalog.strategies_of(group).next().is_some() {
+            continue;
+        }
+        egui::CollapsingHeader::new(group.label)
+            .id_salt(("group", group.prefix))
+            .default_open(false)
+            .show(ui, |ui| ctl.group_ui(ui, catalog, group, &PLACED_ELSEWHERE));
+    }
 }
 
 /// The estimates at the cursor, pinned under the scrolling controls so they stay visible at

@@ -40,11 +40,7 @@ pub mod tune_ui;
 pub use controls_ui::{ControlsView, LinkDir};
 pub use edit::Preview;
 pub use files_ui::PromptView;
-pub use tabs::{Panel, Panels, Tab, TABS};
-
-/// The app's types at the paths they had when the window lived here.
-pub use crate::app::{Launch, Settings};
-pub use crate::window::AckscopeApp;
+pub use tabs::{Panel, Panels};
 
 use crate::app::{AppCommand, AppState};
 
@@ -71,7 +67,11 @@ pub fn window_ui(state: &AppState, view: &mut WindowView, ui: &mut egui::Ui, cmd
         status_ui::banners_ui(state, ui, cmds);
         let tab = tabs::tab_bar_ui(state.settings.tab, ui, cmds);
         ui.separator();
-        view.panels.get_mut(tab).ui(state, ui, cmds);
+        if state.lag.catching_up {
+            status_ui::catching_up_ui(state, ui);
+        } else {
+            view.panels.get_mut(tab).ui(state, ui, cmds);
+        }
     });
     status_ui::notices_ui(state, central.response.rect, ui.ctx(), cmds);
     view.panels.take_anomaly_selection(&crate::model::Shown::all(&state.lanes, state.focus));

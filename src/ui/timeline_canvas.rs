@@ -36,6 +36,8 @@ fn nice_step(target: f64) -> f64 {
     mag * 10.0
 }
 
+/// The message timeline of one lane: pointer first (so this frame draws its result), then the
+/// rows in the time window, the density strip, the time axis and cursor, and hover and click.
 pub(super) fn canvas_ui(
     ui: &mut egui::Ui,
     label: &str,
@@ -51,14 +53,65 @@ pub(super) fn canvas_ui(
     let full = response.rect;
     let pal = Palette::of(ui);
     // The time area (its x extent is final; the density strip may take its top below).
-    let mut rows_rect = Rect::from_min_max(
+    let rows_rect = Rect::from_min_max(
         Pos2::new(full.left() + GUTTER_W, full.top()),
         Pos2::new(full.right(), full.bottom() - AXIS_H),
     );
     painter.rect_filled(full, 2.0, ui.visuals().extreme_bg_color);
-
-    // Interaction with the window first, so this frame draws the result.
     let cursor_s = cursor.as_secs_f64();
+    pan_and_zoom(ui, &response, state, rows_rect, cursor_s);
+    let (t0, t1) = time_window(state, cursor_s);
+
+    let mut rows = std::mem::take(&mut state.rows);
+    index.visible(SimTime::from_secs_f64(t0), SimTime::from_secs_f64(t1.max(0.0)), cursor, &state.filter, &mut rows);
+    let lay = RowsLayout::of(index, &rows, rows_rect, state);
+    let shown = &rows[lay.start..lay.end];
+
+    let painter = painter.with_clip_rect(full);
+    let x = |t: SimTime| x_of(lay.rect, t0, t1, t.as_secs_f64());
+    let r = (lay.row_h * 0.38).clamp(1.5, 5.0);
+    let mut layout_rows = Vec::with_capacity(shown.len());
+    let hovered_k = response.hover_pos().filter(|p| lay.rect.contains(*p)).map(|p| lay.row_of(p));
+    for (k, &i) in shown.iter().enumerate() {
+        let m = &index.messages()[i];
+        let y = lay.rect.top() + (k as f32 + 0.5) * lay.row_h;
+        if hovered_k == Some(k) {
+            painter.rect_filled(lay.band(y), 0.0, pal.band);
+        }
+        layout_rows.push((m.key(), y));
+        let row = Row { y, row_h: lay.row_h, r, selected: state.selected == Some(m.key()), rect: lay.rect };
+        draw_row(&painter, &pal, m, &row, cursor, &x, ledger);
+        id_label(&painter, &pal, m, Pos2::new(full.left() + 4.0, y), row.selected);
+    }
+    if rows.len() > shown.len() {
+        density_strip(&painter, &pal, index, &rows, lay.rect, t0, t1, cursor, ledger);
+    }
+    time_axis(ui, &painter, full, &lay, rows.len(), (t0, t1));
+    let cx = x(cursor);
+    if (lay.rect.left()..=lay.rect.right()).contains(&cx) {
+        painter.line_segment([Pos2::new(cx, full.top()), Pos2::new(cx, full.bottom())], Stroke::new(1.5, pal.cursor));
+    }
+    if rows.is_empty() {
+        let color = ui.visuals().weak_text_color();
+        let font = FontId::proportional(13.0);
+        painter.text(lay.rect.center(), Align2::CENTER_CENTER, "no messages in this window", font, color);
+    }
+    pointer(&response, index, shown, &lay, state, cursor);
+
+    state.last_layout = Some(TimelineLayout {
+        rows_rect: lay.rect,
+        t0_s: t0,
+        t1_s: t1,
+        row_height: lay.row_h,
+        rows: layout_rows,
+        rows_in_window: rows.len(),
+    });
+    state.rows = rows;
+}
+
+/// Ctrl+scroll (or pinch) zooms time around the pointer (at the cursor while following), scroll
+/// moves through the rows, dragging pans time (and stops following) and rows.
+fn pan_and_zoom(ui: &egui::Ui, response: &egui::Response, state: &mut TimelineState, rows_rect: Rect, cursor_s: f64) {
     let last_row_h = state.last_layout.as_ref().map_or(MAX_ROW_H, |l| l.row_height);
     if response.hovered() {
         let (z, scroll) = ui.input(|i| (i.zoom_delta(), i.smooth_scroll_delta()));
@@ -81,74 +134,78 @@ pub(super) fn canvas_ui(
         }
         state.rows_from_bottom += d.y / last_row_h;
     }
+}
+
+/// The time window shown, seconds: ending a little right of the cursor while following (so its
+/// marks are not cut in half), else where the user left it, unless the cursor jumped left of it
+/// (nothing would show), which brings the window back to end at the cursor.
+fn time_window(state: &mut TimelineState, cursor_s: f64) -> (f64, f64) {
     if !state.follow_live && cursor_s < state.right_s - state.span_s {
-        // The cursor went left of the window (a jump back): nothing would show, so the window
-        // comes back to end at the cursor.
         state.right_s = cursor_s.max(state.span_s) + state.span_s * FOLLOW_MARGIN;
     }
-    let (t0, t1) = if state.follow_live {
-        // A little room right of the cursor so its marks are not cut in half.
+    if state.follow_live {
         let right = cursor_s.max(state.span_s) + state.span_s * FOLLOW_MARGIN;
         (right - state.span_s, right)
     } else {
         (state.right_s - state.span_s, state.right_s)
-    };
-
-    // Rows in the window.
-    let mut rows = std::mem::take(&mut state.rows);
-    index.visible(SimTime::from_secs_f64(t0), SimTime::from_secs_f64(t1.max(0.0)), cursor, &state.filter, &mut rows);
-    let n = rows.len();
-    if n as f32 * MIN_ROW_H > rows_rect.height() {
-        rows_rect.min.y += STRIP_H;
     }
-    let row_h = if n == 0 { MAX_ROW_H } else { (rows_rect.height() / n as f32).clamp(MIN_ROW_H, MAX_ROW_H) };
-    let capacity = ((rows_rect.height() / row_h).floor() as usize).max(1);
-    let max_scroll = n.saturating_sub(capacity) as f32;
-    if let Some(key) = state.scroll_to.take() {
-        if let Some(pos) = rows.iter().position(|&i| index.messages()[i].key() == key) {
-            state.rows_from_bottom = rows_from_bottom_showing(pos, n, capacity);
+}
+
+/// Which of the window's rows fit and where: the rows' area (below the density strip when not
+/// every row fits), the row height, and the slice `start..end` of the window's rows shown.
+struct RowsLayout {
+    rect: Rect,
+    row_h: f32,
+    start: usize,
+    end: usize,
+}
+
+impl RowsLayout {
+    /// Lays out `rows` (the window's messages, oldest first) in `rect`, taking the scroll
+    /// position from `state` (clamped, and moved to show a message asked for).
+    fn of(index: &MessageIndex, rows: &[usize], mut rect: Rect, state: &mut TimelineState) -> Self {
+        let n = rows.len();
+        if n as f32 * MIN_ROW_H > rect.height() {
+            rect.min.y += STRIP_H;
         }
-    }
-    state.rows_from_bottom = state.rows_from_bottom.clamp(0.0, max_scroll);
-    let end = n - state.rows_from_bottom.round() as usize;
-    let start = end.saturating_sub(capacity);
-    let shown = &rows[start..end];
-
-    let painter = painter.with_clip_rect(full);
-    let x = |t: SimTime| x_of(rows_rect, t0, t1, t.as_secs_f64());
-    let r = (row_h * 0.38).clamp(1.5, 5.0);
-    let mut layout_rows = Vec::with_capacity(shown.len());
-    let hovered_k = response
-        .hover_pos()
-        .filter(|p| rows_rect.contains(*p))
-        .map(|p| ((p.y - rows_rect.top()) / row_h).floor() as usize);
-    for (k, &i) in shown.iter().enumerate() {
-        let m = &index.messages()[i];
-        let y = rows_rect.top() + (k as f32 + 0.5) * row_h;
-        if hovered_k == Some(k) {
-            let band = Rect::from_min_max(
-                Pos2::new(rows_rect.left(), y - row_h / 2.0),
-                Pos2::new(rows_rect.right(), y + row_h / 2.0),
-            );
-            painter.rect_filled(band, 0.0, pal.band);
+        let row_h = if n == 0 { MAX_ROW_H } else { (rect.height() / n as f32).clamp(MIN_ROW_H, MAX_ROW_H) };
+        let capacity = ((rect.height() / row_h).floor() as usize).max(1);
+        let max_scroll = n.saturating_sub(capacity) as f32;
+        if let Some(key) = state.scroll_to.take() {
+            if let Some(pos) = rows.iter().position(|&i| index.messages()[i].key() == key) {
+                state.rows_from_bottom = rows_from_bottom_showing(pos, n, capacity);
+            }
         }
-        layout_rows.push((m.key(), y));
-        let row = Row { y, row_h, r, selected: state.selected == Some(m.key()), rect: rows_rect };
-        draw_row(&painter, &pal, m, &row, cursor, &x, ledger);
-        id_label(&painter, &pal, m, Pos2::new(full.left() + 4.0, y), row.selected);
-    }
-    if n > shown.len() {
-        density_strip(&painter, &pal, index, &rows, rows_rect, t0, t1, cursor, ledger);
+        state.rows_from_bottom = state.rows_from_bottom.clamp(0.0, max_scroll);
+        let end = n - state.rows_from_bottom.round() as usize;
+        Self { rect, row_h, start: end.saturating_sub(capacity), end }
     }
 
-    // Time axis and the cursor.
+    /// The row (from the top of those shown) at `p`, which is in the rows' area.
+    fn row_of(&self, p: Pos2) -> usize {
+        ((p.y - self.rect.top()) / self.row_h).floor() as usize
+    }
+
+    /// The band of the row centred at `y`.
+    fn band(&self, y: f32) -> Rect {
+        Rect::from_min_max(
+            Pos2::new(self.rect.left(), y - self.row_h / 2.0),
+            Pos2::new(self.rect.right(), y + self.row_h / 2.0),
+        )
+    }
+}
+
+/// The time axis under the rows (grid lines and second labels), and which rows of how many are
+/// shown when they do not all fit.
+fn time_axis(ui: &egui::Ui, painter: &egui::Painter, full: Rect, lay: &RowsLayout, n: usize, (t0, t1): (f64, f64)) {
+    let rows_rect = lay.rect;
     let step = nice_step((t1 - t0) / (rows_rect.width() / 90.0).max(1.0) as f64);
     let mut t = (t0 / step).ceil() * step;
     let axis_color = ui.visuals().weak_text_color();
     // Which rows are shown, written on the axis row under the gutter; tick labels keep clear.
     let mut labels_from = rows_rect.left() + 16.0;
-    if n > shown.len() {
-        let note = format!("rows {}-{} of {n} (scroll)", start + 1, end);
+    if n > lay.end - lay.start {
+        let note = format!("rows {}-{} of {n} (scroll)", lay.start + 1, lay.end);
         let r = painter.text(
             Pos2::new(full.left() + 4.0, full.bottom() - 2.0),
             Align2::LEFT_BOTTOM,
@@ -178,27 +235,23 @@ pub(super) fn canvas_ui(
         );
         t += step;
     }
-    let cx = x(cursor);
-    if (rows_rect.left()..=rows_rect.right()).contains(&cx) {
-        painter.line_segment([Pos2::new(cx, full.top()), Pos2::new(cx, full.bottom())], Stroke::new(1.5, pal.cursor));
-    }
-    if n == 0 {
-        painter.text(
-            rows_rect.center(),
-            Align2::CENTER_CENTER,
-            "no messages in this window",
-            FontId::proportional(13.0),
-            axis_color,
-        );
-    }
+}
 
-    // Hover and click: the row under the pointer.
+/// Hover and click on the row under the pointer: a click selects its message (or clears the
+/// selection), hovering shows the message's details.
+fn pointer(
+    response: &egui::Response,
+    index: &MessageIndex,
+    shown: &[usize],
+    lay: &RowsLayout,
+    state: &mut TimelineState,
+    cursor: SimTime,
+) {
     let row_at = |p: Pos2| -> Option<usize> {
-        if !rows_rect.contains(p) {
+        if !lay.rect.contains(p) {
             return None;
         }
-        let k = ((p.y - rows_rect.top()) / row_h).floor() as usize;
-        shown.get(k).copied()
+        shown.get(lay.row_of(p)).copied()
     };
     if response.clicked() {
         if let Some(i) = response.interact_pointer_pos().and_then(row_at) {
@@ -208,12 +261,8 @@ pub(super) fn canvas_ui(
     }
     if let Some(i) = response.hover_pos().and_then(row_at) {
         let m = &index.messages()[i];
-        response.on_hover_ui_at_pointer(|ui| message_details_ui(ui, m, cursor));
+        response.clone().on_hover_ui_at_pointer(|ui| message_details_ui(ui, m, cursor));
     }
-
-    state.last_layout =
-        Some(TimelineLayout { rows_rect, t0_s: t0, t1_s: t1, row_height: row_h, rows: layout_rows, rows_in_window: n });
-    state.rows = rows;
 }
 
 /// Where one row is drawn.

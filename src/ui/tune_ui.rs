@@ -5,14 +5,18 @@
 //! The sweep runs in the app ([`crate::app::tune`]); this panel only builds the setup, draws the
 //! rows that arrived and pushes commands: hovering a point names its values, clicking it re-runs
 //! it as a normal session ([`AppCommand::TuneOpen`]), *Apply* copies its values to the live run.
+//!
+//! The parameters to vary (grouped as the parameter table groups them), the strategies to sweep
+//! and their colours all come from the app's [`Catalog`]: a new strategy's row and parameter
+//! group appear here with no edit.
 
-use ackscope_protocol::{registry, Strategy};
 use egui::{Color32, Pos2};
 use egui_plot::{Line, MarkerShape, Plot, PlotPoint, PlotPoints, PlotResponse, Points, VLine};
 
+use super::colors::row_color;
 use crate::app::tune::{self, TuneSetup};
 use crate::app::{AppCommand, AppState};
-use crate::params;
+use crate::params::{Catalog, Kind};
 use crate::report::sweep::SweepRow;
 
 /// The figure the second plot draws against the varied parameter.
@@ -66,14 +70,10 @@ pub struct TuneView {
 /// light).
 const LIVE: Color32 = Color32::from_rgb(240, 140, 0);
 
-/// A strategy's colour in both plots.
-fn colour(strategy: &str) -> Color32 {
-    match strategy {
-        "glenn" => Color32::from_rgb(70, 140, 220),
-        "ue4" => Color32::from_rgb(220, 80, 70),
-        "hybrid" => Color32::from_rgb(60, 180, 90),
-        _ => Color32::from_rgb(200, 160, 40),
-    }
+/// A strategy's colour in both plots: its registry row's, as everywhere in the window (grey for
+/// a name the catalog does not know, which a sweep of its strategies never yields).
+fn colour(ui: &egui::Ui, catalog: &Catalog, strategy: &str) -> Color32 {
+    catalog.strategy(strategy).map_or(Color32::GRAY, |row| row_color(ui, row))
 }
 
 /// A point's values in one line (`glenn resend_delay_ms=50`).
@@ -108,7 +108,7 @@ pub fn tune_ui(state: &AppState, view: &mut TuneView, ui: &mut egui::Ui, cmds: &
     selection_ui(&rows, view, &param, ui, cmds);
     ui.columns(2, |cols| {
         scatter_ui(&rows, state, live, &param, view, &mut cols[0], cmds);
-        metric_ui(&rows, live, &param, view, &mut cols[1]);
+        metric_ui(&rows, &state.catalog, live, &param, view, &mut cols[1]);
     });
 }
 
@@ -118,11 +118,20 @@ fn setup_ui(state: &AppState, view: &mut TuneView, ui: &mut egui::Ui, cmds: &mut
     ui.horizontal_wrapped(|ui| {
         let before = s.param.clone();
         let label = ui.label("vary").id;
+        let catalog = &state.catalog;
         egui::ComboBox::from_id_salt("tune param")
             .selected_text(s.param.as_str())
+            .height(600.0)
             .show_ui(ui, |ui| {
-                for p in tune::tunable_params() {
-                    ui.selectable_value(&mut s.param, p.name.to_string(), p.name).on_hover_text(p.tip);
+                for group in &catalog.groups {
+                    let mut rows = catalog.rows_of(group).filter(|p| matches!(p.kind, Kind::Number { .. })).peekable();
+                    if rows.peek().is_none() {
+                        continue;
+                    }
+                    ui.label(egui::RichText::new(group.label).strong());
+                    for p in rows {
+                        ui.selectable_value(&mut s.param, p.name.to_string(), p.name).on_hover_text(p.tip);
+                    }
                 }
             })
             .response
@@ -135,7 +144,7 @@ fn setup_ui(state: &AppState, view: &mut TuneView, ui: &mut egui::Ui, cmds: &mut
                 ..TuneSetup::for_param(&s.param)
             };
         }
-        let range = params::find(&s.param).and_then(|p| p.range()).unwrap_or(0.0..=1.0);
+        let range = catalog.find(&s.param).and_then(|p| p.range()).unwrap_or(0.0..=1.0);
         let label = ui.label("from").id;
         ui.add(egui::DragValue::new(&mut s.start).range(range.clone()).speed(0.1)).labelled_by(label);
         let label = ui.label("to").id;
@@ -143,13 +152,16 @@ fn setup_ui(state: &AppState, view: &mut TuneView, ui: &mut egui::Ui, cmds: &mut
         let label = ui.label("step").id;
         ui.add(egui::DragValue::new(&mut s.step).range(0.0..=*range.end()).speed(0.1)).labelled_by(label);
         ui.separator();
-        for info in registry::all().filter(|r| r.has_messages) {
-            let mut on = s.strategies.contains(&info.strategy);
-            if ui.checkbox(&mut on, info.strategy.name()).changed() {
-                s.strategies.retain(|x| *x != info.strategy);
+        // Sweeps measure messages: the strategies that carry them, in the catalog's order.
+        let offered: Vec<_> = catalog.strategies.iter().filter(|r| r.has_messages).collect();
+        for info in &offered {
+            let mut on = s.strategies.iter().any(|x| x == info.name);
+            let text = egui::RichText::new(info.name).color(row_color(ui, info));
+            if ui.checkbox(&mut on, text).on_hover_text(info.label).changed() {
+                s.strategies.retain(|x| x != info.name);
                 if on {
-                    s.strategies.push(info.strategy);
-                    s.strategies.sort_by_key(|x| Strategy::all().position(|y| y == *x));
+                    s.strategies.push(info.name.to_string());
+                    s.strategies.sort_by_key(|x| offered.iter().position(|r| r.name == x));
                 }
             }
         }
@@ -219,8 +231,9 @@ fn scatter_ui(
         .iter()
         .filter(|(_, r)| r.strategy == strategy)
         .min_by(|a, b| distance(&a.1, param, live).total_cmp(&distance(&b.1, param, live)));
+    let catalog = &state.catalog;
     let mut key: Vec<(String, Color32, Glyph)> =
-        strategies_of(rows).into_iter().map(|n| (n.clone(), colour(&n), Glyph::Dot)).collect();
+        strategies_of(rows).into_iter().map(|n| (n.clone(), colour(ui, catalog, &n), Glyph::Dot)).collect();
     key.push(("frontier".into(), Color32::GRAY, Glyph::Line));
     if live_row.is_some() {
         key.push(("live settings".into(), LIVE, Glyph::Ring));
@@ -234,23 +247,25 @@ fn scatter_ui(
         ui.set_min_height(ui.spacing().interact_size.y);
         ui.weak("bar: p99 spread across seeds");
     });
+    let colours: Vec<(String, Color32)> =
+        strategies_of(rows).into_iter().map(|n| (n.clone(), colour(ui, catalog, &n))).collect();
     let resp: PlotResponse<()> = Plot::new("tune scatter")
         .x_axis_label("p99 latency ms")
         .y_axis_label("bytes / message")
         .height(ui.available_height().max(200.0))
         .show(ui, |p| {
-            for name in strategies_of(rows) {
+            for (name, col) in &colours {
                 let pts: Vec<[f64; 2]> = rows
                     .iter()
-                    .filter(|(_, r)| r.strategy == name)
+                    .filter(|(_, r)| r.strategy == *name)
                     .map(|(_, r)| [r.p99_ms, r.bytes_per_message])
                     .collect();
-                for (_, r) in rows.iter().filter(|(_, r)| r.strategy == name && r.p99_ms_spread > 0.0) {
+                for (_, r) in rows.iter().filter(|(_, r)| r.strategy == *name && r.p99_ms_spread > 0.0) {
                     let half = r.p99_ms_spread / 2.0;
                     let bar = vec![[r.p99_ms - half, r.bytes_per_message], [r.p99_ms + half, r.bytes_per_message]];
-                    p.line(Line::new("", PlotPoints::from(bar)).color(colour(&name).gamma_multiply(0.5)).width(1.0));
+                    p.line(Line::new("", PlotPoints::from(bar)).color(col.gamma_multiply(0.5)).width(1.0));
                 }
-                p.points(Points::new(name.clone(), PlotPoints::from(pts)).color(colour(&name)).radius(3.5));
+                p.points(Points::new(name.clone(), PlotPoints::from(pts)).color(*col).radius(3.5));
             }
             let mut frontier: Vec<[f64; 2]> =
                 rows.iter().filter(|(_, r)| r.pareto).map(|(_, r)| [r.p99_ms, r.bytes_per_message]).collect();
@@ -279,7 +294,14 @@ fn scatter_ui(
 }
 
 /// The chosen metric against the varied parameter, one line per strategy, the live value marked.
-fn metric_ui(rows: &[(usize, SweepRow)], live: Option<f64>, param: &str, view: &mut TuneView, ui: &mut egui::Ui) {
+fn metric_ui(
+    rows: &[(usize, SweepRow)],
+    catalog: &Catalog,
+    live: Option<f64>,
+    param: &str,
+    view: &mut TuneView,
+    ui: &mut egui::Ui,
+) {
     ui.horizontal(|ui| {
         let label = ui.label("against the parameter:").id;
         egui::ComboBox::from_id_salt("tune metric")
@@ -292,8 +314,9 @@ fn metric_ui(rows: &[(usize, SweepRow)], live: Option<f64>, param: &str, view: &
             .response
             .labelled_by(label);
     });
-    let mut key: Vec<(String, Color32, Glyph)> =
-        strategies_of(rows).into_iter().map(|n| (n.clone(), colour(&n), Glyph::Dot)).collect();
+    let colours: Vec<(String, Color32)> =
+        strategies_of(rows).into_iter().map(|n| (n.clone(), colour(ui, catalog, &n))).collect();
+    let mut key: Vec<(String, Color32, Glyph)> = colours.iter().map(|(n, c)| (n.clone(), *c, Glyph::Dot)).collect();
     if live.is_some() {
         key.push(("live settings".into(), LIVE, Glyph::Rule));
     }
@@ -307,15 +330,15 @@ fn metric_ui(rows: &[(usize, SweepRow)], live: Option<f64>, param: &str, view: &
         .y_axis_label(metric.name())
         .height(ui.available_height().max(200.0))
         .show(ui, |p| {
-            for name in strategies_of(rows) {
+            for (name, col) in &colours {
                 let mut pts: Vec<[f64; 2]> = rows
                     .iter()
-                    .filter(|(_, r)| r.strategy == name)
+                    .filter(|(_, r)| r.strategy == *name)
                     .filter_map(|(_, r)| Some([r.values.get(param)?.as_f64()?, metric.of(r)]))
                     .collect();
                 pts.sort_by(|a, b| a[0].total_cmp(&b[0]));
-                p.line(Line::new(name.clone(), PlotPoints::from(pts.clone())).color(colour(&name)));
-                p.points(Points::new("", PlotPoints::from(pts)).color(colour(&name)).radius(3.0));
+                p.line(Line::new(name.clone(), PlotPoints::from(pts.clone())).color(*col));
+                p.points(Points::new("", PlotPoints::from(pts)).color(*col).radius(3.0));
             }
             if let Some(x) = live {
                 p.vline(VLine::new("live settings", x).color(LIVE));

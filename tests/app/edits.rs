@@ -29,9 +29,9 @@ fn live_window() -> Harness<'static, AppState> {
 /// Changes of parameters whose name ends in `field` that the run recorded.
 fn recorded(h: &Harness<'static, AppState>, field: &str) -> Vec<Change> {
     let lane = &h.state().lanes[0];
-    let sets = lane.actions.iter().filter_map(|s| s.as_set().map(|(name, value)| (s.at.0, name, value)));
-    sets.filter(|(_, name, _)| name.ends_with(field))
-        .map(|(at_us, name, value)| Change { at_us, name: name.into(), value: value.into() })
+    let sets = lane.actions.iter().filter_map(|s| s.as_set().map(|c| (s.at.0, c)));
+    sets.filter(|(_, c)| c.name().ends_with(field))
+        .map(|(at_us, c)| Change { at_us, name: c.name().into(), value: c.value().to_string() })
         .collect()
 }
 

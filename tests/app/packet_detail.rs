@@ -14,9 +14,7 @@ use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::strategies::ue4::packet::decode_packet;
 use ackscope_protocol::wire::PacketHeader;
-use ackscope_protocol::{
-    make_peer, Dir, Event, EventKind, Peer, PeerCommand, Scenario, Side, SimTime, Simulation, StatsSample, Strategy,
-};
+use ackscope_protocol::{make_peer, Dir, EventKind, Peer, Scenario, Side, SimTime, Simulation, Strategy, Tap, TapHook};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
@@ -25,35 +23,13 @@ const SEED: u64 = 11;
 /// What each side's endpoint wrote: (time, sequence) -> bytes.
 type Wire = Arc<Mutex<HashMap<(SimTime, u32), Vec<u8>>>>;
 
-/// An endpoint that keeps a copy of every packet it sends: the bytes the recording does not keep.
-struct Capture {
-    inner: Box<dyn Peer>,
-    wire: Wire,
-}
+/// A tap hook that keeps a copy of every packet its endpoint sends: the bytes the recording does
+/// not keep.
+struct Capture(Wire);
 
-impl Peer for Capture {
-    fn on_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        self.inner.on_tick(now, events)
-    }
-    fn poll_send(&mut self, now: SimTime, out: &mut Vec<u8>, events: &mut Vec<Event>) -> Option<u32> {
-        let seq = self.inner.poll_send(now, out, events)?;
-        self.wire.lock().unwrap().insert((now, seq), out.clone());
-        Some(seq)
-    }
-    fn receive(&mut self, now: SimTime, packet: &[u8], events: &mut Vec<Event>) {
-        self.inner.receive(now, packet, events)
-    }
-    fn update(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        self.inner.update(now, events)
-    }
-    fn stats(&self) -> StatsSample {
-        self.inner.stats()
-    }
-    fn command(&mut self, now: SimTime, command: PeerCommand) {
-        self.inner.command(now, command)
-    }
-    fn unacked_reliable(&self) -> usize {
-        self.inner.unacked_reliable()
+impl TapHook for Capture {
+    fn sent(&mut self, now: SimTime, seq: u32, bytes: &[u8]) {
+        self.0.lock().unwrap().insert((now, seq), bytes.to_vec());
     }
 }
 
@@ -70,7 +46,7 @@ fn scenario(strategy: Strategy, loss_percent: f64) -> Scenario {
 fn captured(scenario: Scenario, secs: f64) -> (Recording, [Wire; 2]) {
     let wires: [Wire; 2] = Default::default();
     let peers: [Box<dyn Peer>; 2] = [Side::A, Side::B]
-        .map(|side| Box::new(Capture { inner: make_peer(&scenario, side), wire: wires[side.index()].clone() }) as _);
+        .map(|side| Box::new(Tap::new(make_peer(&scenario, side), Capture(wires[side.index()].clone()))) as _);
     let mut sim = Simulation::with_peers(scenario.clone(), peers);
     sim.run_for_secs(secs);
     let mut rec = Recording::new(scenario);

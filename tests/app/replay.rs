@@ -8,7 +8,7 @@ use ackscope::app::{AppState, ManualClock, MAX_FRAME_GAP};
 use ackscope::session::{Change, Session};
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
-use ackscope_protocol::{Scenario, Side, SimTime};
+use ackscope_protocol::{ParamChange, Scenario, Side, SimTime};
 use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
@@ -142,7 +142,7 @@ fn the_left_panel_shows_the_parameters_in_force_at_the_cursor() {
     h.step();
     h.step();
     let s = &h.state().0;
-    assert_eq!(s.replay_edits, [("link.loss_percent".to_string(), "12".to_string())]);
+    assert_eq!(s.replay_edits, [ParamChange::new("link.loss_percent", 12.0)]);
     assert_eq!(s.scenario.link.a_to_b.loss_percent, 12.0, "the next Restart runs with it");
     assert!(!s.is_running() && s.lanes[0].store.len() == events, "replay edits must not run anything");
     h.get_by_label_contains("For the next Restart: link.loss_percent=12");

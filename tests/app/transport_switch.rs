@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use ackscope::app::{AppCommand, AppState};
 use ackscope::runtime::udp::Transport;
 use ackscope::session;
-use ackscope_protocol::{summarize, Action, Event, EventKind, Scenario, Side, SimTime};
+use ackscope_protocol::{summarize, Action, Event, EventKind, ParamChange, Scenario, Side, SimTime};
 
 /// Pulls events until `done` holds (or 30 s of wall time pass).
 fn pull_until(s: &mut AppState, mut done: impl FnMut(&AppState) -> bool) -> bool {
@@ -54,7 +54,7 @@ fn a_transport_change_is_an_action_in_the_recording_and_re_runs_exactly_up_to_it
     s.live_log = ackscope::app::live_log::LiveLog::new(temp_dir().join("live"));
     s.start();
     run_on(&mut s, 1.2);
-    s.apply(AppCommand::SetParam { name: "link.loss_percent".into(), value: "5".into() });
+    s.apply(AppCommand::SetParam(ParamChange::new("link.loss_percent", 5.0)));
     run_on(&mut s, 0.3);
 
     // In-process -> UDP: no guard, no new recording.
@@ -74,7 +74,7 @@ fn a_transport_change_is_an_action_in_the_recording_and_re_runs_exactly_up_to_it
     );
     assert!(s.is_running());
     // A change made over UDP lands in the same log, on the recording's timeline.
-    s.apply(AppCommand::SetParam { name: "link.loss_percent".into(), value: "2".into() });
+    s.apply(AppCommand::SetParam(ParamChange::new("link.loss_percent", 2.0)));
     run_on(&mut s, 0.5);
 
     // UDP -> in-process.

@@ -6,7 +6,7 @@ use crate::common::step_until;
 use ackscope::app::{AppState, Tab, TuneSetup};
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
-use ackscope_protocol::{Scenario, Strategy};
+use ackscope_protocol::{ParamChange, Scenario, Strategy};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
@@ -31,7 +31,7 @@ fn small_setup() -> TuneSetup {
         start: 0.0,
         end: 150.0,
         step: 50.0,
-        strategies: vec![Strategy::Glenn, Strategy::Hybrid],
+        strategies: vec!["glenn".into(), "hybrid".into()],
         seeds: 2,
         seconds: 4.0,
     }
@@ -80,7 +80,7 @@ fn a_small_sweep_shows_its_points_a_click_runs_one_and_apply_sets_it_live() {
     assert!(s.is_running(), "the point runs as a live session");
     assert_eq!(h.state().1.panels.tune.selected, Some(i));
     // Back on Tune, change the live setting, then Apply the point's values again.
-    h.state_mut().0.set_param("glenn.resend_delay_ms", 20);
+    h.state_mut().0.set_param(ParamChange::new("glenn.resend_delay_ms", 20.0));
     h.state_mut().0.settings.tab = Tab::Tune;
     h.step();
     h.get_by_label("Apply").click();

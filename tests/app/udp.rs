@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use ackscope::runtime::udp::UdpRun;
 use ackscope::runtime::udp_truth::EventTally;
-use ackscope::runtime::Command as RunCommand;
-use ackscope_protocol::{Dir, EventKind, Scenario, Side};
+use ackscope::runtime::Lanes;
+use ackscope_protocol::{Action, Dir, EventKind, ParamChange, Scenario, Side};
 
 fn any_port() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()
@@ -270,7 +270,7 @@ fn a_chunk_asked_of_one_side_goes_out_from_that_side_only() {
     sc.strategy = ackscope_protocol::Strategy::Chunks;
     sc.workload.chunk_kib = 0;
     let mut run = UdpRun::spawn(sc, any_port(), any_port(), || {}).unwrap();
-    assert!(run.send(RunCommand::SendChunk(Side::B, 4096)));
+    assert!(run.send(Lanes::All, Action::SendChunk { side: Side::B, kib: 4 }));
     let mut events = Vec::new();
     let until = Instant::now() + Duration::from_secs(4);
     let delivered = |ev: &[ackscope_protocol::Event]| {
@@ -297,9 +297,9 @@ fn a_chunk_asked_of_one_side_goes_out_from_that_side_only() {
 fn udp_run_link_changes_reach_the_receiving_end() {
     let seed = 8;
     let mut run = UdpRun::spawn(lossy_scenario(seed, 0.0), any_port(), any_port(), || {}).unwrap();
-    let set = |name: &str, value: &str| RunCommand::Set { name: name.into(), value: value.into() };
-    assert!(run.send(set("link.a_to_b.loss_percent", "100")));
-    assert!(run.send(set("link.nope", "1")));
+    let set = |name: &str, value: &str| Action::Set(ParamChange::parse(name, value));
+    assert!(run.send(Lanes::All, set("link.a_to_b.loss_percent", "100")));
+    assert!(run.send(Lanes::All, set("link.nope", "1")));
     let mut t = EventTally::new();
     let (mut changes, mut errors) = (Vec::new(), Vec::new());
     let until = Instant::now() + Duration::from_secs(1);
@@ -315,7 +315,7 @@ fn udp_run_link_changes_reach_the_receiving_end() {
     let ctx = format!("seed {seed}: {:?}", t.totals());
     // Both ends applied the change; it is recorded once, and the bad one refused once.
     assert_eq!(changes.len(), 1, "{changes:?}");
-    assert_eq!(changes[0].as_set(), Some(("link.a_to_b.loss_percent", "100")));
+    assert_eq!(changes[0].as_set(), Some(&ParamChange::parse("link.a_to_b.loss_percent", "100")));
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(errors[0].contains("link.nope"), "{errors:?}");
     // A->B now drops everything (the very first datagram may have met the old link).
@@ -332,14 +332,14 @@ fn stopping_a_udp_run_joins_both_threads_promptly() {
     let addrs = [run.local_addr(Side::A), run.local_addr(Side::B)];
     std::thread::sleep(Duration::from_millis(300));
     assert!(run.is_running());
-    assert!(run.send(RunCommand::Pause));
+    assert!(run.send(Lanes::All, Action::Pause));
     let t0 = Instant::now();
     let exits = run.stop();
     let took = t0.elapsed();
     assert!(took < Duration::from_millis(500), "stop took {took:?}");
     assert_eq!(exits.len(), 2, "both threads joined");
     assert!(run.all_threads_finished() && !run.is_running());
-    assert!(!run.send(RunCommand::Resume), "a stopped run takes no commands");
+    assert!(!run.send(Lanes::All, Action::Resume), "a stopped run takes no commands");
     // The sockets lived on the endpoint threads: they are closed, so their ports are free again.
     for a in addrs {
         UdpSocket::bind(a).unwrap_or_else(|e| panic!("{a} still bound after stop: {e}"));
@@ -363,7 +363,7 @@ fn both_transports_run_behind_one_handle() {
         }
         assert!(t.acked(Side::A) >= 5 && t.acked(Side::B) >= 10, "{transport:?}: {:?}", t.totals());
         run.stop();
-        assert!(!run.is_running() && !run.send(RunCommand::Pause), "{transport:?}");
+        assert!(!run.is_running() && !run.send(Lanes::All, Action::Pause), "{transport:?}");
     }
 }
 

@@ -12,9 +12,10 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use ackscope::runtime::udp::UdpRun;
-use ackscope::runtime::Command as RunCommand;
+use ackscope::runtime::Lanes;
 use ackscope_protocol::{
-    DropReason, Event, EventKind, LinkPatch, LinkStep, Scenario, Side, SimTime, Simulation, StepDirection, Strategy,
+    Action, DropReason, Event, EventKind, LinkPatch, LinkStep, ParamChange, Scenario, Side, SimTime, Simulation,
+    StepDirection, Strategy,
 };
 
 /// Runs `scenario` over loopback UDP for `secs` of real time; every event, and the changes.
@@ -188,14 +189,14 @@ fn a_live_flow_edit_over_udp_switches_the_rate_and_turning_it_off_restores_the_c
     sc.link.a_to_b.latency_ms = 200.0;
     sc.link.a_to_b.loss_percent = 0.0;
     sc.link.b_to_a = sc.link.a_to_b;
-    let set = |value: &str| RunCommand::Set { name: "flow.enabled".into(), value: value.into() };
+    let set = |value: &str| Action::Set(ParamChange::parse("flow.enabled", value));
     let (mut on, mut off) = (false, false);
     let events = udp_events(sc, 3.2, |t, run| {
         if t >= 0.8 && !on {
-            on = run.send(set("true"));
+            on = run.send(Lanes::All, set("true"));
         }
         if t >= 2.2 && !off {
-            off = run.send(set("false"));
+            off = run.send(Lanes::All, set("false"));
         }
     });
     assert!(on && off, "both changes sent");

@@ -6,7 +6,7 @@ use crate::common::step_until;
 use ackscope::app::AppState;
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
-use ackscope_protocol::{Dir, EventKind, Scenario, Side, SimTime, Strategy};
+use ackscope_protocol::{Dir, EventKind, ParamChange, Scenario, Side, SimTime, Strategy};
 use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
@@ -217,7 +217,7 @@ fn saving_from_the_window_writes_a_session_that_reloads() {
     let mut h = harness(Scenario::default());
     h.state_mut().start();
     assert!(step_until(&mut h, 10.0, |s| s.lanes[0].store.len() > 500));
-    h.state_mut().set_param("link.loss_percent", 30);
+    h.state_mut().set_param(ParamChange::new("link.loss_percent", 30.0));
     assert!(step_until(&mut h, 10.0, |s| !s.lanes[0].actions.is_empty()));
     h.state_mut().stop();
     h.state_mut().save_path(&path);

@@ -5,10 +5,11 @@
 use std::path::PathBuf;
 
 use crate::common::step_until;
+use ackscope::app::TABS;
 use ackscope::app::{AppState, Tab};
 use ackscope::model::Recording;
 use ackscope::ui::packets_ui::{compact_row_text, row_text, COMPACT_HEADER, HEADER};
-use ackscope::ui::{WindowView, TABS};
+use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::{Dir, Scenario, SimTime, Simulation, Strategy};
 use egui_kittest::kittest::{NodeT, Queryable};

@@ -23,9 +23,12 @@
 //! simulates, restarts its endpoints there and goes on in-process. A recording therefore re-runs
 //! exactly up to its first switch to UDP; what ran over real sockets and clocks is simulated.
 
+mod param;
 mod repr;
 
 use serde::{Deserialize, Serialize};
+
+pub use param::{ParamChange, ParamValue};
 
 use crate::event::{Side, SimTime};
 use crate::link::{LinkPatch, StepDirection};
@@ -37,8 +40,9 @@ pub const MAX_CHUNK_KIB: u32 = 16 * 1024;
 /// Something done to a running pair of endpoints at an instant.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
-    /// Sets a scenario parameter by its dotted `--set` name; the value is text as `--set` takes it.
-    Set { name: String, value: String },
+    /// Sets a scenario parameter by its dotted `--set` name (a `strategy` change rebuilds the
+    /// endpoints, as [`Action::Strategy`] does).
+    Set(ParamChange),
     /// Queues a workload burst (`workload.burst_messages` reliable messages) on `side`.
     Burst { side: Side },
     /// Queues one large block of `kib` KiB on `side` (chunk and fragment strategies).
@@ -84,7 +88,7 @@ impl Action {
     /// The action's name as files spell it (`set`, `burst`, `send_chunk`, ...).
     pub fn name(&self) -> &'static str {
         match self {
-            Action::Set { .. } => "set",
+            Action::Set(_) => "set",
             Action::Burst { .. } => "burst",
             Action::SendChunk { .. } => "send_chunk",
             Action::Link { .. } => "link",
@@ -101,7 +105,7 @@ impl Action {
     pub fn rebuilds(&self) -> bool {
         match self {
             Action::Restart | Action::Strategy(_) | Action::Transport(_) => true,
-            Action::Set { name, .. } => name.trim() == "strategy",
+            Action::Set(change) => change.is_strategy(),
             _ => false,
         }
     }
@@ -121,7 +125,7 @@ impl std::fmt::Display for Action {
     /// One line for logs and messages: `set link.loss_percent=20`, `burst on A`, ...
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Action::Set { name, value } => write!(f, "set {name}={value}"),
+            Action::Set(change) => write!(f, "set {change}"),
             Action::Burst { side } => write!(f, "burst on {side:?}"),
             Action::SendChunk { side, kib } => write!(f, "send a {kib} KiB chunk on {side:?}"),
             Action::Link { dir, set } => write!(f, "link {dir:?} {set:?}"),
@@ -154,10 +158,10 @@ impl Step {
         Self { at: SimTime::from_secs_f64(at_s), action }
     }
 
-    /// The name and value of a `set` step.
-    pub fn as_set(&self) -> Option<(&str, &str)> {
+    /// The change of a `set` step.
+    pub fn as_set(&self) -> Option<&ParamChange> {
         match &self.action {
-            Action::Set { name, value } => Some((name, value)),
+            Action::Set(change) => Some(change),
             _ => None,
         }
     }

@@ -21,7 +21,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use super::{Action, Step, Transport, MAX_CHUNK_KIB};
+use super::{Action, ParamChange, ParamValue, Step, Transport, MAX_CHUNK_KIB};
 use crate::event::{Side, SimTime};
 use crate::link::{LinkPatch, StepDirection};
 use crate::names::nearest_name;
@@ -131,7 +131,8 @@ impl Serialize for Action {
         let full = match self {
             // The common case stays bare, as people write it.
             Action::Burst { side: Side::A } => return s.serialize_unit_variant("Action", 1, "burst"),
-            Action::Set { name, value } => Full::Set { name: name.clone(), value: Value::String(value.clone()) },
+            // The value as text, as files always wrote it.
+            Action::Set(c) => Full::Set { name: c.name().to_string(), value: Value::String(c.value().to_string()) },
             Action::Burst { side } => Full::Burst { side: *side },
             Action::SendChunk { side, kib } => Full::SendChunk { side: *side, kib: *kib },
             Action::Link { dir, set } => Full::Link { dir: *dir, set: *set },
@@ -269,15 +270,23 @@ fn action_from(buffered: Buffered) -> Result<Action, String> {
     Ok(match full {
         Full::Set { name, value } => {
             let value = match value {
-                Value::String(s) => s,
-                Value::Number(n) => n.to_string(),
-                Value::Bool(b) => b.to_string(),
-                Value::Null => "null".into(),
+                Value::String(s) => ParamValue::parse(&s),
+                Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+                    (Some(i), _, _) => ParamValue::Int(i.into()),
+                    (_, Some(u), _) => ParamValue::Int(u.into()),
+                    (_, _, Some(v)) => ParamValue::number(v),
+                    _ => ParamValue::parse(&n.to_string()),
+                },
+                Value::Bool(b) => ParamValue::Bool(b),
+                Value::Null => ParamValue::Unset,
                 other => {
                     return Err(format!("in action `set`: the value must be text, a number or a boolean, got {other}"))
                 }
             };
-            Action::Set { name, value }
+            if name.trim().is_empty() {
+                return Err("in action `set`: the parameter name is empty".into());
+            }
+            Action::Set(ParamChange::new(&name, value))
         }
         Full::Burst { side } => Action::Burst { side },
         Full::SendChunk { kib, .. } if !(1..=MAX_CHUNK_KIB).contains(&kib) => {

@@ -47,8 +47,8 @@ fn every_spelling_of_a_step_parses() {
         Step::at_secs(21.5, Action::Link { dir: StepDirection::Both, set: patch(|p| p.latency_ms = Some(80.0)) }),
         Step::new(SimTime(3_000_001), Action::Burst { side: Side::B }),
         Step::at_secs(1.0, Action::SendChunk { side: Side::B, kib: 8 }),
-        Step::at_secs(2.0, Action::Set { name: "glenn.resend_delay_ms".into(), value: "30".into() }),
-        Step::at_secs(2.0, Action::Set { name: "link.jitter_distribution".into(), value: "normal".into() }),
+        Step::at_secs(2.0, Action::Set(ParamChange::parse("glenn.resend_delay_ms", "30"))),
+        Step::at_secs(2.0, Action::Set(ParamChange::parse("link.jitter_distribution", "normal"))),
         Step::at_secs(3.0, Action::Link { dir: StepDirection::BToA, set: patch(|p| p.jitter_ms = Some(4.0)) }),
         Step::at_secs(4.0, Action::Restart),
         Step::at_secs(4.5, Action::Strategy(Strategy::Ue4)),
@@ -103,7 +103,7 @@ fn scripted_actions_run_at_their_instant() {
     s.workload.burst_messages = 40;
     s.script = vec![
         Step::at_secs(2.0, Action::Burst { side: Side::A }),
-        Step::at_secs(3.0, Action::Set { name: "glenn.resend_delay_ms".into(), value: "30".into() }),
+        Step::at_secs(3.0, Action::Set(ParamChange::parse("glenn.resend_delay_ms", "30"))),
     ];
     let mut sim = Simulation::new(s);
     sim.run_until(SimTime::from_secs_f64(4.0));
@@ -226,7 +226,7 @@ fn after_a_restart_the_new_endpoints_tick_on_their_grid_from_that_instant() {
     // With a new seed the tick phase is drawn again, and the first tick follows the new grid.
     let mut sim = Simulation::new(Scenario { seed: 21, ..Scenario::default() });
     sim.run_until(tick);
-    sim.apply(&Action::Set { name: "seed".into(), value: "22".into() }).unwrap();
+    sim.apply(&Action::Set(ParamChange::parse("seed", "22"))).unwrap();
     sim.apply(&Action::Restart).unwrap();
     let mut probe = Simulation::new(Scenario { seed: 22, ..Scenario::default() });
     probe.run_until(SimTime::from_secs_f64(1.0));
@@ -255,7 +255,7 @@ fn a_refused_set_changes_nothing() {
     sim.run_until(SimTime::from_secs_f64(1.0));
     let before = sim.scenario().clone();
     let n = sim.events().len();
-    assert!(sim.apply(&Action::Set { name: "link.nope".into(), value: "1".into() }).is_err());
-    assert!(sim.apply(&Action::Set { name: "strategy".into(), value: "tcp".into() }).is_err());
+    assert!(sim.apply(&Action::Set(ParamChange::parse("link.nope", "1"))).is_err());
+    assert!(sim.apply(&Action::Set(ParamChange::parse("strategy", "tcp"))).is_err());
     assert_eq!((sim.scenario(), sim.events().len()), (&before, n));
 }

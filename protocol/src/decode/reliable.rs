@@ -2,6 +2,7 @@
 //! and `peer --raw`), read with the codecs the endpoints use ([`PacketHeader`], [`decode_fragment`]).
 
 use crate::event::{Dir, MalformedReason};
+use crate::reliability::ack::{fragment_malformed_reason, malformed_reason};
 use crate::wire::ack_window::{acked_sequences, RELIABLE_IO_SEQ_BITS};
 use crate::wire::fragment::{decode_fragment, FragmentConfig, FRAGMENT_HEADER_BYTES, FRAGMENT_PREFIX};
 use crate::wire::header::{HeaderError, PacketHeader};
@@ -42,7 +43,7 @@ pub(super) fn read_header(bytes: &[u8]) -> Result<(PacketHeader, usize, Fields),
             if let Some(p) = bytes.first() {
                 f.bytes("prefix", format!("{p:#010b}"), 0, 1);
             }
-            Err(ParseError::new(e.reason(), e).with_fields(f))
+            Err(ParseError::new(malformed_reason(&e), e).with_fields(f))
         }
     }
 }
@@ -59,7 +60,7 @@ impl ReliableFormat {
         let frag = decode_fragment(bytes, &self.fragments).map_err(|e| {
             let mut f = Fields::default();
             f.bytes("prefix", format!("{:#04x} (fragment)", bytes[0]), 0, 1);
-            ParseError::new(e.reason(), e).with_fields(f)
+            ParseError::new(fragment_malformed_reason(&e), e).with_fields(f)
         })?;
         let h = frag.header;
         f.bytes("prefix", "0x01 (fragment)", 0, 1);

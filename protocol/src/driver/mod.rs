@@ -15,9 +15,7 @@ mod simulation;
 mod ticker;
 
 pub use drain::{drain, DrainOutcome};
-pub use endpoint::{
-    EndpointDriver, Inbound, LinkUpdate, Outbound, PeerFactory, SendIds, Transmit, MAX_PACKETS_PER_TICK,
-};
+pub use endpoint::{EndpointDriver, Inbound, LinkUpdate, Outbound, PeerFactory, SendIds, Transmit};
 pub use filter::EventFilter;
 pub use simulation::Simulation;
 pub use ticker::{TickTiming, Ticker};

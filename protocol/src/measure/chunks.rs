@@ -4,8 +4,6 @@ use serde::Serialize;
 
 use super::clients::{ClientFold, PerClient};
 use crate::event::{ClientId, Event, EventKind, Side};
-use crate::link::IP_UDP_OVERHEAD_BYTES;
-use crate::strategies::chunks::{slice_packet_bytes, ChunkConfig};
 
 /// One completed chunk (or fragmentation-baseline block) as the sender saw it.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -44,14 +42,15 @@ pub struct ChunkSummary {
     pub chunk_acks: ChunkAckSummary,
 }
 
-/// Bytes a chunk of `bytes` takes on the wire when every slice is sent once, IP+UDP included.
-pub fn chunk_wire_bytes(config: &ChunkConfig, bytes: usize) -> usize {
-    let n = config.slices_for(bytes);
-    let size = config.slice_size();
-    let last_len = bytes.saturating_sub((n - 1) * size).max(1);
-    (n - 1) * (slice_packet_bytes(config, size, false) + IP_UDP_OVERHEAD_BYTES as usize)
-        + slice_packet_bytes(config, last_len, true)
-        + IP_UDP_OVERHEAD_BYTES as usize
+/// What a block's ideal transfer time depends on that only the strategy sending it knows (a fold
+/// over events knows no wire format): built by the strategy's config (`ChunkConfig::cost`).
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkCost<F: Fn(usize) -> usize> {
+    /// Bytes a block of `n` bytes takes on the wire when every slice is sent once, IP+UDP
+    /// included.
+    pub wire_bytes: F,
+    /// The sender's own bandwidth target, kbps (0 = none).
+    pub target_kbps: f64,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -61,23 +60,23 @@ struct Open {
     resent: u64,
 }
 
-/// What a chunk's ideal time is measured against: the sender's settings, the sender-to-receiver
-/// link cap (0 = unlimited) and the round trip added (the link's base RTT).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ChunkIdeal {
-    pub config: ChunkConfig,
+/// What a chunk's ideal time is measured against: the sender's cost (its wire bytes and
+/// target), the sender-to-receiver link cap (0 = unlimited) and the round trip added (the link's
+/// base RTT).
+#[derive(Debug, Clone, Copy)]
+pub struct ChunkIdeal<F: Fn(usize) -> usize> {
+    pub cost: ChunkCost<F>,
     pub link_bandwidth_kbps: f64,
     pub rtt_ms: f64,
 }
 
-impl ChunkIdeal {
+impl<F: Fn(usize) -> usize> ChunkIdeal<F> {
     /// The ideal seconds of a chunk of `bytes`.
     fn seconds(&self, bytes: u32) -> f64 {
-        let c = &self.config;
-        let target = if c.bandwidth_kbps > 0.0 { c.bandwidth_kbps } else { f64::INFINITY };
+        let target = if self.cost.target_kbps > 0.0 { self.cost.target_kbps } else { f64::INFINITY };
         let link = if self.link_bandwidth_kbps > 0.0 { self.link_bandwidth_kbps } else { f64::INFINITY };
         let kbps = target.min(link);
-        let wire = chunk_wire_bytes(c, bytes as usize) as f64;
+        let wire = (self.cost.wire_bytes)(bytes as usize) as f64;
         (if kbps.is_finite() { wire * 8.0 / 1000.0 / kbps } else { 0.0 }) + self.rtt_ms / 1000.0
     }
 }
@@ -147,7 +146,7 @@ impl ClientChunks {
         }
     }
 
-    fn finish(&self, ideal: &ChunkIdeal) -> ChunkSummary {
+    fn finish(&self, ideal: &ChunkIdeal<impl Fn(usize) -> usize>) -> ChunkSummary {
         let chunks = self
             .done
             .iter()
@@ -185,13 +184,13 @@ impl ChunkAccumulator {
     }
 
     /// Client `k`'s summary with its ideal times from `ideal` (None before any event of it).
-    pub fn client(&self, k: ClientId, ideal: &ChunkIdeal) -> Option<ChunkSummary> {
+    pub fn client(&self, k: ClientId, ideal: &ChunkIdeal<impl Fn(usize) -> usize>) -> Option<ChunkSummary> {
         self.clients.get(k).map(|c| c.finish(ideal))
     }
 
     /// The summary over every client: every client's chunks in client order, the ack figures
     /// summed; `ideal(k)` is client k's.
-    pub fn finish(&self, ideal: impl Fn(ClientId) -> ChunkIdeal) -> ChunkSummary {
+    pub fn finish<F: Fn(usize) -> usize>(&self, ideal: impl Fn(ClientId) -> ChunkIdeal<F>) -> ChunkSummary {
         let mut out = ChunkSummary::default();
         for (i, c) in self.clients.iter().enumerate() {
             let s = c.finish(&ideal(i as ClientId + 1));
@@ -209,16 +208,21 @@ impl ChunkAccumulator {
 }
 
 impl ChunkSummary {
-    /// Computes the summary. `link_bandwidth_kbps` is the sender-to-receiver link cap (0 =
-    /// unlimited) and `rtt_ms` the round trip used in the ideal time. Sides that start chunks are
+    /// Computes the summary. `cost` is the sending strategy's (its wire bytes and target),
+    /// `link_bandwidth_kbps` the sender-to-receiver link cap (0 = unlimited) and `rtt_ms` the
+    /// round trip used in the ideal time. Sides that start chunks are
     /// senders; the ack figures count every packet sent and received by the other side(s). With
     /// several clients, every client's (see [`ChunkAccumulator`] for one client's).
-    pub fn from_events(events: &[Event], config: &ChunkConfig, link_bandwidth_kbps: f64, rtt_ms: f64) -> Self {
+    pub fn from_events(
+        events: &[Event],
+        cost: ChunkCost<impl Fn(usize) -> usize + Copy>,
+        link_bandwidth_kbps: f64,
+        rtt_ms: f64,
+    ) -> Self {
         let mut acc = ChunkAccumulator::default();
         for e in events {
             acc.observe(e);
         }
-        let ideal = ChunkIdeal { config: *config, link_bandwidth_kbps, rtt_ms };
-        acc.finish(|_| ideal)
+        acc.finish(|_| ChunkIdeal { cost, link_bandwidth_kbps, rtt_ms })
     }
 }

@@ -213,6 +213,10 @@ impl ClientMetrics {
     }
 
     /// Takes one of its client's events into account (in emission order).
+    ///
+    /// Inlined into [`MetricsAccumulator::observe`]: a call per event here (which fat LTO made
+    /// once clients came, the fold being one per client) was 1.3 % of a sweep run.
+    #[inline(always)]
     fn observe(&mut self, e: &Event) {
         match e.kind {
             EventKind::ParamChanged { .. } if e.kind.is_restart() => self.restart(),
@@ -270,7 +274,7 @@ impl ClientMetrics {
             EventKind::MessageSent { side, msg, .. } => {
                 let Some(s) = self.slot(side, msg, false) else { return };
                 s.sends = s.sends.saturating_add(1);
-                let (left_backlog, spurious) = (std::mem::take(&mut s.backlogged), s.deliveries > 0);
+                let (left_backlog, spurious) = (std::mem::take(&mut s.backlogged), send_is_spurious(s.deliveries));
                 if left_backlog {
                     self.backlog[side.index()] = self.backlog[side.index()].saturating_sub(1);
                 }
@@ -330,6 +334,14 @@ impl ClientMetrics {
         m.max_sends_per_message = max;
         m
     }
+}
+
+/// Whether a send of a message is spurious: the peer's application had already received the
+/// message (`peer_deliveries` copies so far, from `MessageDelivered`) when this copy went out,
+/// something its sender cannot know. The one rule for the `spurious_resends` figure here and
+/// the message views' red boxes (the app's message index calls it).
+pub const fn send_is_spurious(peer_deliveries: u32) -> bool {
+    peer_deliveries > 0
 }
 
 /// The reliable-message figures of a run's events (in emission order).

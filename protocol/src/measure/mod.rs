@@ -24,10 +24,12 @@ pub mod snapshots;
 pub mod summary;
 pub mod ue4;
 
-pub use chunks::{chunk_wire_bytes, ChunkAccumulator, ChunkAckSummary, ChunkIdeal, ChunkRecord, ChunkSummary};
+pub use chunks::{ChunkAccumulator, ChunkAckSummary, ChunkCost, ChunkIdeal, ChunkRecord, ChunkSummary};
 pub use clients::{ClientFold, PerClient};
 pub use ledger::{Discards, PacketFate, PacketLedger, PacketRecord, PacketTotals};
-pub use messages::{in_order_latency, reliable_metrics, InOrderLatency, MetricsAccumulator, ReliableMetrics};
+pub use messages::{
+    in_order_latency, reliable_metrics, send_is_spurious, InOrderLatency, MetricsAccumulator, ReliableMetrics,
+};
 pub use percentile::{LatencyMs, Percentiles, StalenessMs};
 pub use server::{ServerAccumulator, ServerSummary, UplinkSummary};
 pub use snapshots::{snapshot_summary, SnapshotAccumulator, SnapshotSummary, STALENESS_SAMPLE_MS};

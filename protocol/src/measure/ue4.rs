@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use super::clients::{ClientFold, PerClient};
 use crate::event::{ClientId, Event, EventKind, RefuseReason, SendKind, Ue4ChannelKind};
 
-use crate::strategies::ue4::SeqNum;
+use crate::wire::{sign_extended_difference, UE4_SEQ_BITS};
 
 /// Totals over both sides of a UE4 run.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -134,7 +134,7 @@ impl Ue4SummaryAccumulator {
 struct ClientUe4 {
     s: Ue4Summary,
     max_blocked_us: u64,
-    last_received: [Option<SeqNum>; 2],
+    last_received: [Option<u32>; 2],
     link_delivered: u64,
     processed: u64,
     /// Per side: reliable messages queued and not acked yet (until that side closes).
@@ -162,9 +162,11 @@ impl ClientUe4 {
             EventKind::LinkDelivered { .. } => self.link_delivered += 1,
             EventKind::PacketReceived { side, seq, .. } => {
                 self.processed += 1;
-                let seq = SeqNum::new(*seq as u16);
+                // UE4's packet ids are 14 bits wide: only the wrapped distance means anything.
+                let seq = *seq & ((1 << UE4_SEQ_BITS) - 1);
                 if let Some(prev) = self.last_received[side.index()] {
-                    s.packets_skipped += (SeqNum::diff(seq, prev) - 1).max(0) as u64;
+                    s.packets_skipped +=
+                        u64::from((sign_extended_difference(seq, prev, UE4_SEQ_BITS) - 1).max(0).unsigned_abs());
                 }
                 self.last_received[side.index()] = Some(seq);
             }

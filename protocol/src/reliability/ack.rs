@@ -33,14 +33,38 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{SimTime, StatsSample};
+use crate::event::{MalformedReason, SimTime, StatsSample};
 use crate::reliability::loss::AckLossJudge;
 use crate::reliability::stats::{self, first_micros_where, BandwidthMeters, RttEstimator, StatsConfig};
+use crate::wire::fragment::FragmentError;
 use crate::wire::header::{HeaderError, PacketHeader};
 use crate::wire::sequence::{sequence_greater_than, SequenceBuffer};
 
 /// Largest sent buffer: half the sequence space, so that a sequence names one packet.
 const MAX_SENT_BUFFER: usize = 32_768;
+
+/// The reason a `Malformed` event gives for a packet header that did not decode. It lives with
+/// the endpoint that reports the event, not in the codec: `wire` knows bytes, not events.
+pub fn malformed_reason(e: &HeaderError) -> MalformedReason {
+    match e {
+        HeaderError::Truncated { .. } => MalformedReason::Truncated,
+        HeaderError::Fragment => MalformedReason::Foreign,
+        _ => MalformedReason::BadHeader,
+    }
+}
+
+/// The reason a `Malformed` event gives for a reliable.io fragment that was refused.
+pub fn fragment_malformed_reason(e: &FragmentError) -> MalformedReason {
+    match e {
+        FragmentError::Truncated { .. } => MalformedReason::Truncated,
+        FragmentError::NotFragment(_) => MalformedReason::Foreign,
+        FragmentError::BadPacketHeader(e) => malformed_reason(e),
+        FragmentError::BadSize { .. } | FragmentError::CountMismatch { .. } | FragmentError::Stale { .. } => {
+            MalformedReason::BadPayload
+        }
+        _ => MalformedReason::BadHeader,
+    }
+}
 
 /// Settings of the ack endpoint (defaults from reliable.io).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

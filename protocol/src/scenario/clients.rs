@@ -32,6 +32,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::set::SetError;
 use super::Scenario;
+use crate::action::{ParamChange, ParamValue};
 use crate::event::{ClientId, Dir};
 use crate::link::draws::stream;
 use crate::link::presets;
@@ -238,45 +239,53 @@ impl Scenario {
         Ok(())
     }
 
-    /// Sets `name` on this (one client's) scenario: a plain dotted name, or `preset` for a
-    /// built-in network preset on both directions. Names of the whole run are refused.
+    /// Sets `name` on this (one client's) scenario from text: [`Self::apply_change_for_client`]
+    /// of the parsed change.
     pub fn set_for_client(&mut self, name: &str, value: &str) -> Result<(), SetError> {
-        let name = name.trim();
+        self.apply_change_for_client(&ParamChange::parse(name, value))
+    }
+
+    /// Applies `change` to this (one client's) scenario: a plain dotted name, or `preset` for a
+    /// built-in network preset on both directions. Names of the whole run are refused.
+    pub fn apply_change_for_client(&mut self, change: &ParamChange) -> Result<(), SetError> {
+        let name = change.name();
         let head = name.split('.').next().unwrap_or_default();
         if RUN_WIDE_NAMES.contains(&head) {
             return Err(err(format!("'{name}' belongs to the whole run, not to one client")));
         }
         if name == "preset" {
-            let value = value.trim().trim_matches('"');
-            let p = presets::find(value)
+            let value = change.value().to_string();
+            let p = presets::find(&value)
                 .ok_or_else(|| err(format!("unknown preset '{value}' (valid: {})", presets::names().join(", "))))?;
             p.apply_both(&mut self.link.a_to_b, &mut self.link.b_to_a);
             return Ok(());
         }
-        self.set(name, value)
+        self.apply_change(change)
     }
 
-    /// [`Scenario::set`] of the names this module owns: `clients` (a count) and `client.K.NAME`
-    /// (client K's own setting, checked on a copy first). None for any other name.
-    pub(super) fn set_clients_param(&mut self, name: &str, value: &str) -> Option<Result<(), SetError>> {
+    /// [`Scenario::apply_change`] of the names this module owns: `clients` (a count) and
+    /// `client.K.NAME` (client K's own setting, checked on a copy first, kept as text like a
+    /// file's). None for any other name.
+    pub(super) fn set_clients_param(&mut self, change: &ParamChange) -> Option<Result<(), SetError>> {
+        let (name, value) = (change.name(), change.value());
         if name == "clients" {
-            let raw = value.trim();
-            return Some(match raw.parse::<u64>() {
-                Ok(n) if (1..=MAX_CLIENTS as u64).contains(&n) => {
-                    self.clients = Clients::Count(n as u32);
+            return Some(match value {
+                ParamValue::Int(n) if (1..=i128::from(MAX_CLIENTS)).contains(n) => {
+                    self.clients = Clients::Count(u32::try_from(*n).expect("checked above"));
                     Ok(())
                 }
-                _ => Err(err(format!("'clients' takes a number of clients from 1 to {MAX_CLIENTS}, got {raw}"))),
+                _ => Err(err(format!("'clients' takes a number of clients from 1 to {MAX_CLIENTS}, got {value}"))),
             });
         }
         let (k, rest) = parse_client_name(name)?;
         Some(
             k.and_then(|k| {
                 let mut probe = self.for_client(k.min(self.client_count())).unwrap_or_else(|_| self.clone());
-                probe.set_for_client(rest, value)?;
+                let inner = ParamChange::new(rest, value.clone());
+                probe.apply_change_for_client(&inner)?;
                 let list = self.client.entry(k).or_default();
                 list.retain(|(n, _)| n != rest);
-                list.push((rest.to_string(), value.trim().to_string()));
+                list.push((rest.to_string(), value.to_string()));
                 Ok(k)
             })
             .map(|_| ()),

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod clients;
+pub mod fields;
 pub mod set;
 
 use crate::action::Step;

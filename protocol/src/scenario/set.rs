@@ -2,16 +2,20 @@
 //! `glenn.resend_delay_ms`, ...), the names `ParamChanged` events, `--set` and `set` actions use.
 //! `clients` and `client.K.NAME` are the clients' ([`super::clients`]).
 //!
-//! The scenario is turned into a JSON tree, the named leaf is replaced and the tree is turned
-//! back, so every serde field is settable without a hand-kept list, and a value of the wrong type
-//! is refused by the same deserializer that reads scenario files. `link.X` (with X not `a_to_b`
-//! or `b_to_a`) sets X on both directions. It lives here, beside the scenario, because scripted
-//! `set` actions run inside the driver in every transport; valid *ranges* are the app's parameter
-//! table's business, and the endpoints stay safe whatever value arrives (they clamp).
+//! A [`ParamChange`] names a parameter and carries its typed value; [`Scenario::apply_change`]
+//! finds the typed field each name stands for ([`super::fields`]) and writes the value there, so a
+//! value of the wrong kind ("fast" for a number) is refused by name before anything changes.
+//! `link.X` (with X not `a_to_b`, `b_to_a` or a setting of the whole link such as `trace`) sets X
+//! on both directions. It lives here, beside the
+//! scenario, because scripted `set` actions run inside the driver in every transport; valid
+//! *ranges* are the app's parameter table's business, and the endpoints stay safe whatever value
+//! arrives (they clamp).
 
-use serde_json::Value;
-
+use super::clients::parse_client_name;
+use super::fields::{self, Misfit, GROUPS, TOP, WHOLE_LINK};
 use super::Scenario;
+use crate::action::{ParamChange, ParamValue};
+use crate::link::Replay;
 use crate::names::nearest_name;
 
 /// Why a dotted-name assignment was refused; the scenario is left as it was.
@@ -22,63 +26,6 @@ pub struct SetError(pub String);
 fn err(text: String) -> SetError {
     SetError(text)
 }
-
-/// Parses the right-hand side: JSON if it parses (numbers, booleans, quoted strings, `null`),
-/// else a plain string (a name such as `normal`).
-pub fn parse_value(raw: &str) -> Value {
-    let raw = raw.trim();
-    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
-}
-
-fn set_path(root: &mut Value, path: &[&str], value: &Value, full: &str) -> Result<(), SetError> {
-    let mut node = root;
-    for (i, key) in path.iter().enumerate() {
-        let obj = node.as_object_mut().ok_or_else(|| err(format!("unknown parameter '{full}'")))?;
-        if !obj.contains_key(*key) {
-            let known: Vec<&str> = obj.keys().map(String::as_str).collect();
-            let hint =
-                nearest_name(key, known.iter().copied()).map(|n| format!(", did you mean '{n}'?")).unwrap_or_default();
-            return Err(err(format!(
-                "unknown parameter '{full}' (no '{key}'{hint}; known here: {})",
-                known.join(", ")
-            )));
-        }
-        let child = obj.get_mut(*key).expect("checked above");
-        if i + 1 == path.len() {
-            if child.is_object() || child.is_array() {
-                return Err(err(format!("'{full}' is a group of parameters, not a value")));
-            }
-            let compatible = matches!(
-                (&*child, value),
-                (Value::Number(_), Value::Number(_))
-                    | (Value::Bool(_), Value::Bool(_))
-                    | (Value::String(_), Value::String(_))
-                    | (Value::Null, _)
-                    | (_, Value::Null)
-            );
-            if !compatible {
-                return Err(err(format!("'{full}' expects {} but got {value}", kind(child))));
-            }
-            *child = value.clone();
-            return Ok(());
-        }
-        node = child;
-    }
-    Err(err(format!("unknown parameter '{full}'")))
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Number(_) => "a number",
-        Value::Bool(_) => "true or false",
-        Value::String(_) => "a name",
-        _ => "a value",
-    }
-}
-
-/// Settings of the link as a whole (`link.trace`), which `link.X` does not spread over the
-/// directions.
-const WHOLE_LINK: [&str; 1] = ["trace"];
 
 /// The dotted leaf paths `name` stands for: `link.X` means both directions.
 pub fn expand_name(name: &str) -> Vec<Vec<&str>> {
@@ -98,55 +45,106 @@ pub fn expand_name(name: &str) -> Vec<Vec<&str>> {
     }
 }
 
+/// Why `path` (one leaf of `full`) names nothing: a group, or an unknown name with the nearest
+/// known one and the names known there.
+fn unknown(full: &str, path: &str) -> SetError {
+    if GROUPS.iter().any(|(g, _)| *g == path) {
+        return err(format!("'{full}' is a group of parameters, not a value"));
+    }
+    let within = GROUPS
+        .iter()
+        .filter(|(g, _)| path.strip_prefix(g).is_some_and(|rest| rest.starts_with('.')))
+        .max_by_key(|(g, _)| g.len());
+    let (key, known): (&str, Vec<&str>) = match within {
+        Some((g, keys)) => {
+            // The group's own fields and the groups inside it (`ack` holds `stats`).
+            let inner = GROUPS.iter().filter_map(|(h, _)| h.strip_prefix(g)?.strip_prefix('.'));
+            (&path[g.len() + 1..], keys.iter().copied().chain(inner).collect())
+        }
+        None => {
+            let mut top: Vec<&str> = TOP.to_vec();
+            for (g, _) in GROUPS {
+                let first = g.split('.').next().unwrap_or(g);
+                if !top.contains(&first) {
+                    top.push(first);
+                }
+            }
+            (path.split('.').next().unwrap_or(path), top)
+        }
+    };
+    let first = key.split('.').next().unwrap_or(key);
+    let hint = nearest_name(key, known.iter().copied())
+        .or_else(|| nearest_name(first, known.iter().copied()))
+        .map(|n| format!(", did you mean '{n}'?"))
+        .unwrap_or_default();
+    err(format!("unknown parameter '{full}' (no '{key}'{hint}; known here: {})", known.join(", ")))
+}
+
+fn misfit(full: &str, value: &ParamValue, m: Misfit) -> SetError {
+    match m {
+        Misfit::Expects(kind) => err(format!("'{full}' expects {kind} but got {value}")),
+        Misfit::Bad(why) => err(format!("bad value for '{full}': {why}")),
+    }
+}
+
 impl Scenario {
-    /// Sets the parameter `name` (dotted) to `value` (text: a number, `true`/`false`, a name or
-    /// `null` for an optional one). On error the scenario is unchanged.
-    pub fn set(&mut self, name: &str, value: &str) -> Result<(), SetError> {
-        let name = name.trim();
+    /// Applies `change`: its value goes into every field its name stands for, or, when any of
+    /// them refuses it (unknown name, a value of the wrong kind or out of the field's type), into
+    /// none, and the scenario is unchanged.
+    pub fn apply_change(&mut self, change: &ParamChange) -> Result<(), SetError> {
+        let name = change.name();
         if name.is_empty() {
             return Err(err("a parameter name is empty".into()));
         }
-        if let Some(done) = self.set_clients_param(name, value) {
+        if let Some(done) = self.set_clients_param(change) {
             return done;
         }
-        let value = parse_value(value);
-        if let Value::Number(n) = &value {
-            if n.as_f64().is_some_and(|v| !v.is_finite()) {
-                return Err(err(format!("'{name}' must be a finite number, got {value}")));
-            }
+        let value = change.value();
+        let paths: Vec<String> = expand_name(name).into_iter().map(|p| p.join(".")).collect();
+        let trace_before = self.link.trace.clone();
+        for path in &paths {
+            let slot = fields::slot(self, path).ok_or_else(|| unknown(name, path))?;
+            slot.check(value).map_err(|m| misfit(name, value, m))?;
         }
-        let mut tree = serde_json::to_value(&*self).map_err(|e| err(format!("scenario to JSON: {e}")))?;
-        // A file leaves the server's settings out while they are the defaults: they are
-        // settable all the same.
-        if let Value::Object(o) = &mut tree {
-            if !o.contains_key("server") {
-                let server = serde_json::to_value(self.server).map_err(|e| err(format!("scenario to JSON: {e}")))?;
-                o.insert("server".into(), server);
-            }
+        for path in &paths {
+            let slot = fields::slot(self, path).ok_or_else(|| unknown(name, path))?;
+            slot.set(value).map_err(|m| misfit(name, value, m))?;
         }
-        // Whole-link settings are left out of the tree while unset; their key is there to set.
-        if let Some(link) = tree.get_mut("link").and_then(Value::as_object_mut) {
-            for key in WHOLE_LINK {
-                link.entry(key).or_insert(Value::Null);
-            }
+        if self.link.trace != trace_before {
+            // Another trace must be read again (the app reads it when a run starts).
+            self.link.replay = Replay::default();
         }
-        for path in expand_name(name) {
-            set_path(&mut tree, &path, &value, name)?;
-        }
-        let mut next: Scenario =
-            serde_json::from_value(tree).map_err(|e| err(format!("bad value for '{name}': {e}")))?;
-        // The loaded trace is not in the tree: it stays while it is the trace named.
-        if next.link.trace == self.link.trace {
-            next.link.replay = std::mem::take(&mut self.link.replay);
-        }
-        *self = next;
         Ok(())
+    }
+
+    /// Sets the parameter `name` (dotted) to `value` written as text (a number, `true`/`false`,
+    /// a name or `null` for an optional one): [`Self::apply_change`] of the parsed change. On
+    /// error the scenario is unchanged.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), SetError> {
+        self.apply_change(&ParamChange::parse(name, value))
+    }
+
+    /// The value of the parameter `name` (dotted; `link.X` reads the A->B direction; `clients`
+    /// the number of clients, `client.K.NAME` client K's), or `None` for a name that is not a
+    /// value.
+    pub fn value(&self, name: &str) -> Option<ParamValue> {
+        if name.trim() == "clients" {
+            return Some(ParamValue::Int(self.clients.total().into()));
+        }
+        if let Some((k, rest)) = parse_client_name(name) {
+            return self.for_client(k.ok()?).ok()?.value(rest);
+        }
+        let path = expand_name(name).into_iter().next()?.join(".");
+        fields::get(self, &path)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link::JitterDistribution;
+    use crate::scenario::TickPhase;
+    use crate::Strategy;
 
     #[test]
     fn link_names_set_both_directions_or_one_and_refusals_leave_the_scenario_alone() {
@@ -163,7 +161,46 @@ mod tests {
         let e = s.set("link.los_percent", "3").unwrap_err().0;
         assert!(e.contains("did you mean 'loss_percent'"), "{e}");
         assert!(s.set("script", "1").unwrap_err().0.contains("group"), "the script is not a value");
+        assert!(s.set("link", "3").unwrap_err().0.contains("group"), "{:?}", s.set("link", "3"));
         assert!(s.set("seed", "-1").unwrap_err().0.contains("bad value for 'seed'"));
+        assert!(s.set("send_rate_pps", "fast").unwrap_err().0.contains("expects a number"));
+        assert!(s.set("glenn.rtt_resend", "1").unwrap_err().0.contains("expects true or false"));
+        assert!(s.set("link.jitter_distribution", "wobbly").unwrap_err().0.contains("wobbly"));
+        assert!(s.set("link.queue_bytes", "1.5").unwrap_err().0.contains("whole number"));
+        assert!(s.set("link.latency_ms", "inf").unwrap_err().0.contains("finite"));
+        let e = s.set("glen.resend_delay_ms", "3").unwrap_err().0;
+        assert!(e.contains("did you mean 'glenn'"), "{e}");
+        let e = s.set("ack.stat.loss_window", "3").unwrap_err().0;
+        assert!(e.contains("did you mean 'stats'"), "{e}");
+        assert_eq!(s, before);
+    }
+
+    #[test]
+    fn typed_changes_reach_every_kind_of_field() {
+        let mut s = Scenario::default();
+        let apply = |s: &mut Scenario, name: &str, v: ParamValue| s.apply_change(&ParamChange::new(name, v)).unwrap();
+        apply(&mut s, "seed", ParamValue::Int(u64::MAX.into()));
+        apply(&mut s, "link.a_to_b.jitter_distribution", "normal".into());
+        apply(&mut s, "tick_phase", "lockstep".into());
+        apply(&mut s, "strategy", "ue4".into());
+        apply(&mut s, "dnm.stats.loss_window", 300.0.into());
+        apply(&mut s, "rellikt.stats.rtt_filter", "rellikt".into());
+        apply(&mut s, "ue4.initial_packet_seq", 16383.0.into());
+        apply(&mut s, "flow.enabled", true.into());
+        assert_eq!(s.seed, u64::MAX);
+        assert_eq!(s.link.a_to_b.jitter_distribution, JitterDistribution::Normal);
+        assert_eq!(s.link.b_to_a.jitter_distribution, JitterDistribution::Uniform);
+        assert_eq!((s.tick_phase, s.strategy), (TickPhase::Lockstep, Strategy::Ue4));
+        assert_eq!((s.dnm.stats.loss_window, s.ack.stats.loss_window), (300, 256));
+        assert_eq!((s.ue4.initial_packet_seq, s.flow.enabled), (16383, true));
+        assert_eq!(s.value("seed"), Some(ParamValue::Int(u64::MAX.into())));
+        assert_eq!(s.value("link.jitter_distribution"), Some("normal".into()));
+        assert_eq!(s.value("link.b_to_a.jitter_distribution"), Some("uniform".into()));
+        assert_eq!(s.value("a.tick_phase_ms"), Some(ParamValue::Unset));
+        assert_eq!(s.value("link"), None);
+        // A u16 field takes nothing beyond 65535, and the scenario stays as it was.
+        let before = s.clone();
+        assert!(s.apply_change(&ParamChange::new("ue4.initial_packet_seq", 65536.0)).is_err());
         assert_eq!(s, before);
     }
 

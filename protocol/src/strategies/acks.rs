@@ -11,7 +11,9 @@ use std::collections::VecDeque;
 
 use crate::event::{DiscardReason, Event, EventKind, Side, SimTime, StatsSample};
 use crate::peer::{Peer, PeerCommand};
-use crate::reliability::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
+use crate::reliability::ack::{
+    fragment_malformed_reason, malformed_reason, AckConfig, AckEndpoint, Acked, HeaderVerdict,
+};
 use crate::wire::fragment::{
     decode_fragment, write_fragments, FragmentConfig, FragmentOutcome, Reassembly, FRAGMENT_PREFIX,
 };
@@ -159,7 +161,7 @@ impl AckPeer {
         match outcome {
             Err(e) => {
                 self.ack.reject_packet();
-                events.push(Event::new(now, EventKind::Malformed { side, reason: e.reason() }));
+                events.push(Event::new(now, EventKind::Malformed { side, reason: fragment_malformed_reason(&e) }));
             }
             Ok(FragmentOutcome::Complete(p)) => self.receive_packet(now, &p.to_packet(), events),
             Ok(FragmentOutcome::Stored | FragmentOutcome::Repeated) => {}
@@ -171,7 +173,7 @@ impl AckPeer {
         let side = self.side;
         match self.ack.read_header(now, packet) {
             Err(e) => {
-                events.push(Event::new(now, EventKind::Malformed { side, reason: e.reason() }));
+                events.push(Event::new(now, EventKind::Malformed { side, reason: malformed_reason(&e) }));
             }
             Ok((h, _, HeaderVerdict::Stale)) => {
                 self.ack.drop_stale();

@@ -19,7 +19,6 @@
 
 use thiserror::Error;
 
-use crate::event::MalformedReason;
 use crate::wire::header::{HeaderError, PacketHeader, MAX_HEADER_BYTES};
 use crate::wire::sequence::SequenceBuffer;
 
@@ -103,21 +102,6 @@ pub enum FragmentError {
     CountMismatch { sequence: u16, expected: u16, got: u16 },
     #[error("packet {sequence} is too old for the reassembly buffer")]
     Stale { sequence: u16 },
-}
-
-impl FragmentError {
-    /// The reason a `Malformed` event gives for this error.
-    pub fn reason(&self) -> MalformedReason {
-        match self {
-            FragmentError::Truncated { .. } => MalformedReason::Truncated,
-            FragmentError::NotFragment(_) => MalformedReason::Foreign,
-            FragmentError::BadPacketHeader(e) => e.reason(),
-            FragmentError::BadSize { .. } | FragmentError::CountMismatch { .. } | FragmentError::Stale { .. } => {
-                MalformedReason::BadPayload
-            }
-            _ => MalformedReason::BadHeader,
-        }
-    }
 }
 
 /// Decodes one fragment, checking it against `config` (see the module doc); never panics.

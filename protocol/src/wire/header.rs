@@ -11,8 +11,6 @@
 
 use thiserror::Error;
 
-use crate::event::MalformedReason;
-
 /// Sequence, most recent received sequence, and the 32-packet ack bitfield.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct PacketHeader {
@@ -39,17 +37,6 @@ pub enum HeaderError {
     NonCanonicalAckBits { byte: u8 },
     #[error("ack sent as u16 although its difference fits in a byte (non-canonical)")]
     NonCanonicalAck,
-}
-
-impl HeaderError {
-    /// The reason a `Malformed` event gives for this error.
-    pub fn reason(&self) -> MalformedReason {
-        match self {
-            HeaderError::Truncated { .. } => MalformedReason::Truncated,
-            HeaderError::Fragment => MalformedReason::Foreign,
-            _ => MalformedReason::BadHeader,
-        }
-    }
 }
 
 impl PacketHeader {

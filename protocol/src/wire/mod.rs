@@ -1,5 +1,5 @@
-//! Bytes on the wire: bit-packed streams, 16-bit sequence arithmetic, the reliable.io packet
-//! header codec and its fragments.
+//! Bytes on the wire: bit-packed streams, wrapping sequence arithmetic (16-bit, and any width up
+//! to 31 bits for UE4's 14-bit packet ids), the reliable.io packet header codec and its fragments.
 //!
 //! Everything here is a pure codec or arithmetic over bytes and numbers: no events, no time, no
 //! endpoint state beyond the rolling [`SequenceBuffer`]. Strategies build their packet formats on
@@ -18,4 +18,6 @@ pub use fragment::{
     Reassembled, Reassembly,
 };
 pub use header::{HeaderError, PacketHeader};
-pub use sequence::{sequence_difference, sequence_greater_than, sequence_less_than, SequenceBuffer};
+pub use sequence::{
+    sequence_difference, sequence_greater_than, sequence_less_than, sign_extended_difference, SequenceBuffer,
+};

@@ -36,6 +36,20 @@ pub fn sequence_difference(s1: u16, s2: u16) -> i32 {
     }
 }
 
+/// `s1 - s2` in a `seq_bits`-bit wrapping sequence space (1..=31 bits; UE4's packet ids have
+/// [`super::UE4_SEQ_BITS`]), sign-extended from `seq_bits`: in `-2^(seq_bits-1)..2^(seq_bits-1)`.
+/// UE4's `TSequenceNumber::Diff`; at exactly half the space the result is negative, unlike
+/// [`sequence_difference`], which follows Glenn's tie rule for 16 bits.
+#[inline]
+pub const fn sign_extended_difference(s1: u32, s2: u32, seq_bits: u32) -> i32 {
+    let shift = 32 - seq_bits;
+    // The shifts keep the low `seq_bits` bits of the wrapped difference and sign-extend them:
+    // reinterpreting the shifted u32 as i32 is the point, not a truncation.
+    #[allow(clippy::cast_possible_wrap)]
+    let shifted = (s1.wrapping_sub(s2) << shift) as i32;
+    shifted >> shift
+}
+
 const EMPTY: u32 = u32::MAX;
 
 /// Half the sequence space: the largest buffer, and the distance from which on a sequence counts

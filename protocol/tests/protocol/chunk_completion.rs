@@ -1,6 +1,7 @@
 //! Completion time of a 256 KiB chunk against the ideal (bytes on the wire / bandwidth + RTT).
 
-use ackscope_protocol::measure::{chunk_wire_bytes, ChunkSummary};
+use ackscope_protocol::chunk_wire_bytes;
+use ackscope_protocol::measure::ChunkSummary;
 use ackscope_protocol::{ChunkConfig, LinkConfig, Scenario, Simulation, Strategy};
 
 /// Exact ticks (no timer lateness): the seed's arithmetic has no timer noise in it.
@@ -21,7 +22,7 @@ fn first_chunk(s: Scenario) -> (f64, f64) {
     let mut sim = Simulation::new(s);
     for _ in 0..120 {
         sim.run_for_secs(0.5);
-        let sum = ChunkSummary::from_events(sim.events(), &chunk, 0.0, 100.0);
+        let sum = ChunkSummary::from_events(sim.events(), chunk.cost(), 0.0, 100.0);
         if let Some(c) = sum.chunks.first() {
             assert_eq!(c.size_bytes, 256 * 1024);
             return (c.completion_seconds, c.ideal_seconds);
@@ -89,7 +90,7 @@ fn target_bandwidth_can_change_while_a_chunk_is_in_flight() {
     sim.run_for_secs(2.0);
     sim.set_chunk_bandwidth_kbps(1000.0);
     sim.run_for_secs(6.0);
-    let sum = ChunkSummary::from_events(sim.events(), &chunk, 0.0, 100.0);
+    let sum = ChunkSummary::from_events(sim.events(), chunk.cost(), 0.0, 100.0);
     let first = sum.chunks.first().expect("chunk done");
     // 2 s at 32 kB/s, the remaining ~207 kB at 125 kB/s: about 3.8 s instead of 8.6 s.
     println!("completion {:.3} s", first.completion_seconds);

@@ -97,7 +97,7 @@ fn a_real_transfer_spends_little_on_acks() {
     let chunk = s.chunk;
     let mut sim = Simulation::new(s);
     sim.run_for_secs(20.0);
-    let a = ChunkSummary::from_events(sim.events(), &chunk, 0.0, 100.0).chunk_acks;
+    let a = ChunkSummary::from_events(sim.events(), chunk.cost(), 0.0, 100.0).chunk_acks;
     let ratio = a.bytes_out as f64 / a.bytes_in as f64;
     println!("{a:?}: ratio {ratio:.4}");
     // At most 20 acks per second against ~118 slices per second.

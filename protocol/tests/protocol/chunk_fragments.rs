@@ -68,7 +68,7 @@ fn chunks_beat_fragments_on_the_same_lossy_link() {
         let chunk = s.chunk;
         let mut sim = Simulation::new(s);
         sim.run_for_secs(60.0);
-        ChunkSummary::from_events(sim.events(), &chunk, 0.0, 10.0)
+        ChunkSummary::from_events(sim.events(), chunk.cost(), 0.0, 10.0)
     };
     let chunks = run(Strategy::Chunks);
     let frags = run(Strategy::Fragments);

@@ -102,14 +102,14 @@ fn initial_burst_sends_every_slice_at_once_then_waits_100_ms() {
     if let Some(next) = sends.get(256) {
         assert!(next.0 >= SimTime(100_000), "next send at {:?}, before the 100 ms wait ended", next.0);
     }
-    let sum = ChunkSummary::from_events(&events, &config, 10_000.0, 100.0);
+    let sum = ChunkSummary::from_events(&events, config.cost(), 10_000.0, 100.0);
     let first = sum.chunks.first().expect("done");
     println!("burst: {:.3} s (budgeted ideal {:.3} s)", first.completion_seconds, first.ideal_seconds);
     assert!(first.completion_seconds < 0.5, "{first:?}");
 
     // Without the burst the same chunk takes the budgeted 8.6 s.
     let events = run(ChunkConfig::default(), link, 10.0);
-    let sum = ChunkSummary::from_events(&events, &ChunkConfig::default(), 10_000.0, 100.0);
+    let sum = ChunkSummary::from_events(&events, ChunkConfig::default().cost(), 10_000.0, 100.0);
     assert!(sum.chunks.first().expect("done").completion_seconds > 8.0);
 }
 

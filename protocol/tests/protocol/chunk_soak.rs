@@ -105,7 +105,7 @@ fn slice_events_tell_the_whole_story_of_a_chunk() {
     let config = ChunkConfig { bandwidth_kbps: 2000.0, ..ChunkConfig::default() };
     let events = run(5, config, 20.0);
     // Each completed chunk: every slice acked once; summary counts match the slice events.
-    let summary = ChunkSummary::from_events(&events, &config, 0.0, 80.0);
+    let summary = ChunkSummary::from_events(&events, config.cost(), 0.0, 80.0);
     assert!(!summary.chunks.is_empty());
     let acked = events.iter().filter(|e| matches!(e.kind, EventKind::SliceAcked { .. })).count() as u64;
     let slices: u64 = events

@@ -287,7 +287,7 @@ fn live_changes_reach_the_client_they_name_and_the_number_of_clients_is_fixed() 
     let s = Scenario { seed: 2, clients: Clients::Count(3), ..Scenario::default() };
     let mut sim = Simulation::new(s);
     sim.run_for_secs(2.0);
-    let set = |name: &str, value: &str| Action::Set { name: name.into(), value: value.into() };
+    let set = |name: &str, value: &str| Action::Set(ParamChange::parse(name, value));
     sim.apply(&set("client.2.link.loss_percent", "40")).unwrap();
     sim.apply(&set("link.latency_ms", "80")).unwrap();
     for (name, value, why) in [

@@ -14,7 +14,7 @@ fn scenario(strategy: Strategy, seed: u64) -> Scenario {
     let mut s = Scenario { seed, strategy, ..Scenario::default() };
     crate::support::jittery_off_grid_link(&mut s);
     let other = if strategy == Strategy::Ue4 { Strategy::Glenn } else { Strategy::Ue4 };
-    let set = |name: &str, value: &str| Action::Set { name: name.into(), value: value.into() };
+    let set = |name: &str, value: &str| Action::Set(ParamChange::parse(name, value));
     s.script = vec![
         Step::new(SimTime::from_secs_f64(2.3), Action::Burst { side: Side::A }),
         Step::new(SimTime::from_secs_f64(3.0), set("send_rate_pps", "45")),
@@ -40,7 +40,7 @@ fn events_kept(scenario: &Scenario, fixed: bool, filter: EventFilter) -> (Vec<Ev
     for s in 1..=SECONDS {
         sim.run_until(SimTime(s * 1_000_000));
         if s == 4 {
-            sim.apply(&Action::Set { name: "workload.reliable_rate_hz".into(), value: "25".into() }).unwrap();
+            sim.apply(&Action::Set(ParamChange::parse("workload.reliable_rate_hz", "25"))).unwrap();
         }
         out.extend(sim.drain_events());
     }
@@ -75,10 +75,10 @@ fn switching_flow_on_is_refused_once_fixed_off_and_other_flow_settings_are_not()
     let mut sim = Simulation::new(Scenario::default());
     assert!(sim.fix_flow_off());
     sim.run_until(SimTime(1_000_000));
-    let on = Action::Set { name: "flow.enabled".into(), value: "true".into() };
+    let on = Action::Set(ParamChange::parse("flow.enabled", "true"));
     assert!(sim.apply(&on).is_err());
     assert!(!sim.scenario().flow.enabled);
-    let threshold = Action::Set { name: "flow.rtt_threshold_ms".into(), value: "300".into() };
+    let threshold = Action::Set(ParamChange::parse("flow.rtt_threshold_ms", "300"));
     sim.apply(&threshold).unwrap();
     assert_eq!(sim.scenario().flow.rtt_threshold_ms, 300.0);
 }
@@ -88,7 +88,7 @@ fn a_run_that_may_switch_flow_on_ignores_the_declaration() {
     let mut on = Scenario::default();
     on.flow.enabled = true;
     let mut scripted = Scenario::default();
-    let set = Action::Set { name: " flow.enabled".into(), value: "true".into() };
+    let set = Action::Set(ParamChange::parse(" flow.enabled", "true"));
     assert!(EndpointDriver::may_switch_flow_on(&set));
     scripted.script = vec![Step::new(SimTime::from_secs_f64(2.0), set)];
     for s in [on, scripted] {

@@ -166,7 +166,7 @@ fn capped_chunks(queue_bytes: u32) -> (EstimateSummary, ChunkSummary) {
     s.link.a_to_b.queue_bytes = queue_bytes;
     let mut sim = Simulation::new(s.clone());
     sim.run_for_secs(60.0);
-    let chunk = ChunkSummary::from_events(sim.events(), &s.chunk, 256.0, 100.0);
+    let chunk = ChunkSummary::from_events(sim.events(), s.chunk.cost(), 256.0, 100.0);
     (sim.estimates(), chunk)
 }
 

@@ -75,7 +75,7 @@ fn nak_resends_the_lost_packets_reliable_bunches_in_the_next_flush_and_nothing_e
     let s = scenario(seed, 50.0, 60.0);
     let dropped: BTreeSet<u16> = [30, 31, 55, 90, 200, 201, 202, 350].into_iter().collect();
     let d2 = dropped.clone();
-    let b = Filtered::new(Box::new(ue4_peer(&s, Side::B)), move |_, seq| d2.contains(&seq));
+    let b = filtered(Box::new(ue4_peer(&s, Side::B)), move |_, seq| d2.contains(&seq));
     let a = ue4_peer(&s, Side::A);
     let mut sim = Simulation::with_peers(s, [Box::new(a), Box::new(b)]);
     sim.run_for_secs(10.0);
@@ -148,12 +148,12 @@ fn lost_nak_is_recovered_only_from_later_history() {
     let s = scenario(seed, 30.0, 60.0);
     let (outage_from, outage_to) = (SimTime::from_secs_f64(1.0), SimTime::from_secs_f64(2.0));
     let mut lost_one = false;
-    let b = Filtered::new(Box::new(ue4_peer(&s, Side::B)), move |now, _| {
+    let b = filtered(Box::new(ue4_peer(&s, Side::B)), move |now, _| {
         let drop = !lost_one && now >= SimTime::from_secs_f64(1.2);
         lost_one |= drop;
         drop
     });
-    let a = Filtered::new(Box::new(ue4_peer(&s, Side::A)), move |now, _| now >= outage_from && now < outage_to);
+    let a = filtered(Box::new(ue4_peer(&s, Side::A)), move |now, _| now >= outage_from && now < outage_to);
     let mut sim = Simulation::with_peers(s, [Box::new(a), Box::new(b)]);
     sim.run_for_secs(5.0);
     let events: Vec<Event> = sim.drain_events().collect();
@@ -185,7 +185,7 @@ fn outage_longer_than_the_history_naks_packets_that_arrived() {
     // A snapshot every tick, so A sends about 360 packets during the outage.
     s.workload.snapshot_rate_hz = 60.0;
     let (from, to) = (SimTime::from_secs_f64(1.0), SimTime::from_secs_f64(7.0));
-    let a = Filtered::new(Box::new(ue4_peer(&s, Side::A)), move |now, _| now >= from && now < to);
+    let a = filtered(Box::new(ue4_peer(&s, Side::A)), move |now, _| now >= from && now < to);
     let b = ue4_peer(&s, Side::B);
     let mut sim = Simulation::with_peers(s, [Box::new(a), Box::new(b)]);
     sim.run_for_secs(10.0);

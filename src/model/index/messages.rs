@@ -13,10 +13,12 @@
 //! (`ledger.packet(uid)`, `ledger.fate_at(uid, cursor)`), kept once for every view.
 //!
 //! A send is *spurious* when the peer's application had already received the message when it was
-//! sent (ground truth from `MessageDelivered`, the same rule as `reliable_metrics`).
+//! sent (ground truth from `MessageDelivered`): `measure::send_is_spurious`, the rule
+//! `reliable_metrics` counts by.
 
 use std::collections::HashMap;
 
+use ackscope_protocol::measure::send_is_spurious;
 use ackscope_protocol::{Event, EventKind, RefuseReason, SendKind, Side, SimTime};
 
 /// A message: the side that sent it and its workload id on that side.
@@ -260,7 +262,7 @@ impl MessageIndex {
             EventKind::MessageSent { side, msg, seq, kind } => {
                 let Some(&i) = self.by_key.get(&(side, msg)) else { return };
                 let m = &mut self.messages[i];
-                let spurious = m.delivered_at.is_some();
+                let spurious = send_is_spurious(m.deliveries);
                 m.sends.push(SendRecord { time: t, seq, kind, uid: None, spurious });
                 let s = m.sends.len() - 1;
                 self.pending.entry((side, seq)).or_default().push((i, s));

@@ -5,7 +5,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ackscope::proxy::rerun::{fates_of, mismatches, rerun_fates};
-use ackscope_protocol::{Action, ClientId, Dir, EventKind, LinkPatch, LinkStep, SimTime, StepDirection, RUN_WIDE};
+use ackscope_protocol::{
+    Action, ClientId, Dir, EventKind, LinkPatch, LinkStep, ParamChange, SimTime, StepDirection, RUN_WIDE,
+};
 
 use super::*;
 
@@ -38,11 +40,11 @@ fn sixteen_clients_get_their_own_seeded_traces_and_the_recording_reruns_exactly(
         }
         if i == PER_CLIENT / 2 {
             // A live change for one client, another for all of them.
-            let c3 = Action::Set { name: "link.a_to_b.loss_percent".into(), value: "40".into() };
+            let c3 = Action::Set(ParamChange::parse("link.a_to_b.loss_percent", "40"));
             proxy.apply(Some(3), c3).unwrap();
-            let all = Action::Set { name: "link.latency_ms".into(), value: "25".into() };
+            let all = Action::Set(ParamChange::parse("link.latency_ms", "25"));
             proxy.apply(None, all).unwrap();
-            let refused = Action::Set { name: "link.loss_percent".into(), value: "300".into() };
+            let refused = Action::Set(ParamChange::parse("link.loss_percent", "300"));
             assert!(proxy.apply(None, refused).is_err());
             assert!(proxy.apply(None, Action::Restart).is_err(), "a proxy has no endpoints to restart");
         }

@@ -162,7 +162,7 @@ pub fn index_of(bytes: &[u8]) -> Option<u32> {
 pub fn scenario(sets: &[&str]) -> Scenario {
     let mut s = transparent_scenario();
     for a in sets {
-        ackscope::overrides::apply(&mut s, a).unwrap();
+        ackscope::params::overrides::apply(&mut s, a).unwrap();
     }
     s
 }

@@ -5,7 +5,7 @@
 //! real-time transport.
 
 use super::{EndpointDriver, Ticker};
-use crate::action::Action;
+use crate::action::{Action, ParamChange};
 use crate::event::{Dir, Event, EventKind, SimTime};
 use crate::link::Link;
 use crate::reliability::flow::FlowControl;
@@ -75,12 +75,12 @@ impl EndpointDriver {
             return Ok(LinkUpdate::None);
         }
         Ok(match action {
-            Action::Set { name, value } if name.trim() == "strategy" => {
-                let strategy = Strategy::parse(value.trim()).map_err(SetError)?;
+            Action::Set(change) if change.is_strategy() => {
+                let strategy = Strategy::parse(&change.value().to_string()).map_err(SetError)?;
                 self.restart(now, Some(strategy), events)
             }
-            Action::Set { name, value } => {
-                let Some((s, run_seed)) = self.settings_after_set(name, value)? else {
+            Action::Set(change) => {
+                let Some((s, run_seed)) = self.settings_after_set(change)? else {
                     return Ok(LinkUpdate::None);
                 };
                 if self.tick_seed.is_some() {
@@ -89,8 +89,8 @@ impl EndpointDriver {
                 }
                 let changed = self.reconfigure(now, s);
                 if self.records {
-                    let kind = EventKind::ParamChanged { name: name.trim().to_string(), value: value.clone() };
-                    events.push(Event::new(now, kind));
+                    let (name, value) = (change.name().to_string(), change.value().to_string());
+                    events.push(Event::new(now, EventKind::ParamChanged { name, value }));
                 }
                 if changed {
                     LinkUpdate::Config
@@ -139,28 +139,28 @@ impl EndpointDriver {
         self.rebuild(now, strategy, marker, events)
     }
 
-    /// This endpoint's settings after `set name=value` (checked: a refused `set` is an error and
-    /// changes nothing), or None when the `set` names another client (`client.K.NAME`, K not
-    /// this endpoint's client). `client.K.NAME` of this client sets NAME; a new run seed gives
-    /// the endpoint the client's seed of it ([`client_seed`]).
-    pub fn scenario_after_set(&self, name: &str, value: &str) -> Result<Option<Scenario>, SetError> {
-        Ok(self.settings_after_set(name, value)?.map(|(s, _)| s))
+    /// This endpoint's settings after `change` (checked: a refused change is an error and
+    /// changes nothing), or None when it names another client (`client.K.NAME`, K not this
+    /// endpoint's client). `client.K.NAME` of this client sets NAME; a new run seed gives the
+    /// endpoint the client's seed of it ([`client_seed`]).
+    pub fn scenario_after_set(&self, change: &ParamChange) -> Result<Option<Scenario>, SetError> {
+        Ok(self.settings_after_set(change)?.map(|(s, _)| s))
     }
 
     /// [`Self::scenario_after_set`] and the run's seed after it.
-    fn settings_after_set(&self, name: &str, value: &str) -> Result<Option<(Scenario, u64)>, SetError> {
+    fn settings_after_set(&self, change: &ParamChange) -> Result<Option<(Scenario, u64)>, SetError> {
         let mut s = self.scenario.clone();
         let mut run_seed = self.tick_seed.unwrap_or(s.seed);
-        match parse_client_name(name) {
+        match parse_client_name(change.name()) {
             Some((k, rest)) => {
                 if k? != self.client {
                     return Ok(None);
                 }
-                s.set_for_client(rest, value)?;
+                s.apply_change_for_client(&ParamChange::new(rest, change.value().clone()))?;
             }
-            None => s.set(name, value)?,
+            None => s.apply_change(change)?,
         }
-        if name.trim() == "seed" {
+        if change.name() == "seed" {
             run_seed = s.seed;
             s.seed = client_seed(s.seed, self.client);
         }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use crate::action::{sort_steps, Action, Step};
 use crate::event::{ClientId, Dir, Event, EventKind, Side, SimTime, FIRST_CLIENT};
 use crate::link::{Link, LinkConfig};
-use crate::peer::{Peer, PeerCommand};
+use crate::peer::{Peer, PeerCommand, MAX_PACKETS_PER_TICK};
 use crate::registry::{live_settings, make_peer};
 use crate::reliability::flow::FlowControl;
 use crate::scenario::Scenario;
@@ -28,9 +28,6 @@ pub use io::{Inbound, Outbound, Transmit};
 
 /// Packet buffers an endpoint keeps for its sends (see [`EndpointDriver::receive`]).
 const SPARE_BUFFERS: usize = 8;
-
-/// Safety cap on packets one endpoint may send in a single tick.
-pub const MAX_PACKETS_PER_TICK: usize = 4096;
 
 /// Builds a fresh endpoint for a side under a scenario: [`make_peer`] by default; the app's
 /// runtimes wrap it (an endpoint on its own thread, the raw packet-ack peer). A restart calls it.
@@ -322,7 +319,7 @@ impl EndpointDriver {
 
     /// Whether `action` may switch flow control on: a `set` of a `flow.*` parameter.
     pub fn may_switch_flow_on(action: &Action) -> bool {
-        matches!(action, Action::Set { name, .. } if name.trim().starts_with("flow"))
+        matches!(action, Action::Set(change) if change.name().starts_with("flow"))
     }
 
     pub fn side(&self) -> Side {

@@ -1,6 +1,7 @@
 //! The endpoint driver alone: send ids, tick grids and phases, flow control's rate switches.
 
 use super::*;
+use crate::action::ParamChange;
 use crate::registry::make_peer;
 use crate::scenario::{Strategy, TickPhase};
 
@@ -143,7 +144,7 @@ fn the_next_tick_follows_every_change_of_rate_with_lateness_bounded_by_the_new_r
 
 #[test]
 fn next_due_is_the_earliest_tick_stats_sample_or_script_step_through_a_script() {
-    let set = |name: &str, value: &str| Action::Set { name: name.into(), value: value.into() };
+    let set = |name: &str, value: &str| Action::Set(ParamChange::parse(name, value));
     let script = vec![
         Step::new(SimTime(150_000), set("send_rate_pps", "5")),
         Step::new(SimTime(150_000), Action::Burst { side: Side::A }),

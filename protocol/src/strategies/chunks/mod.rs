@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 pub use packets::{
-    ack_packet_bytes, decode_packet, slice_packet_bytes, write_ack, write_slice, AckPacket, ChunkPacket, PacketError,
-    SlicePacket, ACK_TAG, SLICE_TAG,
+    ack_packet_bytes, chunk_wire_bytes, decode_packet, slice_packet_bytes, write_ack, write_slice, AckPacket,
+    ChunkPacket, PacketError, SlicePacket, ACK_TAG, SLICE_TAG,
 };
 pub use peer::ChunkPeer;
 pub use receiver::{ChunkReceiver, ReceiverCounters};
@@ -73,6 +73,16 @@ impl Default for ChunkConfig {
 }
 
 impl ChunkConfig {
+    /// What the chunk figures ([`ChunkSummary::from_events`](crate::measure::ChunkSummary::from_events))
+    /// need to know of this sender: a block's bytes on the wire and the target bandwidth.
+    pub fn cost(&self) -> crate::measure::ChunkCost<impl Fn(usize) -> usize + Copy> {
+        let config = *self;
+        crate::measure::ChunkCost {
+            wire_bytes: move |bytes| chunk_wire_bytes(&config, bytes),
+            target_kbps: self.bandwidth_kbps,
+        }
+    }
+
     /// `slice_bytes` clamped to `[1, MAX_SLICE_BYTES]`.
     pub fn slice_size(&self) -> usize {
         self.slice_bytes.clamp(1, MAX_SLICE_BYTES) as usize

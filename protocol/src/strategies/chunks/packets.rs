@@ -10,6 +10,7 @@
 use thiserror::Error;
 
 use super::ChunkConfig;
+use crate::link::IP_UDP_OVERHEAD_BYTES;
 use crate::wire::bits::{bits_required, BitError, BitReader, BitWriter, Stream};
 
 /// First byte of a slice packet.
@@ -159,6 +160,16 @@ pub fn slice_packet_bytes(cfg: &ChunkConfig, data_bytes: usize, is_last: bool) -
         bits += bits_required(cfg.slice_size() as u64 - 1) as usize;
     }
     bits.div_ceil(8) + data_bytes
+}
+
+/// Bytes a chunk of `bytes` takes on the wire when every slice is sent once, IP+UDP included.
+pub fn chunk_wire_bytes(config: &ChunkConfig, bytes: usize) -> usize {
+    let n = config.slices_for(bytes);
+    let size = config.slice_size();
+    let last_len = bytes.saturating_sub((n - 1) * size).max(1);
+    (n - 1) * (slice_packet_bytes(config, size, false) + IP_UDP_OVERHEAD_BYTES as usize)
+        + slice_packet_bytes(config, last_len, true)
+        + IP_UDP_OVERHEAD_BYTES as usize
 }
 
 /// Encoded size of an ack packet for `num_slices`.

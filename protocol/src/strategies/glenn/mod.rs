@@ -34,7 +34,7 @@ use crate::event::{
     DiscardReason, Event, EventKind, MalformedReason, RefuseReason, SendKind, Side, SimTime, StatsSample,
 };
 use crate::peer::{Peer, PeerCommand};
-use crate::reliability::ack::{AckConfig, AckEndpoint, Acked, HeaderVerdict};
+use crate::reliability::ack::{malformed_reason, AckConfig, AckEndpoint, Acked, HeaderVerdict};
 use crate::reliability::channel::{AckedMessage, ChannelError, ChannelSizes, Pick, ReliableChannel};
 use crate::reliability::message::{keep_payload, Message, MessageFactory, MAX_MESSAGE_BYTES};
 use crate::wire::bits::{BitError, BitWriter, Stream};
@@ -444,7 +444,7 @@ impl<P: ResendPolicy> Peer for GlennPeer<P> {
         let side = self.side;
         let (h, n, verdict) = match self.ack.read_header(now, packet) {
             Err(e) => {
-                let reason = e.reason();
+                let reason = malformed_reason(&e);
                 return events.push(Event::new(now, EventKind::Malformed { side, reason }));
             }
             Ok((h, _, HeaderVerdict::Stale)) => {

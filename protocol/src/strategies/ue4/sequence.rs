@@ -7,12 +7,14 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::wire::{sign_extended_difference, UE4_SEQ_BITS};
+
 /// A 14-bit wrapping packet sequence number.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct SeqNum(u16);
 
 impl SeqNum {
-    pub const BITS: u32 = 14;
+    pub const BITS: u32 = UE4_SEQ_BITS;
     pub const MASK: u16 = (1 << Self::BITS) - 1;
     /// Half the sequence space: the largest distance comparisons can judge.
     pub const HALF: u16 = 1 << (Self::BITS - 1);
@@ -55,8 +57,7 @@ impl SeqNum {
 
     /// UE4's `Diff(A, B)`: `(A - B)` sign-extended from 14 bits, in `-8192..8192`.
     pub const fn diff(a: SeqNum, b: SeqNum) -> i32 {
-        let shift = 32 - Self::BITS;
-        (((a.0 as u32).wrapping_sub(b.0 as u32) << shift) as i32) >> shift
+        sign_extended_difference(a.0 as u32, b.0 as u32, Self::BITS)
     }
 }
 

@@ -1,4 +1,5 @@
-//! A scripted receive filter: a peer that ignores the incoming packets a script says were lost.
+//! A scripted receive filter: a [`Tap`] whose hook drops the incoming packets a script says were
+//! lost, before the endpoint sees them.
 
 use ackscope_protocol::*;
 
@@ -8,46 +9,19 @@ pub fn ue4_seq(packet: &[u8]) -> Option<u16> {
     Some((w >> 18) as u16)
 }
 
-/// A peer that ignores incoming packets the script says were lost.
-pub struct Filtered {
-    pub inner: Box<dyn Peer>,
-    /// Decides from (now, 14-bit sequence) whether the packet is dropped.
-    pub drop: Box<dyn FnMut(SimTime, u16) -> bool + Send>,
-    pub dropped: Vec<(SimTime, u16)>,
-}
+/// Drops an incoming UE4 packet when the script, asked with (now, 14-bit sequence), says so.
+pub struct DropScript(Box<dyn FnMut(SimTime, u16) -> bool + Send>);
 
-impl Filtered {
-    pub fn new(inner: Box<dyn Peer>, drop: impl FnMut(SimTime, u16) -> bool + Send + 'static) -> Self {
-        Self { inner, drop: Box::new(drop), dropped: Vec::new() }
-    }
-}
-
-impl Peer for Filtered {
-    fn on_tick(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        self.inner.on_tick(now, events)
-    }
-    fn poll_send(&mut self, now: SimTime, out: &mut Vec<u8>, events: &mut Vec<Event>) -> Option<u32> {
-        self.inner.poll_send(now, out, events)
-    }
-    fn receive(&mut self, now: SimTime, packet: &[u8], events: &mut Vec<Event>) {
-        if let Some(seq) = ue4_seq(packet) {
-            if (self.drop)(now, seq) {
-                self.dropped.push((now, seq));
-                return;
-            }
+impl TapHook for DropScript {
+    fn received(&mut self, now: SimTime, bytes: &[u8]) -> Inject {
+        match ue4_seq(bytes) {
+            Some(seq) if (self.0)(now, seq) => Inject::Drop,
+            _ => Inject::Deliver,
         }
-        self.inner.receive(now, packet, events)
     }
-    fn update(&mut self, now: SimTime, events: &mut Vec<Event>) {
-        self.inner.update(now, events)
-    }
-    fn stats(&self) -> StatsSample {
-        self.inner.stats()
-    }
-    fn command(&mut self, now: SimTime, command: PeerCommand) {
-        self.inner.command(now, command)
-    }
-    fn unacked_reliable(&self) -> usize {
-        self.inner.unacked_reliable()
-    }
+}
+
+/// `inner` behind a tap that drops the incoming packets `drop` picks.
+pub fn filtered(inner: Box<dyn Peer>, drop: impl FnMut(SimTime, u16) -> bool + Send + 'static) -> Tap<DropScript> {
+    Tap::new(inner, DropScript(Box::new(drop)))
 }

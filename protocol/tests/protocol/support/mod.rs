@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use ackscope_protocol::*;
 
 #[allow(unused_imports)]
-pub use filtered::{ue4_seq, Filtered};
+pub use filtered::{filtered, ue4_seq};
 #[allow(unused_imports)]
 pub use runs::*;
 #[allow(unused_imports)]
