@@ -58,9 +58,11 @@ fn the_enet_library_pair_through_the_proxy_is_decoded_as_enet_reports_itself() {
         );
         // What is compared is what ENet sent and lost, so "the exchange ran" is judged on sends: at 20 %
         // loss each way ENet's doubling retransmit timeout can hold the ordered channel's head for the
-        // rest of a short run on a loaded machine, so few echoes may be *delivered* (2 seen in CI).
+        // rest of a short run, so few packets may be *delivered* (2 echoes seen in CI), and the server,
+        // which echoes what it delivers, may then send few (48 seen): the comparisons below still
+        // hold on every one of them.
         assert!(
-            lib.sent > 150 && lib.received > 0,
+            lib.sent > 30 && lib.received > 0,
             "{name}: the exchange ran ({} sent, {} received)",
             lib.sent,
             lib.received
