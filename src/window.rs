@@ -2,8 +2,9 @@
 //! ([`crate::ui`]), and the eframe application. It sits above both so neither imports the other
 //! back: the views read the state and push commands, the state knows nothing of egui panels.
 //!
-//! One frame: move the live run's new events into the recordings within a small time budget,
-//! pick up finished file jobs, let the views draw (they read the state and push commands), then
+//! One frame: move the live run's new events into the recordings within a small time budget
+//! (a larger one, drawing no views, while the window catches up with a run it fell behind:
+//! [`crate::app::lag`]), pick up finished file jobs, let the views draw (they read the state and push commands), then
 //! apply the commands. A frame never waits for a run thread, a file or a dialog.
 
 use std::time::Duration;
@@ -21,7 +22,15 @@ const ANIMATION_FRAME: Duration = Duration::from_millis(33);
 /// One frame of the window: ingest, draw, apply what the views asked (also used headless by
 /// tests, which keep `view` beside the state they inspect).
 pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) {
-    let (_, behind) = state.pull_events_within(INGEST_BUDGET);
+    // Behind the run: the frame takes events in for longer and draws no views (the status bar
+    // says so) until the gap is closed. Nothing is dropped.
+    state.update_lag();
+    let budget = if state.lag.catching_up { state.lag.catch_up_budget } else { INGEST_BUDGET };
+    let (_, behind) = state.pull_events_within(budget);
+    state.update_lag();
+    if state.lag.catching_up {
+        state.lag.skipped_frames += 1;
+    }
     state.interacting = ui.ctx().input(|i| i.pointer.any_down() || !i.events.is_empty());
     let loading_behind = state.poll_files();
     state.tune.poll();

@@ -17,12 +17,22 @@ use crate::session::Session;
 
 impl AppState {
     /// Starts opening a session or scenario file on a worker thread: once read, a recording is
-    /// shown for replay and a scenario is run live. An open still running is given up for this one.
+    /// shown for replay and a scenario is run live; a capture is shown as it is read, as a live
+    /// source. An open still running is given up for this one.
     pub fn open_path(&mut self, path: &Path) {
         for j in self.jobs.iter().filter(|j| j.kind == JobKind::Open) {
             j.cancel();
         }
         self.jobs.retain(|j| j.kind != JobKind::Open);
+        if crate::capture::import::is_capture_file(path) {
+            // A packet capture is a source read as the file is (`source::capture`): its first
+            // events show at once and memory stays bounded however large the file.
+            self.ab = None;
+            self.focus = ackscope_protocol::FIRST_CLIENT;
+            let options = crate::capture::import::ImportOptions::default();
+            self.start_source(crate::source::Spec::Capture { path: path.to_path_buf(), options });
+            return;
+        }
         self.jobs.push(FileJob::open(path, self.wake.clone()));
     }
 

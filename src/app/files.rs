@@ -136,11 +136,6 @@ impl FileJob {
         let (tx, rx) = unbounded();
         let wake_on_block = Arc::clone(&wake);
         let mut job = Self::spawn(JobKind::Open, path, wake, move |path, progress| {
-            if crate::capture::import::is_capture_file(path) {
-                // A packet capture: imported through the decoders (README, "Opening captures").
-                drop(tx);
-                return Ok(Finished::Opened(Opened::Recording(crate::source::capture::open_capture(path, progress)?)));
-            }
             if session::jsonl::is_stream_path(path) {
                 // A game's event stream: read whole, no scenario (a stream still being written
                 // is followed live instead: `AppState::follow_stream`).

@@ -6,6 +6,7 @@ pub mod clock;
 mod command;
 mod file_flow;
 pub mod files;
+pub mod lag;
 pub mod live_log;
 mod load_flow;
 pub mod paths;

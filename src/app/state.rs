@@ -97,6 +97,8 @@ pub struct AppState {
     pub reveal: Option<super::Reveal>,
     /// A trimmed run's past read back from its stream files ([`Self::shown_lanes`]).
     pub(super) readback: super::readback::ReadBack,
+    /// How far the window trails its live run, and whether it is catching up ([`super::lag`]).
+    pub lag: super::lag::Lag,
 }
 
 impl AppState {
@@ -138,6 +140,7 @@ impl AppState {
             focus: FIRST_CLIENT,
             reveal: None,
             readback: Default::default(),
+            lag: Default::default(),
         }
     }
 
@@ -210,6 +213,7 @@ impl AppState {
                 vec![Recording::of(crate::model::LaneInfo::of_scenario(s, true), Some((**s).clone()))]
             }
             Spec::EventStream { .. } => source::stream::lanes_of(&spec),
+            Spec::Capture { .. } => source::capture::lanes_of(&spec),
         };
         for lane in &mut self.lanes {
             lane.transport = self.transport;
@@ -219,6 +223,7 @@ impl AppState {
             Spec::Simulated(_) => "simulation",
             Spec::UdpLoopback(_) => "UDP transport",
             Spec::EventStream { .. } => "event stream",
+            Spec::Capture { .. } => "capture",
         };
         self.live = match source::start(spec, move || wake()) {
             Ok(run) => Some(run),
@@ -234,6 +239,7 @@ impl AppState {
             }
         }
         self.paused = false;
+        self.lag.reset();
         self.playback = Playback::default();
         self.file = None;
         self.saved = None;
@@ -315,6 +321,13 @@ impl AppState {
             *since = Instant::now();
         }
         (n, left)
+    }
+
+    /// Measures how far the window trails the live run ([`Self::lag`]).
+    pub fn update_lag(&mut self) {
+        let progress = self.live.as_ref().and_then(|r| r.progress());
+        let shown = self.end_time();
+        self.lag.update(progress, shown);
     }
 
     /// Events per second arriving from the live run (last second).

@@ -12,7 +12,7 @@
 //! packet comment ([`super::comment`]) giving the uid, the link's fate and what ackscope's
 //! anomaly list flags on it.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Write;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -146,6 +146,7 @@ impl Wire {
 
 /// One datagram a tap saw.
 struct Seen {
+    client: ClientId,
     side: Side,
     time: SimTime,
     /// The sequence `poll_send` returned; `None` for an arrival.
@@ -156,8 +157,9 @@ struct Seen {
 
 type SeenLog = Arc<Mutex<Vec<Seen>>>;
 
-/// Appends what one endpoint sends and receives to the lane's log.
+/// Appends what one endpoint (of client `client`) sends and receives to the lane's log.
 struct ExportHook {
+    client: ClientId,
     side: Side,
     wire: Arc<Wire>,
     log: SeenLog,
@@ -165,7 +167,8 @@ struct ExportHook {
 
 impl ExportHook {
     fn push(&self, time: SimTime, sent: Option<u32>, bytes: &[u8]) {
-        let seen = Seen { side: self.side, time, sent, bytes: bytes.to_vec(), wire: self.wire.clone() };
+        let seen =
+            Seen { client: self.client, side: self.side, time, sent, bytes: bytes.to_vec(), wire: self.wire.clone() };
         self.log.lock().unwrap_or_else(PoisonError::into_inner).push(seen);
     }
 }
@@ -180,22 +183,26 @@ impl TapHook for ExportHook {
     }
 }
 
-fn tapped(log: &SeenLog, scenario: &Scenario, side: Side) -> Box<dyn Peer> {
-    let hook = ExportHook { side, wire: Arc::new(Wire::of(scenario)), log: log.clone() };
+fn tapped(log: &SeenLog, scenario: &Scenario, client: ClientId, side: Side) -> Box<dyn Peer> {
+    let hook = ExportHook { client, side, wire: Arc::new(Wire::of(scenario)), log: log.clone() };
     Box::new(Tap::new(make_peer(scenario, side), hook))
 }
 
-/// Re-runs one lane with every endpoint tapped: its events and the datagrams the taps saw.
+/// Re-runs one lane with every endpoint of every client tapped: its events and the datagrams the
+/// taps saw.
 fn rerun_tapped(scenario: &Scenario, actions: &[Step], until: SimTime) -> Result<(Vec<Event>, Vec<Seen>)> {
     let mut scenario = scenario.clone();
     crate::fit::links::resolve(&mut scenario)?;
     let scenario = &scenario;
     let log: SeenLog = Arc::default();
-    let peers = Side::BOTH.map(|side| tapped(&log, scenario, side));
-    let mut sim = Simulation::with_peers(scenario.clone(), peers);
+    let mut sim = Simulation::with_client_peers(scenario.clone(), |k, s, side| tapped(&log, s, k, side));
+    // The factory is asked for client by client, side A before B (`set_peer_factory`).
+    let mut asked: ClientId = 0;
     sim.set_peer_factory(|| -> PeerFactory {
         let log = log.clone();
-        Box::new(move |s: &Scenario, side: Side| tapped(&log, s, side))
+        let client = asked / 2 + 1;
+        asked += 1;
+        Box::new(move |s: &Scenario, side: Side| tapped(&log, s, client, side))
     });
     let (sim, events, _) = run_lane_on(sim, actions, until)?;
     drop(sim);
@@ -275,45 +282,39 @@ fn ms(us: u64) -> String {
     format!("{:.3}", us as f64 / 1000.0)
 }
 
-/// Folds the lane's events into what each send met (by uid), with the anomaly list's flags.
-fn truths(scenario: &Scenario, events: &[Event]) -> Vec<SendTruth> {
-    let mut by_uid: Vec<SendTruth> = Vec::new();
-    let at = |by_uid: &mut Vec<SendTruth>, uid: u64| -> usize {
-        let i = uid as usize;
-        if by_uid.len() <= i {
-            by_uid.resize_with(i + 1, SendTruth::default);
-        }
-        i
-    };
-    // Resends named by (side, instant, sequence) until their packet's `PacketSent`; slices and
-    // fragments (which name no sequence) by side until the next one.
-    let mut pending_msgs: HashMap<(Side, SimTime, u32), Vec<String>> = HashMap::new();
-    let mut pending_slices: [Vec<String>; 2] = Default::default();
-    let mut uid_of: HashMap<(Side, SimTime, u32), u64> = HashMap::new();
+/// What each send met, by client and uid (send ids count from 0 in each connection).
+type Truths = HashMap<(ClientId, u64), SendTruth>;
+
+/// Folds the lane's events into what each send met, with the anomaly list's flags.
+fn truths(scenario: &Scenario, events: &[Event]) -> Truths {
+    let mut by_uid = Truths::new();
+    // Resends named by (client, side, instant, sequence) until their packet's `PacketSent`;
+    // slices and fragments (which name no sequence) by client and side until the next one.
+    let mut pending_msgs: HashMap<(ClientId, Side, SimTime, u32), Vec<String>> = HashMap::new();
+    let mut pending_slices: HashMap<(ClientId, Side), Vec<String>> = HashMap::new();
+    let mut uid_of: HashMap<(ClientId, Side, SimTime, u32), u64> = HashMap::new();
     for e in events {
         match e.kind {
             EventKind::MessageSent { side, msg, seq, kind } if kind != SendKind::First => {
-                pending_msgs.entry((side, e.time, seq)).or_default().push(format!("msg:{msg}:{}", send_kind(kind)));
+                let resend = format!("msg:{msg}:{}", send_kind(kind));
+                pending_msgs.entry((e.client, side, e.time, seq)).or_default().push(resend);
             }
             EventKind::SliceSent { side, chunk, slice, resend: true } => {
                 let what = if scenario.strategy == Strategy::Fragments { "fragment" } else { "slice" };
-                pending_slices[side.index()].push(format!("{what}:{chunk}/{slice}"));
+                pending_slices.entry((e.client, side)).or_default().push(format!("{what}:{chunk}/{slice}"));
             }
             EventKind::PacketSent { side, seq, uid, .. } => {
-                let i = at(&mut by_uid, uid);
-                let t = &mut by_uid[i];
+                let t = by_uid.entry((e.client, uid)).or_default();
                 (t.side, t.client, t.seq, t.sent_at) = (Some(side), e.client, seq, e.time);
-                t.resends = pending_msgs.remove(&(side, e.time, seq)).unwrap_or_default();
-                t.resends.append(&mut pending_slices[side.index()]);
-                uid_of.insert((side, e.time, seq), uid);
+                t.resends = pending_msgs.remove(&(e.client, side, e.time, seq)).unwrap_or_default();
+                t.resends.extend(pending_slices.remove(&(e.client, side)).unwrap_or_default());
+                uid_of.insert((e.client, side, e.time, seq), uid);
             }
             EventKind::LinkDropped { uid, reason, .. } => {
-                let i = at(&mut by_uid, uid);
-                by_uid[i].dropped = Some(reason);
+                by_uid.entry((e.client, uid)).or_default().dropped = Some(reason);
             }
             EventKind::LinkDelivered { uid, delay_us, .. } => {
-                let i = at(&mut by_uid, uid);
-                let t = &mut by_uid[i];
+                let t = by_uid.entry((e.client, uid)).or_default();
                 t.copies += 1;
                 t.first_delay_us.get_or_insert(delay_us);
             }
@@ -322,15 +323,17 @@ fn truths(scenario: &Scenario, events: &[Event]) -> Vec<SendTruth> {
     }
     let mut rec = Recording::new(scenario.clone());
     rec.ingest(events.to_vec());
-    for a in rec.anomalies.list() {
+    let flagged = rec.clients().iter().flat_map(|c| c.anomalies.list().iter().map(move |a| (c.client, a)));
+    for (client, a) in flagged {
         match (a.kind, a.target) {
             (AnomalyKind::Nak { .. }, Target::Packet(uid)) => {
-                if let Some(t) = by_uid.get_mut(uid as usize) {
+                if let Some(t) = by_uid.get_mut(&(client, uid)) {
                     t.nak_at.get_or_insert(a.time);
                 }
             }
             (AnomalyKind::Spurious { msg, seq, .. }, _) => {
-                if let Some(t) = uid_of.get(&(a.side, a.time, seq)).and_then(|u| by_uid.get_mut(*u as usize)) {
+                let uid = uid_of.get(&(client, a.side, a.time, seq));
+                if let Some(t) = uid.and_then(|u| by_uid.get_mut(&(client, *u))) {
                     t.spurious.push(msg);
                 }
             }
@@ -343,33 +346,39 @@ fn truths(scenario: &Scenario, events: &[Event]) -> Vec<SendTruth> {
 /// The lane's packets: the taps' datagrams paired with the events (module doc).
 fn lane_records(lane: usize, scenario: &Scenario, events: &[Event], seen: Vec<Seen>) -> Result<Vec<Record>> {
     let truths = truths(scenario, events);
-    let mut sends: [VecDeque<u64>; 2] = Default::default();
-    let mut arrivals: [VecDeque<(u64, u32)>; 2] = Default::default();
+    // Per client and side: each connection's endpoints are tapped apart.
+    let mut sends: BTreeMap<(ClientId, Side), VecDeque<u64>> = BTreeMap::new();
+    let mut arrivals: BTreeMap<(ClientId, Side), VecDeque<(u64, u32)>> = BTreeMap::new();
     for e in events {
         match e.kind {
-            EventKind::PacketSent { side, uid, .. } => sends[side.index()].push_back(uid),
+            EventKind::PacketSent { side, uid, .. } => sends.entry((e.client, side)).or_default().push_back(uid),
             EventKind::LinkDelivered { dir, uid, delay_us } => {
-                arrivals[dir.receiver().index()].push_back((uid, delay_us))
+                arrivals.entry((e.client, dir.receiver())).or_default().push_back((uid, delay_us))
             }
             _ => {}
         }
     }
-    let mut copies_seen: HashMap<u64, u32> = HashMap::new();
+    let mut copies_seen: HashMap<(ClientId, u64), u32> = HashMap::new();
+    let truth_of = |client: ClientId, uid: u64| -> Result<&SendTruth> {
+        truths.get(&(client, uid)).ok_or_else(|| anyhow!("client {client}'s send {uid} has no PacketSent"))
+    };
     let (sent_if, delivered_if) = ((lane as u32 - 1) * 2, (lane as u32 - 1) * 2 + 1);
     let mut out = Vec::with_capacity(seen.len());
     for s in seen {
         let side = s.side;
         let (uid, interface, comment) = match s.sent {
             Some(seq) => {
-                let uid = sends[side.index()]
-                    .pop_front()
-                    .ok_or_else(|| anyhow!("{side:?} sent more datagrams than its PacketSent events"))?;
-                let t = &truths[uid as usize];
+                let uid = sends.get_mut(&(s.client, side)).and_then(VecDeque::pop_front).ok_or_else(|| {
+                    anyhow!("client {} {side:?} sent more datagrams than its PacketSent events", s.client)
+                })?;
+                let t = truth_of(s.client, uid)?;
                 if t.seq != seq || t.sent_at != s.time {
                     bail!(
-                        "{side:?}'s datagram at {:.6} s is seq {seq}, its PacketSent says {}",
+                        "client {} {side:?}'s datagram at {:.6} s is seq {seq}, its PacketSent says seq {} at {:.6} s",
+                        s.client,
                         s.time.as_secs_f64(),
-                        t.seq
+                        t.seq,
+                        t.sent_at.as_secs_f64()
                     );
                 }
                 let spurious: Vec<String> = t.spurious.iter().map(u64::to_string).collect();
@@ -388,11 +397,12 @@ fn lane_records(lane: usize, scenario: &Scenario, events: &[Event], seen: Vec<Se
                 (uid, sent_if, comment)
             }
             None => {
-                let (uid, delay_us) = arrivals[side.index()]
-                    .pop_front()
-                    .ok_or_else(|| anyhow!("{side:?} received more datagrams than LinkDelivered events"))?;
-                let t = &truths[uid as usize];
-                let copy = copies_seen.entry(uid).or_default();
+                let (uid, delay_us) =
+                    arrivals.get_mut(&(s.client, side)).and_then(VecDeque::pop_front).ok_or_else(|| {
+                        anyhow!("client {} {side:?} received more datagrams than LinkDelivered events", s.client)
+                    })?;
+                let t = truth_of(s.client, uid)?;
+                let copy = copies_seen.entry((s.client, uid)).or_default();
                 *copy += 1;
                 let copy = if t.copies > 1 { format!("{copy}/{}", t.copies) } else { String::new() };
                 let comment = Comment::new()
@@ -407,14 +417,14 @@ fn lane_records(lane: usize, scenario: &Scenario, events: &[Event], seen: Vec<Se
                 (uid, delivered_if, comment)
             }
         };
-        let t = &truths[uid as usize];
+        let t = truth_of(s.client, uid)?;
         let sender = t.side.unwrap_or(side);
         let src = endpoint(sender, t.client, lane, s.wire.strategy);
         let dst = endpoint(sender.other(), t.client, lane, s.wire.strategy);
         out.push(Record { time: s.time, interface, udp: Udp { src, dst, payload: s.bytes }, comment });
     }
-    if let Some(side) = Side::BOTH.into_iter().find(|s| !sends[s.index()].is_empty()) {
-        bail!("{side:?} has PacketSent events its tap never saw sent");
+    if let Some(((client, side), _)) = sends.iter().find(|(_, q)| !q.is_empty()) {
+        bail!("client {client} {side:?} has PacketSent events its tap never saw sent");
     }
     Ok(out)
 }

@@ -62,8 +62,8 @@ fn tables_help() -> String {
     }
     out.push_str(
         "\n\n\
-packets: one row per link send, in send order. side is the sender (A or B), dir a_to_b or b_to_a,
-  link_id the run-unique send id (seq wraps). fate is the link's: delivered, duplicated (first copy
+packets: one row per link send, client by client, each in send order. side is the sender (A or
+  B), dir a_to_b or b_to_a, link_id the run-unique send id (seq wraps). fate is the link's: delivered, duplicated (first copy
   delivered, the link made another), dropped_loss, dropped_burst, dropped_queue, dropped_mtu, or
   in_flight (the recording ended first). carried summarises the packet's contents.
 messages: one row per message in queue order (kind reliable or unreliable), then one per chunk

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::filter::summary::{FilteredSummary, PerKind};
 use crate::model::clients::{rows_at, ClientRow};
 use crate::model::Recording;
+use crate::report::peer_join::JoinedReport;
 use crate::report::{self, RunReport};
 use crate::session::{self, Progress};
 
@@ -23,6 +24,11 @@ pub struct SummaryArgs {
     /// stream (`.jsonl`, see `export --events`), or a packet capture (`.pcapng`, `.pcap`: read
     /// through the passive decoders, README "Opening captures").
     pub session: PathBuf,
+    /// The other side's recording of the same `ackscope peer` run (`peer --out`, side a's and
+    /// side b's in either order): the two are joined into one run with full ground truth (false
+    /// acks, true loss per direction, every reliable message's delivery).
+    #[arg(value_name = "PARTNER.ron")]
+    pub partner: Option<PathBuf>,
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
@@ -49,6 +55,12 @@ pub struct SummaryArgs {
 /// Loads the session and prints its report (the same figures `run` prints; both lanes of an A/B
 /// session); a JSON-lines stream gets the figures its events allow, per client.
 pub fn main(args: SummaryArgs) -> ExitCode {
+    if let Some(partner) = &args.partner {
+        return match joined(&args, partner) {
+            Ok(r) => print(&r, args.json, JoinedReport::to_text),
+            Err(e) => fail(format!("{e:#}")),
+        };
+    }
     if crate::capture::import::is_capture_file(&args.session) {
         if args.filter.is_some() {
             return fail(format!(
@@ -78,6 +90,18 @@ pub fn main(args: SummaryArgs) -> ExitCode {
         Ok(s) => print(&report::from_session(&s), args.json, RunReport::to_text),
         Err(e) => fail(format!("{e:#}")),
     }
+}
+
+/// `summary A.ron B.ron`: two peers' recordings of one run, joined.
+fn joined(args: &SummaryArgs, partner: &std::path::Path) -> anyhow::Result<JoinedReport> {
+    if args.filter.is_some() {
+        anyhow::bail!("--filter applies to one recording; join two peers' recordings without it");
+    }
+    let verify = if args.no_verify { session::Verify::Skip } else { session::Verify::Checksum };
+    let a = session::load_verified(&args.session, verify)?;
+    let b = session::load_verified(partner, verify)?;
+    let (fa, fb) = (args.session.display().to_string(), partner.display().to_string());
+    crate::report::peer_join::joined_report(&a, &b, &fa, &fb).map_err(|e| anyhow::anyhow!("{fa} and {fb}: {e:#}"))
 }
 
 /// A capture read through the decoders (`crate::capture::import`).

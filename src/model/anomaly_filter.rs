@@ -9,6 +9,8 @@
 
 use ackscope_protocol::{Side, SimTime};
 
+use crate::filter::matchset::MatchSet;
+
 use super::anomaly::{Anomaly, AnomalyClass, AnomalyIndex, AnomalyKind, CLASSES, DEFAULT_STALL_MS};
 
 /// Which anomalies a view shows.
@@ -65,6 +67,8 @@ impl AnomalyFilter {
 pub struct FilteredAnomalies {
     filter: Option<AnomalyFilter>,
     instance: u64,
+    /// The display filter's identity (0: none).
+    expr_id: u64,
     /// Entries of the index checked so far.
     checked: usize,
     /// Matching entries (positions in the index), in time order, and their times.
@@ -81,16 +85,29 @@ pub struct FilteredAnomalies {
 impl FilteredAnomalies {
     /// Brings the cache up to date with `index` and `filter`; cheap when neither changed.
     pub fn update(&mut self, index: &AnomalyIndex, filter: &AnomalyFilter) {
-        if self.filter.as_ref() != Some(filter) || self.instance != index.instance() || self.checked > index.len() {
+        self.update_with(index, filter, None);
+    }
+
+    /// [`Self::update`] with a display filter's matches too (`(identity, matches)`: a new
+    /// identity starts over): entries it has not checked yet wait for it.
+    pub fn update_with(&mut self, index: &AnomalyIndex, filter: &AnomalyFilter, expr: Option<(u64, &MatchSet)>) {
+        let expr_id = expr.map_or(0, |e| e.0);
+        if self.filter.as_ref() != Some(filter)
+            || self.instance != index.instance()
+            || self.checked > index.len()
+            || self.expr_id != expr_id
+        {
             *self = Self {
                 filter: Some(*filter),
                 instance: index.instance(),
+                expr_id,
                 rebuilds: self.rebuilds + 1,
                 ..Self::default()
             };
         }
-        for (i, a) in index.list().iter().enumerate().skip(self.checked) {
-            if !filter.matches_any_class(a) {
+        let upto = expr.map_or(index.len(), |(_, m)| m.rows().min(index.len()));
+        for (i, a) in index.list().iter().enumerate().take(upto).skip(self.checked) {
+            if !filter.matches_any_class(a) || expr.is_some_and(|(_, m)| !m.get(i)) {
                 continue;
             }
             self.class_totals[a.kind.class().index()] += 1;
@@ -100,7 +117,7 @@ impl FilteredAnomalies {
                 self.class_times[a.kind.class().index()].push(a.time);
             }
         }
-        self.checked = index.len();
+        self.checked = self.checked.max(upto);
     }
 
     /// Matching anomalies in total.

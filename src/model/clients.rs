@@ -47,17 +47,33 @@ impl Metric {
         }
     }
 
-    /// The series of `c` it reads.
+    /// The series of `c` it reads, from its first real sample on.
+    ///
+    /// An endpoint reports a smoothed RTT of 0 in every stats sample before its first RTT
+    /// sample: that is no measurement, and a table, sparkline or band reading it would show a
+    /// client with a perfect link. Those leading samples are left out, so "no sample" reads as
+    /// none (`-` in the table, `null` in JSON), as the estimates panel shows it.
     pub fn series(self, c: &Connection) -> &[Sample] {
         let (a, b) = (c.store.side(Side::A), c.store.side(Side::B));
         match self {
-            Metric::Rtt => &a.rtt_smoothed_ms,
+            Metric::Rtt => measured_rtt(&a.rtt_smoothed_ms, &a.rtt_raw_ms),
             Metric::LossEstimated => &a.loss_estimate_percent,
             Metric::LossTrue => &a.loss_true_percent,
             Metric::DownKbps => &a.sent_kbps,
             Metric::UpKbps => &b.sent_kbps,
         }
     }
+}
+
+/// `smoothed` from its first measured value: from the first raw RTT sample on (in `raw`), or
+/// from its first non-zero value where the recording has no raw samples (a game's stream that
+/// reports only its smoothed figure).
+fn measured_rtt<'a>(smoothed: &'a [Sample], raw: &[Sample]) -> &'a [Sample] {
+    let start = match raw.first() {
+        Some(first) => smoothed.partition_point(|p| p.t_s < first.t_s && p.y == 0.0),
+        None => smoothed.iter().position(|p| p.y != 0.0).unwrap_or(smoothed.len()),
+    };
+    &smoothed[start..]
 }
 
 /// The value of `pts` (in time order) in force at `t_s`: the last sample at or before it.
@@ -253,6 +269,26 @@ mod tests {
         let b = band(&conns, Metric::Rtt, 0.0, 0.9, 10);
         assert_eq!(b.len(), 10);
         assert_eq!(b[5][1..], [20.0, 110.0, 190.0], "p5 / p50 / p95 across 20 clients");
+    }
+
+    #[test]
+    fn a_client_with_no_rtt_sample_yet_has_no_rtt_not_zero() {
+        let info = LaneInfo::new(Origin::Simulated, Protocol::named("x", None));
+        let mut rec = Recording::of(info, None);
+        let raw = |t_ms: u64| {
+            Event::for_client(SimTime(t_ms * 1000), 1, EventKind::RttSample { side: Side::A, rtt_ms: 90.0 })
+        };
+        // Stats before the first RTT sample report 0: no measurement.
+        rec.ingest(vec![stats(0, 1, 0.0), stats(100, 1, 0.0), raw(150), stats(200, 1, 90.0), stats(300, 1, 95.0)]);
+        let row = |t_ms: u64| rows_at(&rec, SimTime(t_ms * 1000)).remove(0);
+        assert_eq!(row(0).rtt_ms, None, "cursor 0: no sample");
+        assert_eq!(row(150).rtt_ms, None, "the sample arrived but no stats since");
+        assert_eq!(row(200).rtt_ms, Some(90.0));
+        let json = serde_json::to_value(row(0)).unwrap();
+        assert!(json["rtt_ms"].is_null(), "{json}");
+        let conn = &rec.clients()[0];
+        assert_eq!(Metric::Rtt.series(conn).len(), 2, "the sparkline and band start at the first measurement");
+        assert!(band(&[conn], Metric::Rtt, 0.0, 0.1, 2).is_empty());
     }
 
     #[test]

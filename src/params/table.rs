@@ -191,7 +191,7 @@ pub static PARAMS: &[Param] = &[
     num("hybrid.rttvar_factor", "timeout RTT-variation factor", "", 0.0, 16.0, "Hybrid: the resend timeout's multiple of the RTT variation (4 as in TCP, ENet and KCP; the timeout stays at least a tick over the RTT)."),
     num("hybrid.redundancy_age_rtts", "redundancy age RTTs", "RTTs", 0.0, 10.0, "Hybrid: blind copies go only within this many RTTs of the send they back (after that its ack could have come)."),
     int("hybrid.redundancy_budget_bytes", "redundancy bytes / packet", "bytes", 0.0, 1200.0, "Hybrid: bytes of blind copies one packet may carry (0 = none)."),
-    int("hybrid.redundant_copies", "redundant copies", "copies", 0.0, 16.0, "Hybrid: blind copies per message at most; as few as the measured loss needs, none when this many cannot bring the tail within its share (0 = none)."),
+    int("hybrid.redundant_copies", "redundant copies", "copies", 0.0, 16.0, "Hybrid: blind copies per message and round (its first send, each resend) at most; as few as the measured loss needs; a first send gets none when this many cannot bring the tail within its share (0 = none)."),
     num("hybrid.recovery_target_ms", "recovery target ms", "ms", 0.0, 5000.0, "Hybrid: copies are planned only when a resend after a loss would come later than this (a loss would cost more delay), all within this of the send they back."),
     num("hybrid.tail_share_percent", "tail share %", "%", 0.0, 100.0, "Hybrid: share of messages allowed to wait for a resend (a lost one and those queued behind it); copies are planned to keep within it (1 = the p99; 0 = no copies)."),
     flag("hybrid.every_tick", "packet every tick", "Hybrid: send a packet every tick as Glenn does, instead of only with messages or an owed ack."),

@@ -1,10 +1,9 @@
 //! Link settings per client: the seed and links a client starts with, and how a scripted step
 //! or a live edit changes them.
 //!
-//! Both rules live here alone so that the "clients" half of the protocol (client groups,
-//! `client.K.link...` names, its per-client seed rule) replaces them in one place when it lands:
-//! [`client_seed`] and [`client_links`] are what a client gets on arrival, [`apply_to_pair`] what
-//! an action does to one client's pair. The proxy's events and the re-run of its link decisions
+//! Both rules live here alone: [`client_seed`] and [`client_links`] (client groups and
+//! `client.K.link...` settings, by order of arrival) are what a client gets on arrival,
+//! [`apply_to_pair`] what an action does to one client's pair. The proxy's events and the re-run of its link decisions
 //! ([`super::rerun`]) both go through these functions, so they agree by construction.
 
 use ackscope_protocol::{Action, ClientId, Dir, LinkConfig, LinkPair, Scenario};
@@ -31,9 +30,14 @@ fn splitmix(x: u64) -> u64 {
 }
 
 /// The link settings client `client` starts with under `scenario` (the settings in force when it
-/// arrives). Every client gets the scenario's link pair until client groups land.
-pub fn client_links(scenario: &Scenario, _client: ClientId) -> LinkPair {
-    scenario.link.clone()
+/// arrives): the run's link, then the link of the client group it falls in by order of arrival
+/// (the scenario's `clients` groups: the first `count` clients to arrive are the first group's,
+/// and so on), then its own `client.K.link...` settings, exactly as a simulated client K gets
+/// them ([`Scenario::for_client`]). A client beyond every group has the run's link.
+pub fn client_links(scenario: &Scenario, client: ClientId) -> LinkPair {
+    // The scenario was checked when the proxy started (a group or client setting that does not
+    // apply is refused there), so this falls back only for a scenario built by hand.
+    scenario.for_client(client).map(|s| s.link).unwrap_or_else(|_| scenario.link.clone())
 }
 
 /// Whether a `--set` name changes anything the proxy runs: only link settings do (there are no

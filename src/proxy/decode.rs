@@ -3,7 +3,11 @@
 //! believes (acks, RTT, its loss estimate, resends, spurious resends) beside the link's truth.
 //!
 //! It runs on the batches' reader, not on the relay thread, so decoding costs the relay nothing
-//! but the bytes' copy. Two conventions meet here: the proxy's side A is the server (`BtoA` is
+//! but the bytes' copy. What the decoder reads from each datagram (`PacketSent` with its
+//! sequence, `MessageSent`, `PacketReceived`, `PacketAcked` / `PacketNakked`, `RttSample`,
+//! `Malformed`) goes into the recording beside the link's events, each `PacketSent` naming the
+//! relay's send id, so the Packets and Messages views show the decoded traffic and the
+//! recording's ledger checks every decoded ack against the link's truth. Two conventions meet here: the proxy's side A is the server (`BtoA` is
 //! what a client sends), the decoder's side A is the client (`AtoB` client -> server); every
 //! direction is turned at this one boundary ([`decoder_dir`]), and what comes back out (stats
 //! events, the report) is in the proxy's terms.
@@ -15,7 +19,7 @@ use ackscope_protocol::decode::{ClientStats, Datagram, DecodeArg, DecodeChoice, 
 use ackscope_protocol::{ClientId, Dir, Event, EventKind, SimTime};
 use anyhow::{anyhow, Result};
 
-use super::record::file_uid;
+use super::record::{file_uid, FILE_UID_CLIENT_SHIFT};
 use super::relay::Batch;
 
 /// The decoder's direction for a proxy direction (see the module doc).
@@ -24,6 +28,36 @@ pub fn decoder_dir(proxy: Dir) -> Dir {
         Dir::BtoA => Dir::AtoB,
         Dir::AtoB => Dir::BtoA,
     }
+}
+
+/// A decoder event in the proxy's terms: its side turned (the decoder's side A, the client, is
+/// the proxy's side B) and a send named by the relay's own id for it (the decoder's is
+/// [`file_uid`], unique over every client; the recording's events carry the client apart).
+pub fn proxy_event(mut e: Event) -> Event {
+    use EventKind as K;
+    match &mut e.kind {
+        K::PacketSent { side, uid, .. } => {
+            *side = side.other();
+            *uid &= (1 << FILE_UID_CLIENT_SHIFT) - 1;
+        }
+        K::PacketReceived { side, .. }
+        | K::PacketAcked { side, .. }
+        | K::PacketNakked { side, .. }
+        | K::RttSample { side, .. }
+        | K::Stats { side, .. }
+        | K::Malformed { side, .. }
+        | K::PacketDiscarded { side, .. }
+        | K::MessageSent { side, .. }
+        | K::MessageAcked { side, .. }
+        | K::MessageQueued { side, .. }
+        | K::MessageDelivered { side, .. } => *side = side.other(),
+        K::LinkSent { dir, .. }
+        | K::LinkDropped { dir, .. }
+        | K::LinkDuplicated { dir, .. }
+        | K::LinkDelivered { dir, .. } => *dir = decoder_dir(*dir),
+        _ => {}
+    }
+    e
 }
 
 /// Reads `header:FILE`'s description; an error names the file, the field and what is wrong.
@@ -60,9 +94,16 @@ pub fn choice_name(c: &DecodeChoice) -> String {
     }
 }
 
+/// Events held back at most while `auto` probes; beyond, probing ends with what it has seen.
+const MAX_HELD_EVENTS: usize = 100_000;
+
 /// A decoder fed from the proxy's batches.
 pub struct ProxyDecoder {
     decoder: Decoder,
+    /// The relay's events while `auto` (or `ackscope`) probes: the decoder reads the datagrams
+    /// it held once it picks a format, at their own instants, so the events wait to be merged
+    /// with what it then reads (the recording stays in time order).
+    held: Vec<Event>,
     /// Stats events every this many µs of proxy time (and at the end).
     stats_every_us: u64,
     next_stats: u64,
@@ -70,7 +111,7 @@ pub struct ProxyDecoder {
 
 impl ProxyDecoder {
     pub fn new(choice: DecodeChoice) -> Self {
-        Self { decoder: Decoder::new(choice), stats_every_us: 1_000_000, next_stats: 1_000_000 }
+        Self { decoder: Decoder::new(choice), held: Vec::new(), stats_every_us: 1_000_000, next_stats: 1_000_000 }
     }
 
     /// Feeds a batch: each datagram when its `LinkSent` comes, each fate when the link decides
@@ -105,19 +146,48 @@ impl ProxyDecoder {
                 }
                 _ => {}
             }
+            // What the decoder read from this datagram, or learned from its fate, right after it.
+            out.extend(self.decoder.take_events().into_iter().map(proxy_event));
         }
-        // The decoder's own events use its convention; the proxy records its figures only.
-        self.decoder.take_events();
+        // Records duplicate the events' fields (the views rebuild headers from events).
         self.decoder.take_records();
-        out
+        self.release(out)
     }
 
-    /// Ends probing with what was seen; the last figures at `now`.
+    /// True while probing has not picked a format.
+    fn probing(&self) -> bool {
+        matches!(self.decoder.choice(), DecodeChoice::Auto | DecodeChoice::Ackscope) && self.decoder.probe().is_none()
+    }
+
+    /// `out` once probing is over (with everything held before it, merged in time order), else
+    /// nothing yet.
+    fn release(&mut self, out: Vec<Event>) -> Vec<Event> {
+        if self.held.is_empty() && !self.probing() {
+            return out;
+        }
+        self.held.extend(out);
+        if self.probing() && self.held.len() > MAX_HELD_EVENTS {
+            self.decoder.finish_probe();
+            self.held.extend(self.decoder.take_events().into_iter().map(proxy_event));
+            self.decoder.take_records();
+        }
+        if self.probing() {
+            return Vec::new();
+        }
+        let mut all = std::mem::take(&mut self.held);
+        // Stable: at one instant the relay's event stays before what the decoder read from it.
+        all.sort_by_key(|e| e.time);
+        all
+    }
+
+    /// Ends probing with what was seen (the datagrams held while probing are decoded now, at
+    /// their own instants, which may be before the last batch's); the last figures at `now`.
     pub fn finish(&mut self, now: SimTime) -> Vec<Event> {
         self.decoder.finish_probe();
-        self.decoder.take_events();
+        let mut out: Vec<Event> = self.decoder.take_events().into_iter().map(proxy_event).collect();
         self.decoder.take_records();
-        self.stats_events(now)
+        out.extend(self.stats_events(now));
+        self.release(out)
     }
 
     /// The format in use, and why (`auto`'s probe).

@@ -137,7 +137,19 @@ pub struct Relay {
     tokens: Vec<Token>,
     next_expiry_check: SimTime,
     expiry_check_every: SimTime,
+    /// When the last batch went to the owner (see [`HAND_OVER_EVERY`]).
+    handed_at: Instant,
 }
+
+/// Longest the relay keeps events before handing them to the owner while it is busy, and the
+/// least time to its next deadline for which it hands them over before waiting. Handing over on
+/// every turn of the loop woke the owner's thread (a futex wake and a new batch's allocation) up
+/// to 20,000 times a second, each wake-up a thread competing with the relay for one of two shared
+/// cores. Fewer wake-ups cost the owner at most this much delay; their effect on the delay's p99
+/// could not be told from the machine's load in `proxy_bench` (README, Proxy figures).
+const HAND_OVER_EVERY: Duration = Duration::from_millis(2);
+/// Events in a batch that are handed over at once whatever the time.
+const HAND_OVER_EVENTS: usize = 4096;
 
 impl Relay {
     /// A relay on `listen` (already bound and registered as [`LISTEN`]) with the waker registered.
@@ -177,6 +189,7 @@ impl Relay {
             next_expiry_check: SimTime(every.as_micros() as u64),
             expiry_check_every: SimTime(every.as_micros() as u64),
             tokens: Vec::new(),
+            handed_at: Instant::now(),
             cfg,
         })
     }
@@ -197,13 +210,23 @@ impl Relay {
             let now = self.now();
             self.advance_to(now);
             self.check_expiry(now);
-            self.hand_over();
             if self.take_controls()? {
                 break;
             }
-            let deadline = self.next_deadline();
+            let deadline = self.next_deadline().map(|d| self.instant_of(d));
+            // Hand over when the batch is large or old, or before a wait long enough that the
+            // owner would otherwise see nothing for a while (an idle proxy hands over at once).
+            let at = Instant::now();
+            let waits_long =
+                self.unread.is_empty() && deadline.is_none_or(|d| d.saturating_duration_since(at) >= HAND_OVER_EVERY);
+            if waits_long
+                || self.batch.events.len() >= HAND_OVER_EVENTS
+                || at.duration_since(self.handed_at) >= HAND_OVER_EVERY
+            {
+                self.hand_over();
+                self.handed_at = at;
+            }
             let timeout = if self.unread.is_empty() {
-                let deadline = deadline.map(|d| self.instant_of(d));
                 self.timer.timeout_for(Instant::now(), deadline)?
             } else {
                 Some(Duration::ZERO)

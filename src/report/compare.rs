@@ -113,8 +113,19 @@ pub struct CompareRow {
     /// every reliable message its sender queued before it were delivered. Equals
     /// `reliable.latency_ms` for an ordered strategy.
     pub in_order_latency_ms: LatencyMs,
+    /// With several clients (`--set clients=N`): the largest of the clients' own reliable p99.
+    /// The row's other figures are over every client (see [`CLIENTS_LEGEND`]) and `clients`
+    /// lists each client's. Absent with one client.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_client_p99_ms: Option<f64>,
     #[serde(flatten)]
     pub run: RunReport,
+}
+
+/// The largest of the clients' own reliable p99 in `run`, when it has several clients.
+fn worst_client_p99(run: &RunReport) -> Option<f64> {
+    let clients = run.clients.as_ref().filter(|c| c.len() > 1)?;
+    clients.iter().filter_map(|c| c.reliable.as_ref()).map(|m| m.latency_ms.p99).reduce(f64::max)
 }
 
 /// Runs every variant at every (loss, one-way latency) pair for `seconds`, on `base` (every
@@ -146,6 +157,7 @@ pub fn compare(
                     latency_ms,
                     ordered: v.ordered(),
                     in_order_latency_ms: fold.in_order_latency().unwrap_or_default(),
+                    worst_client_p99_ms: worst_client_p99(&run),
                     run,
                 });
             }
@@ -164,12 +176,23 @@ one arrived); the same as p99 for in-order strategies, the figure to compare acr
 bytes/msg: wire bytes both ways / messages delivered, reliable and snapshot alike (the snapshots count too).
 backlog: most reliable messages one side held waiting for room in its send window (backlog_peak).\n";
 
+/// Printed under the table when the runs have several clients.
+pub const CLIENTS_LEGEND: &str = "\
+clients: each run has N clients (--set clients=N), every variant on the same N per-client link traces; the \
+latency percentiles, bytes/msg and sends/msg are over every client's messages together, spurious, backlog and \
+lost summed over clients; worst client p99 = the largest of the clients' own p99 (--json lists each client's \
+figures under `clients`). --loss and --latency set the scenario's link, which a client's own settings \
+(client.K.*, a group's preset or link) override.\n";
+
 /// The table README quotes, with its legend.
 pub fn to_table(rows: &[CompareRow]) -> String {
+    let many = rows.iter().any(|r| r.worst_client_p99_ms.is_some());
     let mut out = String::from(
-        "| latency | loss | variant | order | p50 ms | p95 ms | p99 ms | in-order p99 ms | bytes/msg | sends/msg | spurious | max HoL | backlog | lost |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| latency | loss | variant | order | p50 ms | p95 ms | p99 ms | in-order p99 ms | bytes/msg | sends/msg | spurious | max HoL | backlog | lost |",
     );
+    out.push_str(if many { " worst client p99 ms |\n" } else { "\n" });
+    out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
+    out.push_str(if many { "---|\n" } else { "\n" });
     for r in rows {
         let Some(m) = &r.run.reliable else { continue };
         let hol = r.run.ue4.as_ref().map_or("-".to_string(), |u| u.max_inrec_depth.to_string());
@@ -190,9 +213,16 @@ pub fn to_table(rows: &[CompareRow]) -> String {
             m.backlog_peak,
             m.lost
         ));
+        if many {
+            out.pop();
+            out.push_str(&format!(" {} |\n", r.worst_client_p99_ms.map_or("-".into(), |v| format!("{v:.1}"))));
+        }
     }
     out.push('\n');
     out.push_str(TABLE_LEGEND);
+    if many {
+        out.push_str(CLIENTS_LEGEND);
+    }
     out
 }
 

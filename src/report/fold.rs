@@ -15,6 +15,7 @@ use ackscope_protocol::{
 };
 use serde::Serialize;
 
+use super::bandwidth::BandwidthFold;
 use super::flow::{FlowFold, FlowSummary};
 
 /// One client's figures in a run of several (`clients` in `run --json`): every per-connection
@@ -51,6 +52,7 @@ pub struct RunFold {
     in_order: Option<InOrderLatency>,
     flow: FlowFold,
     server: ServerAccumulator,
+    bandwidth: BandwidthFold,
 }
 
 /// What a run's figures come from besides its events' sections.
@@ -76,6 +78,7 @@ impl RunFold {
             in_order: None,
             flow: FlowFold::new(scenario),
             server: ServerAccumulator::new(scenario.server),
+            bandwidth: BandwidthFold::default(),
         }
     }
 
@@ -105,7 +108,13 @@ impl RunFold {
             }
             self.flow.observe(e);
             self.server.observe(e);
+            self.bandwidth.observe(e);
         }
+    }
+
+    /// Each side's sending, receiving and acked rates (every client's samples).
+    pub fn bandwidth(&self) -> &BandwidthFold {
+        &self.bandwidth
     }
 
     /// The in-order latency over every client (when asked for).
@@ -147,6 +156,7 @@ impl RunFold {
             ue4: self.ue4.as_ref().map(Ue4SummaryAccumulator::finish),
             chunk: self.chunks.as_ref().map(|c| c.finish(|k| self.ideal(k))),
             flow: self.flow.finish(None),
+            bandwidth: Some(self.bandwidth.finish()),
             clients,
             server: (n > 1).then(|| self.server.finish(Some(end.simulated_seconds))),
             ab: None,

@@ -9,11 +9,13 @@
 //! Field names in [`RunReport`], [`compare::CompareRow`] and [`peer::PeerReport`] are an
 //! interface people script against: keep them.
 
+pub mod bandwidth;
 pub mod compare;
 pub mod export;
 pub mod flow;
 pub mod fold;
 pub mod peer;
+pub mod peer_join;
 pub mod sweep;
 mod text;
 pub use text::{discards_text, opt_figure};
@@ -32,6 +34,7 @@ use serde::Serialize;
 use crate::runtime::action;
 use crate::session::stream::SessionStream;
 use crate::session::{self, Session};
+pub use bandwidth::{Bandwidth, RunBandwidth};
 pub use flow::{FlowSummary, FlowSwitch};
 pub use fold::{ClientReport, RunEnd, RunFold};
 
@@ -67,6 +70,9 @@ pub struct RunReport {
     /// Flow-control mode switches, when flow control was enabled at any point.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub flow: Option<FlowSummary>,
+    /// Each side's sent / received / acked kbps, mean and p95 over its `Stats` samples (issue 24).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<RunBandwidth>,
     /// Each client's figures, in a run of several clients (the figures above are then over
     /// every client: totals summed, estimates the mean over clients).
     #[serde(skip_serializing_if = "Option::is_none")]

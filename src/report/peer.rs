@@ -4,12 +4,18 @@
 
 use std::time::Instant;
 
-use ackscope_protocol::Discards;
+use ackscope_protocol::{ChunkSummary, Discards, Event, EventKind, Step, Ue4Summary};
+#[cfg(doc)]
+use ackscope_protocol::{ReliableMetrics, SnapshotSummary};
 use anyhow::Result;
 use serde::Serialize;
 
+use super::bandwidth::Bandwidth;
+use super::{FlowSummary, RunEnd, RunFold};
+use crate::model::lane::Origin;
 use crate::runtime::udp::{EndpointOptions, UdpEndpoint};
 use crate::runtime::udp_truth::EventTally;
+use crate::session::{Session, Transport};
 
 /// Packet counters of one endpoint (`packets` in `ackscope peer --json`).
 ///
@@ -47,6 +53,9 @@ pub struct PeerPackets {
 #[derive(Debug, Clone, Serialize)]
 pub struct PeerEstimates {
     pub rtt_ms: Option<f64>,
+    /// The smallest RTT sample this endpoint measured over the run (the path's floor, what its
+    /// smoothed `rtt_ms` is to be read against); null without a sample.
+    pub rtt_min_ms: Option<f64>,
     pub true_rtt_ms: Option<f64>,
     pub loss_percent: Option<f64>,
     pub true_loss_percent: Option<f64>,
@@ -75,23 +84,97 @@ pub struct PeerReport {
     /// Events this endpoint produced.
     pub events: u64,
     /// Always null: a real-time peer stops at `--seconds` and does not drain (`run` reports the
-    /// virtual time it spent draining reliable messages). The optional per-strategy sections of
-    /// `run` (`reliable`, `snapshots`, `ue4`, chunk figures) are left out: each pairs one side's
-    /// sends with the other side's deliveries, which one process cannot see.
+    /// virtual time it spent draining reliable messages).
     pub drain_seconds: Option<f64>,
     /// Datagrams the socket refused to send (typically while the other process was not up).
     pub send_errors: u64,
+    /// Datagrams read from the partner (before the link; 0: the partner was never heard).
+    pub datagrams_received: u64,
+    /// This endpoint's sent / received / acked kbps, mean and p95 over its `Stats` samples (null
+    /// when it reported none).
+    pub bandwidth: Option<Bandwidth>,
+    /// The sections `run --json` has for the strategy, folded from this process's events, with
+    /// the same fields: what this endpoint sent (`sent`, `sends_per_message`, queue and backlog
+    /// figures, `wire_bytes`, refusals; snapshots `queued`, `sent`, `resent`) is exact. A figure
+    /// that pairs a message sent in one process with its delivery in the other (`delivered`,
+    /// `lost`, `duplicated`, `out_of_order`, `latency_ms`, `spurious_resends`, ...; snapshots
+    /// `received`, `staleness_ms`) is null: record each side with `--out` and join them with
+    /// `ackscope summary A.ron B.ron`, which has them all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reliable: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshots: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ue4: Option<Ue4Summary>,
+    /// `"chunks"` and `"chunk_acks"`, for chunk and fragment transfers.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub chunk: Option<ChunkSummary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow: Option<FlowSummary>,
+    /// Size of the recording written with `--out`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_bytes: Option<u64>,
+}
+
+/// A finished peer run: its report and, when asked for, its recording (this side's events, the
+/// scenario it ran and the live changes it applied; `ackscope summary A.ron B.ron` joins two).
+pub struct PeerRun {
+    pub report: PeerReport,
+    pub session: Option<Session>,
+}
+
+/// Fields of [`ReliableMetrics`] that pair a send in one process with a delivery in the other.
+const RELIABLE_PAIRED: &[&str] = &[
+    "delivered",
+    "lost",
+    "duplicated",
+    "out_of_order",
+    "latency_ms",
+    "wire_bytes_per_delivered",
+    "spurious_resends",
+    "unreliable_delivered",
+    "unreliable_duplicated",
+];
+/// Fields of [`SnapshotSummary`] that need the receiving process.
+const SNAPSHOTS_PAIRED: &[&str] = &["received", "staleness_ms"];
+
+/// `section` as JSON with the fields one process cannot know set to null.
+fn partial<T: Serialize>(section: T, paired: &[&str]) -> Option<serde_json::Value> {
+    let mut v = serde_json::to_value(section).ok()?;
+    if let Some(m) = v.as_object_mut() {
+        for k in paired {
+            if let Some(x) = m.get_mut(*k) {
+                *x = serde_json::Value::Null;
+            }
+        }
+    }
+    Some(v)
 }
 
 /// Runs the endpoint `opts` describes until its `seconds` end (or its socket fails) and returns
-/// its report.
-pub fn run(opts: EndpointOptions) -> Result<PeerReport> {
+/// its report, with its recording when `record`.
+pub fn run(opts: EndpointOptions, record: bool) -> Result<PeerRun> {
     let (side, scenario, connect, seconds) = (opts.side, opts.scenario.clone(), opts.connect, opts.seconds);
     let start = Instant::now();
     let mut ep = UdpEndpoint::spawn(opts, || {})?;
     let mut tally = EventTally::new();
+    let mut fold = RunFold::new(&scenario);
+    let (mut kept, mut actions): (Vec<Event>, Vec<Step>) = (Vec::new(), Vec::new());
+    let mut rtt_min_ms: Option<f32> = None;
     for batch in ep.batches_until_end() {
         tally.observe(&batch.events);
+        fold.observe(&batch.events);
+        for e in &batch.events {
+            if let EventKind::RttSample { side: s, rtt_ms } = e.kind {
+                if s == side && rtt_ms.is_finite() {
+                    rtt_min_ms = Some(rtt_min_ms.map_or(rtt_ms, |m| m.min(rtt_ms)));
+                }
+            }
+        }
+        if record {
+            kept.extend_from_slice(&batch.events);
+            actions.extend(batch.actions);
+        }
     }
     let exit = ep.stop();
     let ran_s = match seconds {
@@ -99,7 +182,13 @@ pub fn run(opts: EndpointOptions) -> Result<PeerReport> {
         _ => ep.now().as_secs_f64(),
     };
     let dir_in = side.other().outgoing();
-    Ok(PeerReport {
+    let sections = fold.report(&RunEnd {
+        truth: tally.summary(),
+        simulated_seconds: ran_s,
+        drain_seconds: 0.0,
+        wall_seconds: start.elapsed().as_secs_f64(),
+    });
+    let report = PeerReport {
         seed: scenario.seed,
         strategy: scenario.strategy.name().to_string(),
         side: format!("{side:?}").to_lowercase(),
@@ -120,6 +209,7 @@ pub fn run(opts: EndpointOptions) -> Result<PeerReport> {
         },
         estimates: PeerEstimates {
             rtt_ms: tally.rtt_ms(),
+            rtt_min_ms: rtt_min_ms.map(f64::from),
             true_rtt_ms: None,
             loss_percent: tally.loss_percent(),
             true_loss_percent: None,
@@ -132,7 +222,25 @@ pub fn run(opts: EndpointOptions) -> Result<PeerReport> {
         events: tally.events(),
         drain_seconds: None,
         send_errors: exit.send_errors,
-    })
+        datagrams_received: tally.link_sent(dir_in),
+        bandwidth: fold.bandwidth().side(side),
+        reliable: sections.reliable.and_then(|r| partial(r, RELIABLE_PAIRED)),
+        snapshots: sections.snapshots.and_then(|r| partial(r, SNAPSHOTS_PAIRED)),
+        ue4: sections.ue4,
+        chunk: sections.chunk,
+        flow: sections.flow,
+        session_bytes: None,
+    };
+    let session = record.then(|| {
+        let mut s = Session::scenario_only(scenario.clone());
+        s.transport = Transport::Udp;
+        s.origin = Some(Origin::UdpPeer { local: report.bind.clone(), remote: report.connect.clone() });
+        s.actions = actions;
+        s.duration_us = kept.iter().map(|e| e.time.0).max().unwrap_or(0).max((ran_s * 1e6) as u64);
+        s.events = kept;
+        s
+    });
+    Ok(PeerRun { report, session })
 }
 
 impl PeerReport {
@@ -141,12 +249,16 @@ impl PeerReport {
         let p = &self.packets;
         let e = &self.estimates;
         let opt = |v: Option<f64>, unit: &str| v.map(|v| format!("{v:.2} {unit}")).unwrap_or_else(|| "-".into());
+        let bw = |f: fn(&Bandwidth) -> (f64, f64)| {
+            self.bandwidth.as_ref().map(f).map_or_else(|| "-".to_string(), |(m, p)| format!("{m:.1} / {p:.1}"))
+        };
         format!(
             "ackscope peer {} ({} -> {}): strategy {}, seed {}, {:.1} s\n\
              sent {} packets, {} acked ({} duplicate acks); received {} ({} malformed)\n\
              incoming link: {} delivered, {} dropped ({}), {} duplicated, mean delay {}; \
              {} discarded here{} (effectively lost {})\n\
-             estimates: RTT {}, loss {}\n\
+             estimates: RTT {} (min {}), loss {}\n\
+             bandwidth kbps (mean / p95): sent {}, received {}, acked {}\n\
              events: {}, send errors: {}",
             self.side,
             self.bind,
@@ -168,7 +280,11 @@ impl PeerReport {
             super::discards_text(&e.discarded),
             opt(e.incoming_effective_loss_percent, "%"),
             super::opt_figure(e.rtt_ms, 1, "ms", "no sample"),
+            super::opt_figure(e.rtt_min_ms, 1, "ms", "no sample"),
             super::opt_figure(e.loss_percent, 2, "%", "no verdict yet"),
+            bw(|b| (b.sent_kbps_mean, b.sent_kbps_p95)),
+            bw(|b| (b.received_kbps_mean, b.received_kbps_p95)),
+            bw(|b| (b.acked_kbps_mean, b.acked_kbps_p95)),
             self.events,
             self.send_errors
         )

@@ -69,12 +69,15 @@ fn chunk_text(c: &ChunkSummary) -> String {
 
 fn reliable_text(r: &ReliableMetrics) -> String {
     format!(
-        "\nreliable messages: {} sent, {} delivered, {} lost, {} duplicated, {} out of order, {} corrupted\n\
+        "\nreliable messages: {} sent, {} delivered, {} lost ({} dropped, {} still queued at end), {} duplicated, \
+         {} out of order, {} corrupted\n\
          latency ms: p50 {:.1}, p95 {:.1}, p99 {:.1}, max {:.1}\n\
          {:.1} wire bytes per delivered message, {:.2} sends per message, {} spurious resends",
         r.sent,
         r.delivered,
         r.lost,
+        r.lost_dropped,
+        r.still_queued_at_end,
         r.duplicated,
         r.out_of_order,
         r.corrupted,

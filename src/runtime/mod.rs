@@ -29,6 +29,8 @@ pub mod udp_truth;
 pub mod uid_book;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use ackscope_protocol::{Action, Event, Scenario, SimTime, Simulation, Step};
@@ -69,12 +71,61 @@ const TICK: Duration = Duration::from_millis(8);
 /// Batches in flight to the UI before the run thread keeps them in its backlog.
 const EVENT_CHANNEL_BATCHES: usize = 256;
 
+/// How far a live run has got, as the window needs it to say when it is behind and why.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Progress {
+    /// The virtual instant every lane has been run to.
+    pub reached: SimTime,
+    /// Wall time since the run thread last caught up with the wall clock (0 while paused): a
+    /// run whose thread cannot keep up (a loaded machine, too many clients) lags here.
+    pub behind_wall: Duration,
+    /// Events the run produced that the window has not taken yet (in the channel or the run
+    /// thread's backlog).
+    pub waiting_events: usize,
+}
+
+/// What the run thread shares with the window about its progress (atomics: neither waits).
+#[derive(Debug, Default)]
+struct SharedProgress {
+    reached_us: AtomicU64,
+    /// When `reached_us` was the wall clock's instant, in µs since [`epoch`].
+    reached_at_us: AtomicU64,
+    paused: AtomicBool,
+    waiting_events: AtomicUsize,
+}
+
+/// One instant all wall readings of progress count from.
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn wall_us() -> u64 {
+    epoch().elapsed().as_micros() as u64
+}
+
+impl SharedProgress {
+    fn read(&self) -> Progress {
+        let at = self.reached_at_us.load(Ordering::Acquire);
+        let behind_us = if self.paused.load(Ordering::Acquire) { 0 } else { wall_us().saturating_sub(at) };
+        Progress {
+            reached: SimTime(self.reached_us.load(Ordering::Acquire)),
+            behind_wall: Duration::from_micros(behind_us),
+            waiting_events: self.waiting_events.load(Ordering::Acquire),
+        }
+    }
+}
+
 /// Simulations running on a background thread, paced against the wall clock.
 pub struct LiveRun {
     /// Dropped to stop the thread (it applies what was sent before, then ends).
     commands: Option<Sender<(Lanes, Action)>>,
     events: Receiver<Batch>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    thread: Option<std::thread::JoinHandle<VecDeque<Batch>>>,
+    progress: Arc<SharedProgress>,
+    /// What the run thread still held when it stopped (the window had fallen behind): handed
+    /// over after the channel's batches, so stopping loses no event.
+    left: std::sync::Mutex<VecDeque<Batch>>,
 }
 
 impl LiveRun {
@@ -89,11 +140,18 @@ impl LiveRun {
     pub fn spawn_replaying(lanes: Vec<(Scenario, Vec<Step>)>, wake: impl Fn() + Send + 'static) -> Self {
         let (cmd_tx, cmd_rx) = bounded::<(Lanes, Action)>(1024);
         let (ev_tx, ev_rx) = bounded::<Batch>(EVENT_CHANNEL_BATCHES);
+        let progress = Arc::new(SharedProgress { reached_at_us: AtomicU64::new(wall_us()), ..Default::default() });
+        let shared = Arc::clone(&progress);
         let thread = std::thread::Builder::new()
             .name("ackscope-sim".into())
-            .spawn(move || run_thread(lanes, cmd_rx, ev_tx, wake))
+            .spawn(move || run_thread(lanes, cmd_rx, ev_tx, &shared, wake))
             .expect("spawn simulation thread");
-        Self { commands: Some(cmd_tx), events: ev_rx, thread: Some(thread) }
+        Self { commands: Some(cmd_tx), events: ev_rx, thread: Some(thread), progress, left: Default::default() }
+    }
+
+    /// How far the run has got and what waits for the window.
+    pub fn progress(&self) -> Progress {
+        self.progress.read()
     }
 
     /// Queues `action` for `lanes` without blocking; false when the run has ended or is flooded.
@@ -103,7 +161,10 @@ impl LiveRun {
 
     /// Every batch available now.
     pub fn try_batches(&self) -> impl Iterator<Item = Batch> + '_ {
-        self.events.try_iter()
+        let left = std::iter::from_fn(|| self.left.lock().unwrap_or_else(|e| e.into_inner()).pop_front());
+        self.events.try_iter().chain(left).inspect(|b| {
+            self.progress.waiting_events.fetch_sub(b.events.len(), Ordering::AcqRel);
+        })
     }
 
     /// True while the thread runs.
@@ -111,11 +172,13 @@ impl LiveRun {
         self.thread.as_ref().is_some_and(|t| !t.is_finished())
     }
 
-    /// Stops the thread and waits for it.
+    /// Stops the thread and waits for it; the events it had not delivered yet stay to be taken.
     pub fn stop(&mut self) {
         self.commands = None;
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            if let Ok(rest) = t.join() {
+                self.left.lock().unwrap_or_else(|e| e.into_inner()).extend(rest);
+            }
         }
     }
 }
@@ -161,8 +224,9 @@ fn run_thread(
     scenarios: Vec<(Scenario, Vec<Step>)>,
     commands: Receiver<(Lanes, Action)>,
     events: Sender<Batch>,
+    progress: &SharedProgress,
     wake: impl Fn(),
-) {
+) -> VecDeque<Batch> {
     let mut lanes: Vec<Lane> = scenarios
         .into_iter()
         .map(|(mut s, mut log)| {
@@ -182,22 +246,29 @@ fn run_thread(
         let first = match commands.recv_timeout(TICK) {
             Ok(cmd) => Some(cmd),
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
-            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return,
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return backlog,
         };
         // Virtual time first, so a change lands at the instant the user made it.
+        let asked_at = wall_us();
         let now = if paused { sim_base } else { sim_base.plus_micros(wall_base.elapsed().as_micros() as u64) };
         for lane in &mut lanes {
             lane.run_until(now);
         }
+        // Reached `now`, which the wall clock asked for at `asked_at`: the window reads how far
+        // the wall clock has gone on since.
+        progress.reached_us.store(now.0, Ordering::Release);
+        progress.reached_at_us.store(asked_at, Ordering::Release);
         for (which, action) in first.into_iter().chain(std::iter::from_fn(|| commands.try_recv().ok())) {
             // Pause and resume freeze and restart the run's clock, once for every lane.
             match action {
                 Action::Pause if !paused => {
                     paused = true;
+                    progress.paused.store(true, Ordering::Release);
                     sim_base = now;
                 }
                 Action::Resume if paused => {
                     paused = false;
+                    progress.paused.store(false, Ordering::Release);
                     wall_base = Instant::now();
                     sim_base = now;
                 }
@@ -211,6 +282,7 @@ fn run_thread(
             let actions = std::mem::take(&mut lane.actions);
             let error = lane.error.take();
             if !events.is_empty() || !actions.is_empty() || error.is_some() {
+                progress.waiting_events.fetch_add(events.len(), Ordering::AcqRel);
                 backlog.push_back(Batch { lane: i, events, actions, error });
             }
         }
@@ -222,7 +294,7 @@ fn run_thread(
                     backlog.push_front(batch);
                     break;
                 }
-                Err(TrySendError::Disconnected(_)) => return,
+                Err(TrySendError::Disconnected(_)) => return backlog,
             }
         }
         if delivered {

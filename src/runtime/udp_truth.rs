@@ -32,6 +32,11 @@ impl EventTally {
         self.summary.observe(events);
     }
 
+    /// The fold itself (ground truth and estimates, per client), for a report built from it.
+    pub fn summary(&self) -> &SummaryAccumulator {
+        &self.summary
+    }
+
     /// Events observed.
     pub fn events(&self) -> u64 {
         self.events

@@ -1,70 +1,185 @@
-//! A packet capture opened in the window: the capture read through the passive decoders
-//! ([`crate::capture::import`]) into one lane whose origin is the capture, each UDP flow a
-//! client named by its ends, the protocol the decoder picked (an ackscope strategy's, so its
-//! packets decode in the Packets tab, or the foreign format's name).
+//! A packet capture as a source: the capture read through the passive decoders
+//! ([`crate::capture::import`]) on its own thread and handed to the window in batches as the file
+//! is read, like any live run, so the first events show while the rest of the file is still read.
 //!
-//! The file is imported on the open job's thread with its progress shown; events are ingested
-//! in steps as the importer gives them (it holds back only its matching window).
+//! Nothing holds the whole file, nor all its events: the importer keeps only its matching window
+//! ([`crate::capture::import::MATCH_WINDOW_NS`] of capture time), the channel to the window a few
+//! batches (the reader waits while it is full), and the window's live log streams the events to
+//! disk and keeps a bounded window of them in memory (`app::live_log`), as it does for a run.
+//! `examples/capture_open.rs` measures a 1 GB capture opened this way.
+//!
+//! One lane, of origin *capture*, whose protocol is the format the decoder picked (probed from
+//! the first datagrams by [`lanes_of`] before the source starts); each UDP flow is a client, named
+//! by its ends as the reader finds it. Pause holds the reading; no other command applies.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
-use anyhow::{anyhow, Result};
+use ackscope_protocol::Action;
+use anyhow::{Context, Result};
+use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
 
+use super::{EventSource, Spec};
 use crate::capture::import::{ImportOptions, Importer};
 use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
 use crate::model::Recording;
-use crate::session::{Phase, Progress};
+use crate::runtime::{Batch, Lanes};
 
-/// Events the importer hands over per step.
-const STEP_EVENTS: usize = 1 << 16;
+/// Events the importer hands over per batch (at least; it completes the packet it is at).
+const BATCH_EVENTS: usize = 4096;
+/// Batches in flight to the window before the reader waits.
+const CHANNEL_BATCHES: usize = 64;
+/// How often a waiting reader looks at the stop and pause flags.
+const POLL: Duration = Duration::from_millis(20);
 
-/// The recording of the capture at `path` (decoded with `auto`); an error naming the file when
-/// it is not a capture or has no UDP traffic, or when `progress` is cancelled.
-pub fn open_capture(path: &Path, progress: &Progress) -> Result<Vec<Recording>> {
-    let mut importer = Importer::open(path, &ImportOptions::default())?;
-    progress.start(Phase::Parsing, 1);
-    let mut events = Vec::new();
-    loop {
-        if progress.is_cancelled() {
-            return Err(anyhow!("{}: cancelled", path.display()));
+/// The lane a capture `spec` fills: origin *capture*, the protocol the decoder picks from the
+/// first datagrams (read here, a few hundred at most; `unknown` when the file cannot be read,
+/// which the source then reports).
+pub fn lanes_of(spec: &Spec) -> Vec<Recording> {
+    let Spec::Capture { path, options } = spec else { return Vec::new() };
+    let decoder = match Importer::open(path, options) {
+        Ok(mut importer) => {
+            importer.next_batch(1);
+            importer.decoder_name()
         }
-        let batch = importer.next_batch(STEP_EVENTS);
-        if batch.is_empty() {
+        Err(_) => "unknown",
+    };
+    let origin = Origin::Capture { path: path.display().to_string() };
+    vec![Recording::of(LaneInfo::new(origin, Protocol::named(decoder, None)), None)]
+}
+
+/// A capture being read on its own thread.
+pub struct CaptureSource {
+    events: Receiver<Batch>,
+    stop: Arc<AtomicBool>,
+    paused: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    /// Flows found since the window last asked, as clients of lane 0.
+    named: Arc<Mutex<Vec<(usize, ClientInfo)>>>,
+}
+
+impl CaptureSource {
+    /// Opens `path` (an error naming it when it is not a capture) and starts reading it; `wake`
+    /// is called whenever batches are ready.
+    pub fn spawn(path: PathBuf, options: ImportOptions, wake: impl Fn() + Send + Sync + 'static) -> Result<Self> {
+        let importer = Importer::open(&path, &options)?;
+        let (tx, rx) = bounded(CHANNEL_BATCHES);
+        let stop = Arc::new(AtomicBool::new(false));
+        let paused = Arc::new(AtomicBool::new(false));
+        let named = Arc::new(Mutex::new(Vec::new()));
+        let flags = Flags { stop: stop.clone(), paused: paused.clone() };
+        let named2 = named.clone();
+        let thread = std::thread::Builder::new()
+            .name("ackscope-capture".into())
+            .spawn(move || read_thread(importer, &path, &tx, &flags, &named2, &wake))
+            .context("cannot start the capture reader")?;
+        Ok(Self { events: rx, stop, paused, thread: Some(thread), named })
+    }
+}
+
+struct Flags {
+    stop: Arc<AtomicBool>,
+    paused: Arc<AtomicBool>,
+}
+
+/// Hands `batch` to the window, waiting while it is full; false once stopped or gone.
+fn deliver(tx: &Sender<Batch>, mut batch: Batch, stop: &AtomicBool, wake: &dyn Fn()) -> bool {
+    loop {
+        match tx.send_timeout(batch, POLL) {
+            Ok(()) => {
+                wake();
+                return true;
+            }
+            Err(SendTimeoutError::Timeout(b)) if !stop.load(Ordering::Relaxed) => batch = b,
+            Err(_) => return false,
+        }
+    }
+}
+
+fn read_thread(
+    mut importer: Importer,
+    path: &Path,
+    tx: &Sender<Batch>,
+    flags: &Flags,
+    named: &Mutex<Vec<(usize, ClientInfo)>>,
+    wake: &dyn Fn(),
+) {
+    let mut flows_named = 0;
+    loop {
+        while flags.paused.load(Ordering::Relaxed) && !flags.stop.load(Ordering::Relaxed) {
+            std::thread::sleep(POLL);
+        }
+        if flags.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let events = importer.next_batch(BATCH_EVENTS);
+        // Clients are named before their first events reach the window.
+        let flows = importer.flows();
+        if flows.len() > flows_named {
+            let mut named = named.lock().expect("not poisoned");
+            for f in &flows[flows_named..] {
+                let name = format!("{} <-> {}", f.client_end, f.server);
+                named.push((0, ClientInfo { id: f.client, name, group: String::new() }));
+            }
+            flows_named = flows.len();
+        }
+        if events.is_empty() {
             break;
         }
-        events.extend(batch);
+        if !deliver(tx, Batch { lane: 0, events, ..Batch::default() }, &flags.stop, wake) {
+            return;
+        }
     }
     let summary = importer.summary(path);
-    if summary.clients.is_empty() {
+    let error = if summary.clients.is_empty() {
         let skipped = summary.skipped.describe();
-        return Err(anyhow!(
+        Some(format!(
             "{}: no UDP traffic to show ({} packets{})",
             path.display(),
             summary.skipped.packets,
             if skipped.is_empty() { String::new() } else { format!("; {skipped}") }
-        ));
+        ))
+    } else {
+        // Packets of other kinds are normal in a capture; only damage is worth an error.
+        summary.skipped.damaged.as_ref().map(|d| format!("{}: {d} (the packets before it are shown)", path.display()))
+    };
+    if error.is_some() {
+        deliver(tx, Batch { error, ..Batch::default() }, &flags.stop, wake);
     }
-    let origin = Origin::Capture { path: path.display().to_string() };
-    let mut info = LaneInfo::new(origin, Protocol::named(&summary.decoder, None));
-    for c in &summary.clients {
-        let name = format!("{} <-> {}", c.client_end, c.server);
-        info.name_client(ClientInfo { id: c.client, name, group: String::new() });
-    }
-    let mut rec = Recording::of(info, None);
-    progress.start(Phase::Indexing, events.len() as u64);
-    let mut done = 0;
-    let mut events = events.into_iter();
-    loop {
-        if progress.is_cancelled() {
-            return Err(anyhow!("{}: cancelled", path.display()));
+}
+
+impl EventSource for CaptureSource {
+    /// Pause holds the reading and Resume goes on; a capture cannot be acted on otherwise.
+    fn send(&self, _: Lanes, action: Action) -> bool {
+        match action {
+            Action::Pause => self.paused.store(true, Ordering::Relaxed),
+            Action::Resume => self.paused.store(false, Ordering::Relaxed),
+            _ => return false,
         }
-        let step: Vec<_> = events.by_ref().take(STEP_EVENTS).collect();
-        if step.is_empty() {
-            break;
-        }
-        done += step.len();
-        rec.ingest(step);
-        progress.advance_to(done as u64);
+        true
     }
-    Ok(vec![rec])
+    fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
+        Box::new(self.events.try_iter())
+    }
+    fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+    fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
+        std::mem::take(&mut *self.named.lock().expect("not poisoned"))
+    }
+}
+
+impl Drop for CaptureSource {
+    fn drop(&mut self) {
+        EventSource::stop(self);
+    }
 }

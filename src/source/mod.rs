@@ -6,9 +6,9 @@
 //! events, each naming its lane and its clients. As rerun turns a file, a socket or stdin into one
 //! log receiver, each origin here is one file: [`sim`] (the simulation, in-process), [`udp`] (the
 //! scenario's endpoints over real sockets), [`stream`] (a game's JSON-lines event stream, read
-//! from a file as it grows). A conditioning proxy, a pcapng capture reader and a listening socket
-//! for a game's stream come as more files here, each one more [`Origin`] the recordings already
-//! describe.
+//! from a file as it grows), [`capture`] (a pcapng or pcap capture read through the passive
+//! decoders as the file is read). A conditioning proxy and a listening socket for a game's stream
+//! come as more files here, each one more [`Origin`] the recordings already describe.
 
 pub mod capture;
 pub mod sim;
@@ -39,6 +39,11 @@ pub trait EventSource: Send {
     fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
         Vec::new()
     }
+    /// How far the source has got and what waits for the window, where it knows (a source
+    /// paced by the wall clock); the window says from it when it is behind and why.
+    fn progress(&self) -> Option<crate::runtime::Progress> {
+        None
+    }
 }
 
 /// What to start.
@@ -51,6 +56,8 @@ pub enum Spec {
     UdpLoopback(Box<Scenario>),
     /// A game's JSON-lines event stream, read from `path` as it grows (`follow`) or to its end.
     EventStream { path: PathBuf, follow: bool },
+    /// A pcapng or pcap capture, imported as it is read (`--decode`, `--port`, `--client-filter`).
+    Capture { path: PathBuf, options: crate::capture::import::ImportOptions },
 }
 
 impl Spec {
@@ -62,6 +69,7 @@ impl Spec {
             Spec::EventStream { path, .. } => {
                 Origin::EventStream { source: path.display().to_string(), producer: String::new() }
             }
+            Spec::Capture { path, .. } => Origin::Capture { path: path.display().to_string() },
         }
     }
 }
@@ -75,5 +83,6 @@ pub fn start(spec: Spec, wake: impl Fn() + Send + Sync + 'static) -> Result<Box<
             Box::new(crate::runtime::udp::UdpRun::spawn(*scenario, loopback, loopback, wake)?)
         }
         Spec::EventStream { path, follow } => Box::new(stream::StreamSource::spawn(path, follow, wake)?),
+        Spec::Capture { path, options } => Box::new(capture::CaptureSource::spawn(path, options, wake)?),
     })
 }

@@ -19,4 +19,7 @@ impl EventSource for LiveRun {
     fn stop(&mut self) {
         LiveRun::stop(self)
     }
+    fn progress(&self) -> Option<crate::runtime::Progress> {
+        Some(LiveRun::progress(self))
+    }
 }

@@ -15,9 +15,12 @@
 use ackscope_protocol::{Side, SimTime};
 use egui::{Color32, RichText};
 
+use super::filter_bar::FilterBar;
 use super::lanes::PerLane;
 use crate::app::{AppCommand, AppState, Tab};
-use crate::model::anomaly::{AnomalyClass, Target, CLASSES, STALL_FLOOR_US};
+use crate::filter::cache::FRAME_BUDGET_ROWS;
+use crate::filter::Matches;
+use crate::model::anomaly::{Anomaly, AnomalyClass, Target, CLASSES, STALL_FLOOR_US};
 use crate::model::anomaly_filter::{AnomalyFilter, FilteredAnomalies, StripCounts};
 use crate::model::Shown;
 
@@ -30,6 +33,8 @@ const STRIP_COLUMN_W: f32 = 2.0;
 #[derive(Debug, Default)]
 pub struct LaneAnomalies {
     pub filtered: FilteredAnomalies,
+    /// The display filter's matches in this lane.
+    pub expr: Matches<Anomaly>,
     pub strip: StripCounts,
     /// Scroll the list to the cursor's row (set when the cursor moved by other means).
     scroll_to_cursor: bool,
@@ -39,6 +44,8 @@ pub struct LaneAnomalies {
 #[derive(Debug)]
 pub struct AnomalyView {
     pub filter: AnomalyFilter,
+    /// The display filter, ANDed with [`Self::filter`] (the list, the strip and prev / next).
+    pub expr: FilterBar<Anomaly>,
     /// Per lane (A/B): shown or hidden.
     pub lanes_shown: [bool; 2],
     pub per_lane: PerLane<LaneAnomalies>,
@@ -56,6 +63,7 @@ impl Default for AnomalyView {
     fn default() -> Self {
         Self {
             filter: AnomalyFilter::default(),
+            expr: FilterBar::default(),
             lanes_shown: [true; 2],
             per_lane: PerLane::default(),
             pending: None,
@@ -88,9 +96,16 @@ impl AnomalyView {
     /// Brings every lane's cache up to date; each lane with its cache, in lane order.
     pub fn update<'a, 'r>(&'a mut self, lanes: &'a [Shown<'r>]) -> Vec<(&'a Shown<'r>, &'a mut LaneAnomalies)> {
         let filter = self.filter;
+        let expr = self.expr.filter.clone();
         let mut out: Vec<_> = self.per_lane.zip(lanes).collect();
         for (rec, cache) in &mut out {
-            cache.filtered.update(&rec.anomalies, &filter);
+            match &expr {
+                Some(f) => {
+                    cache.expr.update(**rec, f, None, FRAME_BUDGET_ROWS);
+                    cache.filtered.update_with(&rec.anomalies, &filter, Some((f.id(), cache.expr.set())));
+                }
+                None => cache.filtered.update(&rec.anomalies, &filter),
+            }
         }
         out
     }
@@ -366,6 +381,7 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
             cache.scroll_to_cursor |= moved;
         }
     }
+    view.expr.ui(ui, "kind == nak && side == a || kind == stall && wait_ms > 200");
     filters_ui(state, view, &counts, ui, cmds);
     ui.separator();
     let mut clicked = None;

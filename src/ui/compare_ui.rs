@@ -122,7 +122,9 @@ pub fn compare_ui(lanes: &[Shown<'_>], view: &mut CompareView, cursor: SimTime, 
             });
         });
         ui.columns(2, |cols| {
-            cols[0].label("Wire bytes per delivered message (reliable + snapshot)");
+            cols[0]
+                .label("Wire bytes per delivered message (reliable + snapshot)")
+                .on_hover_text(BYTES_PER_MESSAGE_TIP);
             time_plot_ui(&mut cols[0], "cmp_bytes", h, end, |p| {
                 for (f, &c) in shown.iter().zip(&colors) {
                     p.line(Line::new(f.label.as_str(), f.bytes_per_message.clone()).color(c).width(1.5));
@@ -182,6 +184,11 @@ fn figure_color(ui: &egui::Ui, f: &LaneFigures) -> Color32 {
     f.color.map_or(ui.visuals().text_color(), |c| super::lane_colors::lane_color(ui, c))
 }
 
+/// What the bytes-per-message figures divide by (the row's and the plot's hover text).
+const BYTES_PER_MESSAGE_TIP: &str = "Packet bytes sent both ways / messages delivered, reliable messages and \
+     unreliable snapshots alike (JSON: reliable.wire_bytes_per_delivered = wire_bytes / (delivered + \
+     unreliable_delivered)). A strategy sending more snapshots per second reads lower per message.";
+
 /// How a totals row reads one lane's figures.
 type Cell = fn(&LaneFigures) -> String;
 
@@ -209,7 +216,10 @@ fn totals_ui(figures: &[&LaneFigures], ui: &mut egui::Ui) {
             }),
         ];
         for (name, value) in rows {
-            ui.label(name);
+            let label = ui.label(name);
+            if name.starts_with("bytes per delivered") {
+                label.on_hover_text(BYTES_PER_MESSAGE_TIP);
+            }
             for f in figures {
                 ui.monospace(value(f));
             }

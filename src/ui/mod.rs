@@ -12,7 +12,9 @@ mod controls_ui;
 mod cursor_ui;
 mod edit;
 mod files_ui;
+pub mod filter_bar;
 mod input;
+pub mod io_graph_ui;
 pub mod lane_colors;
 mod lanes;
 pub mod packet_detail;
@@ -67,7 +69,11 @@ pub fn window_ui(state: &AppState, view: &mut WindowView, ui: &mut egui::Ui, cmd
         status_ui::banners_ui(state, ui, cmds);
         let tab = tabs::tab_bar_ui(state.settings.tab, ui, cmds);
         ui.separator();
-        view.panels.get_mut(tab).ui(state, ui, cmds);
+        if state.lag.catching_up {
+            status_ui::catching_up_ui(state, ui);
+        } else {
+            view.panels.get_mut(tab).ui(state, ui, cmds);
+        }
     });
     status_ui::notices_ui(state, central.response.rect, ui.ctx(), cmds);
     view.panels.take_anomaly_selection(&crate::model::Shown::all(&state.lanes, state.focus));

@@ -1,5 +1,6 @@
 //! The packet log: a virtualised table of every packet of the run (time, direction, sequence,
-//! size, contents, the link's fate, ack or nak), filterable by direction, fate and contents;
+//! size, contents, the link's fate, ack or nak), filterable by direction, fate and contents and
+//! by a display filter ([`super::filter_bar`], ANDed with them);
 //! clicking a row selects it and moves the time cursor to its send.
 //!
 //! The list is never cut at the cursor (issue 25, defect 5): rows sent by the cursor read as known
@@ -12,15 +13,19 @@
 use ackscope_protocol::{Dir, DropReason, PacketLedger, SimTime};
 use egui::RichText;
 
+use super::filter_bar::{extra_id, FilteredBy};
 use super::packet_detail::PacketDetail;
 use crate::app::{AppCommand, Reveal, RevealSeen, RevealTarget};
+use crate::filter::{Matches, PacketFacts};
 use crate::model::index::{DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow};
 use crate::model::Shown;
 
 /// What the packet log shows.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct PacketsView {
     pub filter: PacketFilter,
+    /// The display filter (ANDed with [`Self::filter`]) and its matching rows.
+    pub expr: FilteredBy<PacketFacts>,
     /// The filtered rows, kept between frames (rebuilt by itself when the filter or the index changes).
     pub filtered: FilteredRows,
     /// The row last clicked (position in [`PacketIndex::rows`]).
@@ -228,13 +233,23 @@ pub fn packets_ui(
     commands: &mut Vec<AppCommand>,
 ) {
     filters_ui(view, ui);
-    view.filtered.update(index, ledger, &view.filter);
-    let count = view.filtered.count_at(index, cursor);
-    let total = view.filtered.len();
+    let rows = match view.expr.active() {
+        Some(m) => Rows::Expr(m),
+        None => {
+            view.filtered.update(index, ledger, &view.filter);
+            Rows::Plain(&view.filtered)
+        }
+    };
+    let count = rows.count_at(index, cursor);
+    let total = rows.len();
+    let by_filter = view.expr.bar.applied().map_or(String::new(), |f| format!(" `{f}`"));
     ui.label(format!(
-        "{total} packets match, {count} of them sent by the cursor (later ones shaded); {} sent in all by the cursor",
+        "{total} packets match{by_filter}, {count} of them sent by the cursor (later ones shaded); {} sent in all by the cursor",
         index.sent_by(cursor)
     ));
+    if let Some(p) = view.expr.progress_text(index.len()) {
+        ui.weak(p);
+    }
     let font = egui::TextStyle::Monospace.resolve(ui.style());
     let full_w = ui.painter().layout_no_wrap(HEADER.to_string(), font, egui::Color32::WHITE).size().x;
     let compact = ui.available_width() < full_w + 16.0;
@@ -256,10 +271,10 @@ pub fn packets_ui(
         .auto_shrink([false, false])
         .stick_to_bottom(target.is_none() && at_end);
     if let Some(target) = target {
-        if let Some(k) = position_of(&view.filtered, total, target) {
+        if let Some(k) = rows.position_of(total, target) {
             area = area.vertical_scroll_offset((k as f32 - 3.0).max(0.0) * pitch);
         }
-    } else if let Some(k) = view.keep_in_view.take().and_then(|i| position_of(&view.filtered, total, i)) {
+    } else if let Some(k) = view.keep_in_view.take().and_then(|i| rows.position_of(total, i)) {
         // The least scroll that shows the row whole.
         let (top, view_h) = (k as f32 * pitch, ui.available_height());
         let y = view.scroll_y.min(top).max(top + row_h - view_h).max(0.0);
@@ -274,7 +289,7 @@ pub fn packets_ui(
         ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
         view.rows_in_view = range.clone();
         for k in range {
-            let Some(i) = view.filtered.get(k) else { break };
+            let Some(i) = rows.get(k) else { break };
             let Some(row) = index.row(i as usize, ledger) else { continue };
             let r = &row;
             let later = r.time > cursor;
@@ -303,18 +318,52 @@ pub fn packets_ui(
     view.scroll_y = out.state.clamped_offset().y;
 }
 
-/// Where row `i` of the index sits among the `total` filtered rows (they ascend).
-fn position_of(filtered: &FilteredRows, total: usize, i: u32) -> Option<usize> {
-    let (mut lo, mut hi) = (0, total);
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        match filtered.get(mid)?.cmp(&i) {
-            std::cmp::Ordering::Less => lo = mid + 1,
-            std::cmp::Ordering::Greater => hi = mid,
-            std::cmp::Ordering::Equal => return Some(mid),
+/// The rows the log lists: the checkboxes' cache, or the display filter's (which includes them).
+#[derive(Clone, Copy)]
+enum Rows<'a> {
+    Plain(&'a FilteredRows),
+    Expr(&'a Matches<PacketFacts>),
+}
+
+impl Rows<'_> {
+    fn len(self) -> usize {
+        match self {
+            Rows::Plain(f) => f.len(),
+            Rows::Expr(m) => m.count(),
         }
     }
-    None
+
+    fn get(self, k: usize) -> Option<u32> {
+        match self {
+            Rows::Plain(f) => f.get(k),
+            Rows::Expr(m) => m.get(k),
+        }
+    }
+
+    /// Listed rows sent at or before `t`.
+    fn count_at(self, index: &PacketIndex, t: SimTime) -> usize {
+        match self {
+            Rows::Plain(f) => f.count_at(index, t),
+            Rows::Expr(m) => m.count_below(index.sent_by(t)),
+        }
+    }
+
+    /// Where row `i` of the index sits among the `total` listed rows (they ascend).
+    fn position_of(self, total: usize, i: u32) -> Option<usize> {
+        if let Rows::Expr(m) = self {
+            return m.contains(i as usize).then(|| m.count_below(i as usize));
+        }
+        let (mut lo, mut hi) = (0, total);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.get(mid)?.cmp(&i) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        None
+    }
 }
 
 /// Acts on a reveal of one of this lane's packets: selects its row, makes it pass the filter and
@@ -332,6 +381,9 @@ fn take_reveal(index: &PacketIndex, ledger: &PacketLedger, view: &mut PacketsVie
     if index.row(i, ledger).is_some_and(|r| !view.filter.matches(&r)) {
         view.filter = PacketFilter::default();
     }
+    if view.expr.active().is_some_and(|m| i < m.rows_checked() && !m.contains(i)) {
+        view.expr.bar.clear();
+    }
     view.selected = Some(i as u32);
     view.detail_closed = false;
     view.scroll_to = Some(i as u32);
@@ -347,6 +399,11 @@ pub fn packets_panel_ui(
     commands: &mut Vec<AppCommand>,
 ) {
     take_reveal(&rec.packets, &rec.ledger, view, reveal);
+    view.expr.bar.ui(ui, "seq > 900 && dropped");
+    let pf = view.filter.clone();
+    let test = move |r: &PacketFacts| pf.matches(&r.row);
+    let extra = (!view.filter.is_all()).then(|| (extra_id(&view.filter), &test as &dyn Fn(&PacketFacts) -> bool));
+    view.expr.update(*rec, extra);
     let uid =
         view.selected.filter(|_| !view.detail_closed).and_then(|i| rec.packets.rows().get(i as usize)).map(|r| r.uid);
     if view.detail.as_ref().map(|d| d.row.uid) != uid {

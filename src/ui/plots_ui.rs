@@ -49,6 +49,8 @@ pub struct OverviewView {
     legend: HashMap<String, Vec<&'static str>>,
     shown: Vec<u64>,
     decimated: DecimationCache,
+    /// The IO graph under the plots (opened with its button beside the time window's).
+    pub io: super::io_graph_ui::IoGraphView,
 }
 
 impl OverviewView {
@@ -280,9 +282,23 @@ pub fn overview_ui(
         view.decimated.clear();
         view.window.resume();
     }
-    view.window.selector_ui(ui);
+    ui.horizontal(|ui| {
+        view.window.selector_ui(ui);
+        ui.toggle_value(&mut view.io.open, "IO graph")
+            .on_hover_text("A plot of any display filter's count, rate or a field per interval, under these");
+    });
     let end = lanes.iter().map(|l| l.store.end_time().as_secs_f64()).fold(0.0, f64::max);
     let (lo, hi) = view.window.range(cursor.as_secs_f64(), end);
+    if view.io.open {
+        // No side margins: its time axis lines up with the plots' above.
+        let frame = egui::Frame::NONE.inner_margin(egui::Margin::symmetric(0, 4));
+        egui::Panel::bottom("io_graph").frame(frame).resizable(true).default_size(230.0).min_size(160.0).show(
+            ui,
+            |ui| {
+                super::io_graph_ui::io_graph_ui(lanes, &mut view.io, (lo, hi), cursor, ui, cmds);
+            },
+        );
+    }
     let n = lanes.len().max(1);
     let spacing = ui.spacing().item_spacing.x;
     let width = ((ui.available_width() - spacing * (n as f32 - 1.0)) / n as f32).max(50.0);

@@ -22,21 +22,22 @@ pub fn status_bar_ui(state: &AppState, ui: &mut egui::Ui) {
             "live"
         };
         let events: usize = state.lanes.iter().map(|l| l.len()).sum();
-        let mut strategies: Vec<String> = state.lanes.iter().map(|l| l.info.label()).collect();
-        if let Some(l) = state.lanes.first().filter(|l| !l.info.origin.is_simulated()) {
-            strategies[0] = format!("{} ({})", strategies[0], l.info.origin.describe());
-        }
-        let clients = state.lanes.first().map_or(0, |l| l.clients().len());
-        if clients > 1 {
-            strategies.push(format!("{clients} clients, showing {}", state.lanes[0].info.client(state.focus).label()));
-        }
         ui.label(format!(
-            "{mode} | t = {:.2} s (cursor {:.2} s) | {events} events | {:.0} events/s | display skipped 0 | {}",
+            "{mode} | t = {:.2} s (cursor {:.2} s) | {events} events | {:.0} events/s | {}",
             state.end_time().as_secs_f64(),
             state.cursor().as_secs_f64(),
             state.events_per_second(),
-            strategies.join(" vs "),
+            run_text(state),
         ));
+        if let Some(lag) = state.lag.describe() {
+            ui.separator();
+            let color = if state.lag.catching_up || state.lag.run_behind >= crate::app::lag::RUN_BEHIND_SHOWN {
+                ui.visuals().warn_fg_color
+            } else {
+                ui.visuals().weak_text_color()
+            };
+            ui.label(egui::RichText::new(lag).color(color));
+        }
         if let Some(f) = &state.file {
             ui.separator();
             ui.label(f.display().to_string());
@@ -60,6 +61,40 @@ pub fn status_bar_ui(state: &AppState, ui: &mut egui::Ui) {
             let bar = egui::ProgressBar::new(job.fraction()).text(job.describe()).desired_width(260.0);
             ui.add(bar).on_hover_text(job.path.display().to_string());
         }
+    });
+}
+
+/// What the status bar says the run is: its lanes ("glenn", A/B "glenn vs ue4", a lane not
+/// simulated with its origin), then with several clients how many (each, in A/B) and which one
+/// the views show: "glenn, 8 clients, showing client 3".
+pub fn run_text(state: &AppState) -> String {
+    let mut lanes: Vec<String> = state.lanes.iter().map(|l| l.info.label()).collect();
+    if let Some(l) = state.lanes.first().filter(|l| !l.info.origin.is_simulated()) {
+        lanes[0] = format!("{} ({})", lanes[0], l.info.origin.describe());
+    }
+    let mut out = lanes.join(" vs ");
+    let clients = state.lanes.first().map_or(0, |l| l.clients().len());
+    if clients > 1 {
+        let each = if state.lanes.len() > 1 { " each" } else { "" };
+        let shown = state.lanes[0].info.client(state.focus).label();
+        out.push_str(&format!(", {clients} clients{each}, showing {shown}"));
+    }
+    out
+}
+
+/// In place of the tab's views while the window catches up with a live run it fell behind:
+/// how far behind, and that no event is lost meanwhile.
+pub fn catching_up_ui(state: &AppState, ui: &mut egui::Ui) {
+    ui.add_space(24.0);
+    ui.vertical_centered(|ui| {
+        ui.heading("Catching up with the run");
+        ui.label(format!(
+            "The window is {:.1} s of run time behind ({} events waiting). It takes them in without drawing \
+             the views, and draws again once it has caught up. No event is dropped.",
+            state.lag.window_behind.as_secs_f64(),
+            state.lag.waiting_events
+        ));
+        ui.weak("Pause the run to catch up sooner.");
     });
 }
 

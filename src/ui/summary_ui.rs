@@ -32,6 +32,9 @@ fn rows(f: &SummaryFigures) -> Vec<(String, String)> {
     if let Some((m, s)) = &f.reliable {
         rows.extend([
             ("reliable sent / delivered".into(), format!("{} / {}", m.sent, m.delivered)),
+            // Above a strategy's capacity the drain ends with messages still held: not lost by
+            // the protocol, so shown apart from those it dropped.
+            ("lost: dropped / still queued at end".into(), format!("{} / {}", m.lost_dropped, m.still_queued_at_end)),
             (
                 "latency p50 / p95 / p99 / max ms".into(),
                 format!(

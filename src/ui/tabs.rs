@@ -56,6 +56,8 @@ impl Panel for MessagesPanel {
             for (k, ((lane, state), col)) in self.0.zip(&lanes).zip(cols.iter_mut()).enumerate() {
                 state.lane = k;
                 super::timeline_ui::take_reveal(&lane.messages, state, reveal);
+                // The display filter's matches (the canvas keeps the rows they hold).
+                state.expr.update(*lane, None);
                 let name = focused_label(lane);
                 let (index, ledger) = (&lane.messages, &lane.ledger);
                 super::timeline_ui::timeline_ui(col, ("timeline", k), &name, index, ledger, state, cursor, cmds);

@@ -64,6 +64,8 @@ pub(super) fn canvas_ui(
 
     let mut rows = std::mem::take(&mut state.rows);
     index.visible(SimTime::from_secs_f64(t0), SimTime::from_secs_f64(t1.max(0.0)), cursor, &state.filter, &mut rows);
+    // The display filter's matches only (none of its cache is built here: the panel updates it).
+    state.expr.retain(&mut rows);
     let lay = RowsLayout::of(index, &rows, rows_rect, state);
     let shown = &rows[lay.start..lay.end];
 

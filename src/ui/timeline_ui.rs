@@ -135,6 +135,11 @@ pub fn take_reveal(index: &MessageIndex, state: &mut TimelineState, reveal: Opti
     } else {
         f.unreliable = true;
     }
+    if let Some(m) = state.expr.active() {
+        if index.index_of((side, id)).is_some_and(|i| i < m.rows_checked() && !m.contains(i)) {
+            state.expr.bar.clear();
+        }
+    }
     state.selected = Some((side, id));
     state.follow_live = true;
     state.scroll_to = Some((side, id));
@@ -158,6 +163,10 @@ pub fn timeline_ui(
 ) {
     ui.push_id(id_salt, |ui| {
         toolbar_ui(ui, label, state, cursor);
+        state.expr.bar.ui(ui, "resend.cause == nak || latency_ms > 100");
+        if let Some(p) = state.expr.progress_text(index.messages().len()) {
+            ui.weak(p);
+        }
         legend_ui(ui);
         let avail = ui.available_size();
         let side_w = if state.selected.is_some() { (avail.x * 0.35).clamp(180.0, 340.0) } else { 0.0 };

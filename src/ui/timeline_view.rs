@@ -17,9 +17,11 @@ pub(super) const MAX_SPAN_S: f64 = 24.0 * 3600.0;
 pub const FOLLOW_MARGIN: f64 = 0.03;
 
 /// What the user chose: filter, time window, selection.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct TimelineState {
     pub filter: MessageFilter,
+    /// The display filter (ANDed with [`Self::filter`]) and its matching messages.
+    pub expr: super::filter_bar::FilteredBy<crate::model::index::MessageRecord>,
     /// Keep the right edge of the window at the cursor.
     pub follow_live: bool,
     /// Width of the time window, seconds.
@@ -44,6 +46,7 @@ impl Default for TimelineState {
     fn default() -> Self {
         Self {
             filter: MessageFilter::default(),
+            expr: Default::default(),
             follow_live: true,
             span_s: 5.0,
             right_s: 5.0,

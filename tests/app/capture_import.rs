@@ -90,11 +90,9 @@ fn an_exported_session_imports_with_its_own_counts_loss_and_delays() {
             |events: &[Event]| events.iter().filter(|e| matches!(e.kind, EventKind::PacketAcked { .. })).count();
         let (sa, ia) = (acked(&session), acked(&imported));
         println!("{ctx}: session acked {sa}, decoded {ia}");
-        // dnm under duplicates and 25 ms jitter: the decoder counts more acks than the endpoints
-        // report (reported to the decoders' owner; the link's truth above is exact).
-        if strategy != Strategy::Dnm {
-            assert!(sa.abs_diff(ia) * 100 <= sa, "{ctx}: session acked {sa}, decoded {ia}");
-        }
+        // dnm too, under duplicates and 25 ms jitter: the decoder drops late packets' acks as
+        // dnm's receiver does (it once counted 841 where the endpoints took 650).
+        assert!(sa.abs_diff(ia) * 100 <= sa, "{ctx}: session acked {sa}, decoded {ia}");
     }
 }
 
@@ -256,7 +254,9 @@ mod window {
         let mut h = Harness::builder()
             .with_size(egui::vec2(1280.0, 800.0))
             .build_ui_state(|ui, s: &mut Window| frame_ui(&mut s.0, &mut s.1, ui), (state, WindowView::default()));
-        assert!(step_until(&mut h, 60.0, |s| s.0.file_jobs().is_empty()), "the capture did not open");
+        // A capture opens as a source, read as the window draws (`capture_stream`).
+        assert!(step_until(&mut h, 60.0, |s| !s.0.is_running()), "the capture was not read");
+        h.state_mut().0.stop();
         {
             let s = &h.state().0;
             assert_eq!(s.error, None);

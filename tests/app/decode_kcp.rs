@@ -34,10 +34,10 @@ impl Write for Output {
 /// What one KCP end reports at the end: its smoothed RTT and retransmissions (read from its
 /// `Debug` form, the crate's only window on them), and the messages it received.
 #[derive(Debug, Clone, Copy)]
-struct KcpStats {
-    srtt: f64,
-    xmit: u64,
-    received: u64,
+pub struct KcpStats {
+    pub srtt: f64,
+    pub xmit: u64,
+    pub received: u64,
 }
 
 fn debug_field(dump: &str, name: &str) -> f64 {
@@ -46,7 +46,7 @@ fn debug_field(dump: &str, name: &str) -> f64 {
 }
 
 /// Runs one KCP end on `socket` towards `peer` (None: the server, which answers whoever sends).
-fn run_end(socket: UdpSocket, peer: Option<SocketAddr>, send_secs: f64, total_secs: f64) -> KcpStats {
+pub fn run_end(socket: UdpSocket, peer: Option<SocketAddr>, send_secs: f64, total_secs: f64) -> KcpStats {
     let socket = Arc::new(socket);
     socket.set_read_timeout(Some(Duration::from_millis(1))).unwrap();
     let mut to = peer;

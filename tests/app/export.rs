@@ -359,3 +359,70 @@ fn an_ab_run_exports_both_lanes_told_apart_by_the_lane_column() {
     assert!(!dir.join("messages.csv").exists());
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+/// Link sends per client in a session's events.
+fn link_sends_by_client(events: &[ackscope_protocol::Event]) -> std::collections::BTreeMap<u32, usize> {
+    let mut by = std::collections::BTreeMap::new();
+    for e in events {
+        if matches!(e.kind, EventKind::LinkSent { .. }) {
+            *by.entry(e.client).or_default() += 1;
+        }
+    }
+    by
+}
+
+/// A recording of 3 clients exports every connection: the CSV tables carry each client's
+/// rows (its link sends, its messages, its series), and the pcapng capture each client's
+/// datagrams on its own port, which the import reads back as 3 flows with their own counts.
+#[test]
+fn a_recording_of_three_clients_exports_every_connection() {
+    let dir = temp_dir("three-clients");
+    let session_path = dir.join("s.ron");
+    let out = ackscope(&[
+        "run",
+        "--seconds",
+        "6",
+        "--set",
+        "clients=3",
+        "--set",
+        "link.loss_percent=8",
+        "--out",
+        session_path.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = session::load(&session_path).unwrap();
+    let sends = link_sends_by_client(&s.events);
+    assert_eq!(sends.keys().copied().collect::<Vec<_>>(), vec![1, 2, 3], "the run has 3 clients");
+
+    let [packets, messages, series] = export_all(&session_path, &dir);
+    let by_client = |path: &Path| {
+        let (header, rows) = read_csv(path);
+        let col = header.iter().position(|h| h == "client").expect("client column");
+        let mut by = std::collections::BTreeMap::<u32, usize>::new();
+        for r in &rows {
+            *by.entry(r[col].parse().unwrap()).or_default() += 1;
+        }
+        by
+    };
+    assert_eq!(by_client(&packets), sends, "a packets row per link send of every client");
+    for table in [&messages, &series] {
+        let by = by_client(table);
+        assert_eq!(by.keys().copied().collect::<Vec<_>>(), vec![1, 2, 3], "{}: every client", table.display());
+    }
+
+    let capture = dir.join("s.pcapng");
+    let out = ackscope(&["export", session_path.to_str().unwrap(), "--pcapng", capture.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let opts = ackscope::capture::import::ImportOptions::default();
+    let (_, summary) = ackscope::capture::import::import(&capture, &opts).unwrap();
+    assert_eq!(summary.clients.len(), 3, "3 flows in the capture");
+    for c in &summary.clients {
+        // Client K is 10.1.K/256.K%256 (`capture::address`).
+        let ip: std::net::SocketAddr = c.client_end.parse().unwrap();
+        let std::net::IpAddr::V4(v4) = ip.ip() else { panic!("{ip}") };
+        let k = u32::from(v4.octets()[3]);
+        let sent = c.server_to_client.truth.sent + c.client_to_server.truth.sent;
+        assert_eq!(sent as usize, sends[&k], "client {k}'s datagrams in the capture");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

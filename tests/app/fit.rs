@@ -240,3 +240,36 @@ fn base_capture() -> Vec<u8> {
         })
         .clone()
 }
+
+/// The short form of `examples/fit_accuracy.rs`: its first link (Gilbert-Elliott bursts between
+/// grid points, 12 ms jitter, Glenn at 120 pps for 60 s), seed 1, both directions, within
+/// tolerances of about three times the spread the example measured over seeds (README, "Fit
+/// accuracy"), and no reorder where the link has none.
+#[test]
+fn fit_accuracy_short_form() {
+    let mut s = over(1, |l| {
+        l.latency_ms = 45.0;
+        l.jitter_ms = 12.0;
+        l.loss_percent = 0.7;
+        l.burst = ackscope_protocol::BurstLoss { p_percent: 0.37, r_percent: 6.3, loss_in_bad_percent: 83.0 };
+    });
+    s.send_rate_pps = 120.0;
+    let capture = export(&recorded(s, 60.0), "accuracy.pcapng");
+    let fit = ackscope::fit::fit(&records::load(&capture).unwrap(), ackscope::fit::CHECK_SEEDS);
+    for d in fit.dirs.iter() {
+        let d = d.as_ref().expect("both directions fitted");
+        let l = &d.link;
+        let near = |name: &str, got: f64, want: f64, tol: f64| {
+            assert!((got - want).abs() <= tol, "{:?} {name}: fitted {got}, true {want} (tolerance {tol}): {l:?}", d.dir)
+        };
+        near("latency_ms", l.latency_ms, 45.0, 0.5);
+        near("jitter_ms", l.jitter_ms, 12.0, 0.5);
+        near("loss_percent", l.loss_percent, 0.7, 1.2);
+        near("burst.p_percent", l.burst.p_percent, 0.37, 0.2);
+        near("burst.r_percent", l.burst.r_percent, 6.3, 1.5);
+        near("burst.loss_in_bad_percent", l.burst.loss_in_bad_percent, 83.0, 12.0);
+        assert_eq!(l.reorder_percent, 0.0, "{:?}: no reorder on this link: {:?}", d.dir, d.delay);
+        let delay_ks = d.check.delay_ks.iter().sum::<f64>() / d.check.delay_ks.len() as f64;
+        assert!(delay_ks < 0.05, "{:?}: delay KS {delay_ks}", d.dir);
+    }
+}

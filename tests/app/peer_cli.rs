@@ -70,6 +70,21 @@ fn two_peer_processes_complete_a_short_run() {
         for k in ["link_dropped", "delivered", "duplicated", "received"] {
             assert!(p[k].is_u64(), "{name}: packets.{k} in {j}");
         }
+        // The sections `run` has for the strategy (glenn: messages), bandwidth and the RTT floor.
+        let e = &j["estimates"];
+        let (rtt_min, rtt) = (e["rtt_min_ms"].as_f64().unwrap(), e["rtt_ms"].as_f64().unwrap());
+        assert!(rtt_min > 0.0 && rtt_min <= rtt + 1e-9, "{name}: {j}");
+        let bw = &j["bandwidth"];
+        for k in ["sent", "received", "acked"] {
+            let (mean, p95) =
+                (bw[format!("{k}_kbps_mean")].as_f64().unwrap(), bw[format!("{k}_kbps_p95")].as_f64().unwrap());
+            assert!(mean > 0.0 && p95 >= mean * 0.5, "{name}: bandwidth.{k} in {j}");
+        }
+        assert!(j["reliable"]["sent"].as_u64().unwrap() > 0, "{name}: its own reliable messages: {j}");
+        assert!(j["reliable"]["delivered"].is_null(), "{name}: only the partner's process knows: {j}");
+        assert!(j["snapshots"]["queued"].as_u64().unwrap() > 0 && j["snapshots"]["received"].is_null(), "{j}");
+        assert!(j["snapshots"].is_object() && j["ue4"].is_null() && j["chunks"].is_null(), "{name}: {j}");
+        assert!(j["datagrams_received"].as_u64().unwrap() > 0, "{name}: {j}");
     }
     // What one process sent and the other's link received are the same datagrams, give or take
     // the start-up gap and the last few in flight.
@@ -206,4 +221,109 @@ fn peer_refuses_bad_input_with_one_line() {
     for k in ["--bind", "--connect", "--raw", "--side", "--json", "--set", "null"] {
         assert!(h.contains(k), "help lacks {k}: {h}");
     }
+}
+
+/// Runs side a and side b against each other with `extra` arguments on both; returns their
+/// outputs (a, b).
+fn run_pair(extra_a: &[String], extra_b: &[String]) -> (Output, Output) {
+    let (pa, pb) = (free_port().to_string(), free_port().to_string());
+    let mut a = s(&["--side", "a", "--bind", &pa, "--connect", &pb]);
+    a.extend_from_slice(extra_a);
+    let mut b = s(&["--side", "b", "--bind", &pb, "--connect", &pa]);
+    b.extend_from_slice(extra_b);
+    let (ca, cb) = (spawn_peer(&a), spawn_peer(&b));
+    (ca.wait_with_output().unwrap(), cb.wait_with_output().unwrap())
+}
+
+#[test]
+fn without_link_settings_the_peers_link_is_transparent() {
+    let args = s(&["--seconds", "1.5", "--json", "--set", "strategy=acks"]);
+    let (oa, ob) = run_pair(&args, &args);
+    for j in [json_of(&oa), json_of(&ob)] {
+        let (p, e) = (&j["packets"], &j["estimates"]);
+        assert_eq!(p["link_dropped"], 0, "no loss unless asked for: {j}");
+        assert!(p["delivered"].as_u64().unwrap() > 50, "{j}");
+        assert_eq!(e["incoming_link_delay_ms"].as_f64(), Some(0.0), "no delay unless asked for: {j}");
+        assert!(e["rtt_min_ms"].as_f64().unwrap() < 40.0, "loopback plus a tick, not 100 ms: {j}");
+    }
+}
+
+#[test]
+fn a_peer_whose_partner_stays_silent_says_so_and_exits_non_zero() {
+    let nobody = free_port().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_ackscope"))
+        .args(["peer", "--bind", "127.0.0.1:0", "--connect", &nobody, "--seconds", "1", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains(&format!("nothing arrived from {nobody}")), "{err}");
+    // The report is still printed, and says the same.
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["datagrams_received"], 0);
+    assert!(j["estimates"]["rtt_ms"].is_null(), "{j}");
+}
+
+#[test]
+fn joined_recordings_of_two_impaired_peers_give_the_whole_truth() {
+    let dir = std::env::temp_dir().join(format!("ackscope-peer-join-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (fa, fb) = (dir.join("a.ron"), dir.join("b.ron"));
+    let common = s(&[
+        "--seconds",
+        "4",
+        "--json",
+        "--set",
+        "link.loss_percent=20",
+        "--set",
+        "link.latency_ms=30",
+        "--set",
+        "seed=7",
+    ]);
+    let mut a = common.clone();
+    a.extend(s(&["--out", fa.to_str().unwrap()]));
+    let mut b = common;
+    b.extend(s(&["--out", fb.to_str().unwrap()]));
+    let (oa, ob) = run_pair(&a, &b);
+    let (ja, jb) = (json_of(&oa), json_of(&ob));
+    assert!(ja["session_bytes"].as_u64().unwrap() > 0 && fa.exists() && fb.exists());
+    // Given in either order, side b's file second.
+    let out = Command::new(env!("CARGO_BIN_EXE_ackscope"))
+        .args(["summary", fb.to_str().unwrap(), fa.to_str().unwrap(), "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["a_file"].as_str(), fa.to_str(), "{j}");
+    for (name, d, sender, receiver) in [("a_to_b", &j["a_to_b"], &ja, &jb), ("b_to_a", &j["b_to_a"], &jb, &ja)] {
+        assert_eq!(d["false_acks"], 0, "{name}: {d}");
+        assert_eq!(d["paired"], d["arrived"], "{name}: every datagram the link read is named: {d}");
+        // The impairment's own count (the receiving process's report) is the truth.
+        assert_eq!(d["link_dropped"], receiver["packets"]["link_dropped"], "{name}: {d}");
+        assert_eq!(d["delivered"], receiver["packets"]["delivered"], "{name}: {d}");
+        assert_eq!(d["sent"], sender["packets"]["sent"], "{name}: {d}");
+        assert_eq!(d["acked"], sender["packets"]["acked"], "{name}: {d}");
+        let loss = d["true_loss_percent"].as_f64().unwrap();
+        let want = d["link_dropped"].as_f64().unwrap() * 100.0 / d["arrived"].as_f64().unwrap();
+        assert!((loss - want).abs() < 1e-3 && (8.0..35.0).contains(&loss), "{name}: {d}");
+    }
+    assert_eq!(j["packets"]["false_acks"], 0, "{j}");
+    // Every reliable message exactly once and in order; only the last ones in flight missing.
+    let r = &j["reliable"];
+    assert_eq!((r["duplicated"].as_u64(), r["out_of_order"].as_u64()), (Some(0), Some(0)), "{r}");
+    let (sent, delivered) = (r["sent"].as_u64().unwrap(), r["delivered"].as_u64().unwrap());
+    assert!(delivered > 0 && delivered <= sent && sent - delivered <= sent / 4, "{r}");
+    // On one clock, a message takes at least the link's 30 ms one way.
+    let p50 = r["latency_ms"]["p50"].as_f64().unwrap();
+    assert!((29.0..400.0).contains(&p50), "latency {p50} ms: the clocks are joined: {r}");
+    assert!(j["clock_offset_ms"].as_f64().unwrap().abs() < 10_000.0, "{j}");
+    // A file of another kind is refused with a reason.
+    let bad = Command::new(env!("CARGO_BIN_EXE_ackscope"))
+        .args(["summary", fa.to_str().unwrap(), fa.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("side"), "{bad:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

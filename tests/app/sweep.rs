@@ -161,6 +161,8 @@ fn row(p99_ms: f64, bytes_per_message: f64, lost: u64) -> sweep::SweepRow {
         lost,
         pareto: false,
         runs: Vec::new(),
+        clients: 1,
+        worst_client_p99_ms: None,
     }
 }
 

@@ -56,13 +56,9 @@ impl ClientState {
             Some(f) => (f.seq_bits(), f.rtt_rule(), f.loss_rule(), f.resend_kind()),
             None => (32, super::track::RttRule::EighthMs, super::track::LossRule::Resent, SendKind::TimeoutResend),
         };
-        Self {
-            format,
-            tracks: [DirTrack::new(bits, rtt, loss), DirTrack::new(bits, rtt, loss)],
-            malformed: 0,
-            resend_kind,
-            loss_rule: loss,
-        }
+        let acks = format.as_ref().map(|f| f.ack_rule()).unwrap_or_default();
+        let track = || DirTrack::new(bits, rtt, loss).with_ack_rule(acks);
+        Self { format, tracks: [track(), track()], malformed: 0, resend_kind, loss_rule: loss }
     }
 }
 
@@ -71,6 +67,8 @@ struct Pending {
     client: ClientId,
     dir: Dir,
     seq: u32,
+    /// The packet sequence the format parsed (what its receiver admits by).
+    sequence: Option<u32>,
     bytes: u32,
     items: Vec<(u64, u32)>,
     acks: Option<AckView>,
@@ -279,6 +277,7 @@ impl Decoder {
             client: d.client,
             dir: d.dir,
             seq: number,
+            sequence: None,
             bytes,
             items: Vec::new(),
             acks: None,
@@ -308,6 +307,7 @@ impl Decoder {
                     track.packet_sent(d.time, seq);
                 }
                 pending.seq = seq;
+                pending.sequence = sequence;
                 events.push(EventKind::PacketSent { side, seq, bytes, uid: d.uid });
                 for it in items {
                     let sent = track.item_sent(d.time, it.key, it.stamp, it.msg, seq);
@@ -379,18 +379,32 @@ impl Decoder {
             Fate::Delivered { at } => at,
         };
         let mut events = Vec::new();
+        let side = p.dir.receiver();
+        c.tracks[p.dir.index()].stats.delivered += 1;
+        let discard = match (p.sequence, c.format.as_mut()) {
+            (Some(seq), Some(f)) => f.admit(p.dir, seq, at),
+            _ => None,
+        };
+        if let Some(reason) = discard {
+            // Dropped unread by its receiver: neither its items nor its acks reach anyone.
+            self.events.push(Event::for_client(at, p.client, EventKind::PacketDiscarded { side, seq: p.seq, reason }));
+            return;
+        }
         let send = &mut c.tracks[p.dir.index()];
-        send.stats.delivered += 1;
         for &(key, copy) in &p.items {
             send.item_delivered(key, copy);
         }
         // The acks this datagram carries reach the endpoint that sent the other direction.
-        let side = p.dir.receiver();
         events.push(EventKind::PacketReceived { side, seq: p.seq, bytes: p.bytes });
         let back = &mut c.tracks[p.dir.receiver().outgoing().index()];
         if let Some(acks) = &p.acks {
             for &seq in &acks.acked {
-                if let Some(rtt_ms) = back.packet_acked(at, seq, true) {
+                let acked = back.packet_acked(at, seq, true);
+                // Older packets an in-order sender gave up at this ack, reported before it.
+                for seq in back.take_skipped() {
+                    events.push(EventKind::PacketNakked { side, seq });
+                }
+                if let Some(rtt_ms) = acked {
                     events.push(EventKind::PacketAcked { side, seq });
                     if let Some(rtt_ms) = rtt_ms {
                         events.push(EventKind::RttSample { side, rtt_ms: rtt_ms as f32 });

@@ -2,11 +2,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{Dir, SendKind};
+use crate::event::{Dir, DiscardReason, SendKind, SimTime};
 
 use super::header::HeaderSpec;
 use super::record::{ParseError, Parsed};
-use super::track::{LossRule, RttRule};
+use super::track::{AckRule, LossRule, RttRule};
 
 /// One wire format, as the decoder of one client's traffic uses it.
 ///
@@ -31,8 +31,22 @@ pub trait WireFormat: Send {
     fn resend_kind(&self) -> SendKind {
         SendKind::TimeoutResend
     }
+    /// How its senders turn acks into outcomes (by default every ack that names a packet still
+    /// waiting acks it).
+    fn ack_rule(&self) -> AckRule {
+        AckRule::default()
+    }
     /// Reads one datagram sent in `dir` (`AtoB` client -> server).
     fn parse(&mut self, dir: Dir, bytes: &[u8]) -> Result<Parsed, ParseError>;
+    /// Whether the endpoint receiving a datagram sent in `dir`, with packet sequence `seq`, at
+    /// `at` reads it (`None`: its acks and items count) or discards it unread, and why: dnm's
+    /// book rule drops a packet older than the newest it processed, with the acks it carries.
+    /// Called for every parsed datagram with a sequence at its delivery, in delivery order; by
+    /// default every one is read.
+    fn admit(&mut self, dir: Dir, seq: u32, at: SimTime) -> Option<DiscardReason> {
+        let _ = (dir, seq, at);
+        None
+    }
 }
 
 /// Every format a decoder can be set to, by name.
@@ -108,7 +122,7 @@ impl FormatKind {
             FormatKind::Ue4 => Box::new(ue4::Ue4Format::default()),
             FormatKind::Chunks => Box::new(blocks::ChunkFormat::default()),
             FormatKind::Fragments => Box::new(blocks::BaselineFormat::default()),
-            FormatKind::Dnm => Box::new(notify::DnmFormat),
+            FormatKind::Dnm => Box::new(notify::DnmFormat::default()),
             FormatKind::Rellikt => Box::new(notify::RelliktFormat::default()),
             FormatKind::Enet => Box::new(enet::EnetFormat),
             FormatKind::Kcp => Box::new(kcp::KcpFormat { framed: false }),

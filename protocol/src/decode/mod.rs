@@ -41,4 +41,4 @@ pub use format::{DecodeArg, DecodeChoice, FormatKind, WireFormat, DECODE_NAMES};
 pub use header::{ByteOrder, FieldSpec, HeaderSpec, ProtocolIdSpec};
 pub use probe::{ProbeResult, PROBE_DATAGRAMS};
 pub use record::{DecodedPacket, Field, ParseError, Parsed};
-pub use track::{DirStats, LossRule, RttRule};
+pub use track::{AckRule, DirStats, LossRule, RttRule};

@@ -6,13 +6,15 @@
 //! workload id its payload proves (a message sent again after a timeout repeats it), or by a hash
 //! of its bytes when it proves none.
 
-use crate::event::{Dir, Side};
+use crate::event::{Dir, DiscardReason, Side, SimTime};
 use crate::strategies::notify::dnm::wire::read_packet as read_dnm;
+use crate::strategies::notify::dnm::{DeliveryNotificationManager, DnmConfig};
 use crate::strategies::notify::rellikt::{read_packet as read_rellikt, RelliktConfig, RELLIKT_HEADER_BYTES};
 use crate::wire::ack_window::{acked_sequences, RELIABLE_IO_SEQ_BITS};
 
 use super::format::WireFormat;
 use super::record::{workload_id, AckView, Fields, Item, ParseError, Parsed};
+use super::track::AckRule;
 
 /// A message as an item: its workload id, or an FNV-1a hash of its bytes (top bit set, so the
 /// two never meet).
@@ -27,12 +29,47 @@ fn message_item(sender: Side, m: &[u8]) -> Item {
 }
 
 /// `dnm`: tag, sequence, ack ranges, messages.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct DnmFormat;
+///
+/// Its endpoints act on the acks that reach them as the book's manager does, and the decoder
+/// does the same, with dnm's default settings (it cannot see the endpoints' own): a packet older
+/// than the newest its receiver processed is dropped unread, the acks it carries with it
+/// ([`WireFormat::admit`], the receiving side's own [`DeliveryNotificationManager`] deciding);
+/// a sender's packets wait in send order, so an ack fails every older one still waiting, and one
+/// unacked after `timeout_ms` has failed ([`AckRule`]). Counting every ack on the wire instead
+/// read 841 acks where the endpoints took 650 (12 % loss, 4 % duplicates, 25 ms jitter).
+/// `dnm.accept_late=true` breaks the book's rule on purpose: its late packets are then counted
+/// as discarded here though the endpoint read them.
+#[derive(Debug, Clone)]
+pub struct DnmFormat {
+    /// What each direction's receiver has processed (`Dir::index`): its admission rule.
+    receivers: [DeliveryNotificationManager; 2],
+    config: DnmConfig,
+}
+
+impl Default for DnmFormat {
+    fn default() -> Self {
+        let config = DnmConfig::default();
+        Self { receivers: [DeliveryNotificationManager::new(config), DeliveryNotificationManager::new(config)], config }
+    }
+}
 
 impl WireFormat for DnmFormat {
     fn name(&self) -> &'static str {
         "dnm"
+    }
+
+    fn ack_rule(&self) -> AckRule {
+        AckRule { in_order: true, timeout_us: Some((self.config.timeout_ms * 1000.0) as u64) }
+    }
+
+    fn admit(&mut self, dir: Dir, seq: u32, at: SimTime) -> Option<DiscardReason> {
+        let m = &mut self.receivers[dir.index()];
+        let seen = m.processed_recently(seq as u16);
+        match (m.process_sequence(at, seq as u16), seen) {
+            (true, _) => None,
+            (false, true) => Some(DiscardReason::Duplicate),
+            (false, false) => Some(DiscardReason::Late),
+        }
     }
 
     fn parse(&mut self, dir: Dir, bytes: &[u8]) -> Result<Parsed, ParseError> {
@@ -78,6 +115,12 @@ impl Default for RelliktFormat {
 impl WireFormat for RelliktFormat {
     fn name(&self) -> &'static str {
         "rellikt"
+    }
+
+    /// rellikt's loss rule: not acked within `loss_timeout_ms` (its default) = lost, and an ack
+    /// arriving later is ignored.
+    fn ack_rule(&self) -> AckRule {
+        AckRule { in_order: false, timeout_us: Some((RelliktConfig::default().loss_timeout_ms * 1000.0) as u64) }
     }
 
     fn parse(&mut self, dir: Dir, bytes: &[u8]) -> Result<Parsed, ParseError> {

@@ -53,6 +53,20 @@ pub enum LossRule {
     Resent,
 }
 
+/// How a sender turns the acks that reach it into each packet's one outcome.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AckRule {
+    /// Packets wait for their outcome in send order, and an ack resolves every older packet
+    /// still waiting as failed (dnm's delivery notification manager, MGP 7.5.2): an ack of a
+    /// packet a newer ack already passed is ignored.
+    pub in_order: bool,
+    /// A packet not acked this long after its send has failed, and a later ack of it is ignored
+    /// (dnm's `timeout_ms`, rellikt's `loss_timeout_ms`). The endpoint judges it at its next
+    /// update, the decoder at the instant the ack arrives: an ack landing between the two is
+    /// the one place they can differ.
+    pub timeout_us: Option<u64>,
+}
+
 /// What one endpoint believes about its sends, plus what the relay saw of them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct DirStats {
@@ -64,7 +78,8 @@ pub struct DirStats {
     pub dropped: u64,
     /// Datagrams no decoder could read (malformed or foreign).
     pub malformed: u64,
-    /// Packets the sender learned were acked / reported lost (Nak).
+    /// Packets the sender learned were acked / reported lost (Nak; for an [`AckRule`] with an
+    /// order or a timeout, also the packets that rule failed).
     pub packets_acked: u64,
     pub packets_nakked: u64,
     /// Packets judged by the `Unacked` rule, and those never acked.
@@ -138,6 +153,12 @@ pub struct DirTrack {
     seq_bits: u32,
     rtt_rule: RttRule,
     loss_rule: LossRule,
+    ack_rule: AckRule,
+    /// Under an in-order [`AckRule`], every packet below this extended sequence has its outcome.
+    resolved_below: Option<u64>,
+    /// Packets the in-order rule failed since [`Self::take_skipped`] (not those timed out: the
+    /// endpoint reports those at its timeout, not at the ack).
+    skipped: Vec<u32>,
     newest: Option<u64>,
     sent: BTreeMap<u64, SentPacket>,
     /// Packets up to this extended sequence are judged.
@@ -159,6 +180,9 @@ impl DirTrack {
             seq_bits: seq_bits.clamp(1, 32),
             rtt_rule,
             loss_rule,
+            ack_rule: AckRule::default(),
+            resolved_below: None,
+            skipped: Vec::new(),
             newest: None,
             sent: BTreeMap::new(),
             judged_to: None,
@@ -169,6 +193,18 @@ impl DirTrack {
             last_time: None,
             stats: DirStats::default(),
         }
+    }
+
+    /// Resolves acks by `rule` from now on.
+    pub fn with_ack_rule(mut self, rule: AckRule) -> Self {
+        self.ack_rule = rule;
+        self
+    }
+
+    /// Packets the in-order [`AckRule`] failed since the last call, oldest first (the endpoint
+    /// reports each as lost at the ack that passed it).
+    pub fn take_skipped(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.skipped)
     }
 
     /// The extended sequence nearest to the newest sent whose low bits are `seq`.
@@ -219,13 +255,34 @@ impl DirTrack {
     /// its samples there).
     pub fn packet_acked(&mut self, at: SimTime, seq: u32, sample: bool) -> Option<Option<f64>> {
         let ext = self.unwrap(seq);
+        let timeout_us = self.ack_rule.timeout_us;
+        let timed_out = |p: &SentPacket| timeout_us.is_some_and(|t| at.0 >= p.time.0.saturating_add(t));
         let p = self.sent.get_mut(&ext)?;
         if p.acked || p.nakked || at < p.time {
+            return None;
+        }
+        if timed_out(p) {
+            p.nakked = true;
+            self.stats.packets_nakked += 1;
             return None;
         }
         p.acked = true;
         let rtt = at.saturating_since(p.time).as_millis_f64();
         self.stats.packets_acked += 1;
+        if self.ack_rule.in_order {
+            let from = self.resolved_below.unwrap_or(0);
+            let mask = (1u64 << self.seq_bits) - 1;
+            for (&e, q) in self.sent.range_mut(from..ext) {
+                if !q.acked && !q.nakked {
+                    q.nakked = true;
+                    self.stats.packets_nakked += 1;
+                    if !timed_out(q) {
+                        self.skipped.push((e & mask) as u32);
+                    }
+                }
+            }
+            self.resolved_below = Some(from.max(ext + 1));
+        }
         if !sample {
             return Some(None);
         }
@@ -433,6 +490,27 @@ mod tests {
         t.judge(SimTime(10_000_000));
         assert_eq!((t.stats.judged, t.stats.judged_lost), (4, 2));
         assert_eq!(t.stats.loss_percent, 50.0);
+    }
+
+    #[test]
+    fn an_in_order_sender_fails_packets_an_ack_passed_and_those_timed_out() {
+        let rule = AckRule { in_order: true, timeout_us: Some(1_000_000) };
+        let mut t = DirTrack::new(16, RttRule::Ewma { factor: 0.1 }, LossRule::Unacked).with_ack_rule(rule);
+        for seq in 0..6u32 {
+            t.packet_sent(SimTime(seq as u64 * 100_000), seq);
+        }
+        // 2's ack passes 0 and 1 still waiting: both fail there, a later ack of 1 is ignored.
+        assert_eq!(t.packet_acked(SimTime(400_000), 2, true), Some(Some(200.0)));
+        assert_eq!(t.take_skipped(), vec![0, 1]);
+        assert_eq!(t.packet_acked(SimTime(450_000), 1, true), None);
+        assert_eq!(t.packet_acked(SimTime(500_000), 3, true), Some(Some(200.0)));
+        assert!(t.take_skipped().is_empty());
+        // 4 timed out (sent at 0.4 s, acked at 1.4 s): ignored, and not reported when 5's ack
+        // passes it (the endpoint reported it at its timeout).
+        assert_eq!(t.packet_acked(SimTime(1_400_000), 4, true), None);
+        assert_eq!(t.packet_acked(SimTime(1_400_000), 5, true), Some(Some(900.0)));
+        assert!(t.take_skipped().is_empty());
+        assert_eq!((t.stats.packets_acked, t.stats.packets_nakked), (3, 3));
     }
 
     #[test]

@@ -88,7 +88,10 @@ impl Connection {
 
     /// Runs what is due at `t`; the server's datagrams go through `uplink` when given. Returns
     /// what the script did (its events start where `events` ended).
-    #[inline]
+    ///
+    /// Always inlined into the simulation's loops, as it was into the one loop before clients:
+    /// a call per instant was 2.5 M instructions of a 120 s sweep run (callgrind).
+    #[inline(always)]
     pub fn step_at(&mut self, t: SimTime, events: &mut Vec<Event>, uplink: Option<&mut Uplink>) -> ScriptOutcome {
         // Whether either driver has a tick, stats sample or script step due: most instants are
         // a delivery and nothing else (deliveries do not move what a driver has due).

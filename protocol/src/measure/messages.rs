@@ -27,7 +27,18 @@ pub struct ReliableMetrics {
     /// Distinct reliable messages the receiving application got.
     pub delivered: u64,
     /// `sent - delivered`: never delivered by the end of the run (including refused as too large).
+    /// Always `lost_dropped + still_queued_at_end`.
     pub lost: u64,
+    /// Of `lost`, messages the sender no longer held at the end: refused as too large, given up
+    /// when the connection closed (UE4), acked without arriving (a false ack), or left behind by
+    /// a restart of the endpoints. These are gone.
+    #[serde(default)]
+    pub lost_dropped: u64,
+    /// Of `lost`, reliable messages the sender still held unacked at the end (in its send window
+    /// or its application backlog): not lost by the protocol, only not delivered before the run
+    /// and its drain ended, as when a strategy runs above its capacity (dnm's book rule).
+    #[serde(default)]
+    pub still_queued_at_end: u64,
     /// Extra deliveries of a reliable message already delivered.
     pub duplicated: u64,
     /// Reliable messages delivered after a later one from the same sender.
@@ -130,6 +141,7 @@ impl MetricsAccumulator {
             let r = &c.m;
             m.sent += r.sent;
             m.delivered += r.delivered;
+            m.still_queued_at_end += c.still_queued();
             m.duplicated += r.duplicated;
             m.out_of_order += r.out_of_order;
             m.corrupted += r.corrupted;
@@ -148,6 +160,8 @@ impl MetricsAccumulator {
             (sends, n, max) = (sends + s, n + k, max.max(x));
         }
         m.lost = m.sent.saturating_sub(m.delivered);
+        m.still_queued_at_end = m.still_queued_at_end.min(m.lost);
+        m.lost_dropped = m.lost - m.still_queued_at_end;
         m.latency_ms = LatencyMs::of(latencies);
         let delivered_all = m.delivered + m.unreliable_delivered;
         m.wire_bytes_per_delivered = if delivered_all == 0 { 0.0 } else { m.wire_bytes as f64 / delivered_all as f64 };
@@ -213,6 +227,10 @@ impl ClientMetrics {
     }
 
     /// Takes one of its client's events into account (in emission order).
+    ///
+    /// Inlined into [`MetricsAccumulator::observe`]: a call per event here (which fat LTO made
+    /// once clients came, the fold being one per client) was 1.3 % of a sweep run.
+    #[inline(always)]
     fn observe(&mut self, e: &Event) {
         match e.kind {
             EventKind::ParamChanged { .. } if e.kind.is_restart() => self.restart(),
@@ -318,10 +336,19 @@ impl ClientMetrics {
         (sends + self.carried.0, n + self.carried.1, max.max(self.carried.2))
     }
 
+    /// Reliable messages never delivered that the sender still holds unacked (since the last
+    /// restart: what a restart left behind is dropped).
+    fn still_queued(&self) -> u64 {
+        let held = |s: &&MsgState| s.known && s.reliable && s.deliveries == 0 && !s.acked && !s.too_large;
+        self.msgs.iter().flatten().filter(held).count() as u64
+    }
+
     /// The figures for everything observed so far.
     fn finish(&self) -> ReliableMetrics {
         let mut m = self.m;
         m.lost = m.sent.saturating_sub(m.delivered);
+        m.still_queued_at_end = self.still_queued().min(m.lost);
+        m.lost_dropped = m.lost - m.still_queued_at_end;
         m.latency_ms = LatencyMs::of(self.latencies_ms.clone());
         let delivered_all = m.delivered + m.unreliable_delivered;
         m.wire_bytes_per_delivered = if delivered_all == 0 { 0.0 } else { m.wire_bytes as f64 / delivered_all as f64 };
@@ -536,5 +563,37 @@ mod tests {
         let ordered = in_order_latency(&events);
         assert_eq!((ordered.p50, ordered.max), (90.0, 90.0));
         assert_eq!(m.latency_ms.p50, 70.0);
+    }
+
+    #[test]
+    fn lost_splits_into_dropped_and_still_queued_at_end() {
+        use EventKind::*;
+        let a = Side::A;
+        let mut events: Vec<Event> =
+            (0..6).map(|msg| ev(0, MessageQueued { side: a, msg, bytes: 10, reliable: msg != 5 })).collect();
+        events.extend([
+            ev(1, MessageSent { side: a, msg: 0, seq: 0, kind: SendKind::First }),
+            ev(1, MessageSent { side: a, msg: 1, seq: 0, kind: SendKind::First }),
+            ev(1, MessageSent { side: a, msg: 3, seq: 0, kind: SendKind::First }),
+            ev(1, MessageRefused { side: a, msg: 2, reason: RefuseReason::TooLarge }),
+            ev(1, MessageRefused { side: a, msg: 4, reason: RefuseReason::SendQueueFull }),
+            ev(50, MessageDelivered { side: Side::B, msg: 0 }),
+            // A false ack: the sender lets 3 go though it never arrived.
+            ev(100, MessageAcked { side: a, msg: 3, seq: 0 }),
+        ]);
+        // 1 is in flight unacked, 4 in the backlog: both still held; 2 and 3 are gone; the
+        // unreliable 5 is no reliable loss.
+        let m = reliable_metrics(&events);
+        assert_eq!((m.sent, m.delivered, m.lost), (5, 1, 4));
+        assert_eq!((m.lost_dropped, m.still_queued_at_end), (2, 2));
+        // Two clients: the totals add up.
+        let mut acc = MetricsAccumulator::new();
+        for k in [1, 2] {
+            for e in &events {
+                acc.observe(&Event::for_client(e.time, k, e.kind.clone()));
+            }
+        }
+        let m = acc.finish();
+        assert_eq!((m.lost, m.lost_dropped, m.still_queued_at_end), (8, 4, 4));
     }
 }

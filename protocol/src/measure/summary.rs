@@ -110,6 +110,7 @@ impl ClientSummary {
         }
     }
 
+    #[inline(always)]
     fn observe(&mut self, e: &Event) {
         self.ledger.observe_event(e);
         match e.kind {

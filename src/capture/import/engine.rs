@@ -159,6 +159,11 @@ impl Importer {
         (events, summary)
     }
 
+    /// The format the decoder reads (`none` when none, or while it still probes).
+    pub fn decoder_name(&self) -> &'static str {
+        self.decoder.format().map_or("none", |f| f.name())
+    }
+
     /// True while `auto` (or `ackscope`) is still probing the first datagrams.
     fn probing(&self) -> bool {
         matches!(self.decoder.choice(), DecodeChoice::Auto | DecodeChoice::Ackscope) && self.decoder.probe().is_none()
@@ -223,10 +228,14 @@ impl Importer {
         let Some(list) = self.open.get(&fp) else { return false };
         // Never a send going the other way between the same ends (two sides can send identical
         // bytes: reliable.io's first packets); the same ends seen on another interface first.
-        let (_, src, dst) = key;
+        // On the same interface a copy is another hop (a proxy's), with both ends other than
+        // the send's: two clients of one server send identical bytes too (their first packets),
+        // and share one end with each other.
+        let (interface, src, dst) = key;
         let fits = |s: &Send| {
             s.stream != key
                 && (s.stream.1, s.stream.2) != (dst, src)
+                && (s.stream.0 != interface || (s.stream.1 != src && s.stream.2 != dst))
                 && s.time_ns <= time_ns
                 && want.is_none_or(|(f, d)| (s.flow, s.dir) == (f, d))
         };
@@ -355,6 +364,10 @@ impl Importer {
             }
             self.out.extend(self.decoder.take_events());
         }
+        // The decoder keeps a record of every packet it decoded (the proxy's bytes pane reads
+        // them); the import has no use for them, and kept they grew with the file (4 GB for a
+        // 1 GB capture, `examples/capture_open.rs`).
+        drop(self.decoder.take_records());
     }
 
     /// The decoder's estimates every [`STATS_EVERY_US`] up to `at`.

@@ -10,7 +10,9 @@
 //! - **Both sides.** A datagram seen again later on another stream (another interface, or
 //!   another hop of one path) is a delivered copy of the first: the copy is matched to the
 //!   earliest send with the same bytes not yet delivered within [`MATCH_WINDOW_NS`] before it,
-//!   else to the latest (a duplicate). A direction where copies were seen is two-sided: its
+//!   else to the latest (a duplicate); on the send's own interface only when both its ends differ
+//!   from the send's (another hop: two clients of one server share an end and may send the same
+//!   first bytes). A direction where copies were seen is two-sided: its
 //!   sends with no copy within the window were dropped (the reason from ackscope's packet comment
 //!   where there is one), those too close to the capture's end are in flight, and the
 //!   recording gets the link's events (`LinkSent`, `LinkDelivered` with the one-way delay,

@@ -10,6 +10,7 @@ use std::io;
 use ackscope_protocol::{Dir, DropReason, RefuseReason, Side, SimTime};
 
 use super::cells::{Cell, RowSink};
+use crate::model::connection::Connection;
 use crate::model::index::{ChunkRecord, MessageRecord};
 use crate::model::{Recording, Sample};
 
@@ -31,21 +32,29 @@ pub struct Keep {
 }
 
 impl Lane<'_> {
-    /// The packet rows to write.
-    fn packet_indexes(&self) -> Box<dyn Iterator<Item = usize> + '_> {
+    /// The connections whose rows are written, client by client: every one, or the first (the
+    /// one a display filter's rows index) when a filter chose rows.
+    fn connections(&self, filtered: bool) -> &[Connection] {
+        let all = self.rec.clients();
+        if filtered {
+            &all[..all.len().min(1)]
+        } else {
+            all
+        }
+    }
+
+    /// The packet rows of `conn` to write.
+    fn packet_indexes<'a>(&'a self, conn: &'a Connection) -> Box<dyn Iterator<Item = usize> + 'a> {
         match &self.keep.packets {
             Some(rows) => Box::new(rows.iter().map(|&i| i as usize)),
-            None => Box::new(0..self.rec.packets.len()),
+            None => Box::new(0..conn.packets.len()),
         }
     }
 }
 
-impl Lane<'_> {
-    /// The client whose connection the recording's ledger (and so every row) is of: the
-    /// `client` column.
-    fn client(&self) -> Cell<'static> {
-        Cell::Int(self.rec.ledger.client().into())
-    }
+/// The `client` column: the client whose connection a row is of.
+fn client_cell(conn: &Connection) -> Cell<'static> {
+    Cell::Int(conn.client.into())
 }
 
 /// Every link send, in send order per lane.
@@ -148,7 +157,13 @@ fn since(from: SimTime, to: Option<SimTime>) -> Cell<'static> {
 
 /// Rows of the packets table.
 pub fn packet_rows(lanes: &[Lane]) -> u64 {
-    lanes.iter().map(|l| l.keep.packets.as_ref().map_or(l.rec.packets.len(), Vec::len) as u64).sum()
+    lanes
+        .iter()
+        .map(|l| match &l.keep.packets {
+            Some(rows) => rows.len() as u64,
+            None => l.rec.clients().iter().map(|c| c.packets.len() as u64).sum(),
+        })
+        .sum()
 }
 
 /// Writes the packets table: the link's verdict on each send is the ledger's; a send neither
@@ -156,10 +171,19 @@ pub fn packet_rows(lanes: &[Lane]) -> u64 {
 pub fn write_packets(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
     let mut carried = String::new();
     for lane in lanes {
-        let rec = lane.rec;
-        for i in lane.packet_indexes() {
+        for conn in lane.connections(lane.keep.packets.is_some()) {
+            write_packets_of(lane, conn, sink, &mut carried)?;
+        }
+    }
+    Ok(())
+}
+
+/// One connection's rows of the packets table.
+fn write_packets_of(lane: &Lane, conn: &Connection, sink: &mut dyn RowSink, carried: &mut String) -> io::Result<()> {
+    {
+        for i in lane.packet_indexes(conn) {
             // Every row of the index has a ledger record with its direction and sequence.
-            let Some(row) = rec.packets.row(i, &rec.ledger) else { continue };
+            let Some(row) = conn.packets.row(i, &conn.ledger) else { continue };
             let fate = match (row.dropped, row.delivered_at) {
                 (Some(reason), _) => drop_name(reason),
                 (None, Some(_)) if row.duplicated => "duplicated",
@@ -167,7 +191,7 @@ pub fn write_packets(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
                 (None, None) => "in_flight",
             };
             carried.clear();
-            row.contents.write_summary(&mut carried);
+            row.contents.write_summary(carried);
             sink.row(&[
                 Cell::Secs(row.time.0),
                 Cell::Text(side_name(row.dir.sender())),
@@ -183,8 +207,8 @@ pub fn write_packets(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
                 Cell::at(row.nakked_at),
                 Cell::Int(row.contents.msgs.into()),
                 Cell::Int(row.contents.resends.into()),
-                Cell::Text(&carried),
-                lane.client(),
+                Cell::Text(carried),
+                client_cell(conn),
                 Cell::Text(&lane.label),
             ])?;
         }
@@ -196,7 +220,10 @@ pub fn write_packets(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
 pub fn message_rows(lanes: &[Lane]) -> u64 {
     lanes
         .iter()
-        .map(|l| l.keep.messages.as_ref().map_or(l.rec.messages.len() + l.rec.chunks.len(), Vec::len) as u64)
+        .map(|l| match &l.keep.messages {
+            Some(rows) => rows.len() as u64,
+            None => l.rec.clients().iter().map(|c| (c.messages.len() + c.chunks.len()) as u64).sum(),
+        })
         .sum()
 }
 
@@ -204,24 +231,26 @@ pub fn message_rows(lanes: &[Lane]) -> u64 {
 /// `chunk`) as the chunk index knows it.
 pub fn write_messages(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
     for lane in lanes {
-        if let Some(rows) = &lane.keep.messages {
-            let all = lane.rec.messages.messages();
-            for m in rows.iter().filter_map(|&i| all.get(i as usize)) {
-                sink.row(&message_cells(m, lane))?;
+        for conn in lane.connections(lane.keep.messages.is_some()) {
+            if let Some(rows) = &lane.keep.messages {
+                let all = conn.messages.messages();
+                for m in rows.iter().filter_map(|&i| all.get(i as usize)) {
+                    sink.row(&message_cells(m, lane, conn))?;
+                }
+                continue;
             }
-            continue;
-        }
-        for m in lane.rec.messages.messages() {
-            sink.row(&message_cells(m, lane))?;
-        }
-        for c in lane.rec.chunks.chunks() {
-            sink.row(&chunk_cells(c, lane))?;
+            for m in conn.messages.messages() {
+                sink.row(&message_cells(m, lane, conn))?;
+            }
+            for c in conn.chunks.chunks() {
+                sink.row(&chunk_cells(c, lane, conn))?;
+            }
         }
     }
     Ok(())
 }
 
-fn message_cells<'a>(m: &MessageRecord, lane: &'a Lane) -> [Cell<'a>; 15] {
+fn message_cells<'a>(m: &MessageRecord, lane: &'a Lane, conn: &Connection) -> [Cell<'a>; 15] {
     [
         Cell::Text(side_name(m.side)),
         Cell::Int(m.id),
@@ -236,7 +265,7 @@ fn message_cells<'a>(m: &MessageRecord, lane: &'a Lane) -> [Cell<'a>; 15] {
         Cell::at(m.acked_at),
         Cell::Int(m.deliveries.into()),
         m.refused.map_or(Cell::Empty, |(_, r)| Cell::Text(refuse_name(r))),
-        lane.client(),
+        client_cell(conn),
         Cell::Text(&lane.label),
     ]
 }
@@ -244,7 +273,7 @@ fn message_cells<'a>(m: &MessageRecord, lane: &'a Lane) -> [Cell<'a>; 15] {
 /// A chunk as a message row: `sends` counts slice sends (the fragmentation baseline, which has
 /// none, counts its block attempts), `spurious_resends` the slice sends made after the receiver
 /// had stored that slice, `acked_s` when the sender learned every slice arrived.
-fn chunk_cells<'a>(c: &ChunkRecord, lane: &'a Lane) -> [Cell<'a>; 15] {
+fn chunk_cells<'a>(c: &ChunkRecord, lane: &'a Lane, conn: &Connection) -> [Cell<'a>; 15] {
     let slice_sends = c.slices.iter().flat_map(|s| s.sends.iter());
     let (first_send, sends) = match slice_sends.clone().min() {
         Some(&first) => (Some(first), slice_sends.count() as u64),
@@ -266,14 +295,18 @@ fn chunk_cells<'a>(c: &ChunkRecord, lane: &'a Lane) -> [Cell<'a>; 15] {
         Cell::at(c.completed_at),
         Cell::Int(c.delivered_at.is_some().into()),
         Cell::Empty,
-        lane.client(),
+        client_cell(conn),
         Cell::Text(&lane.label),
     ]
 }
 
 /// Rows of the series table.
 pub fn series_rows(lanes: &[Lane]) -> u64 {
-    lanes.iter().flat_map(|l| Side::BOTH.map(|s| l.rec.store.side(s).rtt_smoothed_ms.len() as u64)).sum()
+    lanes
+        .iter()
+        .flat_map(|l| l.rec.clients())
+        .flat_map(|c| Side::BOTH.map(|s| c.store.side(s).rtt_smoothed_ms.len() as u64))
+        .sum()
 }
 
 /// Microseconds of a sample's time (samples keep seconds as f64; events are whole microseconds).
@@ -325,7 +358,17 @@ fn mean(samples: &[Sample]) -> Cell<'static> {
 /// packets the receiver discarded unacked.
 pub fn write_series(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
     for lane in lanes {
-        let store = &lane.rec.store;
+        for conn in lane.rec.clients() {
+            write_series_of(lane, conn, sink)?;
+        }
+    }
+    Ok(())
+}
+
+/// One connection's rows of the series table.
+fn write_series_of(lane: &Lane, conn: &Connection, sink: &mut dyn RowSink) -> io::Result<()> {
+    {
+        let store = &conn.store;
         let series = Side::BOTH.map(|s| store.side(s));
         let mut state = [SideState::default(); 2];
         let mut true_rtt = Cursor::default();
@@ -375,7 +418,7 @@ pub fn write_series(lanes: &[Lane], sink: &mut dyn RowSink) -> io::Result<()> {
                 mean(available),
                 mean(spent),
                 st.flow_good.map_or(Cell::Empty, |g| Cell::Int(g as u64)),
-                lane.client(),
+                client_cell(conn),
                 effective.map_or(Cell::Empty, Cell::Float),
                 Cell::Text(&lane.label),
             ])?;

@@ -64,13 +64,26 @@ pub struct SeedFigures {
     pub p50_ms: f64,
     pub p95_ms: f64,
     pub p99_ms: f64,
+    /// `reliable.wire_bytes_per_delivered`: wire bytes both ways / messages delivered, reliable
+    /// and snapshot alike (the snapshots count too).
     pub bytes_per_message: f64,
     pub sends_per_message: f64,
     pub spurious_resends: u64,
     pub lost: u64,
+    /// With several clients: the largest of the clients' own p99 (the figures above are over
+    /// every client's messages together). Absent with one client.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_client_p99_ms: Option<f64>,
 }
 
 impl SeedFigures {
+    /// The figures of one run, folded over every client, and each client's worst p99.
+    fn of_run(seed: u64, acc: &MetricsAccumulator, clients: u32) -> Self {
+        let worst = (clients > 1)
+            .then(|| (1..=clients).filter_map(|k| acc.client(k)).map(|m| m.latency_ms.p99).fold(0.0, f64::max));
+        Self { worst_client_p99_ms: worst, ..Self::of(seed, &acc.finish()) }
+    }
+
     fn of(seed: u64, m: &ReliableMetrics) -> Self {
         Self {
             seed,
@@ -81,6 +94,7 @@ impl SeedFigures {
             sends_per_message: m.sends_per_message,
             spurious_resends: m.spurious_resends,
             lost: m.lost,
+            worst_client_p99_ms: None,
         }
     }
 }
@@ -114,11 +128,25 @@ pub struct SweepRow {
     pub pareto: bool,
     /// Each seed's figures, in seed order.
     pub runs: Vec<SeedFigures>,
+    /// Clients per run (`--set clients=N`): every figure above is over all of them (latency
+    /// percentiles and ratios over every client's messages together, counts summed). Absent
+    /// with one client.
+    #[serde(skip_serializing_if = "is_one")]
+    pub clients: u32,
+    /// With several clients: the mean across seeds of the worst client's own p99.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_client_p99_ms: Option<f64>,
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 impl SweepRow {
-    fn of(point: &Point, runs: Vec<SeedFigures>) -> Self {
+    fn of(point: &Point, runs: Vec<SeedFigures>, clients: u32) -> Self {
         let n = runs.len().max(1) as f64;
+        let worst: Vec<f64> = runs.iter().filter_map(|r| r.worst_client_p99_ms).collect();
+        let worst_client_p99_ms = (!worst.is_empty()).then(|| worst.iter().sum::<f64>() / worst.len() as f64);
         let mean = |f: fn(&SeedFigures) -> f64| runs.iter().map(f).sum::<f64>() / n;
         let spread = |f: fn(&SeedFigures) -> f64| {
             let (lo, hi) =
@@ -144,6 +172,8 @@ impl SweepRow {
             lost: runs.iter().map(|r| r.lost).sum(),
             pareto: false,
             runs,
+            clients,
+            worst_client_p99_ms,
         }
     }
 }
@@ -260,6 +290,16 @@ pub fn run_one(
     changes: &[ackscope_protocol::Step],
     cancel: &AtomicBool,
 ) -> Result<Option<ReliableMetrics>> {
+    Ok(run_folded(scenario, seconds, changes, cancel)?.map(|acc| acc.finish()))
+}
+
+/// [`run_one`], keeping every client's figures apart.
+fn run_folded(
+    scenario: &Scenario,
+    seconds: f64,
+    changes: &[ackscope_protocol::Step],
+    cancel: &AtomicBool,
+) -> Result<Option<MetricsAccumulator>> {
     let mut acc = MetricsAccumulator::new();
     // Only the message metrics are read: the simulation's own summary would be folded for
     // nothing, and the events the metrics do not read need not be built.
@@ -276,7 +316,7 @@ pub fn run_one(
             acc.observe(&e);
         }
     })?;
-    Ok((!driven.cancelled).then(|| acc.finish()))
+    Ok((!driven.cancelled).then_some(acc))
 }
 
 /// Runs the sweep on `threads` worker threads (0 = one per core), calling `on_point(index,
@@ -302,11 +342,13 @@ pub fn run(
                 return Ok(());
             }
             let scenario = scenario_of(&spec.base, &points[p], k)?;
-            let Some(m) = run_one(&scenario, spec.seconds, &spec.changes, cancel)? else { return Ok(()) };
-            lock(&results[p])[k as usize] = Some(SeedFigures::of(scenario.seed, &m));
+            // A point's own count (`--vary clients=1,4,16` is a sweep over it).
+            let clients = scenario.client_count();
+            let Some(acc) = run_folded(&scenario, spec.seconds, &spec.changes, cancel)? else { return Ok(()) };
+            lock(&results[p])[k as usize] = Some(SeedFigures::of_run(scenario.seed, &acc, clients));
             if done[p].fetch_add(1, Ordering::AcqRel) + 1 == seeds {
                 let runs = lock(&results[p]).iter().flatten().copied().collect();
-                let row = SweepRow::of(&points[p], runs);
+                let row = SweepRow::of(&points[p], runs, clients);
                 on_point(p, &row);
                 *lock(&rows[p]) = Some(row);
             }
@@ -364,6 +406,11 @@ fn value_cells(r: &SweepRow, names: &[&str], missing: &str) -> Vec<String> {
     names.iter().map(|n| r.values.get(*n).map_or(missing.to_string(), text)).collect()
 }
 
+/// Printed under a sweep's table when its runs have several clients.
+pub const CLIENTS_LEGEND: &str = "\nWith several clients per run: p50/p95/p99, bytes/msg and sends/msg are over every \
+client's messages together, spurious and lost summed over clients; worst client p99 = the largest of the clients' \
+own p99 (mean across seeds).\n";
+
 /// The table `ackscope sweep` prints without `--json`: one line per point.
 pub fn to_table(spec: &SweepSpec, rows: &[SweepRow]) -> String {
     let names: Vec<&str> = spec.vary.iter().map(|v| v.name.as_str()).collect();
@@ -371,10 +418,15 @@ pub fn to_table(spec: &SweepSpec, rows: &[SweepRow]) -> String {
     for n in &names {
         out.push_str(&format!(" {n} |"));
     }
+    let many = rows.iter().any(|r| r.clients > 1);
     out.push_str(
-        " seeds | p50 ms | p95 ms | p99 ms | p99 spread | bytes/msg | sends/msg | spurious | lost | frontier |\n|---|",
+        " seeds | p50 ms | p95 ms | p99 ms | p99 spread | bytes/msg | sends/msg | spurious | lost | frontier |",
     );
-    out.push_str(&"---|".repeat(names.len() + 10));
+    if many {
+        out.push_str(" worst client p99 ms |");
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---|".repeat(names.len() + 10 + usize::from(many)));
     out.push('\n');
     for r in rows {
         let cells: String = value_cells(r, &names, "-").iter().map(|v| format!(" {v} |")).collect();
@@ -392,6 +444,13 @@ pub fn to_table(spec: &SweepSpec, rows: &[SweepRow]) -> String {
             r.lost,
             if r.pareto { "yes" } else { "" }
         ));
+        if many {
+            out.pop();
+            out.push_str(&format!(" {} |\n", r.worst_client_p99_ms.map_or("-".into(), |v| format!("{v:.1}"))));
+        }
+    }
+    if many {
+        out.push_str(CLIENTS_LEGEND);
     }
     out
 }
@@ -404,7 +463,9 @@ pub fn to_csv(spec: &SweepSpec, rows: &[SweepRow]) -> String {
     for n in &names {
         out.push_str(&format!(",{n}"));
     }
-    out.push_str(",seeds,p50_ms,p95_ms,p99_ms,p99_ms_spread,bytes_per_message,bytes_per_message_spread,sends_per_message,spurious_resends,lost,pareto\n");
+    let many = rows.iter().any(|r| r.clients > 1);
+    out.push_str(",seeds,p50_ms,p95_ms,p99_ms,p99_ms_spread,bytes_per_message,bytes_per_message_spread,sends_per_message,spurious_resends,lost,pareto");
+    out.push_str(if many { ",clients,worst_client_p99_ms\n" } else { "\n" });
     for r in rows {
         let cells: String = value_cells(r, &names, "").iter().map(|v| format!(",{v}")).collect();
         out.push_str(&format!("{}{cells}", r.strategy));
@@ -413,7 +474,11 @@ pub fn to_csv(spec: &SweepSpec, rows: &[SweepRow]) -> String {
             [r.sends_per_message.to_string(), r.spurious_resends.to_string(), r.lost.to_string(), r.pareto.to_string()];
         let figures: Vec<String> =
             std::iter::once(r.seeds.to_string()).chain(means.iter().map(f64::to_string)).chain(rest).collect();
-        out.push_str(&format!(",{}\n", figures.join(",")));
+        out.push_str(&format!(",{}", figures.join(",")));
+        if many {
+            out.push_str(&format!(",{},{}", r.clients, r.worst_client_p99_ms.map_or(String::new(), |v| v.to_string())));
+        }
+        out.push('\n');
     }
     out
 }

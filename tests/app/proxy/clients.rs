@@ -166,3 +166,57 @@ fn silent_clients_expire_and_the_proxy_reuses_their_room() {
     let ids: BTreeSet<ClientId> = outcome.clients.iter().map(|c| c.client).collect();
     assert_eq!(ids.len(), 200, "a client that comes back after expiring is a new client");
 }
+
+/// Client groups and `client.K.link...` settings apply to clients in their order of arrival, as
+/// in a simulation of the same scenario, and the recording re-runs exactly.
+#[test]
+fn client_groups_and_per_client_settings_apply_in_order_of_arrival() {
+    use ackscope_protocol::{ClientGroup, Clients};
+    let server = Server::echo("127.0.0.1:0");
+    let mut s = scenario(&["seed=5", "link.latency_ms=0"]);
+    let group = |loss: f64, latency: f64, count: u32| ClientGroup {
+        count,
+        preset: None,
+        link: LinkPatch { loss_percent: Some(loss), latency_ms: Some(latency), ..LinkPatch::default() },
+        set: Vec::new(),
+    };
+    // Clients 1 and 2: no loss, 10 ms; client 3: everything lost. Client 2 alone: 40 ms.
+    s.clients = Clients::Groups(vec![group(0.0, 10.0, 2), group(100.0, 0.0, 1)]);
+    s.set("client.2.link.latency_ms", "40").unwrap();
+    ackscope::params::validate::scenario(&s).unwrap();
+    let scenario_used = s.clone();
+    let proxy = start(server.addr, s);
+    let mut rec = recording();
+    let clients: Vec<Client> = (0..3).map(|_| Client::to(proxy.local_addr())).collect();
+    // Arrival order is client order: each starts once the one before it is a client.
+    for (k, c) in clients.iter().enumerate() {
+        c.send(&payload(k as u32));
+        assert!(until(&proxy, &mut rec, 10.0, |r| r.clients.len() > k), "client {} arrived", k + 1);
+    }
+    for i in 1..40u32 {
+        for (k, c) in clients.iter().enumerate() {
+            c.send(&payload(i * 3 + k as u32));
+        }
+    }
+    let up = |r: &Recording, k: ClientId| counts(r, Some(k), Dir::BtoA);
+    assert!(until(&proxy, &mut rec, 15.0, |r| (1..=3).all(|k| up(r, k).sent == 40) && settled(r)), "all settled");
+    assert_eq!(up(&rec, 1).dropped, 0);
+    assert_eq!(up(&rec, 2).dropped, 0);
+    assert_eq!(up(&rec, 3).dropped, 40, "the second group loses everything");
+    let delay_ms = |k: ClientId| {
+        rec.events
+            .iter()
+            .filter(|e| e.client == k)
+            .find_map(|e| match e.kind {
+                EventKind::LinkDelivered { dir: Dir::BtoA, delay_us, .. } => Some(delay_us as f64 / 1000.0),
+                _ => None,
+            })
+            .unwrap()
+    };
+    assert!((delay_ms(1) - 10.0).abs() < 0.01, "group 1's link: {}", delay_ms(1));
+    assert!((delay_ms(2) - 40.0).abs() < 0.01, "client 2's own setting over its group's: {}", delay_ms(2));
+    let outcome = proxy.stop().unwrap();
+    let end = SimTime::from_secs_f64(outcome.seconds);
+    let rerun = rerun_fates(&scenario_used, &rec.events).unwrap();
+    assert!(mismatches(&fates_of(&rec.events), &rerun, end).is_empty(), "the recording re-runs exactly");
+}

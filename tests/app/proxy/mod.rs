@@ -7,6 +7,7 @@ mod clients;
 mod decode;
 mod echo;
 mod enet;
+mod kcp;
 mod robustness;
 
 use std::net::{SocketAddr, UdpSocket};

@@ -257,6 +257,11 @@ impl PacketLedger {
     }
 
     /// Folds one event (of this ledger's client: any other is left out).
+    ///
+    /// Inlined into its callers (the summary fold per client, the recording per event): as a
+    /// call per event once folds went per client it cost a run's summary path about 1 M
+    /// instructions per 120 s (callgrind, `sim_speed 120 1 1`).
+    #[inline]
     pub fn observe_event(&mut self, e: &Event) {
         if e.client.wrapping_sub(1) != self.client_index {
             return;

@@ -18,6 +18,13 @@
 //!   come in bursts that would take a copy with its original;
 //! - and when the last copy is more than the tail share needs, the largest messages go with one
 //!   copy fewer, as far as the share allows: the same tail for fewer bytes.
+//!
+//! A resend is planned the same way for the messages that came that far (`reach`: every carrier
+//! of every earlier round lost), with two differences ([`plan_resend`]): the recovery target does
+//! not excuse it (a message lost again and again adds a recovery per round, however quick each
+//! is), and when no plan reaches the share the most copies still go where they at least halve
+//! the wait, leave at most ten shares waiting and the next round, copied alike, reaches the
+//! share: only lost messages pay for them, and each takes a round out of the tail.
 
 use super::estimate::COPY_GAPS_MS;
 
@@ -50,15 +57,20 @@ pub struct CopyInputs {
 pub struct CopyPlan {
     /// Copies of each message.
     pub copies: u32,
-    /// Least time between two carriers of a message.
+    /// Least time between two carriers of a message: `COPY_GAPS_MS[gap_index]`.
     pub gap_ms: f64,
+    pub gap_index: usize,
     /// Share of messages (the largest) that take one copy fewer.
     pub fewer_share: f64,
 }
 
 impl CopyPlan {
-    pub const NONE: CopyPlan = CopyPlan { copies: 0, gap_ms: 0.0, fewer_share: 0.0 };
+    pub const NONE: CopyPlan = CopyPlan { copies: 0, gap_ms: 0.0, gap_index: 0, fewer_share: 0.0 };
 }
+
+/// A resend's copies that cannot bring the tail within its share go only while they leave at
+/// most this many times the share waiting (a tenth of all messages at the default 1 %).
+pub const FALLBACK_SHARES: f64 = 10.0;
 
 fn finite(x: f64) -> f64 {
     if x.is_finite() {
@@ -68,21 +80,47 @@ fn finite(x: f64) -> f64 {
     }
 }
 
-/// The plan for `i` (see the module doc); [`CopyPlan::NONE`] when nothing needs copies.
+/// The plan for the first send of a new message (see the module doc); [`CopyPlan::NONE`] when
+/// nothing needs copies, or when no plan within the limits keeps the tail within its share (every
+/// message would pay for copies that leave the p99 where the resends put it).
 pub fn plan(i: &CopyInputs) -> CopyPlan {
+    if finite(i.recovery_ms) <= finite(i.target_ms) {
+        return CopyPlan::NONE; // a loss costs little delay: Naks and timeouts recover it
+    }
+    plan_round(i, 1.0, false)
+}
+
+/// The plan for a resend of a message that came to it with chance `reach` (every carrier of
+/// every earlier round lost): as few copies as keep the share of messages waiting for yet another
+/// recovery within the tail share, and when none within the limits does, `max_copies` at the gap
+/// that leaves the fewest waiting, as long as they at least halve it, leave at most
+/// [`FALLBACK_SHARES`] shares waiting and the next round, copied alike, reaches the share. Only lost messages pay for
+/// these copies (`reach` of them), and at heavy loss the tail is several rounds deep: each copy
+/// of a resend takes rounds out of it. Not bound by the recovery target: however quick one
+/// recovery is, the rounds of a message lost again and again add up.
+pub fn plan_resend(i: &CopyInputs, reach: f64) -> CopyPlan {
+    plan_round(i, reach, true)
+}
+
+/// A round's plan: `reach` of all messages come to it; `fallback` takes the best plan within the
+/// limits when none reaches the share.
+fn plan_round(i: &CopyInputs, reach: f64, fallback: bool) -> CopyPlan {
     let (loss, share, rate) = (finite(i.loss).min(1.0), finite(i.tail_share), finite(i.message_rate_hz));
-    let (recovery_ms, target_ms, tick_ms) = (finite(i.recovery_ms), finite(i.target_ms), finite(i.tick_ms));
+    let (recovery_ms, tick_ms, reach) = (finite(i.recovery_ms), finite(i.tick_ms), finite(reach).min(1.0));
     let window_ms = finite(i.window_ms);
     // Share of messages waiting when `copies` copies go `gap_ms` apart and each is lost with `q`.
     let waiting = |q: f64, copies: u32, gap_ms: f64| {
         let wait_s = (copies as f64 * gap_ms + recovery_ms) / 1000.0;
-        loss * finite(q).min(1.0).powi(copies as i32) * (1.0 + rate * wait_s)
+        reach * loss * finite(q).min(1.0).powi(copies as i32) * (1.0 + rate * wait_s)
     };
-    if i.max_copies == 0 || loss <= 0.0 || recovery_ms <= target_ms || waiting(1.0, 0, 0.0) <= share {
+    let uncopied = waiting(1.0, 0, 0.0);
+    if i.max_copies == 0 || loss <= 0.0 || uncopied <= share {
         return CopyPlan::NONE;
     }
     // Each gap's spacing: at least a tick (copies ride on packets).
     let spacing = |k: usize| COPY_GAPS_MS[k].max(tick_ms);
+    // The plan at most copies that leaves the fewest waiting, and how many it leaves.
+    let mut best = (uncopied, CopyPlan::NONE);
     for copies in 1..=i.max_copies {
         for (k, &q) in i.loss_after_loss.iter().enumerate() {
             let gap = spacing(k);
@@ -93,13 +131,24 @@ pub fn plan(i: &CopyInputs) -> CopyPlan {
             if w <= share {
                 let one_fewer = waiting(q, copies - 1, gap);
                 let fewer_share = if one_fewer > w { ((share - w) / (one_fewer - w)).clamp(0.0, 1.0) } else { 0.0 };
-                return CopyPlan { copies, gap_ms: COPY_GAPS_MS[k], fewer_share };
+                return CopyPlan { copies, gap_ms: COPY_GAPS_MS[k], gap_index: k, fewer_share };
+            }
+            if copies == i.max_copies && w < best.0 {
+                best = (w, CopyPlan { copies, gap_ms: COPY_GAPS_MS[k], gap_index: k, fewer_share: 0.0 });
             }
         }
     }
-    // No plan within the limits brings the tail within its share: copies would cost their bytes
-    // and leave the tail (the p99) where the resends put it anyway.
-    CopyPlan::NONE
+    // Copies that cannot reach the share still go on a resend if they leave at most
+    // `FALLBACK_SHARES` shares waiting and the next round, copied the same way, reaches the
+    // share. Past that (heavy loss with a long queue behind each loss) the p99 stays rounds deep
+    // whatever a third of the messages pay, and the bytes are what is left to save.
+    let next_round_fails = loss * finite(i.loss_after_loss[best.1.gap_index]).min(1.0).powi(best.1.copies as i32);
+    let near = best.0 <= share * FALLBACK_SHARES && best.0 * next_round_fails <= share;
+    if fallback && best.0 <= uncopied / 2.0 && near {
+        best.1
+    } else {
+        CopyPlan::NONE
+    }
 }
 
 #[cfg(test)]
@@ -145,6 +194,46 @@ mod tests {
         let p = plan(&CopyInputs { tail_share: 0.02, ..inputs(0.3, [0.3; 5]) });
         assert_eq!((p.copies, p.gap_ms), (4, 0.0), "{p:?}");
         assert!(p.fewer_share > 0.0 && p.fewer_share < 1.0, "{p:?}");
+    }
+
+    #[test]
+    fn a_resend_is_copied_where_a_second_loss_would_reach_the_tail() {
+        // 10 %: a tenth of the messages come to their first resend; uncopied, 0.1 x 0.1 x 4 =
+        // 4 % would wait for a second recovery; one copy on the next packet leaves 0.4 %.
+        let i = CopyInputs { tail_share: 0.01, max_copies: 1, ..inputs(0.1, [0.1; 5]) };
+        assert_eq!(plan(&i), CopyPlan::NONE, "one copy of every message leaves 0.1 x 0.1 x 4.1 waiting");
+        let p = plan_resend(&i, 0.1);
+        assert_eq!((p.copies, p.gap_ms), (1, 0.0), "{p:?}");
+        // Quick resends (within the target) do not spare a resend its copy: rounds add up.
+        assert_eq!(plan_resend(&CopyInputs { recovery_ms: 50.0, ..i }, 0.1).copies, 1);
+        // 1 %: a message lost twice is rarer than the share: no copy.
+        assert_eq!(plan_resend(&inputs(0.01, [0.01; 5]), 0.01), CopyPlan::NONE);
+        assert_eq!(plan_resend(&CopyInputs { max_copies: 0, ..i }, 0.1), CopyPlan::NONE);
+    }
+
+    #[test]
+    fn a_resend_that_cannot_reach_the_share_is_copied_only_if_the_next_round_can() {
+        // 30 %, a quick resend (50 ms: 1.5 wait per loss): one copy a tick on leaves about
+        // 0.3 x 0.3 x 0.3 x 1.6 = 4.3 % waiting, above the share, but the next round copied
+        // alike brings it to 0.4 %.
+        let quick = CopyInputs { recovery_ms: 50.0, tail_share: 0.01, max_copies: 1, ..inputs(0.3, [0.3; 5]) };
+        assert_eq!(plan_resend(&quick, 0.3).copies, 1);
+        // A slower one (250 ms: 3.5 wait per loss): 9.7 % after one copy, 0.87 % after two rounds.
+        let slow = CopyInputs { recovery_ms: 250.0, ..quick };
+        assert_eq!(plan_resend(&slow, 0.3).copies, 1);
+        // 500 ms (6 wait per loss): two copied rounds leave 1.5 %: none, the p99 stays rounds
+        // deep whatever a third of the messages pay. At 290 ms two rounds reach 0.97 % but the
+        // first leaves 10.8 %, more than ten shares: none either.
+        assert_eq!(plan_resend(&CopyInputs { recovery_ms: 290.0, ..quick }, 0.3), CopyPlan::NONE);
+        let slower = CopyInputs { recovery_ms: 500.0, ..quick };
+        assert_eq!(plan_resend(&slower, 0.3), CopyPlan::NONE);
+        // Losses that take the copy with the resend (q 0.9 at every gap): a copy does not halve
+        // the waiting, none.
+        assert_eq!(plan_resend(&CopyInputs { loss_after_loss: [0.9; 5], ..quick }, 0.3), CopyPlan::NONE);
+        // In bursts the copy goes where the burst is over: 40 ms on, within the 100 ms window.
+        let bursty = CopyInputs { loss_after_loss: [0.9, 0.6, 0.05, 0.05, 0.05], ..quick };
+        let p = plan_resend(&bursty, 0.3);
+        assert_eq!((p.copies, p.gap_ms, p.gap_index), (1, 40.0, 2), "{p:?}");
     }
 
     #[test]

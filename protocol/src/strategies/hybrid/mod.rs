@@ -28,8 +28,14 @@
 //!   largest messages one copy fewer where the share allows; none when no plan within
 //!   `redundant_copies` reaches the share (they would cost bytes and leave the p99 where it is).
 //!   Copies ride in packets that go anyway (`Redundant`), within `redundancy_budget_bytes` per
-//!   packet, all within the recovery target and `redundancy_age_rtts` RTTs of the send they back;
-//!   a resend starts a new round.
+//!   packet, all within the recovery target and `redundancy_age_rtts` RTTs of the send they back.
+//! - **Copies of resends.** A resend starts a new round with a plan of its own: a message lost
+//!   once is where the p99 lives once losses are common, and a second loss puts it another
+//!   recovery later. So a resend gets as few copies as keep the messages that would wait for yet
+//!   another recovery within the tail share (whatever the recovery target: rounds add up), and
+//!   where none within `redundant_copies` gets there, the most as long as they halve the wait,
+//!   leave at most ten shares waiting and the next round, copied alike, reaches the share. Only
+//!   lost messages pay for these: at 10 % loss a tenth of what a copy of every message costs.
 //! - **Quiet ticks.** Unless `every_tick`, a tick sends a packet only when it carries messages or
 //!   owes an ack for a packet that carried reliable messages: Glenn's endpoint sends every tick, and
 //!   its empty packets are a seventh of its bytes at the default workload. Acks of snapshot-only
@@ -68,7 +74,7 @@ pub struct HybridConfig {
     pub redundancy_age_rtts: f64,
     /// Bytes of copies one packet may carry (0 = no copies).
     pub redundancy_budget_bytes: u32,
-    /// Copies per message at most (0 = no copies).
+    /// Copies per message and round (its first send, each resend) at most (0 = no copies).
     pub redundant_copies: u32,
     /// Copies are planned only while the resend timeout exceeds this: below it a loss costs
     /// little delay and Naks and timeouts recover it without spending bytes in advance.

@@ -9,23 +9,42 @@ use crate::strategies::glenn::{GlennConfig, PacketContext, ResendPolicy};
 use crate::wire::header::PacketHeader;
 use crate::wire::sequence::SequenceBuffer;
 
-use super::copies::{plan, CopyInputs, CopyPlan};
+use super::copies::{plan, plan_resend, CopyInputs, CopyPlan};
 use super::estimate::{LossModel, RateMeter, RttVar, SizeSample, COPY_GAPS_MS};
 use super::sent::SentLog;
 use super::HybridConfig;
 
 /// What the policy keeps per unacked message.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 struct MessageState {
     /// The latest packet that carried it: only that packet's loss sends it again.
     last_carrier: u16,
     /// Its latest copy was read as lost: it goes in the next packet.
     nakked: bool,
-    /// Blind copies planned at its first send, and sent so far in this round.
+    /// Blind copies planned for this round (its first send, or its latest resend), at least
+    /// `COPY_GAPS_MS[gap_index]` apart, and sent so far.
     planned: u32,
+    gap_index: usize,
     copies: u32,
+    /// The chance that a message came to this round: every carrier of every earlier round lost
+    /// (1 on its first send), as estimated when each round began.
+    reach: f64,
     /// When this round began: its first send, or its latest resend.
     round_start: SimTime,
+}
+
+impl Default for MessageState {
+    fn default() -> Self {
+        Self {
+            last_carrier: 0,
+            nakked: false,
+            planned: 0,
+            gap_index: 0,
+            copies: 0,
+            reach: 1.0,
+            round_start: SimTime::ZERO,
+        }
+    }
 }
 
 /// Counters since creation.
@@ -75,6 +94,8 @@ pub struct HybridPolicy {
     last_tick: Option<SimTime>,
     tick_ms: f64,
     plan: CopyPlan,
+    /// The messages resent in the packet being sent (kept to reuse its allocation).
+    resent: Vec<u16>,
     counters: HybridCounters,
 }
 
@@ -97,6 +118,7 @@ impl HybridPolicy {
             last_tick: None,
             tick_ms: 0.0,
             plan: CopyPlan::NONE,
+            resent: Vec::new(),
             counters: HybridCounters::default(),
         }
     }
@@ -159,11 +181,16 @@ impl HybridPolicy {
 
     /// The copy plan for messages sent first now (see [`super::copies`]).
     fn copy_plan(&self, now: SimTime) -> CopyPlan {
-        let c = &self.config;
-        if c.redundancy_budget_bytes == 0 {
+        if self.config.redundancy_budget_bytes == 0 {
             return CopyPlan::NONE;
         }
-        plan(&CopyInputs {
+        plan(&self.copy_inputs(now))
+    }
+
+    /// What the copy plans are made from, as measured now.
+    fn copy_inputs(&self, now: SimTime) -> CopyInputs {
+        let c = &self.config;
+        CopyInputs {
             loss: self.loss.loss(),
             loss_after_loss: std::array::from_fn(|k| self.loss.loss_after_loss(k)),
             message_rate_hz: self.rate.rate_hz(now),
@@ -173,7 +200,33 @@ impl HybridPolicy {
             tail_share: c.tail_share_percent / 100.0,
             max_copies: c.redundant_copies,
             tick_ms: self.tick_ms,
-        })
+        }
+    }
+
+    /// The chance that a round planned `copies` copies `COPY_GAPS_MS[gap_index]` apart fails:
+    /// its carrier lost, and each copy after it.
+    fn round_fails(&self, copies: u32, gap_index: usize) -> f64 {
+        let q = self.loss.loss_after_loss(gap_index.min(COPY_GAPS_MS.len() - 1));
+        self.loss.loss() * q.powi(copies.min(64) as i32)
+    }
+
+    /// Starts a new round for each message resent in this packet: how likely it was to come this
+    /// far, and the copies of its resend.
+    fn plan_resends(&mut self, now: SimTime, ids: &[u16]) {
+        if ids.is_empty() {
+            return;
+        }
+        let inputs = self.copy_inputs(now);
+        let no_copies = self.config.redundancy_budget_bytes == 0;
+        for &id in ids {
+            let Some(&state) = self.messages.get(id) else { continue };
+            let reach = state.reach * self.round_fails(state.copies, state.gap_index);
+            let plan = if no_copies { CopyPlan::NONE } else { plan_resend(&inputs, reach) };
+            if let Some(s) = self.messages.get_mut(id) {
+                (s.reach, s.planned, s.gap_index, s.copies, s.round_start) =
+                    (reach, plan.copies, plan.gap_index, 0, now);
+            }
+        }
     }
 
     /// Plans the copies of the messages in `picks` sent for the first time.
@@ -192,6 +245,8 @@ impl HybridPolicy {
             // A first send starts the message's state afresh (an id reused after a wrap).
             if let Some(s) = self.messages.insert(p.id) {
                 s.planned = self.plan.copies.saturating_sub(fewer);
+                s.gap_index = self.plan.gap_index;
+                s.reach = 1.0;
             }
         }
     }
@@ -220,7 +275,6 @@ impl HybridPolicy {
             return;
         }
         let max_age_us = Self::micros(self.copy_window_ms());
-        let gap_us = Self::micros(self.plan.gap_ms);
         let mut own = (c.redundancy_budget_bytes as usize * 8).min(*budget_bits);
         let span = channel.unacked().min(channel.sizes().receive_queue_size);
         let oldest = channel.oldest_unacked();
@@ -234,7 +288,7 @@ impl HybridPolicy {
             if state.copies >= state.planned {
                 continue;
             }
-            let round_start = state.round_start;
+            let (round_start, gap_us) = (state.round_start, Self::micros(COPY_GAPS_MS[state.gap_index]));
             let Some(last) = channel.view(id).and_then(|v| v.last_sent) else { continue };
             if last == now || now.saturating_since(last).0 < gap_us || now.saturating_since(round_start).0 > max_age_us
             {
@@ -314,6 +368,8 @@ impl ResendPolicy for HybridPolicy {
         self.ack_owed = false;
         self.counters.quiet_ticks = self.counters.quiet_ticks.saturating_sub(1);
         self.sent.push(sequence, now, !picks.is_empty());
+        let mut resends = std::mem::take(&mut self.resent);
+        resends.clear();
         for p in picks {
             let state = match self.messages.get_mut(p.id) {
                 Some(s) => s,
@@ -329,13 +385,18 @@ impl ResendPolicy for HybridPolicy {
                     state.copies += 1;
                     self.counters.copies += 1;
                 }
-                // A resend starts a new round: its copies rescue it as they did the first send.
-                SendKind::NakResend | SendKind::DelayResend | SendKind::TimeoutResend | SendKind::First => {
+                SendKind::First => {
                     state.copies = 0;
                     state.round_start = now;
                 }
+                // A resend starts a new round with copies of its own (see `plan_resend`).
+                SendKind::NakResend | SendKind::DelayResend | SendKind::TimeoutResend => {
+                    resends.push(p.id);
+                }
             }
         }
+        self.plan_resends(now, &resends);
+        self.resent = resends;
     }
 
     fn on_received(
