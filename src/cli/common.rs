@@ -31,6 +31,10 @@ pub struct ScenarioArgs {
     /// Open a recording whose checksum is missing or does not match (a hand-edited file).
     #[arg(long)]
     pub no_verify: bool,
+    /// Accept ack.ack_expiry_ms=0 (acks never expire, so stale receipts can ack new packets
+    /// after sequence numbers wrap: false acks), refused without it.
+    #[arg(long)]
+    pub allow_false_acks: bool,
 }
 
 impl ScenarioArgs {
@@ -52,7 +56,9 @@ impl ScenarioArgs {
             return Err(format!("--seconds must be a positive number up to {MAX_SECONDS}, got {s}"));
         }
         let verify = if self.no_verify { Verify::Skip } else { Verify::Checksum };
-        session_from(self.scenario.as_ref(), &self.set, self.seed, verify).map_err(|e| format!("{e:#}"))
+        let s = session_from(self.scenario.as_ref(), &self.set, self.seed, verify).map_err(|e| format!("{e:#}"))?;
+        params::false_acks::check(&s.scenario, &s.actions, self.allow_false_acks).map_err(|e| format!("{e:#}"))?;
+        Ok(s)
     }
 }
 

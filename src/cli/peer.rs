@@ -81,6 +81,9 @@ pub struct PeerArgs {
     /// fragments are reassembled: a packet is acked once every fragment arrived.
     #[arg(long)]
     pub raw: bool,
+    /// Accept ack.ack_expiry_ms=0 (acks never expire: false acks after a wrap), refused without it.
+    #[arg(long)]
+    pub allow_false_acks: bool,
     /// Record this side (its scenario, events and live changes) as a session file; run the
     /// other side with its own --out and join the two with `ackscope summary A.ron B.ron`.
     #[arg(long, value_name = "SESSION.ron")]
@@ -111,6 +114,7 @@ fn scenario_from(args: &PeerArgs) -> Result<Scenario> {
         }
         s.strategy = Strategy::Acks;
     }
+    crate::params::false_acks::check(&s, &[], args.allow_false_acks)?;
     crate::fit::links::resolve(&mut s)?;
     Ok(s)
 }

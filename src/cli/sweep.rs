@@ -75,7 +75,7 @@ pub fn main(args: SweepArgs) -> ExitCode {
         }
     }
     let spec = SweepSpec { base, changes, seconds: args.base.seconds(), vary, strategies, seeds: args.seeds };
-    let total = match sweep::check(&spec) {
+    let total = match sweep::check(&spec).and_then(|points| refuse_false_acks(&spec, &points, &args).map(|_| points)) {
         Ok(points) => points.len(),
         Err(e) => return fail(format!("{e:#}")),
     };
@@ -126,4 +126,14 @@ impl Progress {
             let _ = writeln!(std::io::stderr());
         }
     }
+}
+
+/// Refuses a point whose scenario never expires acks (`--vary ack.ack_expiry_ms=0,...`) unless
+/// `--allow-false-acks` (the base was checked when it loaded).
+fn refuse_false_acks(spec: &SweepSpec, points: &[sweep::Point], args: &SweepArgs) -> anyhow::Result<()> {
+    for p in points {
+        let s = sweep::scenario_of(&spec.base, p, 0)?;
+        crate::params::false_acks::check(&s, &[], args.base.allow_false_acks)?;
+    }
+    Ok(())
 }

@@ -13,6 +13,7 @@
 //! ([`Scenario::apply_change`]); text is read only at the edges ([`overrides`], files).
 
 pub mod catalog;
+pub mod false_acks;
 pub mod overrides;
 pub mod presets;
 pub mod table;

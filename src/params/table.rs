@@ -104,7 +104,7 @@ pub static GROUPS: &[Group] = &[
 pub static PARAMS: &[Param] = &[
     Param { name: "seed", label: "seed", unit: "", kind: Kind::AnyInteger, tip: "Seed of every random decision: the same seed and scenario give the same events." },
     choice("strategy", "strategy", strategies, "The protocol both endpoints run (see Strategies)."),
-    num("send_rate_pps", "packets/s", "packets/s", 1.0, 1000.0, "Packets each endpoint sends per second; every packet carries acks for the other side's.").log(),
+    num("send_rate_pps", "packets/s", "packets/s", 1.0, 10_000.0, "Packets each endpoint sends per second; every packet carries acks for the other side's.").log(),
     choice("tick_phase", "tick phase", || vec!["seeded", "lockstep"], "seeded: each side's send ticks start at a phase drawn from the seed and wake up to tick_jitter_ms late, as real endpoints do; lockstep: both tick at the same instants from 0 (the pathological case)."),
     num("tick_jitter_ms", "tick lateness ms", "ms", 0.0, 50.0, "How late a send tick may wake (drawn per side and tick, at most half a tick interval); not in lockstep."),
     opt("a.tick_phase_ms", "A tick phase ms", "ms", 0.0, 1000.0, "Side A's own send-tick phase: its ticks fall at phase + k / rate (taken modulo the tick interval); unset: drawn from the seed (or 0 in lockstep)."),
@@ -127,7 +127,7 @@ pub static PARAMS: &[Param] = &[
     num("link.duplicate_percent", "duplicate %", "%", 0.0, 50.0, "Chance the link delivers an extra copy. Receivers must ack and deliver each message exactly once."),
     num("link.reorder_percent", "reorder %", "%", 0.0, 50.0, "Chance a packet is held back by the reorder delay so later packets overtake it."),
     num("link.reorder_delay_ms", "reorder delay ms", "ms", 0.0, 1000.0, "How long a reordered packet is held back."),
-    num("link.bandwidth_kbps", "bandwidth kbps", "kbps", 0.0, 10000.0, "Link capacity including 28 bytes IP+UDP per packet, with a bounded queue that tail-drops (0 = unlimited)."),
+    num("link.bandwidth_kbps", "bandwidth kbps", "kbps", 0.0, 10_000_000.0, "Link capacity including 28 bytes IP+UDP per packet, with a bounded queue that tail-drops (0 = unlimited).").log(),
     int("link.queue_bytes", "queue bytes", "bytes", 1500.0, 1_000_000.0, "Bytes the bandwidth-limited queue holds before dropping (bufferbloat vs tail drop).").log(),
     int("link.mtu_bytes", "MTU bytes", "bytes", 200.0, 9000.0, "Largest IP packet; larger ones are dropped (why Glenn slices large blocks)."),
     path("link.trace", "trace file", "Replay a recorded link, both directions: a capture with both sides (pcapng or pcap) or a session file; each packet meets the fate of the recorded packet nearest in time, and only the MTU of the settings above still applies (README, Links from captures). Read when the run starts."),
@@ -135,7 +135,7 @@ pub static PARAMS: &[Param] = &[
     // Packet acks and the estimators (`dnm.stats.X` and `rellikt.stats.X` take the same fields).
     int("ack.sent_packets_buffer_size", "sent packets buffer", "packets", 1.0, 32768.0, "Sent packets remembered to match acks (reliable.io: 256)."),
     int("ack.received_packets_buffer_size", "received packets buffer", "packets", 1.0, 32768.0, "Received sequences remembered for the ack bits (reliable.io: 256)."),
-    num("ack.ack_expiry_ms", "ack expiry ms", "ms", 0.0, 600_000.0, "After this long without receiving anything, stop acking what was received before (0 = never)."),
+    num("ack.ack_expiry_ms", "ack expiry ms", "ms", 0.0, 600_000.0, "After this long without receiving anything, stop acking what was received before (0 = never: false acks once sequence numbers wrap, so refused without `--allow-false-acks`; the window warns)."),
     num("ack.stats.rtt_smoothing", "RTT smoothing", "", 0.0, 1.0, "EWMA factor of the smoothed RTT (reliable.io: 0.0025; the first sample is taken as is)."),
     num("ack.stats.rtt_display_smoothing", "display RTT smoothing", "", 0.0, 1.0, "EWMA factor of the faster display RTT."),
     choice("ack.stats.rtt_filter", "RTT filter", || vec!["ewma", "rellikt"], "How the RTT is smoothed: reliable.io's EWMA or rellikt's low-pass filter."),
@@ -148,7 +148,7 @@ pub static PARAMS: &[Param] = &[
     // The message workload.
     num("workload.snapshot_rate_hz", "snapshots /s", "Hz", 0.0, 120.0, "Unreliable state snapshots each side sends per second (sent once, may be lost)."),
     int("workload.snapshot_bytes", "snapshot bytes", "bytes", 8.0, 1000.0, "Size of each snapshot.").log(),
-    num("workload.reliable_rate_hz", "reliable events /s", "Hz", 0.0, 200.0, "Reliable events per second (Poisson), delivered in order exactly once."),
+    num("workload.reliable_rate_hz", "reliable events /s", "Hz", 0.0, 10_000.0, "Reliable events per second (Poisson), delivered in order exactly once.").log(),
     int("workload.reliable_min_bytes", "event min bytes", "bytes", 8.0, 1000.0, "Smallest reliable event."),
     int("workload.reliable_max_bytes", "event max bytes", "bytes", 8.0, 1000.0, "Reliable event sizes are drawn between the minimum (8) and this.").log(),
     choice("workload.reliable_size_distribution", "event sizes", || vec!["uniform", "exponential"], "Reliable event sizes: uniform, or exponential around the middle (many small, few large)."),

@@ -21,7 +21,7 @@ use super::colors::rgb_for;
 use super::edit::Preview;
 use crate::app::{AppCommand, AppState};
 use crate::model::{Recording, Sample};
-use crate::params::{self, Catalog, Group, Kind, Param};
+use crate::params::{self, false_acks, Catalog, Group, Kind, Param};
 
 /// Which link direction the link group edits ("both" keeps them equal).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -85,6 +85,11 @@ impl Ctl<'_> {
             Kind::Choice(names) => self.choice_ui(ui, row, name, &names()),
             Kind::AnyInteger => self.whole_ui(ui, row, name),
             Kind::Path => self.path_ui(ui, row),
+        }
+        if row.name == false_acks::ACK_EXPIRY && self.value(name).and_then(|v| v.as_f64()) == Some(0.0) {
+            let warn = ui.visuals().warn_fg_color;
+            ui.colored_label(warn, "\u{26a0} 0 = acks never expire: false acks after a wrap")
+                .on_hover_text(false_acks::WHY);
         }
     }
 

@@ -28,6 +28,7 @@ mod new_strategy;
 mod overview;
 mod packet_detail;
 mod panels;
+mod params_ranges;
 mod pcapng_export;
 mod peer_cli;
 mod progressive_open;
