@@ -88,7 +88,7 @@ impl Ctl<'_> {
         }
         if row.name == false_acks::ACK_EXPIRY && self.value(name).and_then(|v| v.as_f64()) == Some(0.0) {
             let warn = ui.visuals().warn_fg_color;
-            ui.colored_label(warn, "\u{26a0} 0 = acks never expire: false acks after a wrap")
+            ui.colored_label(warn, "warning: 0 = acks never expire, false acks after a wrap")
                 .on_hover_text(false_acks::WHY);
         }
     }
@@ -119,6 +119,9 @@ impl Ctl<'_> {
             egui::Slider::new(&mut v, min..=max).logarithmic(log).text(row.label).update_while_editing(false);
         if integer {
             slider = slider.integer();
+        } else if log {
+            // A logarithmic range from 0 would otherwise show the step near 0 ("0.000000").
+            slider = slider.max_decimals(2);
         }
         let r = ui.add(slider).on_hover_text(row.tip);
         if let Some(v) = self.preview.commit_on_release(ui, &r, name, v, model) {
