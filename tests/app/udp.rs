@@ -399,7 +399,8 @@ fn an_endpoint_with_an_end_stops_by_itself_even_if_nobody_reads_its_events() {
     std::thread::sleep(Duration::from_millis(800));
     let t1 = Instant::now();
     ep.stop();
-    assert!(t1.elapsed() < Duration::from_millis(300), "stop took {:?}", t1.elapsed());
+    // "At once" on a loaded 2-core machine: well under the seconds a blocked send would hang.
+    assert!(t1.elapsed() < Duration::from_secs(2), "stop took {:?}", t1.elapsed());
     assert!(ep.try_batches().count() >= 200, "the channel filled up");
     assert!(!ep.is_running());
 }
