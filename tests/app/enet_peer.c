@@ -3,8 +3,12 @@
  *   enet_peer server PORT SECONDS
  *   enet_peer client PORT SECONDS RATE
  *
- * The server binds 127.0.0.1:PORT and echoes every packet back reliably. The client connects to
- * 127.0.0.1:PORT and sends RATE reliable 64-byte packets per second on channel 0 for SECONDS.
+ * The server binds 127.0.0.1:PORT and echoes every packet back reliably on channel 0. The client
+ * connects to 127.0.0.1:PORT and sends RATE reliable 64-byte packets per second on channel 0 for
+ * SECONDS; once connected the server also sends RATE reliable packets per second of its own, on
+ * channel 1, for SECONDS. Channel 1 orders independently of channel 0, so the server's sends do
+ * not wait on what it delivers: at 20 % loss each way ENet's doubling retransmit timeout can hold
+ * channel 0's head for much of a short run, and an echo-only server then sent too little to compare.
  * The client keeps serving 1.5 s after its last send (its echoes and acks drain), the server 3 s;
  * then each prints one line with what ENet itself reports of its one peer:
  *
@@ -54,6 +58,7 @@ int main(int argc, char **argv) {
     }
     ENetPeer *peer = server ? NULL : enet_host_connect(host, &address, 2, 0);
     enet_uint32 start = enet_time_get();
+    enet_uint32 stop_sending = start + (enet_uint32)(seconds * 1000.0);
     enet_uint32 end = start + (enet_uint32)(seconds * 1000.0) + (server ? 3000 : 1500);
     enet_uint32 interval = (enet_uint32)(1000.0 / rate);
     enet_uint32 next_send = 0;
@@ -87,10 +92,9 @@ int main(int argc, char **argv) {
             track(peer);
         }
         track(peer);
-        if (!server && connected && !ENET_TIME_LESS(enet_time_get(), next_send) &&
-            ENET_TIME_LESS(enet_time_get(), start + (enet_uint32)(seconds * 1000.0))) {
+        if (connected && !ENET_TIME_LESS(enet_time_get(), next_send) && ENET_TIME_LESS(enet_time_get(), stop_sending)) {
             ENetPacket *p = enet_packet_create(payload, sizeof payload, ENET_PACKET_FLAG_RELIABLE);
-            enet_peer_send(peer, 0, p);
+            enet_peer_send(peer, server ? 1 : 0, p);
             enet_host_flush(host);
             next_send += interval;
         }

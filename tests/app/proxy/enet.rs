@@ -57,12 +57,12 @@ fn the_enet_library_pair_through_the_proxy_is_decoded_as_enet_reports_itself() {
             link.dropped_percent, lib.rtt, dec.rtt_ms, lib.lost, lib.sent, dec.resends, dec.items_sent, dec.spurious_resends
         );
         // What is compared is what ENet sent and lost, so "the exchange ran" is judged on sends: at 20 %
-        // loss each way ENet's doubling retransmit timeout can hold the ordered channel's head for the
-        // rest of a short run, so few packets may be *delivered* (2 echoes seen in CI), and the server,
-        // which echoes what it delivers, may then send few (48 seen): the comparisons below still
-        // hold on every one of them.
+        // loss each way ENet's doubling retransmit timeout can hold the ordered channel's head for
+        // much of a short run, so few packets may be *delivered* (2 echoes seen in CI). Each side sends
+        // 50 packets a second of its own for 6 s (the server on channel 1, which does not wait on
+        // channel 0's deliveries; an echo-only server sent 25 in one CI run), so each sends far over 150.
         assert!(
-            lib.sent > 30 && lib.received > 0,
+            lib.sent > 150 && lib.received > 0,
             "{name}: the exchange ran ({} sent, {} received)",
             lib.sent,
             lib.received
