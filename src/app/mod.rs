@@ -9,6 +9,7 @@ pub mod files;
 pub mod lag;
 pub mod live_log;
 mod load_flow;
+pub mod marks;
 pub mod paths;
 pub mod readback;
 mod rerun;
@@ -21,6 +22,7 @@ pub mod tune;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use command::{AppCommand, GuardChoice};
+pub use marks::MarkCommand;
 pub use paths::PromptKind;
 pub use reveal::{Reveal, RevealSeen, RevealTarget};
 pub use settings::{Launch, Settings};

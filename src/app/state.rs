@@ -99,6 +99,8 @@ pub struct AppState {
     pub(super) readback: super::readback::ReadBack,
     /// How far the window trails its live run, and whether it is catching up ([`super::lag`]).
     pub lag: super::lag::Lag,
+    /// The mark and the selection ([`super::marks`]; bookmarks are the first lane's).
+    pub marks: crate::model::marks::Marks,
 }
 
 impl AppState {
@@ -141,6 +143,7 @@ impl AppState {
             reveal: None,
             readback: Default::default(),
             lag: Default::default(),
+            marks: Default::default(),
         }
     }
 
@@ -462,7 +465,7 @@ impl AppState {
 
     /// Each lane's recording and its events now.
     pub(super) fn mark(&self) -> SavedMark {
-        SavedMark(self.lanes.iter().map(|l| (l.id(), l.len())).collect())
+        SavedMark(self.lanes.iter().map(|l| (l.id(), l.len())).collect(), self.bookmarks().to_vec())
     }
 
     /// True when the lanes hold events that were neither saved nor opened from a file.
