@@ -101,8 +101,12 @@ pub struct Delta {
     pub step: Option<Step>,
 }
 
-/// The delta column's heading, as wide as [`Delta::column`].
-pub const DELTA_HEADER: &str = "  Δt mark s    Δseq";
+/// The delta column's heading for `mark`, as wide as [`Delta::column`]: a message mark counts
+/// message ids, anything else packet sequences.
+pub fn delta_header(mark: &Mark) -> String {
+    let step = if matches!(mark.target, MarkTarget::Message { .. }) { "Δid" } else { "Δseq" };
+    format!("{:>11} {step:>7}", "Δt mark s")
+}
 
 impl Delta {
     pub fn dt_s(&self) -> f64 {
@@ -204,7 +208,8 @@ mod tests {
         assert_eq!(msg.delta_to(&Mark::message(0, Side::B, 43, t(10))).step, None);
         assert_eq!(column_for(Some(&m), &m), Some(mark_column()));
         assert_eq!(column_for(None, &m), None);
-        assert_eq!(DELTA_HEADER.chars().count(), m.delta_to(&same).column().chars().count());
+        assert_eq!(delta_header(&m).chars().count(), m.delta_to(&same).column().chars().count());
+        assert!(delta_header(&msg).ends_with("    Δid"));
     }
 
     #[test]

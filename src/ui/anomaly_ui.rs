@@ -23,7 +23,7 @@ use crate::filter::cache::FRAME_BUDGET_ROWS;
 use crate::filter::Matches;
 use crate::model::anomaly::{Anomaly, AnomalyClass, Target, CLASSES, STALL_FLOOR_US};
 use crate::model::anomaly_filter::{AnomalyFilter, FilteredAnomalies, StripCounts};
-use crate::model::marks::{column_for, Mark, DELTA_HEADER};
+use crate::model::marks::{column_for, delta_header, Mark};
 use crate::model::Shown;
 
 /// Height of one lane's band of the strip.
@@ -450,7 +450,7 @@ fn lane_list_ui(
     ui.label(format!("{} anomalies, {by_cursor} by the cursor (later ones greyed)", f.len()));
     let header = ui.add(
         egui::Button::new(
-            RichText::new(with_delta(mark.map(|_| DELTA_HEADER.into()), ANOMALY_HEADER.into())).monospace().weak(),
+            RichText::new(with_delta(mark.as_ref().map(delta_header), ANOMALY_HEADER.into())).monospace().weak(),
         )
         .frame(false)
         .sense(egui::Sense::hover()),

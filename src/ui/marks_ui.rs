@@ -35,7 +35,7 @@ pub fn marks_row_ui(state: &AppState, view: &mut MarksView, ui: &mut egui::Ui, c
         let label = ui.label("Go to");
         let edit = egui::TextEdit::singleline(&mut view.goto_text)
             .id(goto_id())
-            .desired_width(150.0)
+            .desired_width(190.0)
             .hint_text(find::GOTO_HINT);
         let resp = ui.add(edit).labelled_by(label.id).on_hover_text(
             "Ctrl+G. `seq 120` (or `seq b 120`, or just 120): that packet; `msg 42`: that message; `1.5 s` or \

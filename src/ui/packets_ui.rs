@@ -18,7 +18,7 @@ use super::packet_detail::PacketDetail;
 use crate::app::{AppCommand, MarkCommand, Reveal, RevealSeen, RevealTarget};
 use crate::filter::{Matches, PacketFacts};
 use crate::model::index::{DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow};
-use crate::model::marks::{column_for, Mark, DELTA_HEADER};
+use crate::model::marks::{column_for, delta_header, Mark};
 use crate::model::Shown;
 
 /// What the packet log shows.
@@ -269,12 +269,12 @@ pub fn packets_ui(
     }
     let font = egui::TextStyle::Monospace.resolve(ui.style());
     let mark = view.mark;
-    let delta_header = |h: &str| with_delta(mark.map(|_| DELTA_HEADER.to_string()), h.to_string());
-    let full_w = ui.painter().layout_no_wrap(delta_header(HEADER), font, egui::Color32::WHITE).size().x;
+    let headed = |h: &str| with_delta(mark.as_ref().map(delta_header), h.to_string());
+    let full_w = ui.painter().layout_no_wrap(headed(HEADER), font, egui::Color32::WHITE).size().x;
     let compact = ui.available_width() < full_w + 16.0;
     let (header_text, text_of): (&str, fn(&PacketRow, SimTime) -> String) =
         if compact { (COMPACT_HEADER, compact_row_text) } else { (HEADER, row_text) };
-    let header_text = delta_header(header_text);
+    let header_text = headed(header_text);
     // A frameless button gets the same padding and height as the rows, so the columns line up
     // and its height is the row height the virtualisation must assume.
     let header = ui

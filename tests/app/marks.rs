@@ -300,3 +300,24 @@ fn a_bad_go_to_says_why_and_moves_nothing() {
     assert_eq!(h.state().0.cursor(), SimTime(500_000));
     assert!(h.query_by_label_contains("cannot read").is_none());
 }
+
+#[test]
+fn a_marked_message_gives_other_messages_their_id_and_time_distance() {
+    let mut h = window(recording(4.0), Tab::Packets);
+    go_to(&mut h, "msg 12");
+    h.key_press_modifiers(Modifiers::COMMAND, Key::M);
+    h.run_steps(3);
+    let at = |h: &Window, id: u64| h.state().0.lanes[0].messages.get((Side::A, id)).unwrap().queued_at;
+    let mark = Mark::message(0, Side::A, 12, at(&h, 12));
+    assert_eq!(h.state().0.current_mark(), Some(mark), "Ctrl+M marks the message gone to");
+    go_to(&mut h, "msg 15");
+    let dt_s = (at(&h, 15).0 - at(&h, 12).0) as f64 / 1e6;
+    let text = format!("Δt +{dt_s:.4} s, Δid +3");
+    // In the selected message's list and in the status bar.
+    h.get_by_label(&format!("from the mark: {text}"));
+    h.get_by_label_contains(&format!("selected message A #15 at {:.4} s: {text}", at(&h, 15).as_secs_f64()));
+    // The anomaly list starts each row with its distance too.
+    h.state_mut().0.settings.tab = Tab::Anomalies;
+    h.run_steps(4);
+    assert!(h.query_by_label_contains("Δt mark s").is_some(), "the anomaly list has the delta column");
+}
