@@ -19,11 +19,11 @@ use super::rerun::RerunJob;
 use super::settings::Settings;
 use super::tune::TuneJob;
 use super::AppCommand;
+use crate::app::lag::INGEST_PIECE_EVENTS;
 use crate::model::{Playback, Recording};
 use crate::params::Catalog;
 use crate::report::export::ExportSummary;
 use crate::runtime::udp::Transport;
-use crate::app::lag::INGEST_PIECE_EVENTS;
 use crate::runtime::{Batch, Lanes};
 use crate::source::{self, EventSource, Spec};
 
@@ -328,7 +328,12 @@ impl AppState {
             if b.events.len() > room {
                 // The actions and any error go with the last piece: they came after its events.
                 let events = b.events.split_off(room);
-                next = Some(Batch { lane: b.lane, events, actions: std::mem::take(&mut b.actions), error: b.error.take() });
+                next = Some(Batch {
+                    lane: b.lane,
+                    events,
+                    actions: std::mem::take(&mut b.actions),
+                    error: b.error.take(),
+                });
             }
             n += self.ingest([b]);
             if started.elapsed() >= budget || n >= max_events {
