@@ -51,7 +51,7 @@ impl Mark {
             (
                 MarkTarget::Packet { lane: l0, dir: d0, seq: s0, .. },
                 MarkTarget::Packet { lane: l1, dir: d1, seq: s1, .. },
-            ) if l0 == l1 && d0 == d1 => Some(Step::Seq(s1 as i64 - s0 as i64)),
+            ) if l0 == l1 && d0 == d1 => Some(Step::Seq(seq_step(s0, s1, dt_us))),
             (
                 MarkTarget::Message { lane: l0, side: s0, id: i0 },
                 MarkTarget::Message { lane: l1, side: s1, id: i1 },
@@ -83,6 +83,23 @@ impl Mark {
     /// A bookmark named `name` at this point.
     pub fn to_bookmark(&self, name: String) -> Bookmark {
         Bookmark { name, at_us: self.at.0, target: self.bookmark_target() }
+    }
+}
+
+/// Sequence distance from `s0` to `s1`, `dt_us` after it. Most formats' sequences are 16 bits and
+/// wrap (reliable.io, ENet; UE4's are smaller still and recorded widened): when both values fit 16
+/// bits and the plain difference runs against time by more than half that space, the sequence
+/// wrapped in between, so the distance is taken across the wrap (65,530 -> 4 ten packets later
+/// is +10, not -65,526). Sequences that do not wrap at 16 bits (KCP's 32-bit sn) never go back
+/// by half the space while time goes forward, so they read as the plain difference.
+fn seq_step(s0: u32, s1: u32, dt_us: i64) -> i64 {
+    const SPACE: i64 = 1 << 16;
+    let plain = s1 as i64 - s0 as i64;
+    let both_16 = s0 < SPACE as u32 && s1 < SPACE as u32;
+    if both_16 && plain.abs() > SPACE / 2 && (plain < 0) != (dt_us < 0) && dt_us != 0 {
+        plain - plain.signum() * SPACE
+    } else {
+        plain
     }
 }
 
@@ -201,6 +218,11 @@ mod tests {
         assert_eq!(m.delta_to(&same).text(), "Δt +0.2500 s, Δseq +15");
         let back = Mark::packet(0, 5, Dir::AtoB, 90, t(900));
         assert_eq!(m.delta_to(&back).text(), "Δt -0.1000 s, Δseq -10");
+        // Across a 16-bit wrap: ten packets on from 65,530 is seq 4.
+        let near_end = Mark::packet(0, 1, Dir::AtoB, 65_530, t(1000));
+        let wrapped = Mark::packet(0, 11, Dir::AtoB, 4, t(1100));
+        assert_eq!(near_end.delta_to(&wrapped).step, Some(Step::Seq(10)));
+        assert_eq!(wrapped.delta_to(&near_end).step, Some(Step::Seq(-10)));
         assert_eq!(m.delta_to(&Mark::packet(0, 11, Dir::BtoA, 7, t(1000))).step, None);
         assert_eq!(m.delta_to(&Mark::packet(1, 11, Dir::AtoB, 7, t(1000))).step, None);
         let msg = Mark::message(0, Side::A, 40, t(0));
