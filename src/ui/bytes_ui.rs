@@ -20,7 +20,7 @@ pub fn byte_label(i: usize) -> String {
 
 /// Where a field sits, in bytes when it is whole bytes, else in bits.
 pub fn span_text(f: &Field) -> String {
-    if f.start_bit % 8 == 0 && f.bits % 8 == 0 {
+    if f.start_bit.is_multiple_of(8) && f.bits.is_multiple_of(8) {
         let (a, n) = (f.start_bit / 8, f.bits / 8);
         match n {
             0 => format!("empty at byte {a}"),
@@ -170,7 +170,7 @@ fn bits_ui(p: &PacketBytes, i: usize, ui: &mut egui::Ui) {
         f.bits,
         if f.bits == 1 { "" } else { "s" },
         f.start_bit,
-        if p.lsb_first && (f.start_bit % 8 != 0 || f.bits % 8 != 0) {
+        if p.lsb_first && (!f.start_bit.is_multiple_of(8) || !f.bits.is_multiple_of(8)) {
             " (packed from each byte's lowest bit)"
         } else {
             ""
