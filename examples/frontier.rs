@@ -168,6 +168,9 @@ struct Figures {
     p99_ms: Spread,
     bytes: Spread,
     lost: u64,
+    /// Means across seeds, for `only=` runs: sends per message and spurious resends per run.
+    sends: f64,
+    spurious: f64,
 }
 
 impl Figures {
@@ -176,6 +179,8 @@ impl Figures {
             p99_ms: Spread::of(row.runs.iter().map(|r| r.p99_ms)),
             bytes: Spread::of(row.runs.iter().map(|r| r.bytes_per_message)),
             lost: row.lost,
+            sends: row.sends_per_message,
+            spurious: row.spurious_resends,
         }
     }
     /// Better beyond the seed spread on one figure and not worse beyond it on the other.
@@ -321,11 +326,17 @@ fn summary(outcomes: &[Outcome]) -> String {
 
 /// Each cell's figures as smallest..largest seed (what the verdicts compare), for `only=` runs.
 fn ranges(outcomes: &[Outcome]) -> String {
-    let mut out = String::from("| link (one way) | loss | hybrid p99 ms | bytes/msg | glenn p99 ms | bytes/msg | ue4 p99 ms | bytes/msg |\n|---|---|---|---|---|---|---|---|\n");
+    let mut out = String::from(
+        "| link (one way) | loss | hybrid p99 ms | bytes/msg | sends/msg, spurious | glenn p99 ms | bytes/msg | sends/msg, spurious | ue4 p99 ms | bytes/msg | sends/msg, spurious |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
     for o in outcomes {
         let _ = write!(out, "| {} | {} % |", link_name(&o.cell), o.cell.loss_percent);
         for f in &o.figures {
-            let _ = write!(out, " {:.0}..{:.0} | {:.1}..{:.1} |", f.p99_ms.lo, f.p99_ms.hi, f.bytes.lo, f.bytes.hi);
+            let _ = write!(
+                out,
+                " {:.0}..{:.0} | {:.1}..{:.1} | {:.2}, {:.0} |",
+                f.p99_ms.lo, f.p99_ms.hi, f.bytes.lo, f.bytes.hi, f.sends, f.spurious
+            );
         }
         out.push('\n');
     }
