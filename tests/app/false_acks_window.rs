@@ -35,12 +35,12 @@ fn open_ack_group(h: &mut Harness<'static, AppState>) {
     h.get_by_label("Strategy parameters").click_accesskit();
     h.step();
     h.step();
-    if !shows(&h, SLIDER) {
+    if !shows(h, SLIDER) {
         h.get_by_label(GROUP).click_accesskit();
         h.step();
         h.step();
     }
-    assert!(shows(&h, SLIDER), "the '{GROUP}' group did not open");
+    assert!(shows(h, SLIDER), "the '{GROUP}' group did not open");
 }
 
 /// Whether any widget's label contains `text` (a slider and its number field share theirs).
