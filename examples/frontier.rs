@@ -21,8 +21,11 @@
 //! cells between the log grid's points (loss 1.7, 5.5, 17 %, latency 14, 32, 71, 141 ms, jitter
 //! 0 or 15 ms, with and without bursts: links the defaults were not chosen on), and each
 //! `hybrid.NAME=VALUE` sets a hybrid parameter away from its default (`-- 120 5 1 log
-//! hybrid.redundant_copies=2`). Only the run with no arguments writes README's plot,
-//! docs/frontier-grid.png.
+//! hybrid.redundant_copies=2`). `only=LATENCY/LOSS/JITTER/BURSTS,...` runs only the cells that
+//! match one of the patterns (each part a number or `*`, BURSTS `yes`/`no`/`*`; `-- 120 5 201 log
+//! only=*/30/0/no,100/1/*/yes`) and prints each figure's smallest and largest seed as well: for
+//! looking into a few cells without running the grid. Only the run with no arguments writes
+//! README's plot, docs/frontier-grid.png.
 
 use std::fmt::Write as _;
 use std::sync::atomic::AtomicBool;
@@ -107,6 +110,38 @@ impl Cell {
     }
 }
 
+/// A pattern of cells (`only=`): latency, loss and jitter (None = any), and bursts.
+#[derive(Debug, Clone, Copy)]
+struct CellPattern {
+    latency_ms: Option<f64>,
+    loss_percent: Option<f64>,
+    jitter_ms: Option<f64>,
+    bursts: Option<bool>,
+}
+
+impl CellPattern {
+    fn parse(spec: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = spec.split('/').collect();
+        let bad = || format!("'{spec}': a cell pattern is LATENCY/LOSS/JITTER/BURSTS (numbers or *, BURSTS yes/no/*)");
+        let [lat, loss, jit, bursts] = parts[..] else { return Err(bad()) };
+        let num = |x: &str| if x == "*" { Ok(None) } else { x.parse::<f64>().map(Some).map_err(|_| bad()) };
+        let bursts = match bursts {
+            "*" => None,
+            "yes" => Some(true),
+            "no" => Some(false),
+            _ => return Err(bad()),
+        };
+        Ok(CellPattern { latency_ms: num(lat)?, loss_percent: num(loss)?, jitter_ms: num(jit)?, bursts })
+    }
+
+    fn matches(&self, c: &Cell) -> bool {
+        self.latency_ms.is_none_or(|x| x == c.latency_ms)
+            && self.loss_percent.is_none_or(|x| x == c.loss_percent)
+            && self.jitter_ms.is_none_or(|x| x == c.jitter_ms)
+            && self.bursts.is_none_or(|b| b == c.bursts)
+    }
+}
+
 /// A figure across seeds: smallest, largest, mean.
 #[derive(Debug, Clone, Copy)]
 struct Spread {
@@ -133,6 +168,9 @@ struct Figures {
     p99_ms: Spread,
     bytes: Spread,
     lost: u64,
+    /// Means across seeds, for `only=` runs: sends per message and spurious resends per run.
+    sends: f64,
+    spurious: f64,
 }
 
 impl Figures {
@@ -141,6 +179,8 @@ impl Figures {
             p99_ms: Spread::of(row.runs.iter().map(|r| r.p99_ms)),
             bytes: Spread::of(row.runs.iter().map(|r| r.bytes_per_message)),
             lost: row.lost,
+            sends: row.sends_per_message,
+            spurious: row.spurious_resends,
         }
     }
     /// Better beyond the seed spread on one figure and not worse beyond it on the other.
@@ -262,6 +302,47 @@ fn matrix(grid: Grid, outcomes: &[Outcome]) -> String {
     out
 }
 
+/// The counts README quotes: cells won, lost and neither, and each seed strategy's verdicts.
+fn summary(outcomes: &[Outcome]) -> String {
+    let won = outcomes.iter().filter(|o| o.won()).count();
+    let lost = outcomes.iter().filter(|o| o.lost()).count();
+    let n = outcomes.len();
+    let mut out = format!(
+        "\nhybrid dominates both in {won} of {n} cells, is dominated in {lost}, neither in {}\n",
+        n - won - lost
+    );
+    for (i, name) in ["glenn", "ue4"].iter().enumerate() {
+        let count = |v: Verdict| outcomes.iter().filter(|o| o.verdicts[i] == v).count();
+        let _ = writeln!(
+            out,
+            "vs {name}: dominates in {}, dominated in {}, neither in {}",
+            count(Verdict::Dominates),
+            count(Verdict::Dominated),
+            count(Verdict::Neither)
+        );
+    }
+    out
+}
+
+/// Each cell's figures as smallest..largest seed (what the verdicts compare), for `only=` runs.
+fn ranges(outcomes: &[Outcome]) -> String {
+    let mut out = String::from(
+        "| link (one way) | loss | hybrid p99 ms | bytes/msg | sends/msg, spurious | glenn p99 ms | bytes/msg | sends/msg, spurious | ue4 p99 ms | bytes/msg | sends/msg, spurious |\n|---|---|---|---|---|---|---|---|---|---|---|\n",
+    );
+    for o in outcomes {
+        let _ = write!(out, "| {} | {} % |", link_name(&o.cell), o.cell.loss_percent);
+        for f in &o.figures {
+            let _ = write!(
+                out,
+                " {:.0}..{:.0} | {:.1}..{:.1} | {:.2}, {:.0} |",
+                f.p99_ms.lo, f.p99_ms.hi, f.bytes.lo, f.bytes.hi, f.sends, f.spurious
+            );
+        }
+        out.push('\n');
+    }
+    out
+}
+
 fn colour(strategy: Strategy) -> RGBColor {
     match strategy {
         Strategy::Glenn => RGBColor(31, 119, 180),
@@ -357,7 +438,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Some("between") => BETWEEN_GRID,
         Some(other) => return Err(format!("unknown grid '{other}' (valid: log, linear, between)").into()),
     };
-    let settings: Vec<String> = args.collect();
+    let mut settings: Vec<String> = Vec::new();
+    let mut only: Vec<CellPattern> = Vec::new();
+    for a in args {
+        match a.strip_prefix("only=") {
+            Some(list) => {
+                for spec in list.split(',') {
+                    only.push(CellPattern::parse(spec)?);
+                }
+            }
+            None => settings.push(a),
+        }
+    }
     let mut vary = Vec::new();
     for s in &settings {
         if !s.starts_with("hybrid.") {
@@ -371,7 +463,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let readme_run = std::env::args().len() == 1;
-    let cells = Cell::all(grid);
+    let mut cells = Cell::all(grid);
+    if !only.is_empty() {
+        cells.retain(|c| only.iter().any(|p| p.matches(c)));
+    }
     println!(
         "{} cells x glenn, ue4, hybrid (defaults{}) x {seeds} seeds from {first_seed} x {seconds} s, default \
          workload; figures: mean (spread across seeds)\n",
@@ -380,21 +475,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let outcomes: Vec<Outcome> = cells.into_iter().map(|c| run_cell(c, seconds, seeds, first_seed, &vary)).collect();
     print!("{}", table(&outcomes));
+    if !only.is_empty() {
+        println!("\n{}", ranges(&outcomes));
+        print!("{}", summary(&outcomes));
+        return Ok(());
+    }
     println!("\nW: hybrid dominates both; g / u: only glenn / only ue4; -: neither; L: dominated by one\n");
     print!("{}", matrix(grid, &outcomes));
-    let won = outcomes.iter().filter(|o| o.won()).count();
-    let lost = outcomes.iter().filter(|o| o.lost()).count();
-    let n = outcomes.len();
-    println!("\nhybrid dominates both in {won} of {n} cells, is dominated in {lost}, neither in {}", n - won - lost);
-    for (i, name) in ["glenn", "ue4"].iter().enumerate() {
-        let count = |v: Verdict| outcomes.iter().filter(|o| o.verdicts[i] == v).count();
-        println!(
-            "vs {name}: dominates in {}, dominated in {}, neither in {}",
-            count(Verdict::Dominates),
-            count(Verdict::Dominated),
-            count(Verdict::Neither)
-        );
-    }
+    print!("{}", summary(&outcomes));
     if readme_run {
         std::fs::create_dir_all("docs")?;
         plot(&outcomes, "docs/frontier-grid.png")?;

@@ -19,6 +19,7 @@ mod decode_kcp;
 mod dnm_capacity;
 mod edits;
 mod export;
+mod false_acks_window;
 mod files;
 mod filter_grammar;
 mod filter_rows;

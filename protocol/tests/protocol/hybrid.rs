@@ -224,7 +224,7 @@ fn copies_go_only_where_a_resend_would_be_slow_and_within_their_limits() {
     // No loss: nothing to copy against, even on a slow path.
     let (c, _) = run(100.0, 0.0, 1, 256);
     assert_eq!(c.of_firsts + c.of_resends, 0, "copies on a lossless path");
-    // 10 ms each way at 5 %: a resend comes within the 100 ms recovery target, so Naks do the
+    // 10 ms each way at 5 %: a resend comes within the 110 ms recovery target, so Naks do the
     // work, and a message lost twice is rarer than the tail share: no copies at all.
     let (c, _) = run(10.0, 5.0, 1, 256);
     assert_eq!(c.of_firsts + c.of_resends, 0, "copies where a resend is quick: {c:?}");
