@@ -108,3 +108,54 @@ fn the_window_runs_the_proxy_and_records_a_live_link_edit() {
     s.stop();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The transport choice *proxy* in the window: its form starts the proxy, a client sending
+/// through it shows in the Clients table by its address, and the transport choice reads *proxy*.
+#[test]
+fn the_proxy_form_starts_the_proxy_and_its_client_shows_in_the_clients_table() {
+    use ackscope::app::Tab;
+    use ackscope::ui::proxy_form_ui::ProxyForm;
+    use ackscope::ui::WindowView;
+    use ackscope::window::frame_ui;
+    use egui_kittest::kittest::Queryable;
+    use egui_kittest::Harness;
+
+    let server = Server::echo("127.0.0.1:0");
+    let listen = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let dir = std::env::temp_dir().join(format!("ackscope-proxy-form-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut state = AppState::new(Scenario::default(), || {});
+    state.settings.intro_dismissed = true;
+    state.live_log = LiveLog::new(dir.join("live"));
+    let mut h = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
+        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
+        (state, WindowView::default()),
+    );
+    h.run_steps(2);
+    // The transport combo's "proxy..." opens the form (the combo has no label to query it by):
+    // the form as the user fills it in, where the form keeps it.
+    ProxyForm { open: true, listen: listen.to_string(), forward: server.addr.to_string(), ..ProxyForm::default() }
+        .store(&h.ctx);
+    h.run_steps(2);
+    h.get_by_label("Start proxy").click();
+    h.run_steps(2);
+    assert!(h.state().0.error.is_none(), "{:?}", h.state().0.error);
+    assert!(matches!(h.state().0.lanes[0].info.origin, Origin::Proxy { .. }));
+
+    let client = Client::to(listen);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut i = 0;
+    while Instant::now() < deadline && (client.count() < 20 || h.state().0.lanes[0].info.named_clients().count() == 0) {
+        client.send(&payload(i));
+        i += 1;
+        h.run_steps(1);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let name = h.state().0.lanes[0].info.named_clients().next().expect("the client reached the lane").name.clone();
+    h.state_mut().0.settings.tab = Tab::Clients;
+    h.run_steps(3);
+    assert!(h.query_all_by_label_contains(&name).next().is_some(), "the Clients table lists {name}");
+    assert!(ackscope::ui::proxy_form_ui::proxy_running(&h.state().0), "the transport choice reads proxy");
+    h.state_mut().0.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
