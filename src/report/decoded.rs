@@ -43,6 +43,9 @@ struct Item {
     delivered_min: Option<u32>,
 }
 
+/// One copy of an item a send carried: the sender, the item, its copy number.
+type CarriedCopy = (Side, u64, u32);
+
 /// Folds a decoded lane's events into a [`DecodedSummary`].
 #[derive(Default)]
 pub struct DecodedFold {
@@ -51,7 +54,7 @@ pub struct DecodedFold {
     /// The datagram each client's sender is describing (its latest `PacketSent`): its send id.
     carrier: HashMap<(ClientId, Side), (u32, u64)>,
     /// The items (and copy numbers) each send carried, by client and send id, until its fate.
-    carried: HashMap<(ClientId, u64), Vec<(Side, u64, u32)>>,
+    carried: HashMap<(ClientId, u64), Vec<CarriedCopy>>,
 }
 
 impl DecodedFold {
