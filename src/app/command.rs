@@ -37,6 +37,8 @@ pub enum AppCommand {
     },
     /// Run over this transport; restarts the run.
     SetTransport(Transport),
+    /// Start a new recording of the conditioning proxy (the transport *proxy*).
+    StartProxy(super::ProxyRequest),
     /// Change a scenario parameter, in the scenario and the live run (typed: the controls build
     /// it from their value, and it reaches the run as the same change).
     SetParam(ParamChange),
@@ -132,6 +134,7 @@ impl AppCommand {
                 | AppCommand::Rerun
                 | AppCommand::SetStrategy { .. }
                 | AppCommand::SetTransport(_)
+                | AppCommand::StartProxy(_)
                 | AppCommand::Open(_)
                 | AppCommand::TuneOpen(_)
                 | AppCommand::Quit
@@ -171,6 +174,7 @@ impl AppState {
             AppCommand::Rerun => "Re-run replaces".to_string(),
             AppCommand::SetStrategy { .. } => "Changing the strategy starts a new run and discards".to_string(),
             AppCommand::SetTransport(_) => "Changing the transport starts a new run and discards".to_string(),
+            AppCommand::StartProxy(_) => "Starting the proxy starts a new recording and discards".to_string(),
             AppCommand::Open(p) => format!("Opening {} discards", p.display()),
             AppCommand::TuneOpen(_) => "Running the sweep point starts a new run and discards".to_string(),
             AppCommand::Quit => "Closing the window discards".to_string(),
@@ -202,6 +206,7 @@ impl AppState {
             AppCommand::SetPaused(p) => self.set_paused(p),
             AppCommand::SetStrategy { strategy, ab } => self.set_strategy(strategy, ab),
             AppCommand::SetTransport(t) => self.set_transport(t),
+            AppCommand::StartProxy(r) => self.start_proxy(&r),
             AppCommand::SetParam(change) => self.set_param(change),
             AppCommand::ApplyPreset(p) => {
                 for (i, dir) in ["a_to_b", "b_to_a"].into_iter().enumerate() {

@@ -222,6 +222,7 @@ impl AppState {
             }
             Spec::EventStream { .. } => source::stream::lanes_of(&spec),
             Spec::Capture { .. } => source::capture::lanes_of(&spec),
+            Spec::Proxy(cfg) => vec![source::proxy::lane_of(cfg)],
         };
         for lane in &mut self.lanes {
             lane.transport = self.transport;
@@ -232,6 +233,7 @@ impl AppState {
             Spec::UdpLoopback(_) => "UDP transport",
             Spec::EventStream { .. } => "event stream",
             Spec::Capture { .. } => "capture",
+            Spec::Proxy(_) => "proxy",
         };
         self.live = match source::start(spec, move || wake()) {
             Ok(run) => Some(run),
@@ -319,6 +321,11 @@ impl AppState {
         for (lane, info) in run.take_clients() {
             if let Some(l) = self.lanes.get_mut(lane) {
                 l.info.name_client(info);
+            }
+        }
+        if let Some((lane, protocol)) = run.take_protocol() {
+            if let Some(l) = self.lanes.get_mut(lane) {
+                l.info.switch_to(ackscope_protocol::SimTime::ZERO, protocol);
             }
         }
         let started = Instant::now();

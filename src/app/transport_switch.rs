@@ -26,7 +26,12 @@ impl AppState {
     /// True when a change of transport to `to` would be an action in the live recording (one
     /// lane, running, another transport) rather than a new recording.
     pub fn switches_in_place(&self, to: Transport) -> bool {
-        to != self.transport && self.ab.is_none() && self.lanes.len() == 1 && self.is_running()
+        // A lane with no scenario (a proxy's, a capture's) has no endpoints to move.
+        to != self.transport
+            && self.ab.is_none()
+            && self.lanes.len() == 1
+            && self.lanes[0].scenario.is_some()
+            && self.is_running()
     }
 
     /// Sets the transport: in place when [`Self::switches_in_place`], else for the next run,

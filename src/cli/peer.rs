@@ -36,7 +36,7 @@ fn peer_help() -> String {
     const NOTES: &str = "\
 The lossy link is applied where packets arrive: this process runs the scenario's link for the \
 direction INTO it (link.b_to_a for side a, link.a_to_b for side b), so run the other end with the \
-other --side. The link is transparent (no delay, no loss) unless --set link... asks for \
+other --side. The link is transparent (no delay, no loss) unless a SCENARIO file or --set link... asks for \
 impairment. Time is real (microseconds since this process started its run).
 
 With --json it prints one object shaped like `ackscope run --json`, describing this endpoint only: \
@@ -56,6 +56,10 @@ Example (two terminals):
 #[derive(Args, Debug)]
 #[command(after_help = peer_help())]
 pub struct PeerArgs {
+    /// Scenario (or session) file to start from, as `ackscope run` takes it: its strategy,
+    /// workload and link apply (the link for the direction into this process); without one the
+    /// default scenario with a transparent link.
+    pub scenario: Option<PathBuf>,
     /// Local address to bind, e.g. 127.0.0.1:4000.
     #[arg(long, value_name = "ADDR")]
     pub bind: String,
@@ -101,10 +105,17 @@ pub fn transparent_link() -> LinkConfig {
     LinkConfig { latency_ms: 0.0, loss_percent: 0.0, mtu_bytes: 9000, ..LinkConfig::default() }
 }
 
-/// The scenario from `--set` overrides, checked against `--raw`.
+/// The scenario from the SCENARIO file (or the default with a transparent link) and `--set`
+/// overrides, checked against `--raw`.
 fn scenario_from(args: &PeerArgs) -> Result<Scenario> {
-    let mut s = Scenario::default();
-    (s.link.a_to_b, s.link.b_to_a) = (transparent_link(), transparent_link());
+    let mut s = match &args.scenario {
+        Some(p) => crate::session::load_verified(p, crate::session::Verify::Checksum)?.scenario,
+        None => {
+            let mut s = Scenario::default();
+            (s.link.a_to_b, s.link.b_to_a) = (transparent_link(), transparent_link());
+            s
+        }
+    };
     overrides::apply_all(&mut s, &args.set)?;
     if args.raw {
         // Raw mode is the acks strategy whatever the default; only an explicit other choice is refused.

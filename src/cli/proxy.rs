@@ -136,6 +136,10 @@ fn run(args: &ProxyArgs) -> Result<ProxyReport> {
             Some(d) => d.feed(&batch),
             None => batch.events,
         };
+        // The lane is described by what the decoder picked (events come only once it has).
+        if let (Some(o), Some(d)) = (out.as_mut(), decoder.as_ref()) {
+            o.set_protocol(&d.protocol());
+        }
         match out.as_mut() {
             Some(o) => o.append_events(&events, &batch.actions),
             None => Ok(()),
@@ -154,6 +158,7 @@ fn run(args: &ProxyArgs) -> Result<ProxyReport> {
     if let Some(d) = decoder.as_mut() {
         let last = d.finish(end);
         if let Some(o) = out.as_mut() {
+            o.set_protocol(&d.protocol());
             o.append_events(&last, &[])?;
         }
     }

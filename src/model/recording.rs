@@ -323,6 +323,7 @@ impl Recording {
         if !matches!(self.info.origin, Origin::Simulated | Origin::UdpLoopback) {
             s.origin = Some(self.info.origin.clone());
             s.protocol = Some(self.info.first().name.clone());
+            s.wire = Some(self.info.first().wire.name().to_string());
         }
         s.clients = self.info.named_clients().cloned().collect();
         s.bookmarks = self.bookmarks.clone();

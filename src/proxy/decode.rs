@@ -15,12 +15,15 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use ackscope_protocol::decode::{ClientStats, Datagram, DecodeArg, DecodeChoice, Decoder, Fate, HeaderSpec};
+use ackscope_protocol::decode::{
+    ClientStats, Datagram, DecodeArg, DecodeChoice, Decoder, Fate, FormatKind, HeaderSpec,
+};
 use ackscope_protocol::{ClientId, Dir, Event, EventKind, SimTime};
 use anyhow::{anyhow, Result};
 
 use super::record::{file_uid, FILE_UID_CLIENT_SHIFT};
 use super::relay::Batch;
+use crate::model::lane::{Protocol, WireFormat};
 
 /// The decoder's direction for a proxy direction (see the module doc).
 pub fn decoder_dir(proxy: Dir) -> Dir {
@@ -72,6 +75,26 @@ pub fn read_header(path: &Path) -> Result<HeaderSpec> {
     })?;
     spec.validate().map_err(|e| anyhow!("--decode header:{origin}: {e}"))?;
     Ok(spec)
+}
+
+/// What a proxy lane runs, as the decoder read it: the protocol a recording's lane is described
+/// by (its label, its colour, how the views rebuild its headers, which report sections apply).
+/// ackscope's own formats are their strategy (`glenn`, `ue4`...: its sections apply); a foreign
+/// protocol is named for what it is, laid out as the views can show it (ENet's and KCP's
+/// commands: from their events only; reliable.io-style headers: as reliable.io's); nothing
+/// decoded (`--decode none`, or `auto` found no format) is `unknown`.
+pub fn lane_protocol(format: Option<&FormatKind>) -> Protocol {
+    let named = |name: &str, wire| Protocol::named(name, Some(wire));
+    match format {
+        None => named("unknown", WireFormat::Opaque),
+        Some(FormatKind::Reliable) => named("reliable.io", WireFormat::ReliableIo),
+        Some(FormatKind::Header(_)) => named("header", WireFormat::ReliableIo),
+        Some(FormatKind::Enet) => named("ENet", WireFormat::Opaque),
+        Some(FormatKind::Kcp) => named("KCP", WireFormat::Opaque),
+        Some(FormatKind::Kcptun) => named("KCP (kcptun)", WireFormat::Opaque),
+        // glenn, ue4, chunks, fragments, dnm, rellikt: each is the strategy of that name.
+        Some(k) => Protocol::named(k.name(), None),
+    }
 }
 
 /// `--decode`'s value as the decoder takes it (a header file read and checked).
@@ -193,6 +216,16 @@ impl ProxyDecoder {
     /// The format in use, and why (`auto`'s probe).
     pub fn format(&self) -> Option<String> {
         self.decoder.format().map(|k| k.name().to_string())
+    }
+
+    /// What the lane runs as read so far ([`lane_protocol`]): final once [`Self::deciding`] is false.
+    pub fn protocol(&self) -> Protocol {
+        lane_protocol(self.decoder.format())
+    }
+
+    /// True while `auto` (or `ackscope`) has not picked a format: the lane's protocol may change.
+    pub fn deciding(&self) -> bool {
+        self.probing()
     }
 
     pub fn probe_reason(&self) -> Option<String> {

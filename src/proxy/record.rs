@@ -15,6 +15,7 @@ use super::bytes::ByteStore;
 use super::relay::Batch;
 use super::stats::addr_text;
 use crate::app::live_log::LiveLimits;
+use crate::model::lane::Protocol;
 use crate::model::Origin;
 use crate::session::stream::SessionStream;
 use crate::session::{Session, Transport};
@@ -30,27 +31,46 @@ pub fn file_uid(client: ClientId, uid: u64) -> u64 {
 /// A session file being written while the proxy runs: streamed into a temporary file beside
 /// the target (events are not held in memory), renamed over it when finished, so the target is
 /// never half-written; a failed or abandoned run removes the temporary file.
+///
+/// The header names the protocol the lane runs ([`Self::set_protocol`]: what the decoder
+/// picked), and a header is written once, before the first event: so the file is opened at the
+/// first events, which the decoder releases only once it has picked (actions before them wait).
 pub struct SessionOut {
     stream: Option<SessionStream>,
+    header: Session,
+    /// Actions given before the file was opened.
+    pending_actions: Vec<Step>,
+    finished: bool,
     tmp: PathBuf,
     path: PathBuf,
 }
 
 impl SessionOut {
     /// Starts writing `path` for a proxy run of `scenario` listening on `listen`, forwarding to
-    /// `forward`.
+    /// `forward` (the temporary file is created now, so an unwritable place fails before the run).
     pub fn create(path: &Path, scenario: &Scenario, listen: SocketAddr, forward: SocketAddr) -> Result<Self> {
         let origin = path.display().to_string();
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let name = path.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
         // The temporary name `session::remove_stale_temps` recognises and tidies after a kill.
         let tmp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
+        std::fs::File::create(&tmp).with_context(|| format!("{origin}: cannot write"))?;
         let mut header = Session::scenario_only(scenario.clone());
         // Real time on real sockets: a re-run cannot reproduce the traffic.
         header.transport = Transport::Udp;
         header.origin = Some(Origin::Proxy { listen: addr_text(listen), upstream: addr_text(forward) });
-        let stream = SessionStream::create(&tmp, &header).with_context(|| format!("{origin}: cannot write"))?;
-        Ok(Self { stream: Some(stream), tmp, path: path.to_path_buf() })
+        let mut out =
+            Self { stream: None, header, pending_actions: Vec::new(), finished: false, tmp, path: path.to_path_buf() };
+        out.set_protocol(&crate::proxy::decode::lane_protocol(None));
+        Ok(out)
+    }
+
+    /// Names what the lane runs (the decoder's pick); no effect once events were written.
+    pub fn set_protocol(&mut self, protocol: &Protocol) {
+        if self.stream.is_none() {
+            self.header.protocol = Some(protocol.name.clone());
+            self.header.wire = Some(protocol.wire.name().to_string());
+        }
     }
 
     /// Appends a batch's events and run-wide actions.
@@ -58,26 +78,50 @@ impl SessionOut {
         self.append_events(&batch.events, &batch.actions)
     }
 
-    /// Appends events (in time order after what was appended) and actions.
+    /// Appends events (in time order after what was appended) and actions; the file is opened
+    /// with the header as it stands at the first events.
     pub fn append_events(&mut self, events: &[Event], actions: &[Step]) -> Result<()> {
-        let stream = self.stream.as_mut().expect("open until finished");
+        if self.stream.is_none() {
+            if events.is_empty() {
+                self.pending_actions.extend_from_slice(actions);
+                return Ok(());
+            }
+            self.open()?;
+        }
+        let stream = self.stream.as_mut().expect("opened");
         stream.append(events, actions)
+    }
+
+    fn open(&mut self) -> Result<()> {
+        let stream = SessionStream::create(&self.tmp, &self.header)
+            .with_context(|| format!("{}: cannot write", self.path.display()))?;
+        self.stream = Some(stream);
+        let pending = std::mem::take(&mut self.pending_actions);
+        if !pending.is_empty() {
+            self.stream.as_mut().expect("opened").append(&[], &pending)?;
+        }
+        Ok(())
     }
 
     /// Finishes the file covering `duration` and renames it into place: its size.
     pub fn finish(mut self, duration: SimTime) -> Result<u64> {
-        let mut stream = self.stream.take().expect("open until finished");
+        if self.stream.is_none() {
+            self.open()?;
+        }
+        let mut stream = self.stream.take().expect("opened");
         stream.set_duration(duration.0);
         let bytes = stream.finish()?;
         std::fs::rename(&self.tmp, &self.path)
             .with_context(|| format!("{}: cannot replace the file", self.path.display()))?;
+        self.finished = true;
         Ok(bytes)
     }
 }
 
 impl Drop for SessionOut {
     fn drop(&mut self) {
-        if self.stream.take().is_some() {
+        if !self.finished {
+            self.stream.take();
             let _ = std::fs::remove_file(&self.tmp);
         }
     }

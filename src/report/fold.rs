@@ -16,7 +16,9 @@ use ackscope_protocol::{
 use serde::Serialize;
 
 use super::bandwidth::BandwidthFold;
+use super::decoded::DecodedFold;
 use super::flow::{FlowFold, FlowSummary};
+use crate::model::lane::Protocol;
 
 /// One client's figures in a run of several (`clients` in `run --json`): every per-connection
 /// section of the report, for this client's connection alone.
@@ -53,6 +55,9 @@ pub struct RunFold {
     flow: FlowFold,
     server: ServerAccumulator,
     bandwidth: BandwidthFold,
+    /// The protocol's name when the lane is not a run of the scenario's strategy.
+    label: Option<String>,
+    decoded: Option<DecodedFold>,
 }
 
 /// What a run's figures come from besides its events' sections.
@@ -79,7 +84,23 @@ impl RunFold {
             flow: FlowFold::new(scenario),
             server: ServerAccumulator::new(scenario.server),
             bandwidth: BandwidthFold::default(),
+            label: None,
+            decoded: None,
         }
+    }
+
+    /// A fold for a lane of another origin, described by the `protocol` it runs: its strategy's
+    /// sections when it names one of ackscope's, none otherwise. A `decoded` lane (a proxy's, a
+    /// capture's: a game's endpoints read from their traffic) has no workload events, so no
+    /// strategy section either: the decoded section instead.
+    pub fn for_lane(scenario: &Scenario, protocol: &Protocol, decoded: bool) -> Self {
+        let mut fold = match protocol.strategy {
+            Some(strategy) if !decoded => Self::new(&Scenario { strategy, ..scenario.clone() }),
+            _ => Self { reliable: None, snapshots: None, ue4: None, chunks: None, ..Self::new(scenario) },
+        };
+        fold.label = Some(protocol.name.clone());
+        fold.decoded = decoded.then(DecodedFold::default);
+        fold
     }
 
     /// Also folds the latency an application needing order would see (`compare`'s column).
@@ -109,6 +130,9 @@ impl RunFold {
             self.flow.observe(e);
             self.server.observe(e);
             self.bandwidth.observe(e);
+            if let Some(d) = &mut self.decoded {
+                d.observe(e);
+            }
         }
     }
 
@@ -143,7 +167,7 @@ impl RunFold {
         let clients = (n > 1).then(|| (1..=n).map(|k| self.client_report(k, end.truth)).collect());
         super::RunReport {
             seed: s.seed,
-            strategy: s.strategy.name().to_string(),
+            strategy: self.label.clone().unwrap_or_else(|| s.strategy.name().to_string()),
             simulated_seconds: end.simulated_seconds,
             wall_seconds: end.wall_seconds,
             packets,
@@ -157,6 +181,7 @@ impl RunFold {
             chunk: self.chunks.as_ref().map(|c| c.finish(|k| self.ideal(k))),
             flow: self.flow.finish(None),
             bandwidth: Some(self.bandwidth.finish()),
+            decoded: self.decoded.as_ref().map(DecodedFold::finish),
             clients,
             server: (n > 1).then(|| self.server.finish(Some(end.simulated_seconds))),
             ab: None,

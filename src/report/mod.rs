@@ -11,6 +11,7 @@
 
 pub mod bandwidth;
 pub mod compare;
+pub mod decoded;
 pub mod export;
 pub mod flow;
 pub mod fold;
@@ -31,6 +32,7 @@ use ackscope_protocol::{
 use anyhow::{anyhow, Context};
 use serde::Serialize;
 
+use crate::model::lane::Origin;
 use crate::runtime::action;
 use crate::session::stream::SessionStream;
 use crate::session::{self, Session};
@@ -73,6 +75,10 @@ pub struct RunReport {
     /// Each side's sent / received / acked kbps, mean and p95 over its `Stats` samples (issue 24).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bandwidth: Option<RunBandwidth>,
+    /// What a passive decoder read from real traffic, for a proxy's or a capture's lane (which
+    /// has no workload, so no reliable or snapshot section): see [`decoded`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decoded: Option<decoded::DecodedSummary>,
     /// Each client's figures, in a run of several clients (the figures above are then over
     /// every client: totals summed, estimates the mean over clients).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -346,18 +352,30 @@ pub const DEFAULT_SECONDS: f64 = 60.0;
 /// The report of a recorded session, recomputed from its events (`ackscope summary`); an A/B
 /// session's second lane is in `ab`.
 pub fn from_session(session: &Session) -> RunReport {
-    let mut report = lane_report(&session.scenario, &session.actions, &session.events, session.duration_us);
+    // A lane of another origin is described by its protocol, never by the (default) scenario's
+    // strategy: a proxy's ENet lane reports as ENet, with what was decoded.
+    let fold = if session.is_simulated() {
+        RunFold::new(&session.scenario)
+    } else {
+        let decoded = matches!(session.origin, Some(Origin::Proxy { .. } | Origin::Capture { .. }));
+        RunFold::for_lane(&session.scenario, &session.protocol(), decoded)
+    };
+    let mut report = lane_report(fold, &session.actions, &session.events, session.duration_us);
     if let Some(b) = session.ab {
         let scenario = Scenario { strategy: b, ..session.scenario.clone() };
-        report.ab =
-            Some(Box::new(lane_report(&scenario, &session.ab_actions, &session.ab_events, session.duration_us)));
+        report.ab = Some(Box::new(lane_report(
+            RunFold::new(&scenario),
+            &session.ab_actions,
+            &session.ab_events,
+            session.duration_us,
+        )));
     }
     report
 }
 
 /// One lane's report from its recorded events (the same fold a run makes); the drain is found in
 /// its action log.
-fn lane_report(scenario: &Scenario, actions: &[Step], events: &[Event], duration_us: u64) -> RunReport {
+fn lane_report(mut fold: RunFold, actions: &[Step], events: &[Event], duration_us: u64) -> RunReport {
     let start = Instant::now();
     let drain_seconds = actions
         .iter()
@@ -366,7 +384,6 @@ fn lane_report(scenario: &Scenario, actions: &[Step], events: &[Event], duration
         .map_or(0.0, |s| (duration_us.saturating_sub(s.at.0)) as f64 / 1e6);
     let mut truth = SummaryAccumulator::default();
     truth.observe(events);
-    let mut fold = RunFold::new(scenario);
     fold.observe(events);
     fold.report(&RunEnd {
         truth: &truth,

@@ -13,12 +13,14 @@ impl RunReport {
         let p = &self.packets;
         let e = &self.estimates;
         format!(
-            "ackscope: strategy {}, seed {}, {:.1} s simulated in {:.3} s\n\
+            "ackscope: {} {}, seed {}, {:.1} s simulated in {:.3} s\n\
              packets: {} sent, {} dropped by the link, {} delivered ({} duplicated), {} acked\n\
              ground truth: {} false acks, {} duplicate acks, {} malformed\n\
              RTT: estimated {}, true {:.1} ms\n\
              loss: estimated {}, true {:.2} % (link drops), effective {:.2} % (with {} discarded by the receiver{})\n\
              events: {}{}",
+            // A decoded lane (a proxy's, a capture's) runs a protocol, not one of the strategies.
+            if self.decoded.is_some() { "protocol" } else { "strategy" },
             self.strategy,
             self.seed,
             self.simulated_seconds,
@@ -39,7 +41,8 @@ impl RunReport {
             e.discarded.total(),
             discards_text(&e.discarded),
             self.events,
-            self.reliable.as_ref().map(reliable_text).unwrap_or_default()
+            self.decoded.as_ref().map(super::decoded::DecodedSummary::to_text).unwrap_or_default()
+                + &self.reliable.as_ref().map(reliable_text).unwrap_or_default()
                 + &self.snapshots.as_ref().map(snapshot_text).unwrap_or_default()
                 + &self.ue4.as_ref().map(ue4_text).unwrap_or_default()
                 + &self.chunk.as_ref().map(chunk_text).unwrap_or_default()

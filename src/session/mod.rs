@@ -47,7 +47,7 @@ use std::sync::Arc;
 
 use ackscope_protocol::{Action, Event, ParamChange, Scenario, SimTime, Step, Strategy};
 
-use crate::model::lane::{ClientInfo, Origin, Protocol};
+use crate::model::lane::{ClientInfo, Origin, Protocol, WireFormat};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
@@ -103,6 +103,11 @@ pub struct Session {
     /// scenario to say so.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<String>,
+    /// How that lane's packets are laid out (`reliable_io`, `ue4`, `notify`, `slices`, `opaque`),
+    /// when `protocol` is not a strategy that says so: a proxy's decoded protocol (ENet, KCP:
+    /// `opaque`; a reliable.io-style header: `reliable_io`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wire: Option<String>,
     /// The clients the source named, with their groups (version 3).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<ClientInfo>,
@@ -192,6 +197,7 @@ impl Session {
             scenario,
             origin: None,
             protocol: None,
+            wire: None,
             clients: Vec::new(),
             actions: Vec::new(),
             changes: Vec::new(),
@@ -214,6 +220,7 @@ impl Session {
             scenario: self.scenario.clone(),
             origin: self.origin.clone(),
             protocol: self.protocol.clone(),
+            wire: self.wire.clone(),
             clients: self.clients.clone(),
             actions: self.actions.clone(),
             changes: self.changes.clone(),
@@ -251,7 +258,7 @@ impl Session {
     /// What the first lane ran first: the stream's protocol, or the scenario's strategy.
     pub fn protocol(&self) -> Protocol {
         match (&self.protocol, self.is_simulated()) {
-            (Some(name), false) => Protocol::named(name, None),
+            (Some(name), false) => Protocol::named(name, self.wire.as_deref().and_then(WireFormat::parse)),
             _ => Protocol::of(self.scenario.strategy),
         }
     }

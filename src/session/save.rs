@@ -26,6 +26,8 @@ struct SessionOut<'a> {
     origin: Option<&'a Origin>,
     #[serde(skip_serializing_if = "Option::is_none")]
     protocol: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wire: Option<&'a str>,
     #[serde(skip_serializing_if = "<[ClientInfo]>::is_empty")]
     clients: &'a [ClientInfo],
     actions: &'a [Step],
@@ -94,6 +96,7 @@ fn session_out<'a>(header: &'a Session, lanes: [&'a [Event]; 2]) -> SessionOut<'
         scenario: &header.scenario,
         origin: header.origin.as_ref(),
         protocol: header.protocol.as_deref(),
+        wire: header.wire.as_deref(),
         clients: &header.clients,
         actions: &header.actions,
         duration_us: header.duration_us,

@@ -11,6 +11,7 @@
 //! come as more files here, each one more [`Origin`] the recordings already describe.
 
 pub mod capture;
+pub mod proxy;
 pub mod sim;
 pub mod stream;
 pub mod udp;
@@ -20,7 +21,7 @@ use std::path::PathBuf;
 use ackscope_protocol::{Action, Scenario, Step};
 use anyhow::Result;
 
-use crate::model::lane::{ClientInfo, Origin};
+use crate::model::lane::{ClientInfo, Origin, Protocol};
 use crate::runtime::{Batch, Lanes};
 
 /// A running source of events: what the window needs from it, whatever its origin.
@@ -38,6 +39,11 @@ pub trait EventSource: Send {
     /// its clients as they connect; a simulation knows them from its scenario).
     fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
         Vec::new()
+    }
+    /// What a lane turned out to run, when the source learns it as it goes (a proxy's decoder
+    /// picks the protocol from the first datagrams): given before that lane's first events.
+    fn take_protocol(&self) -> Option<(usize, Protocol)> {
+        None
     }
     /// How far the source has got and what waits for the window, where it knows (a source
     /// paced by the wall clock); the window says from it when it is behind and why.
@@ -58,6 +64,8 @@ pub enum Spec {
     EventStream { path: PathBuf, follow: bool },
     /// A pcapng or pcap capture, imported as it is read (`--decode`, `--port`, `--client-filter`).
     Capture { path: PathBuf, options: crate::capture::import::ImportOptions },
+    /// A conditioning proxy relaying real clients to a real server, decoded as it goes.
+    Proxy(Box<crate::proxy::ProxyConfig>),
 }
 
 impl Spec {
@@ -70,6 +78,7 @@ impl Spec {
                 Origin::EventStream { source: path.display().to_string(), producer: String::new() }
             }
             Spec::Capture { path, .. } => Origin::Capture { path: path.display().to_string() },
+            Spec::Proxy(cfg) => proxy::lane_of(cfg).info.origin,
         }
     }
 }
@@ -84,5 +93,6 @@ pub fn start(spec: Spec, wake: impl Fn() + Send + Sync + 'static) -> Result<Box<
         }
         Spec::EventStream { path, follow } => Box::new(stream::StreamSource::spawn(path, follow, wake)?),
         Spec::Capture { path, options } => Box::new(capture::CaptureSource::spawn(path, options, wake)?),
+        Spec::Proxy(cfg) => Box::new(proxy::ProxySource::spawn(*cfg, wake)?),
     })
 }

@@ -30,6 +30,7 @@ mod plot_markers;
 pub mod plot_series;
 pub mod plot_window;
 pub mod plots_ui;
+pub mod proxy_form_ui;
 mod settings_ui;
 pub mod slices_ui;
 mod status_ui;

@@ -138,20 +138,37 @@ fn strategy_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) 
 }
 
 fn transport_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-    let mut transport = state.transport;
+    use super::proxy_form_ui::{proxy_form_ui, proxy_running, ProxyForm};
+    let transport = state.transport;
+    let proxied = proxy_running(state);
     // No "transport" label beside it: its choices name themselves, and the top bar then fits one
     // row at 1280 px wide.
     egui::ComboBox::from_id_salt("transport")
         .selected_text(match transport {
+            _ if proxied => "proxy",
             Transport::InProcess => "in-process",
             Transport::Udp => "UDP loopback",
         })
         .show_ui(ui, |ui| {
-            ui.selectable_value(&mut transport, Transport::InProcess, "in-process")
+            let sim = ui
+                .selectable_label(!proxied && transport == Transport::InProcess, "in-process")
                 .on_hover_text("Both endpoints and the link in one deterministic simulation (re-runs identically)");
-            ui.selectable_value(&mut transport, Transport::Udp, "UDP loopback").on_hover_text(
+            let udp = ui.selectable_label(!proxied && transport == Transport::Udp, "UDP loopback").on_hover_text(
                 "Each endpoint on its own thread and real UDP socket on 127.0.0.1, the link applied on receive",
             );
+            // From a proxy, either choice starts a run of the scenario again (even the same transport).
+            for (clicked, t) in [(sim.clicked(), Transport::InProcess), (udp.clicked(), Transport::Udp)] {
+                if clicked && (proxied || t != transport) {
+                    cmds.push(AppCommand::SetTransport(t));
+                }
+            }
+            if ui
+                .selectable_label(proxied, "proxy...")
+                .on_hover_text("A conditioning proxy between real game clients and a real server: listen and forward addresses, decoder")
+                .clicked()
+            {
+                ProxyForm { open: true, ..ProxyForm::load(ui.ctx()) }.store(ui.ctx());
+            }
         })
         .response
         .on_hover_text(
@@ -159,9 +176,7 @@ fn transport_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>)
              run goes on over the other transport in the same recording (an action in its log; a re-run \
              simulates what ran over UDP)",
         );
-    if transport != state.transport {
-        cmds.push(AppCommand::SetTransport(transport));
-    }
+    proxy_form_ui(ui.ctx(), cmds);
 }
 
 fn preset_menu_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {

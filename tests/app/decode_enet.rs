@@ -36,8 +36,15 @@ fn parse_stats(out: &str) -> EnetStats {
     EnetStats { rtt: get("rtt"), sent: get("sent") as u64, lost: get("lost") as u64, received: get("received") as u64 }
 }
 
-/// Compiles `enet_peer.c` against the system's libenet; a clear failure when either is missing.
+/// Compiles `enet_peer.c` against the system's libenet, once per test process: tests run in
+/// parallel, and a second compile writing the executable while another test runs it fails that
+/// test ("Text file busy"). A clear failure when the compiler or the library is missing.
 pub(crate) fn build_enet_peer() -> PathBuf {
+    static EXE: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    EXE.get_or_init(compile_enet_peer).clone().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn compile_enet_peer() -> Result<PathBuf, String> {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/app/enet_peer.c");
     let dir = std::env::temp_dir().join(format!("ackscope-enet-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -48,13 +55,14 @@ pub(crate) fn build_enet_peer() -> PathBuf {
         .arg(&src)
         .arg("-lenet")
         .output()
-        .expect("cc (the C compiler) must be installed");
-    assert!(
-        out.status.success(),
-        "compiling enet_peer.c failed (install libenet-dev: .ci/run does): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    exe
+        .map_err(|e| format!("cc (the C compiler) must be installed: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "compiling enet_peer.c failed (install libenet-dev: .ci/run does): {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    Ok(exe)
 }
 
 pub(crate) fn spawn(exe: &PathBuf, args: &[String]) -> Child {

@@ -36,6 +36,7 @@ mod pcapng_export;
 mod peer_cli;
 mod progressive_open;
 mod proxy;
+mod proxy_window;
 mod raw_fragments;
 mod readme_outputs;
 mod registry_docs;

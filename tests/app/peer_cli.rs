@@ -327,3 +327,29 @@ fn joined_recordings_of_two_impaired_peers_give_the_whole_truth() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("side"), "{bad:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_peer_takes_its_scenario_from_a_positional_file_as_run_does() {
+    // A scenario file with its own strategy, seed and an impaired link: both peers run it (no --set).
+    let dir = std::env::temp_dir().join(format!("ackscope-peer-scenario-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("ue4-lossy.ron");
+    std::fs::write(
+        &file,
+        "(format_version: 1, scenario: (seed: 11, strategy: ue4, link: (\
+         a_to_b: (latency_ms: 30.0, loss_percent: 10.0), b_to_a: (latency_ms: 30.0, loss_percent: 10.0))))",
+    )
+    .unwrap();
+    let args = s(&[file.to_str().unwrap(), "--seconds", "2", "--json"]);
+    let (oa, ob) = run_pair(&args, &args);
+    for j in [json_of(&oa), json_of(&ob)] {
+        assert_eq!(j["strategy"], "ue4", "the file's strategy: {j}");
+        assert_eq!(j["seed"], 11, "{j}");
+        assert!(j["packets"]["link_dropped"].as_u64().unwrap() > 0, "the file's 10 % loss: {j}");
+        let delay = j["estimates"]["incoming_link_delay_ms"].as_f64().unwrap();
+        assert!((29.0..32.0).contains(&delay), "the file's 30 ms: {j}");
+    }
+    let e = peer_fails(&["/nonexistent/scenario.ron", "--bind", "127.0.0.1:0", "--connect", "127.0.0.1:9"]);
+    assert!(e.contains("/nonexistent/scenario.ron"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -79,3 +79,64 @@ fn the_enet_library_pair_through_the_proxy_is_decoded_as_enet_reports_itself() {
     }
     assert_eq!(stats.malformed, 0);
 }
+
+/// `ackscope proxy --out` of the ENet pair: the recording's lane says ENet (the decoder's pick,
+/// not the default scenario's strategy), and `summary` of it reports as ENet with the decoded
+/// figures the proxy printed when it ran, not an empty reliable-message section.
+#[test]
+fn a_proxy_recording_of_enet_is_described_and_summarised_as_enet() {
+    use std::process::{Command, Stdio};
+
+    let exe = build_enet_peer();
+    let free = || UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let (server_addr, listen) = (free(), free());
+    let dir = std::env::temp_dir().join(format!("ackscope-proxy-enet-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("enet.ron");
+    let mut server = spawn(&exe, &["server".into(), server_addr.port().to_string(), "6".into()]);
+    let proxy = Command::new(env!("CARGO_BIN_EXE_ackscope"))
+        .args(["proxy", "--listen", &listen.to_string(), "--forward", &server_addr.to_string()])
+        .args(["--set", "link.latency_ms=50", "--set", "link.loss_percent=20", "--set", "seed=24"])
+        .args(["--seconds", "8", "--json", "--out"])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The client starts once the proxy and the server hold their ports.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (UdpSocket::bind(listen).is_ok() || UdpSocket::bind(server_addr).is_ok()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let client = spawn(&exe, &["client".into(), listen.port().to_string(), "6".into(), "50".into()]);
+    let client = finish(client);
+    let _ = server.wait();
+    let done = proxy.wait_with_output().unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(client.sent > 150, "the exchange ran: {client:?}");
+    let live: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+
+    let s = ackscope::session::load_verified(&out, ackscope::session::Verify::Checksum).unwrap();
+    let lane = ackscope::model::Recording::from_header(&s).info;
+    assert_eq!(lane.label(), "ENet");
+    assert_eq!(lane.first().wire, ackscope::model::lane::WireFormat::Opaque);
+    assert_eq!(lane.first().strategy, None);
+
+    let summary = Command::new(env!("CARGO_BIN_EXE_ackscope")).args(["summary", "--json"]).arg(&out).output().unwrap();
+    assert!(summary.status.success(), "{}", String::from_utf8_lossy(&summary.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&summary.stdout).unwrap();
+    assert_eq!(j["strategy"], "ENet", "{j}");
+    assert!(j["reliable"].is_null() && j["snapshots"].is_null(), "no workload sections on a decoded lane: {j}");
+    // Side A is the server, B the client: the summary's decoded figures are the proxy's own.
+    for (side, dir) in [("b", "client_to_server"), ("a", "server_to_client")] {
+        let (got, want) = (&j["decoded"][side], &live["clients"][0]["decoded"][dir]);
+        for k in ["items_sent", "resends", "spurious_resends", "items_acked", "packets_acked"] {
+            assert_eq!(got[k], want[k], "{side} {k}: summary {got} vs proxy {want}");
+        }
+        assert!(got["items_sent"].as_u64().unwrap() > 100, "{side}: {got}");
+    }
+    let text = Command::new(env!("CARGO_BIN_EXE_ackscope")).arg("summary").arg(&out).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.starts_with("ackscope: protocol ENet") && text.contains("decoded, side B (client) sends"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

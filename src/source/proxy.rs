@@ -1,0 +1,186 @@
+//! The conditioning proxy as a source: [`crate::proxy::Proxy`] relaying real clients to a real
+//! server, its batches read on a thread of their own through the passive decoder
+//! ([`crate::proxy::decode::ProxyDecoder`]) and handed to the window as one lane, like any run.
+//!
+//! One lane of origin *proxy*; each client (by source address, in order of arrival) is a client
+//! of the lane, named by its address. The lane's protocol is what the decoder picked: the
+//! decoder releases no events before it has picked, so [`EventSource::take_protocol`] names it
+//! before the lane's first events reach the window. Link edits (`link.*` for every client and
+//! the clients to come, `client.K.link.*` for client K alone, scripted link steps) apply at once
+//! on the relay, which records each as a `ParamChanged` event; the proxy cannot pause real
+//! traffic, nor run a workload, so other actions are refused.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use ackscope_protocol::{Action, ClientId, ParamChange};
+use anyhow::{Context, Result};
+use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
+
+use super::EventSource;
+use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
+use crate::model::Recording;
+use crate::proxy::decode::{lane_protocol, ProxyDecoder};
+use crate::proxy::stats::addr_text;
+use crate::proxy::{DecodeChoice, Proxy, ProxyConfig};
+use crate::runtime::{Batch, Lanes};
+
+/// Batches in flight to the window before the reader waits (the relay then keeps its own).
+const CHANNEL_BATCHES: usize = 256;
+/// How often the reader looks at the stop flag while nothing comes.
+const POLL: Duration = Duration::from_millis(20);
+
+/// The lane a proxy of `cfg` fills: origin *proxy*, protocol `unknown` until the decoder picks.
+pub fn lane_of(cfg: &ProxyConfig) -> Recording {
+    let origin = Origin::Proxy { listen: addr_text(cfg.listen), upstream: addr_text(cfg.forward) };
+    Recording::of(LaneInfo::new(origin, lane_protocol(None)), None)
+}
+
+/// A running proxy feeding the window.
+pub struct ProxySource {
+    proxy: Arc<Proxy>,
+    events: Receiver<Batch>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    shared: Arc<Shared>,
+}
+
+/// What the reader learns for the window besides events.
+#[derive(Default)]
+struct Shared {
+    named: Mutex<Vec<(usize, ClientInfo)>>,
+    protocol: Mutex<Option<Protocol>>,
+}
+
+impl ProxySource {
+    /// Binds `cfg.listen` (an error naming it when it cannot) and starts relaying to
+    /// `cfg.forward`; `wake` is called whenever batches are ready.
+    pub fn spawn(mut cfg: ProxyConfig, wake: impl Fn() + Send + Sync + 'static) -> Result<Self> {
+        // Decoding needs each datagram's bytes beside its events.
+        cfg.keep_bytes = cfg.decode != DecodeChoice::None;
+        let decoder = (cfg.decode != DecodeChoice::None).then(|| ProxyDecoder::new(cfg.decode.clone()));
+        let proxy = Arc::new(Proxy::start(cfg)?);
+        let (tx, rx) = bounded(CHANNEL_BATCHES);
+        let stop = Arc::new(AtomicBool::new(false));
+        let shared = Arc::new(Shared::default());
+        let reader = Reader { proxy: proxy.clone(), decoder, tx, stop: stop.clone(), shared: shared.clone() };
+        let thread = std::thread::Builder::new()
+            .name("ackscope-proxy-reader".into())
+            .spawn(move || reader.run(&wake))
+            .context("cannot start the proxy's reader")?;
+        Ok(Self { proxy, events: rx, stop, thread: Some(thread), shared })
+    }
+
+    /// The address clients send to (the port the OS chose for port 0).
+    pub fn local_addr(&self) -> std::net::SocketAddr {
+        self.proxy.local_addr()
+    }
+}
+
+struct Reader {
+    proxy: Arc<Proxy>,
+    decoder: Option<ProxyDecoder>,
+    tx: Sender<Batch>,
+    stop: Arc<AtomicBool>,
+    shared: Arc<Shared>,
+}
+
+impl Reader {
+    fn run(mut self, wake: &dyn Fn()) {
+        let mut end = 0;
+        while !self.stop.load(Ordering::Relaxed) {
+            let Ok(b) = self.proxy.batches().recv_timeout(POLL) else { continue };
+            end = end.max(b.events.last().map_or(0, |e| e.time.0));
+            for (client, addr, _) in &b.joined {
+                let info = ClientInfo { id: *client, name: addr_text(*addr), group: String::new() };
+                self.shared.named.lock().expect("not poisoned").push((0, info));
+            }
+            let events = match self.decoder.as_mut() {
+                Some(d) => d.feed(&b),
+                None => b.events,
+            };
+            if !self.hand(Batch { lane: 0, events, actions: b.actions, error: None }, wake) {
+                return;
+            }
+        }
+        // What the decoder still holds (a probe never concluded) goes out with its last figures.
+        if let Some(d) = self.decoder.as_mut() {
+            let last = d.finish(ackscope_protocol::SimTime(end));
+            self.hand(Batch { lane: 0, events: last, ..Batch::default() }, wake);
+        }
+    }
+
+    /// Names the lane's protocol (once the decoder has picked, before the events it released)
+    /// and hands `batch` over, waiting while the window is behind; false once stopped.
+    fn hand(&self, mut batch: Batch, wake: &dyn Fn()) -> bool {
+        if let Some(d) = self.decoder.as_ref().filter(|d| !d.deciding()) {
+            *self.shared.protocol.lock().expect("not poisoned") = Some(d.protocol());
+        }
+        if batch.events.is_empty() && batch.actions.is_empty() && batch.error.is_none() {
+            return true;
+        }
+        loop {
+            match self.tx.send_timeout(batch, POLL) {
+                Ok(()) => {
+                    wake();
+                    return true;
+                }
+                Err(SendTimeoutError::Timeout(b)) if !self.stop.load(Ordering::Relaxed) => batch = b,
+                Err(_) => return false,
+            }
+        }
+    }
+}
+
+/// `client.K.link...` as client K and the `link...` setting, or `None` for another name.
+fn client_link(change: &ParamChange) -> Option<(ClientId, ParamChange)> {
+    let rest = change.name().strip_prefix("client.")?;
+    let (k, name) = rest.split_once('.')?;
+    let k: ClientId = k.parse().ok()?;
+    crate::proxy::apply::is_link_setting(name).then(|| (k, ParamChange::new(name, change.value().clone())))
+}
+
+impl EventSource for ProxySource {
+    /// Link changes apply on the relay at once (and are recorded by it); nothing else applies to
+    /// real traffic.
+    fn send(&self, _: Lanes, action: Action) -> bool {
+        let (client, action) = match &action {
+            Action::Set(change) => match client_link(change) {
+                Some((k, c)) => (Some(k), Action::Set(c)),
+                None if crate::proxy::apply::is_link_setting(change.name()) => (None, action),
+                None => return false,
+            },
+            Action::Link { .. } => (None, action),
+            _ => return false,
+        };
+        self.proxy.apply(client, action).is_ok()
+    }
+    fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
+        Box::new(self.events.try_iter())
+    }
+    fn is_running(&self) -> bool {
+        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+    fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // The reader gives up a full channel within a poll once stopped: its batches stay for
+        // `try_batches`.
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+    fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
+        std::mem::take(&mut *self.shared.named.lock().expect("not poisoned"))
+    }
+    fn take_protocol(&self) -> Option<(usize, Protocol)> {
+        self.shared.protocol.lock().expect("not poisoned").take().map(|p| (0, p))
+    }
+}
+
+impl Drop for ProxySource {
+    fn drop(&mut self) {
+        EventSource::stop(self);
+    }
+}
