@@ -99,6 +99,8 @@ pub struct AppState {
     pub(super) readback: super::readback::ReadBack,
     /// How far the window trails its live run, and whether it is catching up ([`super::lag`]).
     pub lag: super::lag::Lag,
+    /// A second recording shown beside this one in Compare and Summary ([`super::compare_with`]).
+    pub compare_with: super::CompareWith,
 }
 
 impl AppState {
@@ -141,6 +143,7 @@ impl AppState {
             reveal: None,
             readback: Default::default(),
             lag: Default::default(),
+            compare_with: Default::default(),
         }
     }
 
