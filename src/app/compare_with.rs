@@ -24,6 +24,8 @@ pub struct Compared {
 pub struct CompareWith {
     shown: Option<Compared>,
     reading: Option<(PathBuf, Receiver<anyhow::Result<Vec<Recording>>>)>,
+    /// Show the Compare tab once it is read (not when the window started on a tab of its own).
+    show_tab: bool,
 }
 
 impl CompareWith {
@@ -42,6 +44,12 @@ impl AppState {
     /// Starts reading `path` to show beside the recording shown (a read still going is given
     /// up for this one); the result arrives through [`Self::poll_compare_with`].
     pub fn compare_with(&mut self, path: &Path) {
+        self.read_beside(path, true);
+    }
+
+    /// [`Self::compare_with`], switching to the Compare tab once read when `show_tab`.
+    pub fn read_beside(&mut self, path: &Path, show_tab: bool) {
+        self.compare_with.show_tab = show_tab;
         let (tx, rx) = bounded(1);
         let (file, wake) = (path.to_path_buf(), self.wake.clone());
         let verify = crate::session::Verify::Checksum;
@@ -64,7 +72,9 @@ impl AppState {
             Err(TryRecvError::Empty) => return,
             Ok(Ok(lanes)) => {
                 self.compare_with.shown = Some(Compared { path: path.clone(), lanes });
-                self.settings.tab = super::Tab::Compare;
+                if self.compare_with.show_tab {
+                    self.settings.tab = super::Tab::Compare;
+                }
             }
             Ok(Err(e)) => self.error = Some(format!("Not compared: {e:#}")),
             Err(TryRecvError::Disconnected) => {

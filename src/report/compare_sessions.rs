@@ -372,7 +372,8 @@ mod tests {
 
     #[test]
     fn change_reads_with_sign_and_percent() {
-        assert_eq!(change(200.0, 150.0), "-50.00 (-25 %)");
+        assert_eq!(change(200.0, 150.0), "-50 (-25 %)");
+        assert_eq!(change(2.0, 1.5), "-0.50 (-25 %)");
         assert_eq!(change(1000.0, 1500.0), "+500 (+50 %)");
         assert_eq!(change(0.0, 3.0), "+3");
         assert_eq!(change(98.0, 92.0), "-6 (-6 %)");

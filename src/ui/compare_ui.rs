@@ -73,6 +73,8 @@ pub struct Sides<'a, 'r> {
     pub lanes: &'a [(String, Shown<'r>)],
     pub a_lanes: usize,
     pub beside: Option<&'a std::path::Path>,
+    /// The recording shown's file, when it has one.
+    pub a_file: Option<&'a std::path::Path>,
     pub reading: Option<&'a std::path::Path>,
 }
 
@@ -107,7 +109,7 @@ fn quantile_marks(input: egui_plot::GridInput) -> Vec<GridMark> {
 /// The tab for a live A/B pair (or one lane), each lane by its own name.
 pub fn compare_ui(lanes: &[Shown<'_>], view: &mut CompareView, cursor: SimTime, ui: &mut egui::Ui) {
     let named: Vec<(String, Shown<'_>)> = lanes.iter().map(|s| (s.label(), *s)).collect();
-    let sides = Sides { lanes: &named, a_lanes: named.len(), beside: None, reading: None };
+    let sides = Sides { lanes: &named, a_lanes: named.len(), beside: None, a_file: None, reading: None };
     compare_sides_ui(&sides, view, cursor, ui, &mut Vec::new());
 }
 
@@ -249,61 +251,68 @@ type Cell = fn(&LaneFigures) -> String;
 
 /// The run-wide figures per strategy, as one compact grid.
 fn totals_ui(figures: &[&LaneFigures], ui: &mut egui::Ui) {
-    egui::Grid::new("compare_totals").striped(true).num_columns(figures.len() + 1).show(ui, |ui| {
-        ui.weak("");
-        for f in figures {
-            ui.label(egui::RichText::new(&f.label).strong().color(figure_color(ui, f)));
-        }
-        ui.end_row();
-        let rows: [(&str, Cell); 4] = [
-            ("latency p50 / p95 / p99 ms", |f| {
-                let l = f.totals.latency_ms;
-                format!("{:.0} / {:.0} / {:.0}", l.p50, l.p95, l.p99)
-            }),
-            ("bytes per delivered msg (reliable + snapshot)", |f| format!("{:.1}", f.totals.bytes_per_message())),
-            ("bytes in redundant copies", |f| human_bytes(f.totals.redundant_copy_bytes)),
-            ("head-of-line wait total / max ms", |f| {
-                format!("{:.0} / {:.0}", f.totals.hol_total_ms, f.totals.hol_max_ms)
-            }),
-        ];
-        for (name, value) in rows {
-            let label = ui.label(name);
-            if name.starts_with("bytes per delivered") {
-                label.on_hover_text(BYTES_PER_MESSAGE_TIP);
-            }
+    // Wide column gaps: two lanes' "a / b / c" cells must not read as one.
+    egui::Grid::new("compare_totals").striped(true).spacing([28.0, 4.0]).num_columns(figures.len() + 1).show(
+        ui,
+        |ui| {
+            ui.weak("");
             for f in figures {
-                ui.monospace(value(f));
+                ui.label(egui::RichText::new(&f.label).strong().color(figure_color(ui, f)));
             }
             ui.end_row();
-        }
-    });
+            let rows: [(&str, Cell); 4] = [
+                ("latency p50 / p95 / p99 ms", |f| {
+                    let l = f.totals.latency_ms;
+                    format!("{:.0} / {:.0} / {:.0}", l.p50, l.p95, l.p99)
+                }),
+                ("bytes per delivered msg (reliable + snapshot)", |f| format!("{:.1}", f.totals.bytes_per_message())),
+                ("bytes in redundant copies", |f| human_bytes(f.totals.redundant_copy_bytes)),
+                ("head-of-line wait total / max ms", |f| {
+                    format!("{:.0} / {:.0}", f.totals.hol_total_ms, f.totals.hol_max_ms)
+                }),
+            ];
+            for (name, value) in rows {
+                let label = ui.label(name);
+                if name.starts_with("bytes per delivered") {
+                    label.on_hover_text(BYTES_PER_MESSAGE_TIP);
+                }
+                for f in figures {
+                    ui.monospace(value(f));
+                }
+                ui.end_row();
+            }
+        },
+    );
 }
 
 /// Resends by cause, one row per lane, with the spurious share and the bytes of copies that
 /// brought nothing.
 fn resends_ui(figures: &[&LaneFigures], ui: &mut egui::Ui) {
     ui.add_space(4.0);
-    egui::Grid::new("compare_resends").striped(true).num_columns(CAUSES.len() + 3).show(ui, |ui| {
-        ui.weak("resends by cause");
-        for (_, cause) in CAUSES {
-            ui.label(cause);
-        }
-        ui.label("total");
-        ui.label("spurious").on_hover_text("Resent after the peer's application already had the message");
-        ui.end_row();
-        for f in figures {
-            let t = &f.totals;
-            ui.label(egui::RichText::new(&f.label).strong().color(figure_color(ui, f)));
-            for n in t.resends {
-                ui.monospace(thousands(n));
+    egui::Grid::new("compare_resends").striped(true).spacing([28.0, 4.0]).num_columns(CAUSES.len() + 3).show(
+        ui,
+        |ui| {
+            ui.weak("resends by cause");
+            for (_, cause) in CAUSES {
+                ui.label(cause);
             }
-            let total = t.resends_total();
-            ui.monospace(thousands(total));
-            let share = if total == 0 { 0.0 } else { t.spurious as f64 * 100.0 / total as f64 };
-            ui.monospace(format!("{} ({share:.0} %)", thousands(t.spurious)));
+            ui.label("total");
+            ui.label("spurious").on_hover_text("Resent after the peer's application already had the message");
             ui.end_row();
-        }
-    });
+            for f in figures {
+                let t = &f.totals;
+                ui.label(egui::RichText::new(&f.label).strong().color(figure_color(ui, f)));
+                for n in t.resends {
+                    ui.monospace(thousands(n));
+                }
+                let total = t.resends_total();
+                ui.monospace(thousands(total));
+                let share = if total == 0 { 0.0 } else { t.spurious as f64 * 100.0 / total as f64 };
+                ui.monospace(format!("{} ({share:.0} %)", thousands(t.spurious)));
+                ui.end_row();
+            }
+        },
+    );
 }
 
 /// The second recording: which file each side is, and the buttons that open or close it.
@@ -317,7 +326,9 @@ fn sides_line_ui(
     ui.horizontal_wrapped(|ui| {
         if let Some(b) = sides.beside {
             let a: Vec<&str> = sides.lanes[..sides.a_lanes].iter().map(|(n, _)| n.as_str()).collect();
-            ui.label(format!("A: the recording shown ({}); B: {}", a.join(", "), b.display()));
+            let a_file = sides.a_file.map_or("the run shown".to_string(), |f| f.display().to_string());
+            let b_lanes: Vec<&str> = sides.lanes[sides.a_lanes..].iter().map(|(n, _)| n.as_str()).collect();
+            ui.label(format!("A: {a_file} ({}); B: {} ({})", a.join(", "), b.display(), b_lanes.join(", ")));
             if ui.button("Close B").on_hover_text("Stop comparing with the second recording").clicked() {
                 cmds.push(AppCommand::CloseCompared);
             }

@@ -120,7 +120,9 @@ impl Panel for CompareView {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
         let (a_lanes, lanes) = state.compare_lanes();
         let beside = state.compare_with.shown().map(|c| c.path.as_path());
-        let sides = super::compare_ui::Sides { lanes: &lanes, a_lanes, beside, reading: state.compare_with.reading() };
+        let reading = state.compare_with.reading();
+        let a_file = state.file.as_deref();
+        let sides = super::compare_ui::Sides { lanes: &lanes, a_lanes, beside, a_file, reading };
         super::compare_ui::compare_sides_ui(&sides, self, state.cursor(), ui, cmds);
     }
 }
