@@ -102,6 +102,8 @@ pub struct AppState {
     pub lag: super::lag::Lag,
     /// A second recording shown beside this one in Compare and Summary ([`super::compare_with`]).
     pub compare_with: super::CompareWith,
+    /// The mark and the selection ([`super::marks`]; bookmarks are the first lane's).
+    pub marks: crate::model::marks::Marks,
     /// The rest of a batch the window took in part ([`Self::pull_events_capped`]): the first
     /// to be taken in next, counted as waiting.
     pub(super) held: Option<Batch>,
@@ -149,6 +151,7 @@ impl AppState {
             readback: Default::default(),
             lag: Default::default(),
             compare_with: Default::default(),
+            marks: Default::default(),
         }
     }
 
@@ -502,7 +505,7 @@ impl AppState {
 
     /// Each lane's recording and its events now.
     pub(super) fn mark(&self) -> SavedMark {
-        SavedMark(self.lanes.iter().map(|l| (l.id(), l.len())).collect())
+        SavedMark(self.lanes.iter().map(|l| (l.id(), l.len())).collect(), self.bookmarks().to_vec())
     }
 
     /// True when the lanes hold events that were neither saved nor opened from a file.

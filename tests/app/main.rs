@@ -25,6 +25,7 @@ mod filter_rows;
 mod filter_window;
 mod fit;
 mod live_window;
+mod marks;
 mod new_strategy;
 mod overview;
 mod packet_detail;
