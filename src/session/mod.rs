@@ -33,6 +33,7 @@ pub mod jsonl;
 pub mod jsonl_export;
 mod lines;
 mod progress;
+pub mod reencode;
 mod rerun;
 mod ron_line;
 mod save;

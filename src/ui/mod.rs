@@ -4,6 +4,8 @@
 //! slice selection...) lives here, in [`WindowView`], never in the model.
 
 pub mod anomaly_ui;
+pub mod bytes;
+pub mod bytes_ui;
 pub mod clients_plot;
 pub mod clients_ui;
 pub mod colors;

@@ -9,9 +9,11 @@ use ackscope_protocol::wire::acked_sequences;
 use ackscope_protocol::{Side, SimTime};
 use egui::{Color32, RichText, Sense, Stroke, StrokeKind, Vec2};
 
+use super::bytes::BytesView;
 use super::packet_detail::{AckScheme, PacketDetail};
 use super::timeline_text::send_kind_name;
 use crate::app::{AppCommand, RevealTarget};
+use crate::model::Shown;
 
 /// The label of a carried message's link (tests find it by this text).
 pub fn message_link_label(side: Side, id: u64) -> String {
@@ -57,8 +59,38 @@ fn ack_strip_ui(ui: &mut egui::Ui, ack: u32, bits: u32, seq_bits: u32) {
     }
 }
 
-/// Draws `detail` (a packet of lane `lane`) as of `cursor`; returns false when closed.
+/// Width from which the bytes pane sits beside the detail rather than under it.
+const SIDE_BY_SIDE_W: f32 = 820.0;
+
+/// Draws `detail` (a packet of `rec`, lane `lane`) as of `cursor` with its bytes pane beside or
+/// under it; returns false when closed.
 pub fn packet_detail_ui(
+    detail: &PacketDetail,
+    bytes: &mut BytesView,
+    rec: &Shown<'_>,
+    lane: usize,
+    cursor: SimTime,
+    ui: &mut egui::Ui,
+    cmds: &mut Vec<AppCommand>,
+) -> bool {
+    bytes.show(rec, detail.row.uid);
+    if ui.available_width() >= SIDE_BY_SIDE_W {
+        let mut open = true;
+        ui.columns(2, |cols| {
+            open = detail_body_ui(detail, lane, cursor, &mut cols[0], cmds);
+            super::bytes_ui::bytes_pane_ui(bytes, &mut cols[1]);
+        });
+        open
+    } else {
+        let open = detail_body_ui(detail, lane, cursor, ui, cmds);
+        ui.separator();
+        super::bytes_ui::bytes_pane_ui(bytes, ui);
+        open
+    }
+}
+
+/// The detail itself: header, ack bits, what it carried, its fate.
+fn detail_body_ui(
     detail: &PacketDetail,
     lane: usize,
     cursor: SimTime,
@@ -82,7 +114,8 @@ pub fn packet_detail_ui(
         ack_strip_ui(ui, w.ack, w.bits, detail.scheme.seq_bits());
         let acked: Vec<String> =
             acked_sequences(w.ack, w.bits, detail.scheme.seq_bits()).map(|s| s.to_string()).collect();
-        ui.label(RichText::new(format!("acks {}", acked.join(" "))).small())
+        // Body size, not small: the list is what names the cells (issue 25, defect 8).
+        ui.label(RichText::new(format!("acks {}", acked.join(" "))).monospace())
             .on_hover_text("The sequences this header tells the peer it received (bit 0 = the ack field itself)");
         if detail.scheme == AckScheme::Ue4 {
             for (k, c) in detail.carried.iter().enumerate() {

@@ -41,6 +41,8 @@ pub struct PacketsView {
     pub detail: Option<PacketDetail>,
     /// The detail pane was closed for the current selection.
     pub detail_closed: bool,
+    /// The selected packet's bytes pane.
+    pub bytes: super::bytes::BytesView,
     /// The cursor the log last followed: when the cursor moves by other means (scrubbing,
     /// playback, an anomaly), the log scrolls to its row; a click here sets it so the list stays put.
     pub last_cursor: Option<SimTime>,
@@ -120,12 +122,14 @@ pub fn ack_short(r: &PacketRow, cursor: SimTime) -> String {
     }
 }
 
-pub const COMPACT_HEADER: &str = "  time s   dir    seq  link fate         ack/nak    contents";
+pub const COMPACT_HEADER: &str = "  time s   dir    seq  link fate      ack/nak    contents";
 
 /// One row in the compact layout (narrow columns): fate and ack/nak before the contents.
 pub fn compact_row_text(r: &PacketRow, cursor: SimTime) -> String {
     format!(
-        "{:>8.3}  {}  {:>5}  {:<17}  {:<9}  {}",
+        // The fate column is as wide as its longest text ("dlvx2 +1234ms"), so the contents fit
+        // an A/B lane at 1280 px (issue 25, defect 8: "acks on" was cut).
+        "{:>8.3}  {}  {:>5}  {:<13}  {:<9}  {}",
         r.time.as_secs_f64(),
         r.dir.label(),
         r.seq,
@@ -455,7 +459,7 @@ pub fn packets_panel_ui(
     });
     ui.separator();
     egui::ScrollArea::vertical().id_salt("packet_detail").auto_shrink([false, false]).show(ui, |ui| {
-        if !super::packet_detail_ui::packet_detail_ui(&detail, view.lane, cursor, ui, commands) {
+        if !super::packet_detail_ui::packet_detail_ui(&detail, &mut view.bytes, rec, view.lane, cursor, ui, commands) {
             view.detail_closed = true;
         }
     });

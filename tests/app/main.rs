@@ -6,6 +6,7 @@
 mod common;
 
 mod anomaly;
+mod bytes;
 mod capture_import;
 mod capture_stream;
 mod cli;

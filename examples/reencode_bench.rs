@@ -1,0 +1,56 @@
+//! What the bytes pane costs: the first click on a packet of a recorded session re-runs the
+//! lane to its end with its endpoints tapped (`session::reencode`); every later click is a
+//! lookup. Prints both, the packets kept and their bytes.
+//!
+//! Run: `cargo run --release --example reencode_bench [-- --secs 600 --strategy glenn --pps 60]`
+
+use std::time::Instant;
+
+use ackscope::model::Recording;
+use ackscope::session::reencode::Reencoder;
+use ackscope::session::run_lane;
+use ackscope_protocol::{Dir, EventKind, Scenario, SimTime, Strategy};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let secs: f64 = arg("--secs").map_or(600.0, |s| s.parse().expect("--secs SECONDS"));
+    let pps: f64 = arg("--pps").map_or(60.0, |s| s.parse().expect("--pps PACKETS_PER_SECOND"));
+    let strategy = arg("--strategy").map_or(Strategy::Glenn, |n| {
+        Strategy::all().find(|s| s.name() == n).unwrap_or_else(|| panic!("unknown strategy {n}"))
+    });
+    let mut s = Scenario { strategy, send_rate_pps: pps, seed: 3, ..Scenario::default() };
+    for d in Dir::BOTH {
+        s.link.get_mut(d).loss_percent = 5.0;
+        s.link.get_mut(d).jitter_ms = 10.0;
+    }
+    let (_, events, actions) = run_lane(&s, &[], SimTime::from_secs_f64(secs)).expect("a run");
+    let mut rec = Recording::new(s);
+    rec.actions = actions;
+    rec.ingest(events);
+    let uids: Vec<u64> = rec
+        .events()
+        .iter()
+        .filter_map(|e| match e.kind {
+            EventKind::PacketSent { uid, .. } => Some(uid),
+            _ => None,
+        })
+        .collect();
+    let mut r = Reencoder::default();
+    let t = Instant::now();
+    let last = r.bytes_of(&rec, 1, *uids.last().expect("packets")).expect("re-encoded").len();
+    let first_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    let mut bytes = 0;
+    for &uid in &uids {
+        bytes += r.bytes_of(&rec, 1, uid).expect("re-encoded").len();
+    }
+    let lookup_us = t.elapsed().as_secs_f64() * 1e6 / uids.len() as f64;
+    println!(
+        "{} {secs} s at {pps} pps: {} events, {} packets ({bytes} bytes, the last {last})",
+        strategy.name(),
+        rec.len(),
+        uids.len()
+    );
+    println!("first click (re-run to the end): {first_ms:.0} ms; every later click: {lookup_us:.2} us");
+}

@@ -1,0 +1,212 @@
+//! The bytes pane: re-encoded packet bytes checked byte for byte against what every strategy's
+//! endpoints really sent (a wire tap on the original run), and the field <-> byte selection
+//! driven headless with egui_kittest.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use ackscope::app::{AppState, Tab};
+use ackscope::model::Recording;
+use ackscope::runtime::action::apply_and_record;
+use ackscope::session::reencode::Reencoder;
+use ackscope::ui::bytes::{decode_with, Provenance};
+use ackscope::ui::bytes_ui::{byte_label, field_row_label};
+use ackscope::ui::WindowView;
+use ackscope::window::frame_ui;
+use ackscope_protocol::{
+    make_peer, Action, ClientId, Dir, EventKind, Peer, PeerFactory, Scenario, Side, SimTime, Simulation, Step,
+    Strategy, Tap, TapHook,
+};
+use egui_kittest::kittest::Queryable;
+use egui_kittest::Harness;
+
+const SEED: u64 = 23;
+
+/// What each endpoint of the original run wrote, per (client, side), in send order.
+type Wire = Arc<Mutex<HashMap<(ClientId, Side), Vec<(SimTime, u32, Vec<u8>)>>>>;
+
+struct Keep {
+    client: ClientId,
+    side: Side,
+    wire: Wire,
+}
+
+impl TapHook for Keep {
+    fn sent(&mut self, now: SimTime, seq: u32, bytes: &[u8]) {
+        self.wire.lock().unwrap().entry((self.client, self.side)).or_default().push((now, seq, bytes.to_vec()));
+    }
+}
+
+fn tapped(wire: &Wire, s: &Scenario, client: ClientId, side: Side) -> Box<dyn Peer> {
+    Box::new(Tap::new(make_peer(s, side), Keep { client, side, wire: wire.clone() }))
+}
+
+fn scenario(strategy: Strategy) -> Scenario {
+    let mut s = Scenario { seed: SEED, strategy, ..Scenario::default() };
+    // The block strategies send a block of this size each side, one after the other.
+    s.workload.chunk_kib = 64;
+    for d in Dir::BOTH {
+        s.link.get_mut(d).loss_percent = 10.0;
+        s.link.get_mut(d).jitter_ms = 10.0;
+    }
+    s
+}
+
+/// The original run: every endpoint tapped (a restart's too), `actions` applied at their
+/// instants as the window applies them; its recording and the bytes each endpoint wrote.
+fn original(scenario: Scenario, actions: &[(f64, Action)], secs: f64) -> (Recording, Wire) {
+    let wire: Wire = Arc::default();
+    let mut sim = Simulation::with_client_peers(scenario.clone(), |k, s, side| tapped(&wire, s, k, side));
+    let mut asked: ClientId = 0;
+    let w = wire.clone();
+    sim.set_peer_factory(move || -> PeerFactory {
+        let w = w.clone();
+        let client = asked / 2 + 1;
+        asked += 1;
+        Box::new(move |s: &Scenario, side: Side| tapped(&w, s, client, side))
+    });
+    let mut log: Vec<Step> = Vec::new();
+    let mut events = Vec::new();
+    for (at, action) in actions {
+        sim.run_until(SimTime::from_secs_f64(*at));
+        apply_and_record(&mut sim, &mut log, action.clone()).unwrap();
+        events.extend(sim.drain_events());
+    }
+    sim.run_until(SimTime::from_secs_f64(secs));
+    events.extend(sim.drain_events());
+    let mut rec = Recording::new(scenario);
+    rec.actions = log;
+    rec.ingest(events);
+    (rec, wire)
+}
+
+/// Re-encodes every send of `rec` and compares it with what the tap saw: the number compared.
+fn compare_every_send(rec: &Recording, wire: &Wire, what: &str) -> usize {
+    let wire = wire.lock().unwrap();
+    let mut next: HashMap<(ClientId, Side), usize> = HashMap::new();
+    let mut reencoder = Reencoder::default();
+    let mut compared = 0;
+    for e in rec.events() {
+        let EventKind::PacketSent { side, seq, uid, .. } = e.kind else { continue };
+        let n = next.entry((e.client, side)).or_default();
+        let (at, tap_seq, sent) = &wire[&(e.client, side)][*n];
+        *n += 1;
+        assert_eq!((*at, *tap_seq), (e.time, seq), "{what}: the tap and the events pair up (seed {SEED})");
+        let re = reencoder.bytes_of(rec, e.client, uid).unwrap_or_else(|why| panic!("{what} uid {uid}: {why}"));
+        assert_eq!(re, &sent[..], "{what}: link send {uid} of client {} at {at:?} (seed {SEED})", e.client);
+        compared += 1;
+    }
+    compared
+}
+
+#[test]
+fn reencoded_bytes_equal_the_sent_bytes_for_every_strategy() {
+    for strategy in Strategy::all() {
+        let (rec, wire) = original(scenario(strategy), &[], 4.0);
+        let n = compare_every_send(&rec, &wire, strategy.name());
+        eprintln!("{}: {n} packets re-encoded byte for byte", strategy.name());
+        assert!(n > 100, "{}: only {n} packets (seed {SEED})", strategy.name());
+    }
+}
+
+#[test]
+fn reencoding_follows_a_strategy_switch_and_live_edits() {
+    let set = |name: &str, value: &str| Action::Set(ackscope_protocol::ParamChange::parse(name, value));
+    let actions = [
+        (1.0, set("link.loss_percent", "25")),
+        (1.5, Action::Burst { side: Side::A }),
+        (2.0, Action::Strategy(Strategy::Ue4)),
+        (3.0, Action::Strategy(Strategy::Dnm)),
+    ];
+    let mut s = scenario(Strategy::Glenn);
+    s.clients = ackscope_protocol::Clients::Count(3);
+    let (rec, wire) = original(s, &actions, 4.0);
+    let n = compare_every_send(&rec, &wire, "glenn -> ue4 -> dnm, 3 clients");
+    assert!(n > 600, "{n} (seed {SEED})");
+}
+
+#[test]
+fn a_udp_lane_is_refused_with_its_reason() {
+    let (mut rec, _) = original(scenario(Strategy::Glenn), &[], 1.0);
+    rec.transport = ackscope::session::Transport::Udp;
+    let uid = rec.packets.rows()[3].uid;
+    let err = Reencoder::default().bytes_of(&rec, 1, uid).unwrap_err();
+    assert!(err.contains("real UDP"), "{err}");
+}
+
+// ----- the pane in the window, headless -----
+
+fn window(rec: Recording, cursor: SimTime) -> Harness<'static, (AppState, WindowView)> {
+    let mut state = AppState::new(rec.scenario.clone().unwrap_or_default(), || {});
+    state.lanes = vec![rec];
+    state.settings.tab = Tab::Packets;
+    state.playback.seek(cursor);
+    Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
+        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
+        (state, WindowView::default()),
+    )
+}
+
+#[test]
+fn clicking_a_field_highlights_its_bytes_and_clicking_a_byte_selects_its_field() {
+    let (rec, wire) = original(scenario(Strategy::Ue4), &[], 3.0);
+    // A packet of side A that carried a bunch, its bytes as sent.
+    let row = *rec.packets.rows().iter().rfind(|r| r.time < SimTime(2_500_000) && r.contents.msgs > 0).unwrap();
+    let row = rec.packets.row_by_uid(row.uid, &rec.ledger).unwrap();
+    let k = rec
+        .events()
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::PacketSent { side, .. } if side == row.dir.sender()))
+        .position(|e| matches!(e.kind, EventKind::PacketSent { uid, .. } if uid == row.uid))
+        .unwrap();
+    let sent = wire.lock().unwrap()[&(1, row.dir.sender())][k].2.clone();
+    let scenario = rec.scenario.clone().unwrap();
+    let (_, fields, error, _) = decode_with(Strategy::Ue4, &scenario, row.dir, &sent);
+    assert_eq!(error, None);
+    let mut hs = window(rec, row.time);
+    hs.run_steps(20);
+    hs.get_by_label(&ackscope::ui::packets_ui::row_text(&row, row.time)).click();
+    hs.run_steps(20);
+    hs.get_by_label_contains("RE-ENCODED");
+    let pane = |hs: &Harness<'static, (AppState, WindowView)>| {
+        let pv = hs.state().1.panels.packets.0.get(0).unwrap();
+        (pv.bytes.selected, pv.bytes.bytes().cloned())
+    };
+    let (selected, shown) = pane(&hs);
+    let shown = shown.expect("the packet's bytes are shown");
+    assert_eq!((shown.uid, &shown.bytes, shown.provenance), (row.uid, &sent, Provenance::ReEncoded));
+    assert_eq!(selected, None);
+    // Click the 14-bit packet id (bits 18-31): bytes 2 and 3 light up, and in byte 2 only its top
+    // six bits (the archive packs from each byte's lowest bit).
+    let seq = fields.iter().position(|f| f.name == "seq").unwrap();
+    let label = field_row_label(&fields[seq]);
+    hs.get_by_label(&label).scroll_to_me();
+    hs.run_steps(4);
+    hs.get_by_label(&label).click();
+    hs.run_steps(10);
+    let (selected, shown) = pane(&hs);
+    let shown = shown.unwrap();
+    assert_eq!(selected, Some(seq));
+    assert_eq!(shown.field_bytes(seq), 2..4);
+    let lit: Vec<bool> = (0..8).map(|b| shown.bit_in_field(seq, 2, b)).collect();
+    assert_eq!(lit, [true, true, true, true, true, true, false, false]);
+    hs.get_by_label_contains("packed from each byte's lowest bit");
+    // Click byte 0 (the history word count and the acked seq's low bits): the narrowest field
+    // covering it is selected.
+    hs.get_by_label(&byte_label(0)).scroll_to_me();
+    hs.run_steps(4);
+    hs.get_by_label(&byte_label(0)).click();
+    hs.run_steps(10);
+    let (selected, _) = pane(&hs);
+    assert_eq!(selected.map(|i| fields[i].name.as_str()), Some("history words"));
+    // The first bunch's data: a click inside it selects it.
+    let data = fields.iter().position(|f| f.name == "bunch 0 data").unwrap();
+    let inside = shown.field_bytes(data);
+    assert!(inside.len() >= 3, "{inside:?}");
+    let mid = byte_label((inside.start + inside.end) / 2);
+    hs.get_by_label(&mid).scroll_to_me();
+    hs.run_steps(4);
+    hs.get_by_label(&mid).click();
+    hs.run_steps(10);
+    assert_eq!(pane(&hs).0, Some(data));
+}
