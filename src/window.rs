@@ -94,6 +94,9 @@ impl AckscopeApp {
             Some(p) => state.open_path(&p),
             None => state.start(),
         }
+        if let Some(p) = launch.compare_with {
+            state.read_beside(&p, launch.tab.is_none());
+        }
         Self { state, view: WindowView::default() }
     }
 }

@@ -56,6 +56,11 @@ pub enum AppCommand {
     SaveDialog,
     /// Ask for a base name to export to (`NAME-packets.csv`, ...; see `ExportTargets::beside`).
     ExportDialog,
+    /// Ask for a second recording to show beside this one in Compare and Summary (a dialog, or
+    /// the path field), and read it ([`AppState::compare_with`]); close it again.
+    CompareWithDialog,
+    CompareWith(PathBuf),
+    CloseCompared,
     /// Ask for a path in the window's own path field.
     OpenPrompt(PromptKind),
     /// The path field's answer: open or save there.
@@ -227,6 +232,9 @@ impl AppState {
             AppCommand::Open(p) => self.open_path(&p),
             AppCommand::Save(p) => self.save_path(&p),
             AppCommand::OpenDialog => self.open_dialog(),
+            AppCommand::CompareWithDialog => self.ask_path(PromptKind::CompareWith),
+            AppCommand::CompareWith(p) => self.compare_with(&p),
+            AppCommand::CloseCompared => self.close_compared(),
             AppCommand::SaveDialog => self.save_dialog(),
             AppCommand::ExportDialog => self.export_dialog(),
             AppCommand::OpenPrompt(kind) => self.prompt = Some(kind),

@@ -129,10 +129,12 @@ impl AppState {
     /// for the next frame.
     pub fn poll_files(&mut self) -> bool {
         self.poll_rerun();
+        self.poll_compare_with();
         while let Some(answer) = self.dialogs.poll() {
             match answer {
                 DialogResult::Chosen(PromptKind::Open, p) => self.apply(AppCommand::Open(p)),
                 DialogResult::Chosen(PromptKind::Save, p) => self.save_path(&p),
+                DialogResult::Chosen(PromptKind::CompareWith, p) => self.compare_with(&p),
                 DialogResult::Chosen(PromptKind::Export, p) if is_pcapng(&p) => self.export_pcapng(&p),
                 DialogResult::Chosen(PromptKind::Export, p) => self.export(ExportTargets::beside(&p)),
                 // A save the guard asked for did not happen: keep the run, drop what waited.
@@ -253,7 +255,7 @@ impl AppState {
         self.ask_path(PromptKind::Save);
     }
 
-    fn ask_path(&mut self, kind: PromptKind) {
+    pub(super) fn ask_path(&mut self, kind: PromptKind) {
         if self.dialogs_missing {
             self.prompt = Some(kind);
         } else {
@@ -271,6 +273,7 @@ impl AppState {
         match self.prompt.take() {
             Some(PromptKind::Open) => self.apply(AppCommand::Open(path)),
             Some(PromptKind::Save) => self.save_path(&path),
+            Some(PromptKind::CompareWith) => self.compare_with(&path),
             Some(PromptKind::Export) if is_pcapng(&path) => self.export_pcapng(&path),
             Some(PromptKind::Export) => self.export(ExportTargets::beside(&path)),
             None => {}

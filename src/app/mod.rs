@@ -4,6 +4,7 @@
 
 pub mod clock;
 mod command;
+mod compare_with;
 mod file_flow;
 pub mod files;
 pub mod lag;
@@ -23,6 +24,7 @@ pub mod tune;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use command::{AppCommand, GuardChoice};
+pub use compare_with::{CompareWith, Compared};
 pub use marks::MarkCommand;
 pub use paths::PromptKind;
 pub use proxy_start::ProxyRequest;

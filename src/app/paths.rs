@@ -21,6 +21,8 @@ pub enum PromptKind {
     Save,
     /// A base name for exported tables (`NAME-packets.csv`, ...; see `ExportTargets::beside`).
     Export,
+    /// A second recording to show beside the one shown (`AppState::compare_with`).
+    CompareWith,
 }
 
 impl PromptKind {
@@ -30,6 +32,7 @@ impl PromptKind {
             PromptKind::Open => "Open",
             PromptKind::Save => "Save",
             PromptKind::Export => "Export",
+            PromptKind::CompareWith => "Compare with",
         }
     }
 }

@@ -19,6 +19,8 @@ pub struct Launch {
     pub no_intro: bool,
     /// `--theme`: dark (`true`) or light for this start, so screenshots can be scripted.
     pub dark: Option<bool>,
+    /// `--compare-with`: a second recording shown beside the first in Compare and Summary.
+    pub compare_with: Option<PathBuf>,
 }
 
 /// Settings that persist between sessions of the app.

@@ -100,6 +100,8 @@ pub struct AppState {
     pub(super) readback: super::readback::ReadBack,
     /// How far the window trails its live run, and whether it is catching up ([`super::lag`]).
     pub lag: super::lag::Lag,
+    /// A second recording shown beside this one in Compare and Summary ([`super::compare_with`]).
+    pub compare_with: super::CompareWith,
     /// The mark and the selection ([`super::marks`]; bookmarks are the first lane's).
     pub marks: crate::model::marks::Marks,
     /// The rest of a batch the window took in part ([`Self::pull_events_capped`]): the first
@@ -148,6 +150,7 @@ impl AppState {
             reveal: None,
             readback: Default::default(),
             lag: Default::default(),
+            compare_with: Default::default(),
             marks: Default::default(),
         }
     }

@@ -32,6 +32,10 @@ pub struct WindowArgs {
     /// Window: start in the dark or light theme (kept as the setting, like the top bar's button).
     #[arg(long, value_name = "THEME", value_parser = ["dark", "light"])]
     pub theme: Option<String>,
+    /// Window: a second saved session to show beside PATH in the Compare and Summary tabs (as
+    /// the top bar's *Compare with...*).
+    #[arg(long, value_name = "B.ron")]
+    pub compare_with: Option<PathBuf>,
     /// Window: open recordings whose checksum is missing or does not match (hand-edited files).
     #[arg(long)]
     pub no_verify: bool,
@@ -47,7 +51,14 @@ pub fn main(args: WindowArgs) -> ExitCode {
         crate::session::skip_verification_from_now_on();
     }
     let dark = args.theme.as_deref().map(|t| t == "dark");
-    let launch = Launch { path: args.path, tab: args.tab, ab: args.ab, no_intro: args.no_intro, dark };
+    let launch = Launch {
+        path: args.path,
+        tab: args.tab,
+        ab: args.ab,
+        no_intro: args.no_intro,
+        dark,
+        compare_with: args.compare_with,
+    };
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default().with_inner_size([1280.0, 800.0]).with_title("ackscope"),
         ..Default::default()

@@ -39,9 +39,20 @@ pub struct CompareTotals {
     /// Summed and largest wait of delivered messages between their first arrival and delivery.
     pub hol_total_ms: f64,
     pub hol_max_ms: f64,
+    /// Message bytes carried again by copies that brought the receiver nothing: every copy of a
+    /// message except the first to arrive that either arrived too or was sent after that first
+    /// arrival (ground truth from the ledger; the sender cannot know it).
+    pub redundant_copy_bytes: u64,
+    /// Copies counted in [`Self::redundant_copy_bytes`].
+    pub redundant_copies: u64,
 }
 
 impl CompareTotals {
+    /// Resends of every cause.
+    pub fn resends_total(&self) -> u64 {
+        self.resends.iter().sum()
+    }
+
     /// Wire bytes (both directions) per delivered message; 0 before any delivery.
     pub fn bytes_per_message(&self) -> f64 {
         if self.delivered_all == 0 {
@@ -129,9 +140,12 @@ impl LaneFigures {
             }
         }
         let (mut clean, mut dropped, mut latencies) = (Vec::new(), Vec::new(), Vec::new());
+        let mut copies: Vec<(SimTime, Option<SimTime>)> = Vec::new();
         for m in rec.messages.messages().iter().filter(|m| m.queued_at <= until) {
             let mut lost_copy = false;
-            let mut first_arrival: Option<SimTime> = None;
+            // Each copy's send time and arrival; the first to arrive (its arrival, its index).
+            copies.clear();
+            let mut first: Option<(SimTime, usize)> = None;
             for s in m.sends_by(until) {
                 if let Some(i) = CAUSES.iter().position(|(k, _)| *k == s.kind) {
                     totals.resends[i] += 1;
@@ -142,13 +156,30 @@ impl LaneFigures {
                     spurious[bin(s.time)] += 1.0;
                 }
                 let Some(uid) = s.uid else { continue };
-                match rec.ledger.fate_at(uid, until) {
-                    PacketFate::Dropped(_) => lost_copy = true,
-                    PacketFate::Delivered { at, .. } => {
-                        first_arrival = Some(first_arrival.map_or(at, |f| f.min(at)));
+                let arrived = match rec.ledger.fate_at(uid, until) {
+                    PacketFate::Dropped(_) => {
+                        lost_copy = true;
+                        None
                     }
-                    _ => {}
+                    PacketFate::Delivered { at, .. } => Some(at),
+                    _ => None,
+                };
+                if let Some(at) = arrived {
+                    if first.is_none_or(|(f, _)| at < f) {
+                        first = Some((at, copies.len()));
+                    }
                 }
+                copies.push((s.time, arrived));
+            }
+            let first_arrival = first.map(|(at, _)| at);
+            if let Some((first_at, first_copy)) = first {
+                let redundant = copies
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, (sent, arrived))| *i != first_copy && (arrived.is_some() || *sent >= first_at))
+                    .count() as u64;
+                totals.redundant_copies += redundant;
+                totals.redundant_copy_bytes += redundant * u64::from(m.bytes);
             }
             let Some(at) = m.delivered_at.filter(|t| *t <= until) else { continue };
             totals.delivered_all += 1;
@@ -254,6 +285,11 @@ mod tests {
             assert!(!f.latency_dropped.is_empty(), "{strategy:?}: 15 % loss drops some carrying packets");
             let resends: u64 = f.totals.resends.iter().sum();
             assert!(resends > 0, "{strategy:?}");
+            // A redundant copy is never a message's first to arrive: at most one per resend.
+            assert!(f.totals.redundant_copies <= resends, "{strategy:?}");
+            if strategy == Strategy::Glenn {
+                assert!(f.totals.redundant_copies > 0, "glenn resends on a delay: some copies come too late");
+            }
             let binned: f64 = f.resends_per_s.iter().flatten().map(|p| p[1] * f.bin_s).sum();
             assert!((binned - resends as f64).abs() < 1e-6, "{strategy:?}: bins hold every resend");
         }

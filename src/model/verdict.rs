@@ -1,10 +1,14 @@
-//! The Compare tab's one-line verdict: which strategy used fewer bytes per delivered message, and
-//! how its latency tail (p99) compared, in plain words computed from the two lanes' totals.
+//! The Compare tab's verdict: which strategy used fewer bytes per delivered message, and how its
+//! latency tail (p99) compared ([`verdict`]), then why ([`why`]): the causes the data shows, in
+//! plain words computed from the two lanes' totals.
 //!
-//! The sentence leads with the cheaper strategy because bytes per message is the figure both
-//! kinds of strategy trade against latency; the p99 clause then says what that cost or saved.
+//! The first sentence leads with the cheaper strategy because bytes per message is the figure
+//! both kinds of strategy trade against latency; the p99 clause then says what that cost or
+//! saved. The second names what a reader would otherwise piece together from the rows: each
+//! lane's resends by cause and how many were spurious (the peer already had the message), the
+//! bytes spent on copies that brought nothing, and the time messages waited for earlier ones.
 
-use super::compare::CompareTotals;
+use super::compare::{CompareTotals, CAUSES};
 
 /// Differences smaller than this (percent of bytes per message) read as "the same".
 const SAME_BYTES_PERCENT: f64 = 0.5;
@@ -39,6 +43,86 @@ pub fn verdict(a: (&str, &CompareTotals), b: (&str, &CompareTotals)) -> String {
         format!("{subject} p99 was {:.0} ms {word} ({cp:.0} vs {dp:.0} ms)", diff.abs())
     };
     format!("{bytes}; {tail}.")
+}
+
+/// What each cause reads as when it is a lane's only one ([`CAUSES`] order).
+const ONLY_CAUSE: [&str; 4] = ["all on the resend delay", "all on a Nak", "all redundant copies", "all on a timeout"];
+
+/// The second sentence: each lane's resends by cause, the spurious share, the bytes in
+/// redundant copies, then the head-of-line waits; `None` before both lanes delivered.
+pub fn why(a: (&str, &CompareTotals), b: (&str, &CompareTotals)) -> Option<String> {
+    if a.1.delivered == 0 || b.1.delivered == 0 {
+        return None;
+    }
+    let mut clauses: Vec<String> = [a, b].iter().map(|(name, t)| resends_clause(name, t)).collect();
+    let (ha, hb) = (a.1.hol_total_ms, b.1.hol_total_ms);
+    if ha >= 0.5 || hb >= 0.5 {
+        clauses.push(format!(
+            "head-of-line waits totalled {} ms for {} vs {} ms for {}",
+            thousands(ha.round() as u64),
+            a.0,
+            thousands(hb.round() as u64),
+            b.0
+        ));
+    } else {
+        clauses.push("no message waited for an earlier one".into());
+    }
+    Some(format!("Why: {}.", clauses.join("; ")))
+}
+
+/// `glenn resent 673 (232 delay, 441 redundant), 441 spurious (66 %), 30.1 KiB in redundant
+/// copies (8 % of its wire bytes)`.
+fn resends_clause(name: &str, t: &CompareTotals) -> String {
+    let total = t.resends_total();
+    if total == 0 {
+        return format!("{name} resent nothing");
+    }
+    let causes: Vec<String> = CAUSES
+        .iter()
+        .zip(t.resends)
+        .filter(|(_, n)| *n > 0)
+        .map(|((_, cause), n)| format!("{} {cause}", thousands(n)))
+        .collect();
+    let by_cause = match t.resends.iter().position(|n| *n == total) {
+        Some(only) => ONLY_CAUSE[only].to_string(),
+        None => causes.join(", "),
+    };
+    let spurious = if t.spurious == 0 {
+        "none spurious".to_string()
+    } else {
+        format!("{} spurious ({:.0} %)", thousands(t.spurious), t.spurious as f64 * 100.0 / total as f64)
+    };
+    let mut out = format!("{name} resent {} ({by_cause}), {spurious}", thousands(total));
+    if t.redundant_copy_bytes > 0 && t.wire_bytes > 0 {
+        let share = t.redundant_copy_bytes as f64 * 100.0 / t.wire_bytes as f64;
+        out.push_str(&format!(
+            ", {} in redundant copies ({share:.0} % of its wire bytes)",
+            human_bytes(t.redundant_copy_bytes)
+        ));
+    }
+    out
+}
+
+/// `n` with a comma every three digits.
+pub fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Bytes for people: `812 bytes`, `30.1 KiB`, `2.4 MiB`.
+pub fn human_bytes(bytes: u64) -> String {
+    match bytes {
+        b if b < 1024 => format!("{b} bytes"),
+        b if b < 1024 * 1024 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b => format!("{:.1} MiB", b as f64 / (1024.0 * 1024.0)),
+    }
 }
 
 #[cfg(test)]
@@ -94,5 +178,29 @@ mod tests {
     fn verdict_waits_for_deliveries() {
         let v = verdict(("glenn", &totals(500, 0, 0.0)), ("ue4", &totals(400, 10, 50.0)));
         assert_eq!(v, "No reliable message delivered by glenn yet: nothing to compare.");
+    }
+
+    #[test]
+    fn why_names_each_lanes_resend_causes_spurious_share_redundant_bytes_and_head_of_line() {
+        let glenn = CompareTotals {
+            resends: [232, 0, 441, 0],
+            spurious: 441,
+            redundant_copy_bytes: 30_822,
+            hol_total_ms: 120.4,
+            ..totals(400_000, 1000, 150.0)
+        };
+        let ue4 = CompareTotals { resends: [0, 190, 0, 0], hol_total_ms: 2736.0, ..totals(380_000, 1000, 250.0) };
+        assert_eq!(
+            why(("glenn", &glenn), ("ue4", &ue4)).unwrap(),
+            "Why: glenn resent 673 (232 delay, 441 redundant), 441 spurious (66 %), 30.1 KiB in redundant copies \
+             (8 % of its wire bytes); ue4 resent 190 (all on a Nak), none spurious; head-of-line waits totalled 120 ms \
+             for glenn vs 2,736 ms for ue4."
+        );
+        let quiet = totals(1000, 10, 5.0);
+        assert_eq!(
+            why(("a", &quiet), ("b", &quiet)).unwrap(),
+            "Why: a resent nothing; b resent nothing; no message waited for an earlier one."
+        );
+        assert_eq!(why(("a", &quiet), ("b", &totals(0, 0, 0.0))), None);
     }
 }

@@ -11,6 +11,7 @@
 
 pub mod bandwidth;
 pub mod compare;
+pub mod compare_sessions;
 pub mod decoded;
 pub mod export;
 pub mod flow;

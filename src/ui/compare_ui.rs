@@ -1,5 +1,8 @@
 //! The Compare tab: every lane's strategy overlaid on shared axes, one plot per figure, each
-//! strategy in its own colour ([`super::colors`]), under a one-line verdict computed from the data.
+//! strategy in its own colour ([`super::colors`]), under a verdict computed from the data: who
+//! used fewer bytes and how the p99 compared, then why (resends by cause, the spurious share,
+//! bytes in redundant copies, head-of-line waits). The lanes are a live A/B pair, or the
+//! recording shown (A) and a second one opened beside it with *Compare with...* (B).
 //!
 //! Figures: delivery latency CDF (tail on a log scale, p50/p95/p99 marked), message latency over
 //! time (a point per message, ringed when a carrying packet was dropped), wire bytes per delivered
@@ -15,9 +18,11 @@ use egui::Color32;
 use egui_plot::{GridMark, Line, LineStyle, MarkerShape, Plot, PlotPoint, PlotUi, Points, Text, VLine};
 
 use super::lanes::PerLane;
+use crate::app::AppCommand;
 use crate::model::compare::{height_quantile, tail_height, LaneFigures, CAUSES};
-use crate::model::verdict::verdict;
-use crate::model::Shown;
+use crate::model::verdict::{human_bytes, thousands, verdict, why};
+use crate::model::{LaneColor, Shown};
+use crate::report::compare_sessions::pair_verdicts;
 
 /// Shortest time between two recomputations of a lane's figures while its events change.
 pub const REFRESH: Duration = Duration::from_millis(400);
@@ -38,6 +43,7 @@ impl LaneCache {
     /// Brings the figures to the events of `rec` up to `cursor` (at most every [`REFRESH`] while
     /// they keep changing); true when they are up to date.
     fn refresh(&mut self, rec: &Shown<'_>, cursor: SimTime) -> bool {
+        let cursor = cursor.min(rec.store.end_time());
         let n = rec.store.events_until(cursor).len();
         match self.fed {
             Some((fed, _)) if fed == n => true,
@@ -56,6 +62,20 @@ impl LaneCache {
 pub struct CompareView {
     pub lanes: PerLane<LaneCache>,
     pub hidden: Vec<String>,
+    /// Each lane over all of its events (true) or up to the cursor; unset: whole recordings
+    /// while a second recording is beside (they differ in length), the cursor otherwise.
+    pub whole: Option<bool>,
+}
+
+/// What the Compare tab compares: every lane with its name, how many of them are the recording
+/// shown's (A; the rest are B's), and the second recording's file (or the one being read).
+pub struct Sides<'a, 'r> {
+    pub lanes: &'a [(String, Shown<'r>)],
+    pub a_lanes: usize,
+    pub beside: Option<&'a std::path::Path>,
+    /// The recording shown's file, when it has one.
+    pub a_file: Option<&'a std::path::Path>,
+    pub reading: Option<&'a std::path::Path>,
 }
 
 /// Line style per resend cause ([`CAUSES`] order), the colour being the strategy's.
@@ -86,22 +106,59 @@ fn quantile_marks(input: egui_plot::GridInput) -> Vec<GridMark> {
     ((lo.floor().max(0.0) as i64)..=(hi.ceil() as i64)).map(|v| GridMark { value: v as f64, step_size: 1.0 }).collect()
 }
 
+/// The tab for a live A/B pair (or one lane), each lane by its own name.
 pub fn compare_ui(lanes: &[Shown<'_>], view: &mut CompareView, cursor: SimTime, ui: &mut egui::Ui) {
+    let named: Vec<(String, Shown<'_>)> = lanes.iter().map(|s| (s.label(), *s)).collect();
+    let sides = Sides { lanes: &named, a_lanes: named.len(), beside: None, a_file: None, reading: None };
+    compare_sides_ui(&sides, view, cursor, ui, &mut Vec::new());
+}
+
+/// The tab: the second recording's line, the verdicts, the legend, the totals and the plots.
+pub fn compare_sides_ui(
+    sides: &Sides<'_, '_>,
+    view: &mut CompareView,
+    cursor: SimTime,
+    ui: &mut egui::Ui,
+    cmds: &mut Vec<AppCommand>,
+) {
+    let whole = view.whole.unwrap_or(sides.beside.is_some());
+    let shown: Vec<Shown<'_>> = sides.lanes.iter().map(|(_, s)| *s).collect();
     let mut stale = false;
-    for (lane, cache) in view.lanes.zip(lanes) {
-        stale |= !cache.refresh(lane, cursor);
+    for (lane, cache) in view.lanes.zip(&shown) {
+        let until = if whole { lane.store.end_time() } else { cursor };
+        stale |= !cache.refresh(lane, until);
     }
     if stale {
         ui.ctx().request_repaint_after(REFRESH);
     }
-    let figures: Vec<&LaneFigures> = view.lanes.zip(lanes).map(|(_, c)| &c.figures).collect();
-    match figures.as_slice() {
-        [a, b] => ui.heading(verdict((&a.label, &a.totals), (&b.label, &b.totals))),
-        _ => ui.label("One strategy shown: start an A/B run (--ab, or \"A/B\" in the left panel) to compare two."),
-    };
-    ui.label(format!("Figures over the events up to {:.2} s.", cursor.as_secs_f64()));
+    // Names and colours for this comparison: the side's name, and a colour of its own where two
+    // lanes ran the same strategy (A glenn against B glenn).
+    let mut seen: Vec<LaneColor> = Vec::new();
+    for (k, ((_, cache), (name, _))) in view.lanes.zip(&shown).zip(sides.lanes).enumerate() {
+        cache.figures.label = name.clone();
+        if let Some(c) = cache.figures.color {
+            if seen.contains(&c) {
+                cache.figures.color = Some(LaneColor::Slot(k as u8));
+            }
+            seen.extend(cache.figures.color);
+        }
+    }
+    sides_line_ui(sides, &mut view.whole, whole, ui, cmds);
+    let figures: Vec<&LaneFigures> = view.lanes.zip(&shown).map(|(_, c)| &c.figures).collect();
+    verdicts_ui(sides, &figures, ui);
+    if whole {
+        let ends: Vec<String> = shown
+            .iter()
+            .zip(&figures)
+            .map(|(s, f)| format!("{} {:.1} s", f.label, s.store.end_time().as_secs_f64()))
+            .collect();
+        ui.label(format!("Figures over each lane's whole recording ({}).", ends.join(", ")));
+    } else {
+        ui.label(format!("Figures over the events up to {:.2} s.", cursor.as_secs_f64()));
+    }
     legend_ui(&figures, &mut view.hidden, ui);
     totals_ui(&figures, ui);
+    resends_ui(&figures, ui);
     let shown: Vec<&LaneFigures> = figures.iter().copied().filter(|f| !view.hidden.contains(&f.label)).collect();
     let colors: Vec<Color32> = shown.iter().map(|f| figure_color(ui, f)).collect();
     let end = cursor.as_secs_f64();
@@ -194,38 +251,142 @@ type Cell = fn(&LaneFigures) -> String;
 
 /// The run-wide figures per strategy, as one compact grid.
 fn totals_ui(figures: &[&LaneFigures], ui: &mut egui::Ui) {
-    egui::Grid::new("compare_totals").striped(true).num_columns(figures.len() + 1).show(ui, |ui| {
-        ui.weak("");
-        for f in figures {
-            ui.label(egui::RichText::new(&f.label).strong().color(figure_color(ui, f)));
-        }
-        ui.end_row();
-        let rows: [(&str, Cell); 5] = [
-            ("latency p50 / p95 / p99 ms", |f| {
-                let l = f.totals.latency_ms;
-                format!("{:.0} / {:.0} / {:.0}", l.p50, l.p95, l.p99)
-            }),
-            ("bytes per delivered msg (reliable + snapshot)", |f| format!("{:.1}", f.totals.bytes_per_message())),
-            ("resends delay / Nak / redundant / timeout", |f| {
-                let r = f.totals.resends;
-                format!("{} / {} / {} / {}", r[0], r[1], r[2], r[3])
-            }),
-            ("spurious resends", |f| f.totals.spurious.to_string()),
-            ("head-of-line wait total / max ms", |f| {
-                format!("{:.0} / {:.0}", f.totals.hol_total_ms, f.totals.hol_max_ms)
-            }),
-        ];
-        for (name, value) in rows {
-            let label = ui.label(name);
-            if name.starts_with("bytes per delivered") {
-                label.on_hover_text(BYTES_PER_MESSAGE_TIP);
-            }
+    // Wide column gaps: two lanes' "a / b / c" cells must not read as one.
+    egui::Grid::new("compare_totals").striped(true).spacing([28.0, 4.0]).num_columns(figures.len() + 1).show(
+        ui,
+        |ui| {
+            ui.weak("");
             for f in figures {
-                ui.monospace(value(f));
+                ui.label(egui::RichText::new(&f.label).strong().color(figure_color(ui, f)));
             }
             ui.end_row();
+            let rows: [(&str, Cell); 4] = [
+                ("latency p50 / p95 / p99 ms", |f| {
+                    let l = f.totals.latency_ms;
+                    format!("{:.0} / {:.0} / {:.0}", l.p50, l.p95, l.p99)
+                }),
+                ("bytes per delivered msg (reliable + snapshot)", |f| format!("{:.1}", f.totals.bytes_per_message())),
+                ("bytes in redundant copies", |f| human_bytes(f.totals.redundant_copy_bytes)),
+                ("head-of-line wait total / max ms", |f| {
+                    format!("{:.0} / {:.0}", f.totals.hol_total_ms, f.totals.hol_max_ms)
+                }),
+            ];
+            for (name, value) in rows {
+                let label = ui.label(name);
+                if name.starts_with("bytes per delivered") {
+                    label.on_hover_text(BYTES_PER_MESSAGE_TIP);
+                }
+                for f in figures {
+                    ui.monospace(value(f));
+                }
+                ui.end_row();
+            }
+        },
+    );
+}
+
+/// Resends by cause, one row per lane, with the spurious share and the bytes of copies that
+/// brought nothing.
+fn resends_ui(figures: &[&LaneFigures], ui: &mut egui::Ui) {
+    ui.add_space(4.0);
+    egui::Grid::new("compare_resends").striped(true).spacing([28.0, 4.0]).num_columns(CAUSES.len() + 3).show(
+        ui,
+        |ui| {
+            ui.weak("resends by cause");
+            for (_, cause) in CAUSES {
+                ui.label(cause);
+            }
+            ui.label("total");
+            ui.label("spurious").on_hover_text("Resent after the peer's application already had the message");
+            ui.end_row();
+            for f in figures {
+                let t = &f.totals;
+                ui.label(egui::RichText::new(&f.label).strong().color(figure_color(ui, f)));
+                for n in t.resends {
+                    ui.monospace(thousands(n));
+                }
+                let total = t.resends_total();
+                ui.monospace(thousands(total));
+                let share = if total == 0 { 0.0 } else { t.spurious as f64 * 100.0 / total as f64 };
+                ui.monospace(format!("{} ({share:.0} %)", thousands(t.spurious)));
+                ui.end_row();
+            }
+        },
+    );
+}
+
+/// The second recording: which file each side is, and the buttons that open or close it.
+fn sides_line_ui(
+    sides: &Sides<'_, '_>,
+    choice: &mut Option<bool>,
+    whole: bool,
+    ui: &mut egui::Ui,
+    cmds: &mut Vec<AppCommand>,
+) {
+    ui.horizontal_wrapped(|ui| {
+        if let Some(b) = sides.beside {
+            let a: Vec<&str> = sides.lanes[..sides.a_lanes].iter().map(|(n, _)| n.as_str()).collect();
+            let a_file = sides.a_file.map_or("the run shown".to_string(), |f| f.display().to_string());
+            let b_lanes: Vec<&str> = sides.lanes[sides.a_lanes..].iter().map(|(n, _)| n.as_str()).collect();
+            ui.label(format!("A: {a_file} ({}); B: {} ({})", a.join(", "), b.display(), b_lanes.join(", ")));
+            if ui.button("Close B").on_hover_text("Stop comparing with the second recording").clicked() {
+                cmds.push(AppCommand::CloseCompared);
+            }
+        } else if ui
+            .button("Compare with...")
+            .on_hover_text("Open a second saved session beside this one: did my change make it better?")
+            .clicked()
+        {
+            cmds.push(AppCommand::CompareWithDialog);
+        }
+        if let Some(p) = sides.reading {
+            ui.spinner();
+            ui.label(format!("reading {}", p.display()));
+        }
+        let mut on = whole;
+        if ui
+            .checkbox(&mut on, "whole recordings")
+            .on_hover_text("Each lane over all of its events; off: every lane up to the time cursor")
+            .changed()
+        {
+            *choice = Some(on);
         }
     });
+}
+
+/// The verdict and its reasons: for each B lane against its A lane with a second recording
+/// beside, else for the two lanes of an A/B run.
+fn verdicts_ui(sides: &Sides<'_, '_>, figures: &[&LaneFigures], ui: &mut egui::Ui) {
+    let named: Vec<(String, &crate::model::compare::CompareTotals)> =
+        figures.iter().map(|f| (f.label.clone(), &f.totals)).collect();
+    if sides.beside.is_some() && sides.a_lanes < named.len() {
+        let (a, b) = named.split_at(sides.a_lanes);
+        let pairs = pair_verdicts(a, b);
+        for v in &pairs {
+            if pairs.len() > 1 {
+                ui.strong(format!("{} vs {}", v.a, v.b));
+            }
+            ui.heading(&v.verdict);
+            if let Some(w) = &v.why {
+                ui.label(w);
+            }
+        }
+        return;
+    }
+    match figures {
+        [a, b] => {
+            ui.heading(verdict((&a.label, &a.totals), (&b.label, &b.totals)));
+            if let Some(w) = why((&a.label, &a.totals), (&b.label, &b.totals)) {
+                ui.label(w);
+            }
+        }
+        _ => {
+            ui.label(
+                "One strategy shown: start an A/B run (--ab, or \"A/B\" in the left panel), or Compare with... a \
+                 saved session, to compare two.",
+            );
+        }
+    }
 }
 
 /// The CDF plot: x latency in ms, y the quantile on a log tail scale, p50/p95/p99 marked.

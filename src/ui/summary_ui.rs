@@ -85,7 +85,15 @@ fn discards(d: &ackscope_protocol::Discards) -> String {
     }
 }
 
-pub fn summary_ui(lanes: &[Shown<'_>], folds: &mut PerLane<SummaryFold>, cursor: SimTime, ui: &mut egui::Ui) {
+/// The table: a column per lane, headed by `names` when given (a second recording beside:
+/// `A glenn`, `B ue4`), else by each lane's own name.
+pub fn summary_ui(
+    lanes: &[Shown<'_>],
+    names: Option<&[String]>,
+    folds: &mut PerLane<SummaryFold>,
+    cursor: SimTime,
+    ui: &mut egui::Ui,
+) {
     let mut shown_at = cursor;
     let mut computed = Vec::with_capacity(lanes.len());
     for (lane, fold) in folds.zip(lanes) {
@@ -100,9 +108,10 @@ pub fn summary_ui(lanes: &[Shown<'_>], folds: &mut PerLane<SummaryFold>, cursor:
     ui.label(format!("Metrics over the events up to {:.2} s.", shown_at.as_secs_f64()));
     egui::Grid::new("summary_grid").striped(true).num_columns(lanes.len() + 1).show(ui, |ui| {
         ui.strong("metric");
-        for lane in lanes {
+        for (k, lane) in lanes.iter().enumerate() {
             let color = super::lane_colors::lane_color(ui, lane.color_at(cursor));
-            ui.label(egui::RichText::new(super::tabs::focused_label(lane)).strong().color(color));
+            let name = names.and_then(|n| n.get(k).cloned()).unwrap_or_else(|| super::tabs::focused_label(lane));
+            ui.label(egui::RichText::new(name).strong().color(color));
         }
         ui.end_row();
         let n = computed.iter().map(Vec::len).max().unwrap_or(0);

@@ -113,8 +113,10 @@ pub struct SummaryPanel(PerLane<SummaryFold>);
 
 impl Panel for SummaryPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, _cmds: &mut Vec<AppCommand>) {
-        let (lanes, cursor) = (state.shown(), state.cursor());
-        super::summary_ui::summary_ui(&lanes, &mut self.0, cursor, ui);
+        // With a second recording beside (Compare with...), its lanes too, named by side.
+        let (names, lanes): (Vec<String>, Vec<Shown<'_>>) = state.compare_lanes().1.into_iter().unzip();
+        let names = state.compare_with.shown().is_some().then_some(names.as_slice());
+        super::summary_ui::summary_ui(&lanes, names, &mut self.0, state.cursor(), ui);
     }
 }
 
@@ -125,8 +127,13 @@ impl Panel for TuneView {
 }
 
 impl Panel for CompareView {
-    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, _cmds: &mut Vec<AppCommand>) {
-        super::compare_ui::compare_ui(&state.shown(), self, state.cursor(), ui);
+    fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+        let (a_lanes, lanes) = state.compare_lanes();
+        let beside = state.compare_with.shown().map(|c| c.path.as_path());
+        let reading = state.compare_with.reading();
+        let a_file = state.file.as_deref();
+        let sides = super::compare_ui::Sides { lanes: &lanes, a_lanes, beside, a_file, reading };
+        super::compare_ui::compare_sides_ui(&sides, self, state.cursor(), ui, cmds);
     }
 }
 

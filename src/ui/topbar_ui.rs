@@ -79,6 +79,13 @@ pub fn top_bar_ui(
         {
             cmds.push(AppCommand::ExportDialog);
         }
+        if ui
+            .button("Compare with...")
+            .on_hover_text("Open a second saved session beside this one, in the Compare and Summary tabs")
+            .clicked()
+        {
+            cmds.push(AppCommand::CompareWithDialog);
+        }
         ui.menu_button("Recent", |ui| {
             if ui.button("Type a path...").on_hover_text("Open a file by typing its path, with completion").clicked() {
                 cmds.push(AppCommand::OpenPrompt(PromptKind::Open));

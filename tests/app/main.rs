@@ -13,6 +13,7 @@ mod cli;
 mod clients;
 mod clients_cli;
 mod compare;
+mod compare_two;
 mod decode_acks;
 mod decode_enet;
 mod decode_kcp;
