@@ -124,6 +124,7 @@ impl AppState {
                 DialogResult::Chosen(PromptKind::Save, p) => self.save_path(&p),
                 DialogResult::Chosen(PromptKind::Export, p) if is_pcapng(&p) => self.export_pcapng(&p),
                 DialogResult::Chosen(PromptKind::Export, p) => self.export(ExportTargets::beside(&p)),
+                DialogResult::Chosen(PromptKind::LinkFile, p) => self.load_link_file(&p),
                 // A save the guard asked for did not happen: keep the run, drop what waited.
                 DialogResult::Cancelled(_) => self.after_save = None,
                 DialogResult::Unavailable(kind) => {
@@ -242,6 +243,11 @@ impl AppState {
         self.ask_path(PromptKind::Save);
     }
 
+    /// Asks for a link file to load into the link (see [`Self::open_dialog`]).
+    pub fn link_file_dialog(&mut self) {
+        self.ask_path(PromptKind::LinkFile);
+    }
+
     fn ask_path(&mut self, kind: PromptKind) {
         if self.dialogs_missing {
             self.prompt = Some(kind);
@@ -262,6 +268,7 @@ impl AppState {
             Some(PromptKind::Save) => self.save_path(&path),
             Some(PromptKind::Export) if is_pcapng(&path) => self.export_pcapng(&path),
             Some(PromptKind::Export) => self.export(ExportTargets::beside(&path)),
+            Some(PromptKind::LinkFile) => self.load_link_file(&path),
             None => {}
         }
     }

@@ -298,6 +298,9 @@ pub fn native_dialog(kind: PromptKind) -> Option<PathBuf> {
     let d = if kind == PromptKind::Open { d.add_filter("packet capture", &["pcapng", "pcap"]) } else { d };
     match kind {
         PromptKind::Open => d.pick_file(),
+        PromptKind::LinkFile => {
+            rfd::FileDialog::new().add_filter("link file (ackscope fit --out)", &["ron"]).pick_file()
+        }
         PromptKind::Save => d.set_file_name("session.ron").save_file(),
         PromptKind::Export => rfd::FileDialog::new()
             .add_filter("CSV", &["csv"])

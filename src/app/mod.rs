@@ -7,6 +7,7 @@ mod command;
 mod file_flow;
 pub mod files;
 pub mod lag;
+mod link_file;
 pub mod live_log;
 mod load_flow;
 pub mod paths;

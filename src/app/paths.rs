@@ -21,6 +21,8 @@ pub enum PromptKind {
     Save,
     /// A base name for exported tables (`NAME-packets.csv`, ...; see `ExportTargets::beside`).
     Export,
+    /// A fitted link file to load into the link (the Link panel's *Load fitted link...*).
+    LinkFile,
 }
 
 impl PromptKind {
@@ -30,6 +32,7 @@ impl PromptKind {
             PromptKind::Open => "Open",
             PromptKind::Save => "Save",
             PromptKind::Export => "Export",
+            PromptKind::LinkFile => "Load link",
         }
     }
 }

@@ -6,6 +6,7 @@
 mod common;
 
 mod anomaly;
+mod capture_flows;
 mod capture_import;
 mod capture_stream;
 mod cli;
@@ -23,6 +24,8 @@ mod filter_grammar;
 mod filter_rows;
 mod filter_window;
 mod fit;
+mod fit_proxy;
+mod fit_window;
 mod live_window;
 mod new_strategy;
 mod overview;
