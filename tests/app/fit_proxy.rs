@@ -53,9 +53,10 @@ fn a_capture_of_enet_through_the_proxy_fits_back_to_the_proxys_link() {
     let path = std::env::temp_dir().join(format!("ackscope-fit-proxy-{}.pcapng", std::process::id()));
     let mut capture = RelayedCapture::new(std::fs::File::create(&path).unwrap(), server_addr).unwrap();
 
-    // 5 s of 150 reliable packets a second each way (the server's on channel 1), under ENet's
-    // 10 s counter interval as in `decode_enet`.
-    let secs = "5";
+    // 8 s of 150 reliable packets a second each way (the server's on channel 1): some 2,000
+    // datagrams each way, so the jitter's sampling spread (about 0.2 ms) is a fifth of the 10 %
+    // bound. (ENet's own counters, which restart every 10 s, are not compared here.)
+    let secs = "8";
     let mut server = spawn(&exe, &["server".into(), server_port.to_string(), secs.into()]);
     let deadline = Instant::now() + Duration::from_secs(10);
     while UdpSocket::bind(server_addr).is_ok() && Instant::now() < deadline {
@@ -76,7 +77,7 @@ fn a_capture_of_enet_through_the_proxy_fits_back_to_the_proxys_link() {
     assert_eq!(capture.orphan_copies(), 0, "every copy's datagram was held");
     let written = capture.packets();
     drop(capture.into_inner());
-    assert!(client.sent > 300 && server.sent > 300, "the exchange ran: client {client:?}, server {server:?}");
+    assert!(client.sent > 500 && server.sent > 500, "the exchange ran: client {client:?}, server {server:?}");
     assert_eq!(outcome.clients.len(), 1);
     let truth = &outcome.clients[0];
 
