@@ -5,7 +5,7 @@
 //! link would be: interface 0 every datagram as sent, interface 1 every copy as delivered.
 
 use std::net::Ipv4Addr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ackscope::capture::import::{ImportOptions, Importer, MATCH_WINDOW_NS};
 use ackscope::capture::records;
@@ -71,7 +71,7 @@ fn identical_datagrams_of_two_clients_are_never_each_others_copies() {
     while !importer.next_batch(1 << 12).is_empty() {}
     let summary = importer.summary(&path);
     assert_eq!(summary.clients.len(), 2);
-    let truth = |k: usize| summary.clients[k].client_to_server.truth.clone();
+    let truth = |k: usize| summary.clients[k].client_to_server.truth;
     let (t1, t2) = (truth(0), truth(1));
     println!("{t1:?} / {t2:?}");
     assert!(t1.two_sided, "{t1:?}");
@@ -81,7 +81,7 @@ fn identical_datagrams_of_two_clients_are_never_each_others_copies() {
 
 /// A capture of `clients` flows, each sending one unique datagram a second to the server and
 /// getting one back, for `secs` seconds, every copy delivered 30 ms later; the datagrams sent.
-fn many_flows(path: &PathBuf, clients: u32, secs: u64) -> u64 {
+fn many_flows(path: &Path, clients: u32, secs: u64) -> u64 {
     let mut packets = Vec::new();
     for s in 0..secs {
         for k in 1..=clients {
