@@ -25,8 +25,8 @@ pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) 
     // Behind the run: the frame takes events in for longer and draws no views (the status bar
     // says so) until the gap is closed. Nothing is dropped.
     state.update_lag();
-    let budget = if state.lag.catching_up { state.lag.catch_up_budget } else { INGEST_BUDGET };
-    let (_, behind) = state.pull_events_within(budget);
+    let (budget, max_events) = state.lag.intake(INGEST_BUDGET);
+    let (_, behind) = state.pull_events_capped(budget, max_events);
     state.update_lag();
     if state.lag.catching_up {
         state.lag.skipped_frames += 1;

@@ -112,6 +112,8 @@ pub enum AppCommand {
     TuneOpen(usize),
     /// Copy Tune point `i`'s values to the live run's settings.
     TuneApply(usize),
+    /// Set or clear the mark, select, or change the bookmarks ([`super::marks`]).
+    Marks(super::MarkCommand),
 }
 
 /// The answers to "discard the unsaved run?".
@@ -262,6 +264,7 @@ impl AppState {
             }
             AppCommand::TuneCancel => self.tune.cancel(),
             AppCommand::TuneOpen(i) => self.tune_open(i),
+            AppCommand::Marks(m) => self.apply_mark(m),
             AppCommand::TuneApply(i) => {
                 // A point's values are the sweep's text (`--vary` values, read at that edge).
                 let values = self.tune.points.get(i).map(|p| p.values.clone()).unwrap_or_default();

@@ -21,9 +21,10 @@ use crate::model::Recording;
 use crate::report::export::{self, ExportSummary, ExportTargets};
 use crate::session::{self, Loading, Phase, Progress, Session};
 
-/// What was last saved or opened: each lane's recording and how many events it held then.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct SavedMark(pub(super) Vec<(u64, usize)>);
+/// What was last saved or opened: each lane's recording and how many events it held then, and
+/// the bookmarks (a bookmark added or changed since is unsaved too).
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct SavedMark(pub(super) Vec<(u64, usize)>, pub(super) Vec<crate::session::Bookmark>);
 
 impl SavedMark {
     /// Events of every lane: a session file holds both lanes of an A/B run, so a save's notice

@@ -29,6 +29,9 @@ pub const RUN_BEHIND_SHOWN: Duration = Duration::from_millis(250);
 /// Most time a catching-up frame spends taking events in (a frame still comes every so often,
 /// so the status bar moves and Stop or Pause still answer).
 pub const CATCH_UP_BUDGET: Duration = Duration::from_millis(60);
+/// Most events taken in from one batch before a frame's budget is checked again: a batch is
+/// whatever the run thread made since it last ran, seconds of events when it was starved.
+pub const INGEST_PIECE_EVENTS: usize = 4096;
 
 /// The window's lag behind its live run.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,6 +50,10 @@ pub struct Lag {
     /// Time a catching-up frame spends taking events in ([`CATCH_UP_BUDGET`]; tests shorten it
     /// to see several catching-up frames).
     pub catch_up_budget: Duration,
+    /// Most events a catching-up frame takes in (no limit but the budget by default; tests set
+    /// one so that catching up takes several frames however fast the machine and however the
+    /// run thread cut its batches).
+    pub catch_up_events: usize,
 }
 
 impl Default for Lag {
@@ -58,6 +65,7 @@ impl Default for Lag {
             waiting_events: 0,
             run_behind: Duration::ZERO,
             catch_up_budget: CATCH_UP_BUDGET,
+            catch_up_events: usize::MAX,
         }
     }
 }
@@ -68,7 +76,7 @@ impl Lag {
     pub fn update(&mut self, progress: Option<Progress>, shown: SimTime) {
         let Some(p) = progress else {
             let skipped = self.skipped_frames;
-            *self = Self { skipped_frames: skipped, catch_up_budget: self.catch_up_budget, ..Self::default() };
+            *self = Self { skipped_frames: skipped, ..self.settings_only() };
             return;
         };
         self.waiting_events = p.waiting_events;
@@ -87,7 +95,22 @@ impl Lag {
 
     /// A new run: nothing skipped yet.
     pub fn reset(&mut self) {
-        *self = Self { catch_up_budget: self.catch_up_budget, ..Self::default() };
+        *self = self.settings_only();
+    }
+
+    /// No lag, with this one's catch-up budget and event limit.
+    fn settings_only(&self) -> Self {
+        Self { catch_up_budget: self.catch_up_budget, catch_up_events: self.catch_up_events, ..Self::default() }
+    }
+
+    /// The budget and event limit of this frame's intake: the catch-up ones while catching up,
+    /// else `normal_budget` and no limit.
+    pub fn intake(&self, normal_budget: Duration) -> (Duration, usize) {
+        if self.catching_up {
+            (self.catch_up_budget, self.catch_up_events)
+        } else {
+            (normal_budget, usize::MAX)
+        }
     }
 
     /// What the status bar says about it, when there is anything to say: how far behind, and

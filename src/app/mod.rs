@@ -10,6 +10,7 @@ pub mod lag;
 mod link_file;
 pub mod live_log;
 mod load_flow;
+pub mod marks;
 pub mod paths;
 pub mod readback;
 mod rerun;
@@ -22,6 +23,7 @@ pub mod tune;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use command::{AppCommand, GuardChoice};
+pub use marks::MarkCommand;
 pub use paths::PromptKind;
 pub use reveal::{Reveal, RevealSeen, RevealTarget};
 pub use settings::{Launch, Settings};

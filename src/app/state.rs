@@ -19,6 +19,7 @@ use super::rerun::RerunJob;
 use super::settings::Settings;
 use super::tune::TuneJob;
 use super::AppCommand;
+use crate::app::lag::INGEST_PIECE_EVENTS;
 use crate::model::{Playback, Recording};
 use crate::params::Catalog;
 use crate::report::export::ExportSummary;
@@ -99,6 +100,11 @@ pub struct AppState {
     pub(super) readback: super::readback::ReadBack,
     /// How far the window trails its live run, and whether it is catching up ([`super::lag`]).
     pub lag: super::lag::Lag,
+    /// The mark and the selection ([`super::marks`]; bookmarks are the first lane's).
+    pub marks: crate::model::marks::Marks,
+    /// The rest of a batch the window took in part ([`Self::pull_events_capped`]): the first
+    /// to be taken in next, counted as waiting.
+    pub(super) held: Option<Batch>,
 }
 
 impl AppState {
@@ -138,9 +144,11 @@ impl AppState {
             wake: Arc::new(wake),
             live_log: LiveLog::new(LiveLog::default_dir()),
             focus: FIRST_CLIENT,
+            held: None,
             reveal: None,
             readback: Default::default(),
             lag: Default::default(),
+            marks: Default::default(),
         }
     }
 
@@ -271,9 +279,12 @@ impl AppState {
         }
     }
 
+    /// Takes `batches` into the lanes, after the rest of a batch taken in part (so a stop or a
+    /// change of transport keeps every event, in order).
     pub(super) fn ingest(&mut self, batches: impl IntoIterator<Item = Batch>) -> usize {
         let mut n = 0;
-        for b in batches {
+        let held = self.held.take();
+        for b in held.into_iter().chain(batches) {
             if let Some(lane) = self.lanes.get_mut(b.lane) {
                 n += b.events.len();
                 if let Err(e) = self.live_log.ingest(b.lane, lane, b.events, b.actions) {
@@ -295,6 +306,15 @@ impl AppState {
     /// Moves event batches from the run into the recordings until `budget` is spent: the events
     /// moved, and whether batches were left waiting for the next frame.
     pub fn pull_events_within(&mut self, budget: Duration) -> (usize, bool) {
+        self.pull_events_capped(budget, usize::MAX)
+    }
+
+    /// [`Self::pull_events_within`], taking at most `max_events` events. A batch is taken in
+    /// pieces of at most [`INGEST_PIECE_EVENTS`], the budget checked after each, and the rest of
+    /// one cut short is kept to be taken in first next time: a run thread that was starved and
+    /// delivers seconds of events in one batch neither holds one frame for all of it nor lets the
+    /// window jump level with the run in one frame without saying it was behind.
+    pub fn pull_events_capped(&mut self, budget: Duration, max_events: usize) -> (usize, bool) {
         let Some(run) = self.live.take() else { return (0, false) };
         for (lane, info) in run.take_clients() {
             if let Some(l) = self.lanes.get_mut(lane) {
@@ -304,13 +324,29 @@ impl AppState {
         let started = Instant::now();
         let mut n = 0;
         let mut left = false;
-        for b in run.try_batches() {
+        let mut next = self.held.take();
+        let mut batches = run.try_batches();
+        while let Some(mut b) = next.take().or_else(|| batches.next()) {
+            let room = max_events.saturating_sub(n).clamp(1, INGEST_PIECE_EVENTS);
+            if b.events.len() > room {
+                // The actions and any error go with the last piece: they came after its events.
+                let events = b.events.split_off(room);
+                next = Some(Batch {
+                    lane: b.lane,
+                    events,
+                    actions: std::mem::take(&mut b.actions),
+                    error: b.error.take(),
+                });
+            }
             n += self.ingest([b]);
-            if started.elapsed() >= budget {
+            if started.elapsed() >= budget || n >= max_events {
                 left = true;
                 break;
             }
         }
+        drop(batches);
+        left |= next.is_some();
+        self.held = next;
         self.live = Some(run);
         let (since, count, rate) = &mut self.events_rate;
         *count += n;
@@ -325,7 +361,11 @@ impl AppState {
 
     /// Measures how far the window trails the live run ([`Self::lag`]).
     pub fn update_lag(&mut self) {
-        let progress = self.live.as_ref().and_then(|r| r.progress());
+        let held = self.held.as_ref().map_or(0, |b| b.events.len());
+        let progress = self.live.as_ref().and_then(|r| r.progress()).map(|mut p| {
+            p.waiting_events += held;
+            p
+        });
         let shown = self.end_time();
         self.lag.update(progress, shown);
     }
@@ -462,7 +502,7 @@ impl AppState {
 
     /// Each lane's recording and its events now.
     pub(super) fn mark(&self) -> SavedMark {
-        SavedMark(self.lanes.iter().map(|l| (l.id(), l.len())).collect())
+        SavedMark(self.lanes.iter().map(|l| (l.id(), l.len())).collect(), self.bookmarks().to_vec())
     }
 
     /// True when the lanes hold events that were neither saved nor opened from a file.

@@ -10,6 +10,7 @@ pub mod compare;
 pub mod connection;
 pub mod index;
 pub mod lane;
+pub mod marks;
 pub mod playback;
 pub mod recording;
 pub mod shown;

@@ -20,7 +20,7 @@ use super::connection::Connection;
 use super::lane::{LaneInfo, Origin};
 use crate::runtime::udp::Transport;
 use crate::session::jsonl::Stream;
-use crate::session::{Phase, Progress, Session};
+use crate::session::{Bookmark, Phase, Progress, Session};
 
 /// Gives every recording its own identity, so view state kept beside it notices a replacement.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -40,6 +40,8 @@ pub struct Recording {
     pub actions: Vec<Step>,
     /// How it was recorded (in-process recordings re-run exactly).
     pub transport: Transport,
+    /// The session's named bookmarks (kept on the first lane, which carries the session header).
+    pub bookmarks: Vec<Bookmark>,
     /// Every event in arrival order, once the lane has a second client (before, the one
     /// connection's store holds the lane's log).
     log: Option<Arc<Vec<Event>>>,
@@ -74,6 +76,7 @@ impl Recording {
             scenario,
             actions: Vec::new(),
             transport: Transport::InProcess,
+            bookmarks: Vec::new(),
             log: None,
             end: SimTime::ZERO,
             clients: Vec::new(),
@@ -180,6 +183,7 @@ impl Recording {
         };
         rec.actions = s.actions.clone();
         rec.transport = s.transport;
+        rec.bookmarks = s.bookmarks.clone();
         rec
     }
 
@@ -321,6 +325,7 @@ impl Recording {
             s.protocol = Some(self.info.first().name.clone());
         }
         s.clients = self.info.named_clients().cloned().collect();
+        s.bookmarks = self.bookmarks.clone();
         s
     }
 

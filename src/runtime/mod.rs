@@ -68,6 +68,11 @@ pub struct Batch {
 
 /// How often the run thread advances virtual time and hands events to the UI.
 const TICK: Duration = Duration::from_millis(8);
+/// Most virtual time the run thread simulates before it hands events over and reads the
+/// window's actions again. A run that cannot keep up with the wall clock (a busy machine, many
+/// clients) would otherwise take ever longer steps to reach the wall clock's instant (a step of
+/// a minute was seen), with Stop, Pause and every edit waiting for the step to end.
+const MAX_STEP_US: u64 = 50_000;
 /// Batches in flight to the UI before the run thread keeps them in its backlog.
 const EVENT_CHANNEL_BATCHES: usize = 256;
 
@@ -242,22 +247,28 @@ fn run_thread(
     let mut wall_base = Instant::now();
     let mut sim_base = SimTime::ZERO;
     let mut backlog: VecDeque<Batch> = VecDeque::new();
+    let mut reached = SimTime::ZERO;
+    let mut behind = false;
     loop {
-        let first = match commands.recv_timeout(TICK) {
+        // Behind the wall clock, the next step starts at once.
+        let first = match commands.recv_timeout(if behind { Duration::ZERO } else { TICK }) {
             Ok(cmd) => Some(cmd),
             Err(crossbeam_channel::RecvTimeoutError::Timeout) => None,
             Err(crossbeam_channel::RecvTimeoutError::Disconnected) => return backlog,
         };
         // Virtual time first, so a change lands at the instant the user made it.
         let asked_at = wall_us();
-        let now = if paused { sim_base } else { sim_base.plus_micros(wall_base.elapsed().as_micros() as u64) };
+        let wall_now = if paused { sim_base } else { sim_base.plus_micros(wall_base.elapsed().as_micros() as u64) };
+        let now = wall_now.min(reached.plus_micros(MAX_STEP_US)).max(reached);
+        behind = now < wall_now;
         for lane in &mut lanes {
             lane.run_until(now);
         }
-        // Reached `now`, which the wall clock asked for at `asked_at`: the window reads how far
-        // the wall clock has gone on since.
+        reached = now;
+        // Reached `now`, the wall clock's instant at `asked_at` less what the step left for the
+        // next: the window reads how far the wall clock has gone on since.
         progress.reached_us.store(now.0, Ordering::Release);
-        progress.reached_at_us.store(asked_at, Ordering::Release);
+        progress.reached_at_us.store(asked_at.saturating_sub(wall_now.0.saturating_sub(now.0)), Ordering::Release);
         for (which, action) in first.into_iter().chain(std::iter::from_fn(|| commands.try_recv().ok())) {
             // Pause and resume freeze and restart the run's clock, once for every lane.
             match action {

@@ -125,9 +125,36 @@ pub struct Session {
     /// A/B: the second lane's events.
     #[serde(default, with = "codec")]
     pub ab_events: Vec<Event>,
+    /// Named instants the user kept (the window's bookmarks); absent when there are none, so
+    /// files without bookmarks read and write exactly as before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bookmarks: Vec<Bookmark>,
     /// FNV-1a 64 of the file text with these digits zeroed; absent in hand-written scenarios.
     #[serde(default)]
     pub checksum: Option<String>,
+}
+
+/// A named instant of a recording, optionally on a packet or a message of one lane: the
+/// window's bookmarks, kept in the session so they come back with it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bookmark {
+    pub name: String,
+    /// The instant, in microseconds of virtual time.
+    pub at_us: u64,
+    /// What was selected when it was made, if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<BookmarkTarget>,
+}
+
+/// What a bookmark points at besides its instant (`lane`: 0 the first lane, 1 the A/B lane).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub enum BookmarkTarget {
+    /// Link send `uid`.
+    Packet { lane: usize, uid: u64 },
+    /// Message `id` sent by `side`.
+    Message { lane: usize, side: ackscope_protocol::Side, id: u64 },
 }
 
 impl Session {
@@ -172,6 +199,7 @@ impl Session {
             ab: None,
             ab_actions: Vec::new(),
             ab_events: Vec::new(),
+            bookmarks: Vec::new(),
             checksum: None,
         }
     }
@@ -193,6 +221,7 @@ impl Session {
             ab: self.ab,
             ab_actions: self.ab_actions.clone(),
             ab_events: Vec::new(),
+            bookmarks: self.bookmarks.clone(),
             checksum: None,
         }
     }

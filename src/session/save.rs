@@ -9,7 +9,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 
 use super::{
-    codec, event_line, fnv1a, ron_line, Phase, Progress, Session, Transport, CHECKSUM_KEY, CHECKSUM_PLACEHOLDER,
+    codec, event_line, fnv1a, ron_line, Bookmark, Phase, Progress, Session, Transport, CHECKSUM_KEY,
+    CHECKSUM_PLACEHOLDER,
 };
 use super::{FORMAT_VERSION, PROGRESS_STEP};
 use crate::model::lane::{ClientInfo, Origin};
@@ -36,6 +37,8 @@ struct SessionOut<'a> {
     ab_actions: &'a [Step],
     #[serde(serialize_with = "codec::serialize")]
     ab_events: &'a [Event],
+    #[serde(skip_serializing_if = "<[Bookmark]>::is_empty")]
+    bookmarks: &'a [Bookmark],
     checksum: Option<&'a str>,
 }
 
@@ -98,6 +101,7 @@ fn session_out<'a>(header: &'a Session, lanes: [&'a [Event]; 2]) -> SessionOut<'
         ab: header.ab,
         ab_actions: &header.ab_actions,
         ab_events: lanes[1],
+        bookmarks: &header.bookmarks,
         checksum: Some(CHECKSUM_PLACEHOLDER),
     }
 }

@@ -17,11 +17,13 @@ use egui::{Color32, RichText};
 
 use super::filter_bar::FilterBar;
 use super::lanes::PerLane;
-use crate::app::{AppCommand, AppState, Tab};
+use super::packets_ui::with_delta;
+use crate::app::{AppCommand, AppState, MarkCommand, Tab};
 use crate::filter::cache::FRAME_BUDGET_ROWS;
 use crate::filter::Matches;
 use crate::model::anomaly::{Anomaly, AnomalyClass, Target, CLASSES, STALL_FLOOR_US};
 use crate::model::anomaly_filter::{AnomalyFilter, FilteredAnomalies, StripCounts};
+use crate::model::marks::{column_for, delta_header, Mark};
 use crate::model::Shown;
 
 /// Height of one lane's band of the strip.
@@ -386,6 +388,7 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
     ui.separator();
     let mut clicked = None;
     let selected = view.selected;
+    let mark = state.current_mark();
     let focused = state.focused_lanes();
     let lanes = &focused[..];
     let mut per_lane = view.update(lanes);
@@ -399,7 +402,7 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
                     ui.label(RichText::new(label).strong().color(color));
                 }
                 let sel = selected.filter(|(l, _)| *l == lane).map(|(_, r)| r);
-                if let Some(hit) = lane_list_ui(rec, cache, sel, cursor, ui) {
+                if let Some(hit) = lane_list_ui(rec, lane, cache, sel, (cursor, mark), ui, cmds) {
                     clicked = Some((lane, hit));
                 }
             });
@@ -407,28 +410,50 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
     });
     drop(per_lane);
     if let Some((lane, row)) = clicked {
-        if let Some(a) = lanes.get(lane).and_then(|r| r.anomalies.get(row as usize)) {
+        if let Some((rec, a)) = lanes.get(lane).and_then(|r| Some((r, r.anomalies.get(row as usize)?))) {
             let at = a.time;
+            cmds.push(AppCommand::Marks(MarkCommand::Select(anomaly_point(rec, lane, a))));
             view.select(lanes, lane, row, at, cmds);
         }
     }
 }
 
-/// One lane's list; returns the row (position in the lane's index) clicked.
+/// The point an anomaly stands for (what a click selects and Ctrl+M marks): its instant, on its
+/// packet or message.
+pub fn anomaly_point(rec: &Shown<'_>, lane: usize, a: &Anomaly) -> Mark {
+    match a.target {
+        Target::Packet(uid) => rec
+            .packets
+            .row_by_uid(uid, &rec.ledger)
+            .map_or(Mark::instant(a.time), |r| Mark::packet(lane, uid, r.dir, r.seq, a.time)),
+        Target::Message((side, id)) => Mark::message(lane, side, id, a.time),
+        Target::Nothing => Mark::instant(a.time),
+    }
+}
+
+/// The anomaly list's heading (after the delta column's when there is a mark).
+pub const ANOMALY_HEADER: &str = "   time s  side  kind         description";
+
+/// One lane's list, each row after its distance from `mark`; returns the row (position in the
+/// lane's index) clicked.
 fn lane_list_ui(
     rec: &Shown<'_>,
+    lane: usize,
     cache: &mut LaneAnomalies,
     selected: Option<u32>,
-    cursor: SimTime,
+    (cursor, mark): (SimTime, Option<Mark>),
     ui: &mut egui::Ui,
+    cmds: &mut Vec<AppCommand>,
 ) -> Option<u32> {
     let f = &cache.filtered;
     let by_cursor = f.count_by(cursor);
     ui.label(format!("{} anomalies, {by_cursor} by the cursor (later ones greyed)", f.len()));
     let header = ui.add(
-        egui::Button::new(RichText::new("   time s  side  kind         description").monospace().weak())
-            .frame(false)
-            .sense(egui::Sense::hover()),
+        egui::Button::new(
+            RichText::new(with_delta(mark.as_ref().map(delta_header), ANOMALY_HEADER.into())).monospace().weak(),
+        )
+        .frame(false)
+        .sense(egui::Sense::hover()),
     );
     let row_h = header.rect.height();
     let mut area = egui::ScrollArea::both().id_salt("anomaly_list").auto_shrink([false, false]);
@@ -453,6 +478,10 @@ fn lane_list_ui(
             let class = a.kind.class();
             let fmt = |color: Color32| egui::TextFormat::simple(mono.clone(), if later { weak_c } else { color });
             let mut job = egui::text::LayoutJob::default();
+            let point = anomaly_point(rec, lane, a);
+            if let Some(d) = column_for(mark.as_ref(), &point) {
+                job.append(&format!("{d}  "), 0.0, fmt(text_c));
+            }
             let side = if a.side == Side::A { "A" } else { "B" };
             job.append(&format!("{:>9.3}  {side:<4}  ", a.time.as_secs_f64()), 0.0, fmt(text_c));
             job.append(&format!("{:<11}  ", class.name()), 0.0, fmt(class_color(class, dark)));
@@ -469,6 +498,7 @@ fn lane_list_ui(
             if resp.clicked() {
                 clicked = Some(i);
             }
+            super::marks_ui::row_menu(&resp, point, mark == Some(point), cmds);
         }
     });
     clicked

@@ -2,11 +2,12 @@
 
 use ackscope_protocol::SimTime;
 
-use crate::app::{AppCommand, AppState};
+use super::marks_ui::MarksView;
+use crate::app::{AppCommand, AppState, MarkCommand};
 
-/// Space play/pause, arrows step one stats interval, Home/End, Ctrl+O / Ctrl+S, and a file
-/// dropped on the window.
-pub fn input_ui(state: &AppState, ctx: &egui::Context, cmds: &mut Vec<AppCommand>) {
+/// Space play/pause, arrows step one stats interval, Home/End, Ctrl+O / Ctrl+S, the marks' keys
+/// (Ctrl+M, Ctrl+Shift+M, Ctrl+B, Ctrl+G: [`super::marks_ui`]), and a file dropped on the window.
+pub fn input_ui(state: &AppState, marks: &mut MarksView, ctx: &egui::Context, cmds: &mut Vec<AppCommand>) {
     let dropped =
         ctx.input(|i| i.raw.dropped_files.iter().map(|f| f.path().to_path_buf()).find(|p| !p.as_os_str().is_empty()));
     if let Some(p) = dropped {
@@ -29,6 +30,19 @@ pub fn input_ui(state: &AppState, ctx: &egui::Context, cmds: &mut Vec<AppCommand
     }
     if save {
         cmds.push(AppCommand::SaveDialog);
+    }
+    let shortcut = |m: Modifiers, k: Key| ctx.input_mut(|i| i.consume_shortcut(&KeyboardShortcut::new(m, k)));
+    // Ctrl+Shift+M first: Ctrl+M's shortcut would take it too.
+    if shortcut(Modifiers::COMMAND | Modifiers::SHIFT, Key::M) {
+        cmds.push(AppCommand::Marks(MarkCommand::MarkCursor));
+    } else if shortcut(Modifiers::COMMAND, Key::M) {
+        cmds.push(AppCommand::Marks(MarkCommand::Toggle));
+    }
+    if shortcut(Modifiers::COMMAND, Key::B) {
+        cmds.push(AppCommand::Marks(MarkCommand::AddBookmark(None)));
+    }
+    if shortcut(Modifiers::COMMAND, Key::G) {
+        marks.focus_goto = true;
     }
     ctx.input(|i| {
         if i.key_pressed(Key::Space) {

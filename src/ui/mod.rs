@@ -13,10 +13,12 @@ mod cursor_ui;
 mod edit;
 mod files_ui;
 pub mod filter_bar;
+pub mod find;
 mod input;
 pub mod io_graph_ui;
 pub mod lane_colors;
 mod lanes;
+pub mod marks_ui;
 pub mod packet_detail;
 pub mod packet_detail_ui;
 pub mod packets_ui;
@@ -52,15 +54,20 @@ pub struct WindowView {
     pub panels: Panels,
     pub controls: ControlsView,
     pub prompt: PromptView,
+    /// The go-to box and the bookmarks menu.
+    pub marks: marks_ui::MarksView,
 }
 
 /// Draws the whole window into `ui`: top bar, status bar, left panel, banners, the tab bar and
 /// the current tab; what the user asks for is pushed to `cmds`.
 pub fn window_ui(state: &AppState, view: &mut WindowView, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-    input::input_ui(state, ui.ctx(), cmds);
+    input::input_ui(state, &mut view.marks, ui.ctx(), cmds);
     ui.ctx().set_theme(if state.settings.dark { egui::Theme::Dark } else { egui::Theme::Light });
     egui::Panel::top("top_bar").show(ui, |ui| topbar_ui::top_bar_ui(state, &mut view.panels.anomalies, ui, cmds));
-    egui::Panel::bottom("status_bar").show(ui, |ui| status_ui::status_bar_ui(state, ui));
+    egui::Panel::bottom("status_bar").show(ui, |ui| {
+        marks_ui::marks_row_ui(state, &mut view.marks, ui, cmds);
+        status_ui::status_bar_ui(state, ui);
+    });
     egui::Panel::left("controls").default_size(300.0).show(ui, |ui| {
         egui::Panel::bottom("estimates").show(ui, |ui| controls_ui::estimates_ui(state, ui));
         egui::ScrollArea::vertical().show(ui, |ui| controls_ui::controls_ui(state, &mut view.controls, ui, cmds));

@@ -15,9 +15,10 @@ use egui::RichText;
 
 use super::filter_bar::{extra_id, FilteredBy};
 use super::packet_detail::PacketDetail;
-use crate::app::{AppCommand, Reveal, RevealSeen, RevealTarget};
+use crate::app::{AppCommand, MarkCommand, Reveal, RevealSeen, RevealTarget};
 use crate::filter::{Matches, PacketFacts};
 use crate::model::index::{DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow};
+use crate::model::marks::{column_for, delta_header, Mark};
 use crate::model::Shown;
 
 /// What the packet log shows.
@@ -50,6 +51,8 @@ pub struct PacketsView {
     /// Keep this row (position in [`PacketIndex::rows`]) in sight next frame: the row just
     /// clicked, while the detail pane opening under the log shortens it.
     pub keep_in_view: Option<u32>,
+    /// The window's mark (set each frame): with one, every row starts with its distance from it.
+    pub mark: Option<Mark>,
 }
 
 /// The instant later rows are read at: everything the recording knows.
@@ -154,6 +157,19 @@ pub fn row_text(r: &PacketRow, cursor: SimTime) -> String {
     )
 }
 
+/// `text` after the delta column `delta` (the mark's distance), when there is a mark.
+pub fn with_delta(delta: Option<String>, text: String) -> String {
+    match delta {
+        Some(d) => format!("{d}  {text}"),
+        None => text,
+    }
+}
+
+/// The row's point: what a click selects and Ctrl+M marks.
+pub fn row_point(lane: usize, r: &PacketRow) -> Mark {
+    Mark::packet(lane, r.uid, r.dir, r.seq, r.time)
+}
+
 /// Dropped rows' colour, readable on the theme's background.
 fn dropped_color(ui: &egui::Ui) -> egui::Color32 {
     if ui.visuals().dark_mode {
@@ -189,6 +205,7 @@ pub fn row_details(r: &PacketRow, cursor: SimTime) -> String {
         s.push_str("\nrejected as malformed by the receiver");
     }
     s.push_str("\nclick: select it (its detail opens below) and move the time cursor to its send");
+    s.push_str("\nright-click: mark it (Ctrl+M) or bookmark it (Ctrl+B)");
     s
 }
 
@@ -251,10 +268,13 @@ pub fn packets_ui(
         ui.weak(p);
     }
     let font = egui::TextStyle::Monospace.resolve(ui.style());
-    let full_w = ui.painter().layout_no_wrap(HEADER.to_string(), font, egui::Color32::WHITE).size().x;
+    let mark = view.mark;
+    let headed = |h: &str| with_delta(mark.as_ref().map(delta_header), h.to_string());
+    let full_w = ui.painter().layout_no_wrap(headed(HEADER), font, egui::Color32::WHITE).size().x;
     let compact = ui.available_width() < full_w + 16.0;
     let (header_text, text_of): (&str, fn(&PacketRow, SimTime) -> String) =
         if compact { (COMPACT_HEADER, compact_row_text) } else { (HEADER, row_text) };
+    let header_text = headed(header_text);
     // A frameless button gets the same padding and height as the rows, so the columns line up
     // and its height is the row height the virtualisation must assume.
     let header = ui
@@ -293,7 +313,14 @@ pub fn packets_ui(
             let Some(row) = index.row(i as usize, ledger) else { continue };
             let r = &row;
             let later = r.time > cursor;
-            let mut text = RichText::new(text_of(r, if later { KNOWN_NOW } else { cursor })).monospace();
+            let point = row_point(view.lane, r);
+            let marked = mark == Some(point);
+            let line =
+                with_delta(column_for(mark.as_ref(), &point), text_of(r, if later { KNOWN_NOW } else { cursor }));
+            let mut text = RichText::new(line).monospace();
+            if marked {
+                text = text.strong();
+            }
             if later {
                 text = text.color(later_color);
             } else if r.dropped.is_some() {
@@ -312,7 +339,9 @@ pub fn packets_ui(
                 view.last_cursor = Some(r.time);
                 view.keep_in_view = Some(i);
                 commands.push(AppCommand::SeekTo(r.time));
+                commands.push(AppCommand::Marks(MarkCommand::Select(point)));
             }
+            super::marks_ui::row_menu(&resp, point, marked, commands);
         }
     });
     view.scroll_y = out.state.clamped_offset().y;

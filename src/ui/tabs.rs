@@ -52,15 +52,23 @@ impl Panel for MessagesPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
         let (lanes, cursor) = (state.shown(), state.cursor());
         let reveal = state.reveal.as_ref();
+        let mark = state.current_mark();
         ui.columns(lanes.len(), |cols| {
             for (k, ((lane, state), col)) in self.0.zip(&lanes).zip(cols.iter_mut()).enumerate() {
                 state.lane = k;
+                state.mark = mark;
                 super::timeline_ui::take_reveal(&lane.messages, state, reveal);
                 // The display filter's matches (the canvas keeps the rows they hold).
                 state.expr.update(*lane, None);
                 let name = focused_label(lane);
                 let (index, ledger) = (&lane.messages, &lane.ledger);
+                let before = state.selected;
                 super::timeline_ui::timeline_ui(col, ("timeline", k), &name, index, ledger, state, cursor, cmds);
+                // A message clicked is the selection Ctrl+M marks.
+                if let Some(m) = state.selected.filter(|s| before != Some(*s)).and_then(|key| index.get(key)) {
+                    let point = crate::model::marks::Mark::message(k, m.side, m.id, m.queued_at);
+                    cmds.push(AppCommand::Marks(crate::app::MarkCommand::Select(point)));
+                }
             }
         });
     }
@@ -90,8 +98,10 @@ impl Panel for PacketsPanel {
         let (lanes, cursor) = (state.shown(), state.cursor());
         let reveal = state.reveal.as_ref();
         let mut k = 0;
+        let mark = state.current_mark();
         lane_columns_ui(&lanes, &mut self.0, cursor, ui, |lane, view, ui| {
             view.lane = k;
+            view.mark = mark;
             k += 1;
             super::packets_ui::packets_panel_ui(lane, view, cursor, reveal, ui, cmds)
         });

@@ -20,6 +20,8 @@ const MAX_ROW_H: f32 = 18.0;
 const AXIS_H: f32 = 18.0;
 /// The left gutter where each row's message id is written, clear of its marks.
 const GUTTER_W: f32 = 62.0;
+/// What the gutter grows by while the window has a mark: each row's distance from it.
+const DELTA_GUTTER_W: f32 = 84.0;
 /// Height of the density strip shown when the window holds more messages than rows fit.
 const STRIP_H: f32 = 14.0;
 const LABEL_FONT: f32 = 11.0;
@@ -54,7 +56,7 @@ pub(super) fn canvas_ui(
     let pal = Palette::of(ui);
     // The time area (its x extent is final; the density strip may take its top below).
     let rows_rect = Rect::from_min_max(
-        Pos2::new(full.left() + GUTTER_W, full.top()),
+        Pos2::new(full.left() + GUTTER_W + if state.mark.is_some() { DELTA_GUTTER_W } else { 0.0 }, full.top()),
         Pos2::new(full.right(), full.bottom() - AXIS_H),
     );
     painter.rect_filled(full, 2.0, ui.visuals().extreme_bg_color);
@@ -84,6 +86,11 @@ pub(super) fn canvas_ui(
         let row = Row { y, row_h: lay.row_h, r, selected: state.selected == Some(m.key()), rect: lay.rect };
         draw_row(&painter, &pal, m, &row, cursor, &x, ledger);
         id_label(&painter, &pal, m, Pos2::new(full.left() + 4.0, y), row.selected);
+        let point = crate::model::marks::Mark::message(state.lane, m.side, m.id, m.queued_at);
+        if let Some(d) = crate::model::marks::short_for(state.mark.as_ref(), &point) {
+            let font = FontId::monospace(LABEL_FONT);
+            painter.text(Pos2::new(full.left() + GUTTER_W - 4.0, y), Align2::LEFT_CENTER, d, font, pal.queued);
+        }
     }
     if rows.len() > shown.len() {
         density_strip(&painter, &pal, index, &rows, lay.rect, t0, t1, cursor, ledger);

@@ -45,6 +45,10 @@ fn selected_ui(
         }
     });
     ui.label(format!("{} bytes, {}", m.bytes, if m.reliable { "reliable" } else { "unreliable" }));
+    if let Some(mark) = state.mark {
+        let point = crate::model::marks::Mark::message(state.lane, m.side, m.id, m.queued_at);
+        ui.label(format!("from the mark: {}", mark.delta_to(&point).text()));
+    }
     let (lane, key) = (state.lane, m.key());
     let mut seek_to: Option<SimTime> = None;
     let mut seek = |ui: &mut egui::Ui, text: String, t: SimTime| {

@@ -40,6 +40,8 @@ pub struct TimelineState {
     /// Scroll this message's row into view next frame.
     pub scroll_to: Option<MsgKey>,
     pub(super) rows: Vec<usize>,
+    /// The window's mark (set each frame): with one, each row's gutter gives its distance.
+    pub mark: Option<crate::model::marks::Mark>,
 }
 
 impl Default for TimelineState {
@@ -57,6 +59,7 @@ impl Default for TimelineState {
             seen: RevealSeen::default(),
             scroll_to: None,
             rows: Vec::new(),
+            mark: None,
         }
     }
 }

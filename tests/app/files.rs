@@ -15,7 +15,7 @@ use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::Scenario;
 use egui::accesskit::Role;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 
 /// The whole window, with file dialogs that cannot be shown.
@@ -37,15 +37,22 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// The path field (the one text input besides the status bar's go-to box).
+fn path_field<'h>(h: &'h Harness<'static, AppState>) -> egui_kittest::Node<'h> {
+    let mut fields =
+        h.get_all_by_role(Role::TextInput).filter(|n| n.accesskit_node().label().as_deref() != Some("Go to"));
+    fields.next().expect("the path field")
+}
+
 /// Replaces the path field's text with `path` and presses Enter.
 fn type_path(h: &mut Harness<'static, AppState>, path: &Path) {
     // A modal's first frame only measures it.
     h.run_steps(2);
-    h.get_by_role(Role::TextInput).focus();
+    path_field(h).focus();
     h.step();
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
     h.step();
-    h.get_by_role(Role::TextInput).type_text(&path.display().to_string());
+    path_field(h).type_text(&path.display().to_string());
     h.step();
     h.key_press(egui::Key::Enter);
     h.step();

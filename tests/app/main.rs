@@ -27,6 +27,7 @@ mod fit;
 mod fit_proxy;
 mod fit_window;
 mod live_window;
+mod marks;
 mod new_strategy;
 mod overview;
 mod packet_detail;

@@ -364,7 +364,11 @@ fn clicking_a_packet_row_seeks_to_its_send() {
     assert!((header.height() - r4.height()).abs() < 0.01, "header {header:?} row {r4:?}");
     h.get_by_label(&label).click();
     h.run();
-    assert_eq!(h.state().cmds, vec![UiCommand::SeekTo(target.time)]);
+    // The click also selects the packet for the marks (Ctrl+M marks it; the status bar gives its
+    // distance from the mark).
+    let point = ackscope::model::marks::Mark::packet(0, target.uid, target.dir, target.seq, target.time);
+    let select = UiCommand::Marks(ackscope::app::MarkCommand::Select(point));
+    assert_eq!(h.state().cmds, vec![UiCommand::SeekTo(target.time), select]);
     assert_eq!(h.state().view.selected, Some(4));
 }
 

@@ -23,8 +23,11 @@ fn a_window_behind_its_run_says_so_catches_up_without_drawing_and_drops_no_event
     state.settings.intro_dismissed = true;
     state.settings.tab = Tab::Overview;
     state.live_log = LiveLog::new(dir.clone());
-    // A short catch-up budget, so catching up takes several frames to watch.
+    // A short catch-up budget and at most 2,000 events a frame (about a tenth of a second of
+    // this run), so catching up 1 s takes several frames to watch however fast the machine is
+    // and however the run thread cut its batches (starved, it delivers seconds in one).
     state.lag.catch_up_budget = Duration::from_millis(2);
+    state.lag.catch_up_events = 2_000;
     let mut h: Window = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
         |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
         (state, WindowView::default()),
@@ -34,10 +37,10 @@ fn a_window_behind_its_run_says_so_catches_up_without_drawing_and_drops_no_event
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         h.state_mut().0.update_lag();
-        if h.state().0.lag.window_behind >= Duration::from_millis(1500) {
+        if h.state().0.lag.window_behind >= Duration::from_millis(1000) {
             break;
         }
-        assert!(Instant::now() < deadline, "the run never got 1.5 s ahead: {:?}", h.state().0.lag);
+        assert!(Instant::now() < deadline, "the run never got 1 s ahead: {:?}", h.state().0.lag);
         std::thread::sleep(Duration::from_millis(20));
     }
     h.step();
@@ -54,9 +57,20 @@ fn a_window_behind_its_run_says_so_catches_up_without_drawing_and_drops_no_event
     }
     let skipped = h.state().0.lag.skipped_frames;
     assert!(skipped >= 2, "views skipped in {skipped} frames");
-    h.step();
-    assert!(h.query_by_label("Catching up with the run").is_none(), "the views are drawn again");
-    assert!(h.query_by_label_contains("caught up").is_some());
+    // Level again: the views are drawn and the status bar says the window caught up, or, on a
+    // machine so loaded that the run itself trails the wall clock, says that instead. Waited
+    // for, not taken from the next frame: a starved run thread may run ahead again for a moment.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        h.step();
+        let drawn = h.query_by_label("Catching up with the run").is_none();
+        let said = h.query_by_label_contains("caught up").is_some()
+            || h.query_by_label_contains("run behind the wall clock").is_some();
+        if drawn && said && h.query_by_label_contains("window behind").is_none() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "views drawn {drawn}, never said caught up: {:?}", h.state().0.lag);
+    }
     // Stopped: every event the run made is in the recording, exactly a headless run's.
     h.state_mut().0.stop();
     let rec = &h.state().0.lanes[0];
