@@ -14,7 +14,7 @@ use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::{LinkConfig, Scenario};
 use egui::accesskit::Role;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 
 fn window(state: AppState) -> Harness<'static, AppState> {
@@ -33,6 +33,13 @@ fn temp(name: &str) -> PathBuf {
     dir.join(name)
 }
 
+/// The path field (the status bar's go-to box is a text input too).
+fn path_field<'h>(h: &'h Harness<'static, AppState>) -> egui_kittest::Node<'h> {
+    let mut fields =
+        h.get_all_by_role(Role::TextInput).filter(|n| n.accesskit_node().label().as_deref() != Some("Go to"));
+    fields.next().expect("the path field")
+}
+
 /// Clicks *Load fitted link...*, waits for the path field (no dialog here) and types `path`.
 fn load(h: &mut Harness<'static, AppState>, path: &std::path::Path) {
     h.get_by_label("Load fitted link...").click();
@@ -40,11 +47,11 @@ fn load(h: &mut Harness<'static, AppState>, path: &std::path::Path) {
     // A modal's first frame only measures it.
     h.run_steps(2);
     h.get_by_label("Load a fitted link file (ackscope fit --out)");
-    h.get_by_role(Role::TextInput).focus();
+    path_field(h).focus();
     h.step();
     h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
     h.step();
-    h.get_by_role(Role::TextInput).type_text(&path.display().to_string());
+    path_field(h).type_text(&path.display().to_string());
     h.step();
     h.key_press(egui::Key::Enter);
     h.run_steps(3);
