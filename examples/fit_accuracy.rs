@@ -9,8 +9,13 @@
 //! distribution and burst lengths against the model's own seeds). `tests/app/fit.rs`
 //! (`fit_accuracy_short_form`) runs one seed of the first link with tolerances from this spread.
 //!
-//! Run: `cargo run --release --example fit_accuracy [-- SEEDS [SECONDS]]` (default 5 seeds of
-//! 120 s each).
+//! Run: `cargo run --release --example fit_accuracy [-- SEEDS [SECONDS [NAME]]]` (default 5
+//! seeds of 120 s each; NAME keeps the links whose name contains it).
+//!
+//! **Fit speed**: `cargo run --release --example fit_accuracy -- --speed [SECONDS [PPS]]` runs
+//! one Glenn session (default 600 s at 250 packets/s each way over the GE bursty link with
+//! jitter), exports it, and times reading the capture's records and fitting them with 10 check
+//! seeds, as `ackscope fit` does, printing packets per second for each step.
 
 use std::time::Instant;
 
@@ -103,12 +108,54 @@ fn mean_sd(v: &[f64]) -> (f64, f64) {
     (m, (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)).sqrt())
 }
 
+/// Times `ackscope fit`'s two steps (records, fit) on one large exported capture.
+fn speed(secs: f64, pps: f64) {
+    let known = &links()[0];
+    let mut s = Scenario { strategy: Strategy::Glenn, seed: 1, send_rate_pps: pps, ..Scenario::default() };
+    for d in Dir::BOTH {
+        *s.link.get_mut(d) = known.link;
+    }
+    let until = SimTime::from_secs_f64(secs);
+    let (_, events, actions) = run_lane(&s, &[], until).expect("run");
+    let session = Session { events, actions, duration_us: until.0, ..Session::scenario_only(s) };
+    let path = std::env::temp_dir().join(format!("ackscope-fit-speed-{}.pcapng", std::process::id()));
+    write_capture(&session, std::fs::File::create(&path).expect("create")).expect("export");
+    let mib = std::fs::metadata(&path).map_or(0.0, |m| m.len() as f64 / (1 << 20) as f64);
+    let t = Instant::now();
+    let recs = records::load(&path).expect("records");
+    let read_s = t.elapsed().as_secs_f64();
+    std::fs::remove_file(&path).ok();
+    let packets = recs.info.packets as f64;
+    let sends: usize = Dir::BOTH.iter().map(|d| recs.trace.dir(*d).len()).sum();
+    let t = Instant::now();
+    let fit = fit::fit(&recs, fit::CHECK_SEEDS);
+    let fit_s = t.elapsed().as_secs_f64();
+    println!(
+        "{} ({pps} pps each way, {secs} s): capture {mib:.1} MiB, {packets} packets, {sends} datagrams sent",
+        known.name
+    );
+    println!("  records: {read_s:.2} s ({:.0} packets/s)", packets / read_s);
+    println!(
+        "  fit, both directions, {} check seeds: {fit_s:.2} s ({:.0} datagrams/s)",
+        fit::CHECK_SEEDS,
+        sends as f64 / fit_s
+    );
+    println!("  total: {:.2} s; fitted {} directions", read_s + fit_s, fit.dirs.iter().flatten().count());
+}
+
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().is_some_and(|a| a == "--speed") {
+        args.next();
+        let secs: f64 = args.next().map_or(600.0, |a| a.parse().expect("SECONDS"));
+        let pps: f64 = args.next().map_or(250.0, |a| a.parse().expect("PPS"));
+        return speed(secs, pps);
+    }
     let seeds: u64 = args.next().map_or(5, |a| a.parse().expect("SEEDS"));
     let secs: f64 = args.next().map_or(120.0, |a| a.parse().expect("SECONDS"));
+    let only = args.next().unwrap_or_default();
     let t = Instant::now();
-    for known in links() {
+    for known in links().into_iter().filter(|k| k.name.contains(only.as_str())) {
         let fits: Vec<DirFit> = (1..=seeds).flat_map(|seed| fit_once(&known, seed, secs)).collect();
         println!(
             "\n{} ({} pps, {secs} s, seeds 1-{seeds}, both directions: {} fits)",

@@ -46,6 +46,11 @@ pub enum AppCommand {
     ApplyPreset(Preset),
     /// Keep the current link as a custom preset.
     SaveLinkPreset,
+    /// Ask for a fitted link file (`ackscope fit --out`) in a native dialog, or in the path
+    /// field where no dialog can be shown, and load it into the link.
+    LoadLinkDialog,
+    /// Load this fitted link file into the link, a change per setting it alters.
+    LoadLinkFile(PathBuf),
     /// Open a session or scenario file (on a worker thread).
     Open(PathBuf),
     /// Save the recording to a file (on a worker thread).
@@ -231,6 +236,8 @@ impl AppState {
             }
             AppCommand::Open(p) => self.open_path(&p),
             AppCommand::Save(p) => self.save_path(&p),
+            AppCommand::LoadLinkDialog => self.link_file_dialog(),
+            AppCommand::LoadLinkFile(path) => self.load_link_file(&path),
             AppCommand::OpenDialog => self.open_dialog(),
             AppCommand::CompareWithDialog => self.ask_path(PromptKind::CompareWith),
             AppCommand::CompareWith(p) => self.compare_with(&p),

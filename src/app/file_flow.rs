@@ -137,6 +137,7 @@ impl AppState {
                 DialogResult::Chosen(PromptKind::CompareWith, p) => self.compare_with(&p),
                 DialogResult::Chosen(PromptKind::Export, p) if is_pcapng(&p) => self.export_pcapng(&p),
                 DialogResult::Chosen(PromptKind::Export, p) => self.export(ExportTargets::beside(&p)),
+                DialogResult::Chosen(PromptKind::LinkFile, p) => self.load_link_file(&p),
                 // A save the guard asked for did not happen: keep the run, drop what waited.
                 DialogResult::Cancelled(_) => self.after_save = None,
                 DialogResult::Unavailable(kind) => {
@@ -255,6 +256,11 @@ impl AppState {
         self.ask_path(PromptKind::Save);
     }
 
+    /// Asks for a link file to load into the link (see [`Self::open_dialog`]).
+    pub fn link_file_dialog(&mut self) {
+        self.ask_path(PromptKind::LinkFile);
+    }
+
     pub(super) fn ask_path(&mut self, kind: PromptKind) {
         if self.dialogs_missing {
             self.prompt = Some(kind);
@@ -276,6 +282,7 @@ impl AppState {
             Some(PromptKind::CompareWith) => self.compare_with(&path),
             Some(PromptKind::Export) if is_pcapng(&path) => self.export_pcapng(&path),
             Some(PromptKind::Export) => self.export(ExportTargets::beside(&path)),
+            Some(PromptKind::LinkFile) => self.load_link_file(&path),
             None => {}
         }
     }

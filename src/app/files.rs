@@ -300,6 +300,9 @@ pub fn native_dialog(kind: PromptKind) -> Option<PathBuf> {
     match kind {
         PromptKind::Open => d.pick_file(),
         PromptKind::CompareWith => d.add_filter("event stream", &["jsonl"]).pick_file(),
+        PromptKind::LinkFile => {
+            rfd::FileDialog::new().add_filter("link file (ackscope fit --out)", &["ron"]).pick_file()
+        }
         PromptKind::Save => d.set_file_name("session.ron").save_file(),
         PromptKind::Export => rfd::FileDialog::new()
             .add_filter("CSV", &["csv"])

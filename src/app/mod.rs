@@ -8,6 +8,7 @@ mod compare_with;
 mod file_flow;
 pub mod files;
 pub mod lag;
+mod link_file;
 pub mod live_log;
 mod load_flow;
 pub mod marks;

@@ -23,6 +23,8 @@ pub enum PromptKind {
     Export,
     /// A second recording to show beside the one shown (`AppState::compare_with`).
     CompareWith,
+    /// A fitted link file to load into the link (the Link panel's *Load fitted link...*).
+    LinkFile,
 }
 
 impl PromptKind {
@@ -33,6 +35,7 @@ impl PromptKind {
             PromptKind::Save => "Save",
             PromptKind::Export => "Export",
             PromptKind::CompareWith => "Compare with",
+            PromptKind::LinkFile => "Load link",
         }
     }
 }

@@ -23,6 +23,7 @@ pub mod export;
 pub mod import;
 pub mod pcapng;
 pub mod records;
+pub mod relayed;
 
 pub use export::{write_capture, write_pcapng, PcapngSummary};
 pub use pcapng::{CaptureReader, CaptureWriter, CapturedPacket, Interface, Udp};

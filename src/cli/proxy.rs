@@ -11,10 +11,12 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::common::{fail, print, MAX_SECONDS};
+use crate::capture::relayed::RelayedCapture;
 use crate::params::{self, overrides};
 use crate::proxy::config::{transparent_scenario, DEFAULT_EXPIRE_S, DEFAULT_MAX_CLIENTS};
 use crate::proxy::decode::{self, ProxyDecoder};
 use crate::proxy::{Batch, DecodeChoice, Proxy, ProxyConfig, ProxyReport, SessionOut};
+use crate::report::export::atomic::AtomicFile;
 use crate::runtime::udp::resolve;
 use crate::session::{self, Verify};
 
@@ -59,6 +61,10 @@ pub struct ProxyArgs {
     /// Record the session (every datagram's link events, per client) to this file.
     #[arg(long, value_name = "SESSION.ron")]
     pub out: Option<PathBuf>,
+    /// Write what the proxy relayed as a pcapng capture with both sides of its link (each
+    /// datagram as it arrived, each copy as it left; `ackscope fit` reads it).
+    #[arg(long, value_name = "FILE.pcapng")]
+    pub pcapng: Option<PathBuf>,
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
@@ -103,8 +109,8 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig> {
     let mut cfg = ProxyConfig::new(listen, forward, scenario_from(args)?);
     cfg.expire_after = Duration::from_secs_f64(args.expire_s);
     cfg.max_clients = args.max_clients;
-    // Decoding needs each datagram's bytes beside its events.
-    cfg.keep_bytes = decode != DecodeChoice::None;
+    // Decoding and the capture need each datagram's bytes beside its events.
+    cfg.keep_bytes = decode != DecodeChoice::None || args.pcapng.is_some();
     cfg.decode = decode;
     cfg.decode_name = args.decode.trim().to_string();
     cfg.upstream_bind = args.upstream.as_deref().map(resolve).transpose().context("--upstream")?;
@@ -117,6 +123,10 @@ fn run(args: &ProxyArgs) -> Result<ProxyReport> {
     let mut out =
         args.out.as_ref().map(|p| SessionOut::create(p, &cfg.scenario, cfg.listen, cfg.forward)).transpose()?;
     let mut decoder = (cfg.decode != DecodeChoice::None).then(|| ProxyDecoder::new(cfg.decode.clone()));
+    let mut capture = match &args.pcapng {
+        Some(p) => Some(RelayedCapture::new(AtomicFile::create(p)?, cfg.forward)?),
+        None => None,
+    };
     let proxy = Proxy::start(cfg.clone())?;
     let stop = Arc::new(AtomicBool::new(false));
     if args.seconds.is_none() {
@@ -132,6 +142,9 @@ fn run(args: &ProxyArgs) -> Result<ProxyReport> {
     let local = proxy.local_addr();
     let deadline = args.seconds.map(|s| Instant::now() + Duration::from_secs_f64(s));
     let mut take = |batch: Batch, out: &mut Option<SessionOut>| -> Result<()> {
+        if let Some(c) = capture.as_mut() {
+            c.take(&batch)?;
+        }
         let events = match decoder.as_mut() {
             Some(d) => d.feed(&batch),
             None => batch.events,
@@ -161,6 +174,11 @@ fn run(args: &ProxyArgs) -> Result<ProxyReport> {
             o.set_protocol(&d.protocol());
             o.append_events(&last, &[])?;
         }
+    }
+    if let (Some(c), Some(path)) = (capture, &args.pcapng) {
+        let packets = c.packets();
+        let bytes = c.into_inner().commit()?;
+        eprintln!("ackscope: wrote {} ({packets} packets, {bytes} bytes): ackscope fit reads it", path.display());
     }
     let session_bytes = match out {
         Some(o) => Some(o.finish(end)?),

@@ -90,7 +90,14 @@ struct Obs {
 
 /// Fits both directions of `records`, checking each against `seeds` simulations.
 pub fn fit(records: &LinkRecords, seeds: u32) -> Fit {
-    let dirs = Dir::BOTH.map(|d| fit_dir(records, d, seeds));
+    // The directions are independent: each on its own thread (the same results, in half the
+    // time on two cores).
+    let [ab, ba] = std::thread::scope(|scope| {
+        let ab = scope.spawn(|| fit_dir(records, Dir::AtoB, seeds));
+        let ba = fit_dir(records, Dir::BtoA, seeds);
+        [ab.join().expect("the A->B fit does not panic"), ba]
+    });
+    let dirs = [ab, ba];
     Fit { source: records.trace.source.clone(), info: records.info.clone(), dirs }
 }
 

@@ -19,7 +19,7 @@ use ackscope_protocol::{ParamChange, ParamValue, Scenario, Side};
 
 use super::colors::rgb_for;
 use super::edit::Preview;
-use crate::app::{AppCommand, AppState};
+use crate::app::{AppCommand, AppState, PromptKind};
 use crate::model::{Recording, Sample};
 use crate::params::{self, false_acks, Catalog, Group, Kind, Param};
 
@@ -234,6 +234,23 @@ fn link_ui(catalog: &Catalog, dir: &mut LinkDir, ui: &mut egui::Ui, ctl: &mut Ct
     for row in catalog.rows_of(group) {
         ctl.param_ui(ui, row, &dir.name(row.name));
     }
+    link_file_ui(ui, ctl);
+}
+
+/// Loading a fitted link file (`ackscope fit --out LINK.ron`) into both directions: a native
+/// dialog, or the window's path field (typed, or where no dialog can be shown). The app reads
+/// the file and makes a change per setting it alters ([`crate::app::AppState::load_link_file`]).
+fn link_file_ui(ui: &mut egui::Ui, ctl: &mut Ctl) {
+    ui.horizontal(|ui| {
+        let tip = "Set the link from a link file that `ackscope fit CAPTURE --out LINK.ron` wrote: each setting \
+                   it holds changes (both directions it holds), the rest stay. A bad file changes nothing.";
+        if ui.button("Load fitted link...").on_hover_text(tip).clicked() {
+            ctl.cmds.push(AppCommand::LoadLinkDialog);
+        }
+        if ui.button("path...").on_hover_text("Type the link file's path instead").clicked() {
+            ctl.cmds.push(AppCommand::OpenPrompt(PromptKind::LinkFile));
+        }
+    });
 }
 
 /// One group per strategy's own settings, in the catalog's group order, headed by the group's

@@ -36,7 +36,7 @@ impl PromptView {
 /// again updates it), else a free name beside the file shown or in `cwd`; relative to `cwd`
 /// where it lies below it. For an open, empty (the completions then list the working directory).
 fn initial_text(state: &AppState, kind: PromptKind, cwd: &Path) -> String {
-    if matches!(kind, PromptKind::Open | PromptKind::CompareWith) {
+    if matches!(kind, PromptKind::Open | PromptKind::CompareWith | PromptKind::LinkFile) {
         return String::new();
     }
     if kind == PromptKind::Export {
@@ -78,10 +78,11 @@ pub fn path_prompt_ui(state: &AppState, view: &mut PromptView, ctx: &egui::Conte
     }
     let modal = Modal::new(Id::unique("path_prompt")).show(ctx, |ui| {
         ui.set_width(560.0);
-        match kind {
-            PromptKind::CompareWith => ui.heading("Compare with a saved session (shown beside this one)"),
-            _ => ui.heading(format!("{} a session file", kind.verb())),
-        };
+        ui.heading(match kind {
+            PromptKind::CompareWith => "Compare with a saved session (shown beside this one)".to_string(),
+            PromptKind::LinkFile => "Load a fitted link file (ackscope fit --out)".to_string(),
+            _ => format!("{} a session file", kind.verb()),
+        });
         if state.dialogs_missing() {
             ui.label("No file dialog can be shown here: type the path instead.");
         }
@@ -106,7 +107,7 @@ pub fn path_prompt_ui(state: &AppState, view: &mut PromptView, ctx: &egui::Conte
         let problem = match (&target, kind) {
             (None, _) if view.text.trim().is_empty() => Some(String::new()),
             (None, _) => Some("Type a file name.".to_string()),
-            (Some(p), PromptKind::Open | PromptKind::CompareWith) if !p.is_file() => {
+            (Some(p), PromptKind::Open | PromptKind::CompareWith | PromptKind::LinkFile) if !p.is_file() => {
                 Some(format!("{} is not a file.", p.display()))
             }
             (Some(p), PromptKind::Save | PromptKind::Export) if p.parent().is_some_and(|d| !d.is_dir()) => {

@@ -7,6 +7,7 @@ mod common;
 
 mod anomaly;
 mod bytes;
+mod capture_flows;
 mod capture_import;
 mod capture_stream;
 mod cli;
@@ -26,6 +27,8 @@ mod filter_grammar;
 mod filter_rows;
 mod filter_window;
 mod fit;
+mod fit_proxy;
+mod fit_window;
 mod live_window;
 mod marks;
 mod new_strategy;

@@ -129,6 +129,13 @@ impl Importer {
         &self.flows.flows
     }
 
+    /// Sends and inputs held now (the matching window's open sends, the release queue): what the
+    /// import's memory grows with besides a fixed entry per flow, bounded by the traffic of
+    /// [`MATCH_WINDOW_NS`] of capture time however long the file is.
+    pub fn held(&self) -> usize {
+        self.sends.len() + self.queue.len()
+    }
+
     /// Reads until at least `min_events` events are ready or the file ends; the events, in time
     /// order. An empty batch means the end.
     pub fn next_batch(&mut self, min_events: usize) -> Vec<Event> {

@@ -5,8 +5,12 @@
 //! file order (Wireshark, tcpdump and mergecap write packets in time order, and so does
 //! ackscope's export):
 //!
-//! 1. **Which stream is whose other side.** A datagram's bytes seen first on stream S and later
-//!    on stream R make one vote for "R is where S's datagrams were delivered". A stream most of
+//! 1. **Which stream is whose other side.** A datagram's bytes seen on stream S and later on
+//!    stream R make one vote for "R is where S's datagrams were delivered", when R can be S's
+//!    other side at all ([`could_be_copy`]: never the reverse direction, and on one interface
+//!    only another hop with both ends other than S's, so two clients of one server sending
+//!    identical bytes never vote for each other); where one of the streams that carried the
+//!    bytes has R's own ends, only it votes (another client's identical datagram does not). A stream most of
 //!    whose datagrams (at least half) S sent first is S's receiver side; a sender stream keeps
 //!    the receiver with the most votes. So ackscope's export pairs `lane1-sent` with
 //!    `lane1-delivered` for each flow and direction, two captures merged pair each host's sends
@@ -215,6 +219,26 @@ impl Packets {
     }
 }
 
+/// Streams whose bytes are remembered per fingerprint in pass 1: more carry the same bytes only
+/// where many flows send identical datagrams, and the first few are the candidates that matter.
+const MAX_SIGHTINGS: usize = 8;
+
+/// Whether a datagram on stream `to` can be a delivered copy of one sent on `from`: never the
+/// other direction between the same ends (both sides may send identical bytes); on another
+/// interface, any ends (a capture at each end, or around a NAT); on the same interface only with
+/// both ends other than the send's (another hop of one path, such as a proxy's: two clients of
+/// one server share an end with each other and may send identical bytes, and are never each
+/// other's copies). The import's matching keeps the same rule.
+fn could_be_copy(from: &StreamKey, to: &StreamKey) -> bool {
+    from != to && (from.1, from.2) != (to.2, to.1) && (from.0 != to.0 || (from.1 != to.1 && from.2 != to.2))
+}
+
+/// The same source and destination (on another interface): a sighting that, where there is one,
+/// is preferred over other ends carrying the same bytes (another client's identical datagram).
+fn same_path(from: &StreamKey, to: &StreamKey) -> bool {
+    (from.1, from.2) == (to.1, to.2)
+}
+
 /// What pass 1 learns about a stream.
 struct Stream {
     key: StreamKey,
@@ -245,8 +269,9 @@ fn layout(path: &Path) -> Result<(Layout, RecordsInfo)> {
     let mut packets = Packets::open(path)?;
     let mut ids: HashMap<StreamKey, u32> = HashMap::new();
     let mut streams: Vec<Stream> = Vec::new();
-    let mut first_seen: HashMap<Fingerprint, (u32, u64)> = HashMap::new();
-    let mut expiry: VecDeque<(u64, Fingerprint)> = VecDeque::new();
+    // Per fingerprint, the streams that carried it within the window (the first sighting of each).
+    let mut seen: HashMap<Fingerprint, Vec<(u32, u64)>> = HashMap::new();
+    let mut expiry: VecDeque<(u64, Fingerprint, u32)> = VecDeque::new();
     let mut votes: HashMap<(u32, u32), u64> = HashMap::new();
     let mut first_ns = None;
     let mut latest = 0u64;
@@ -261,18 +286,29 @@ fn layout(path: &Path) -> Result<(Layout, RecordsInfo)> {
         });
         streams[sid as usize].packets += 1;
         let fp = fingerprint(&udp.payload);
-        match first_seen.get(&fp) {
-            Some(&(s0, _)) if s0 != sid => *votes.entry((s0, sid)).or_default() += 1,
-            Some(_) => {}
-            None => {
-                first_seen.insert(fp, (sid, p.time_ns));
-                expiry.push_back((p.time_ns, fp));
+        let sightings = seen.entry(fp).or_default();
+        // Only streams that carried the bytes before this one first did (with identical bytes
+        // sent again and again, the receiver side must not vote for its sender).
+        let own = sightings.iter().find(|(s, _)| *s == sid).map_or(u64::MAX, |(_, t)| *t);
+        let earlier = |(s, t): &(u32, u64)| *t < own && could_be_copy(&streams[*s as usize].key, &key);
+        let same_ends = sightings.iter().any(|x| earlier(x) && same_path(&streams[x.0 as usize].key, &key));
+        for x in sightings.iter().filter(|x| earlier(x)) {
+            let (s, from) = (x.0, &streams[x.0 as usize].key);
+            if !same_ends || same_path(from, &key) {
+                *votes.entry((s, sid)).or_default() += 1;
             }
         }
-        while expiry.front().is_some_and(|(t, _)| t.saturating_add(MATCH_WINDOW_NS) < latest) {
-            let (t, fp) = expiry.pop_front().expect("checked");
-            if first_seen.get(&fp).is_some_and(|(_, t0)| *t0 == t) {
-                first_seen.remove(&fp);
+        if !sightings.iter().any(|(s, _)| *s == sid) && sightings.len() < MAX_SIGHTINGS {
+            sightings.push((sid, p.time_ns));
+            expiry.push_back((p.time_ns, fp, sid));
+        }
+        while expiry.front().is_some_and(|(t, ..)| t.saturating_add(MATCH_WINDOW_NS) < latest) {
+            let (t, fp, s) = expiry.pop_front().expect("checked");
+            if let Some(list) = seen.get_mut(&fp) {
+                list.retain(|(s0, t0)| (*s0, *t0) != (s, t));
+                if list.is_empty() {
+                    seen.remove(&fp);
+                }
             }
         }
     }
