@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use ackscope_protocol::{ClientId, Event, EventKind, Side};
+use ackscope_protocol::{ClientId, Event, EventKind, Side, SimTime};
 use serde::Serialize;
 
 /// One sender's decoded figures (every client together).
@@ -51,8 +51,13 @@ type CarriedCopy = (Side, u64, u32);
 pub struct DecodedFold {
     dirs: [DecodedDir; 2],
     items: HashMap<(ClientId, Side, u64), Item>,
-    /// The datagram each client's sender is describing (its latest `PacketSent`): its send id.
-    carrier: HashMap<(ClientId, Side), (u32, u64)>,
+    /// The datagram each client's sender is describing (its latest `PacketSent`): its time,
+    /// sequence and send id. Recordings from before the decoder logged messages ahead of their
+    /// packet name the packet first.
+    carrier: HashMap<(ClientId, Side), (SimTime, u32, u64)>,
+    /// Copies whose `MessageSent` came before their `PacketSent` (the order every strategy and
+    /// the decoder log in): their time and sequence, until the packet names its send id.
+    waiting: HashMap<(ClientId, Side), Vec<(SimTime, u32, u64, u32)>>,
     /// The items (and copy numbers) each send carried, by client and send id, until its fate.
     carried: HashMap<(ClientId, u64), Vec<CarriedCopy>>,
 }
@@ -61,7 +66,12 @@ impl DecodedFold {
     pub fn observe(&mut self, e: &Event) {
         match e.kind {
             EventKind::PacketSent { side, seq, uid, .. } => {
-                self.carrier.insert((e.client, side), (seq, uid));
+                self.carrier.insert((e.client, side), (e.time, seq, uid));
+                if let Some(waiting) = self.waiting.remove(&(e.client, side)) {
+                    let mine = waiting.into_iter().filter(|&(t, s, ..)| t == e.time && s == seq);
+                    let copies = mine.map(|(_, _, msg, copy)| (side, msg, copy));
+                    self.carried.entry((e.client, uid)).or_default().extend(copies);
+                }
             }
             EventKind::MessageSent { side, msg, seq, .. } => {
                 let item = self.items.entry((e.client, side, msg)).or_default();
@@ -75,10 +85,11 @@ impl DecodedFold {
                         d.spurious_resends += 1;
                     }
                 }
-                if let Some(&(s, uid)) = self.carrier.get(&(e.client, side)) {
-                    if s == seq {
+                match self.carrier.get(&(e.client, side)) {
+                    Some(&(t, s, uid)) if t == e.time && s == seq => {
                         self.carried.entry((e.client, uid)).or_default().push((side, msg, copy));
                     }
+                    _ => self.waiting.entry((e.client, side)).or_default().push((e.time, seq, msg, copy)),
                 }
             }
             EventKind::LinkDelivered { uid, .. } => {
@@ -129,7 +140,7 @@ impl DecodedSummary {
 
 #[cfg(test)]
 mod tests {
-    use ackscope_protocol::{Dir, SendKind, SimTime};
+    use ackscope_protocol::{Dir, SendKind};
 
     use super::*;
 
@@ -143,24 +154,34 @@ mod tests {
         let sent = |t, seq, uid| ev(t, EventKind::PacketSent { side: b, seq, bytes: 10, uid });
         let msg = |t, seq| ev(t, EventKind::MessageSent { side: b, msg: 7, seq, kind: SendKind::First });
         let delivered = |t, uid| ev(t, EventKind::LinkDelivered { dir: Dir::BtoA, uid, delay_us: 1 });
-        let mut f = DecodedFold::default();
-        for e in [
-            sent(0, 1, 10),
-            msg(0, 1),
-            sent(5, 2, 11),
-            msg(5, 2),
+        // Messages logged before their packet (as the decoder and every strategy do now), and
+        // after it (recordings made before that): the same figures.
+        for messages_first in [true, false] {
+            let mut f = DecodedFold::default();
+            let pair = |t, seq, uid| {
+                if messages_first {
+                    [msg(t, seq), sent(t, seq, uid)]
+                } else {
+                    [sent(t, seq, uid), msg(t, seq)]
+                }
+            };
+            let mut events = Vec::new();
+            events.extend(pair(0, 1, 10));
+            events.extend(pair(5, 2, 11));
             // The first copy arrives after its resend went out: that resend was needless.
-            delivered(6, 10),
-            sent(7, 3, 12),
-            msg(7, 3),
-            delivered(8, 11),
-            ev(9, EventKind::MessageAcked { side: b, msg: 7, seq: 1 }),
-            ev(9, EventKind::PacketAcked { side: b, seq: 1 }),
-        ] {
-            f.observe(&e);
+            events.push(delivered(6, 10));
+            events.extend(pair(7, 3, 12));
+            events.push(delivered(8, 11));
+            events.push(ev(9, EventKind::MessageAcked { side: b, msg: 7, seq: 1 }));
+            events.push(ev(9, EventKind::PacketAcked { side: b, seq: 1 }));
+            for e in &events {
+                f.observe(e);
+            }
+            let d = f.finish().b;
+            let got = (d.items_sent, d.resends, d.spurious_resends, d.items_acked, d.packets_acked);
+            assert_eq!(got, (3, 2, 2, 1, 1), "messages first: {messages_first}");
         }
-        let d = f.finish().b;
-        assert_eq!((d.items_sent, d.resends, d.spurious_resends, d.items_acked, d.packets_acked), (3, 2, 2, 1, 1));
+        let f = DecodedFold::default();
         assert_eq!(f.finish().a, DecodedDir::default());
     }
 }

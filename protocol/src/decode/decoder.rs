@@ -308,13 +308,15 @@ impl Decoder {
                 }
                 pending.seq = seq;
                 pending.sequence = sequence;
-                events.push(EventKind::PacketSent { side, seq, bytes, uid: d.uid });
+                // Messages before their packet, as every strategy logs them: the packet log
+                // gathers an instant's `MessageSent`s into the `PacketSent` that follows.
                 for it in items {
                     let sent = track.item_sent(d.time, it.key, it.stamp, it.msg, seq);
                     let kind = if sent.resend { c.resend_kind } else { SendKind::First };
                     events.push(EventKind::MessageSent { side, msg: it.msg.unwrap_or(it.key), seq, kind });
                     pending.items.push((it.key, sent.copy));
                 }
+                events.push(EventKind::PacketSent { side, seq, bytes, uid: d.uid });
                 pending.acks = acks;
                 pending.item_acks = item_acks;
                 pending.cumulative = cumulative_ack;
