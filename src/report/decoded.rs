@@ -46,6 +46,9 @@ struct Item {
 /// One copy of an item a send carried: the sender, the item, its copy number.
 type CarriedCopy = (Side, u64, u32);
 
+/// A copy logged before its packet: when, in which sequence, the item and its copy number.
+type WaitingCopy = (SimTime, u32, u64, u32);
+
 /// Folds a decoded lane's events into a [`DecodedSummary`].
 #[derive(Default)]
 pub struct DecodedFold {
@@ -57,7 +60,7 @@ pub struct DecodedFold {
     carrier: HashMap<(ClientId, Side), (SimTime, u32, u64)>,
     /// Copies whose `MessageSent` came before their `PacketSent` (the order every strategy and
     /// the decoder log in): their time and sequence, until the packet names its send id.
-    waiting: HashMap<(ClientId, Side), Vec<(SimTime, u32, u64, u32)>>,
+    waiting: HashMap<(ClientId, Side), Vec<WaitingCopy>>,
     /// The items (and copy numbers) each send carried, by client and send id, until its fate.
     carried: HashMap<(ClientId, u64), Vec<CarriedCopy>>,
 }
