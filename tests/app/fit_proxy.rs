@@ -58,10 +58,7 @@ fn a_capture_of_enet_through_the_proxy_fits_back_to_the_proxys_link() {
     // bound. (ENet's own counters, which restart every 10 s, are not compared here.)
     let secs = "8";
     let mut server = spawn(&exe, &["server".into(), server_port.to_string(), secs.into()]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while UdpSocket::bind(server_addr).is_ok() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    assert!(crate::common::wait_until_udp_bound(server_addr, Duration::from_secs(10)), "the ENet server took its port");
     let mut client = spawn(&exe, &["client".into(), proxy.local_addr().port().to_string(), secs.into(), "150".into()]);
     let deadline = Instant::now() + Duration::from_secs(40);
     while (client.try_wait().unwrap().is_none() || server.try_wait().unwrap().is_none()) && Instant::now() < deadline {

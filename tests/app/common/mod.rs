@@ -55,3 +55,23 @@ pub fn type_beside<S>(h: &mut Harness<'static, S>, row: egui::Rect, tol: f32, te
     h.key_press(egui::Key::Enter);
     h.step();
 }
+
+/// Waits (up to `within`) until some process holds UDP port `addr.port()` on this machine, by
+/// reading the kernel's socket tables (`/proc/net/udp`, `udp6`). Probing by binding the port
+/// would race the process starting: while the probe holds the port for an instant, the process's
+/// own bind fails ("address in use"), which a loaded machine makes likely enough to fail CI.
+pub fn wait_until_udp_bound(addr: std::net::SocketAddr, within: Duration) -> bool {
+    let wanted = format!(":{:04X}", addr.port());
+    let deadline = Instant::now() + within;
+    loop {
+        let bound = ["/proc/net/udp", "/proc/net/udp6"].iter().any(|table| {
+            std::fs::read_to_string(table).is_ok_and(|text| {
+                text.lines().skip(1).any(|l| l.split_whitespace().nth(1).is_some_and(|local| local.ends_with(&wanted)))
+            })
+        });
+        if bound || Instant::now() >= deadline {
+            return bound;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

@@ -38,10 +38,7 @@ fn raw_peers_through_the_proxy_are_decoded_as_they_report_themselves() {
         .spawn()
         .unwrap();
     // The proxy is up once its listening port is taken.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while UdpSocket::bind(listen).is_ok() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    assert!(crate::common::wait_until_udp_bound(listen, Duration::from_secs(10)), "the proxy took its port");
     let peer = |side: &str, bind: SocketAddr, connect: SocketAddr| {
         Command::new(env!("CARGO_BIN_EXE_ackscope"))
             .args(["peer", "--raw", "--json", "--seconds", "4", "--side", side])

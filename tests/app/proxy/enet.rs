@@ -26,10 +26,7 @@ fn the_enet_library_pair_through_the_proxy_is_decoded_as_enet_reports_itself() {
     let secs = "6";
     let mut server = spawn(&exe, &["server".into(), server_port.to_string(), secs.into()]);
     // The client may start once the server's port is taken.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while UdpSocket::bind(server_addr).is_ok() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    assert!(crate::common::wait_until_udp_bound(server_addr, Duration::from_secs(10)), "the ENet server took its port");
     let mut client = spawn(&exe, &["client".into(), proxy.local_addr().port().to_string(), secs.into(), "50".into()]);
     let deadline = Instant::now() + Duration::from_secs(30);
     while (client.try_wait().unwrap().is_none() || server.try_wait().unwrap().is_none()) && Instant::now() < deadline {
@@ -104,9 +101,8 @@ fn a_proxy_recording_of_enet_is_described_and_summarised_as_enet() {
         .spawn()
         .unwrap();
     // The client starts once the proxy and the server hold their ports.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while (UdpSocket::bind(listen).is_ok() || UdpSocket::bind(server_addr).is_ok()) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(5));
+    for (what, addr) in [("the proxy", listen), ("the ENet server", server_addr)] {
+        assert!(crate::common::wait_until_udp_bound(addr, Duration::from_secs(10)), "{what} took its port");
     }
     let client = spawn(&exe, &["client".into(), listen.port().to_string(), "6".into(), "50".into()]);
     let client = finish(client);
