@@ -69,7 +69,7 @@ fn open(path: &Path, max_mib: Option<u64>) {
         frames += 1;
         slow += u64::from(ms > 50.0);
         worst_ms = worst_ms.max(ms);
-        let held = h.state().lanes.first().map_or(0, |l| l.store.len());
+        let held = h.state().lanes.first().map_or(0, |l| l.len());
         most_events = most_events.max(held);
         if held > 0 && first_data.is_none() {
             first_data = Some((t.elapsed().as_secs_f64(), held));
