@@ -18,7 +18,7 @@ use anyhow::Result;
 
 use super::flows::{Flows, Role, StreamKey};
 use super::read::{Packets, UdpPacket};
-use super::report::{DirTruth, ImportSummary};
+use super::report::{DirTruth, ImportSummary, SummaryParts};
 use super::ImportOptions;
 use crate::capture::comment::{self, FateHint as Hint};
 
@@ -103,7 +103,7 @@ pub struct Importer {
     released_ns: u64,
     next_stats_us: u64,
     /// Per flow and direction: the link's truth.
-    pub(super) truth: Vec<[DirTruth; 2]>,
+    truth: Vec<[DirTruth; 2]>,
     filtered: u64,
     unmatched_copies: u64,
     ambiguous_copies: u64,
@@ -417,9 +417,8 @@ impl Importer {
             if self.decoder.clients().next().is_some() {
                 let since = t.0.saturating_sub(2 * STATS_EVERY_US);
                 let last = t.0 + STATS_EVERY_US > at.0;
-                let keep = |c: &ClientId| {
-                    (last && next == Some(*c)) || self.last_input_us.get(c).is_some_and(|&u| u >= since)
-                };
+                let keep =
+                    |c: &ClientId| (last && next == Some(*c)) || self.last_input_us.get(c).is_some_and(|&u| u >= since);
                 let events = self.decoder.stats_events(t).into_iter().filter(|e| keep(&e.client));
                 self.out.extend(events);
             }
@@ -446,15 +445,16 @@ impl Importer {
 
     /// What the import found, per client and direction.
     pub fn summary(&self, file: &Path) -> ImportSummary {
-        ImportSummary::new(self, file)
+        ImportSummary::new(self.parts(), file)
     }
 
-    pub(super) fn parts(&self) -> SummaryParts<'_> {
+    fn parts(&self) -> SummaryParts<'_> {
         SummaryParts {
             format: self.packets.format,
             skipped: &self.packets.skipped,
             flows: &self.flows.flows,
             decoder: &self.decoder,
+            truth: &self.truth,
             filtered: self.filtered,
             unmatched_copies: self.unmatched_copies,
             ambiguous_copies: self.ambiguous_copies,
@@ -462,17 +462,4 @@ impl Importer {
             origin_s: self.origin_ns.unwrap_or(0) as f64 / 1e9,
         }
     }
-}
-
-/// What the summary reads from an importer.
-pub(super) struct SummaryParts<'a> {
-    pub format: &'static str,
-    pub skipped: &'a super::read::Skipped,
-    pub flows: &'a [super::flows::Flow],
-    pub decoder: &'a Decoder,
-    pub filtered: u64,
-    pub unmatched_copies: u64,
-    pub ambiguous_copies: u64,
-    pub seconds: f64,
-    pub origin_s: f64,
 }
