@@ -162,6 +162,9 @@ impl Simulation {
     /// How a restart builds each endpoint (`factory()` is called once per end of every client,
     /// client by client, side A before B).
     pub fn set_peer_factory(&mut self, mut factory: impl FnMut() -> PeerFactory) {
+        // The caller's endpoints may share state across clients (one log for every tap): their
+        // instants keep the one loop's order.
+        self.windowed = false;
         for c in &mut self.conns {
             for d in &mut c.drivers {
                 d.set_peer_factory(factory());

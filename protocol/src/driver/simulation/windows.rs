@@ -145,7 +145,9 @@ mod tests {
         assert_eq!(sim.can_run_windows(SimTime(1_000_000)), windowed);
         let mut events = Vec::new();
         let mut t = 0;
-        for (i, step_us) in [1, 6_999, 333_333, 1_000_000, 20_000, 19_999, 2, 1_500_000].into_iter().cycle().take(14).enumerate() {
+        for (i, step_us) in
+            [1, 6_999, 333_333, 1_000_000, 20_000, 19_999, 2, 1_500_000].into_iter().cycle().take(14).enumerate()
+        {
             t += step_us;
             sim.run_until(SimTime(t));
             if i == 6 {
@@ -153,7 +155,8 @@ mod tests {
             }
             events.extend(sim.drain_events());
         }
-        let summaries = (1..=sim.client_count()).map(|k| format!("{:?}", sim.summary().client(k).unwrap().finish())).collect();
+        let summaries =
+            (1..=sim.client_count()).map(|k| format!("{:?}", sim.summary().client(k).unwrap().finish())).collect();
         (events, summaries)
     }
 
@@ -169,14 +172,22 @@ mod tests {
             // Kept or not, the summary folds the same.
             let (none, sn) = run(s, true, false);
             // Only the live change's report, which `apply` records outside any instant.
-            assert!(none.iter().all(|e| matches!(e.kind, crate::event::EventKind::ParamChanged { .. })), "{:?}", none.first());
+            assert!(
+                none.iter().all(|e| matches!(e.kind, crate::event::EventKind::ParamChanged { .. })),
+                "{:?}",
+                none.first()
+            );
             assert_eq!(sn, sb, "{}", strategy.name());
         }
     }
 
     #[test]
     fn a_scripted_step_runs_its_instant_in_the_one_loop_and_the_events_stay_the_same() {
-        let step = LinkStep { at_s: 2.5, dir: StepDirection::AToB, set: LinkPatch { latency_ms: Some(90.0), ..Default::default() } };
+        let step = LinkStep {
+            at_s: 2.5,
+            dir: StepDirection::AToB,
+            set: LinkPatch { latency_ms: Some(90.0), ..Default::default() },
+        };
         let s = Scenario { script: vec![step.into()], ..twelve(4, Strategy::Glenn) };
         let (a, sa) = run(s.clone(), true, true);
         let (b, sb) = run(s, false, true);
