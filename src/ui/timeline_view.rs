@@ -180,7 +180,7 @@ impl LinkedWindow {
     /// Before the lanes draw: a lane that changed its window since the last frame (a click, a
     /// zoom, a drag, a reveal) gives it to the others; while the window follows the rate, its
     /// width is `fit_s()` (the busiest lane's fit).
-    pub fn before<'a>(&mut self, mut lanes: Vec<&'a mut TimelineState>, fit_s: impl FnOnce() -> f64) {
+    pub fn before(&mut self, mut lanes: Vec<&mut TimelineState>, fit_s: impl FnOnce() -> f64) {
         let changed = lanes.iter().map(|s| WindowOf::of(s)).find(|w| Some(*w) != self.last);
         let mut w = changed.or(self.last).or_else(|| lanes.first().map(|s| WindowOf::of(s)));
         if let Some(w) = w.as_mut().filter(|w| w.span_auto) {
