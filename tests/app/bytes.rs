@@ -362,3 +362,56 @@ fn a_capture_lane_shows_the_captures_own_payloads_in_the_window() {
     assert!(hs.query_by_label_contains("RE-ENCODED").is_none());
     std::fs::remove_file(&path).ok();
 }
+
+// ----- the decoders' spans -----
+
+/// The bits of `len` bytes not covered by exactly one leaf field (a field containing no other):
+/// (bit, leaves covering it).
+fn uncovered_bits(fields: &[ackscope_protocol::decode::Field], len: usize) -> Vec<(u32, usize)> {
+    let span = |f: &ackscope_protocol::decode::Field| f.start_bit..f.start_bit + f.bits;
+    let leaves: Vec<_> = fields
+        .iter()
+        .filter(|f| f.bits > 0)
+        .filter(|f| {
+            !fields.iter().any(|g| {
+                g.bits > 0
+                    && !std::ptr::eq(*f, g)
+                    && span(g) != span(f)
+                    && span(f).contains(&g.start_bit)
+                    && g.start_bit + g.bits <= f.start_bit + f.bits
+            })
+        })
+        .collect();
+    (0..len as u32 * 8)
+        .map(|bit| (bit, leaves.iter().filter(|f| span(f).contains(&bit)).count()))
+        .filter(|(_, n)| *n != 1)
+        .collect()
+}
+
+#[test]
+fn every_bit_of_every_strategys_packets_belongs_to_exactly_one_leaf_field() {
+    for strategy in Strategy::all() {
+        let s = scenario(strategy);
+        let (rec, wire) = original(s.clone(), &[], 3.0);
+        let wire = wire.lock().unwrap();
+        let mut checked = 0;
+        for side in Side::BOTH {
+            let dir = if side == Side::A { Dir::AtoB } else { Dir::BtoA };
+            for (_, seq, bytes) in wire.get(&(1, side)).into_iter().flatten() {
+                let (_, fields, error, _) = decode_with(strategy, &s, dir, bytes);
+                assert_eq!(error, None, "{} seq {seq}: the decoder reads its own packets", strategy.name());
+                let bad = uncovered_bits(&fields, bytes.len());
+                assert!(
+                    bad.is_empty(),
+                    "{} {side:?} seq {seq} ({} bytes): bits not in exactly one leaf field (bit, leaves): {:?}\n{fields:#?}",
+                    strategy.name(),
+                    bytes.len(),
+                    &bad[..bad.len().min(12)]
+                );
+                checked += 1;
+            }
+        }
+        drop(rec);
+        assert!(checked > 50, "{}: {checked} packets", strategy.name());
+    }
+}
