@@ -245,6 +245,14 @@ impl AppState {
                 None
             }
         };
+        if let Some(run) = &self.live {
+            for (i, lane) in self.lanes.iter_mut().enumerate() {
+                lane.payloads = run.payloads(i);
+                if let Some(p) = &lane.payloads {
+                    p.set_limits(self.settings.live_limits());
+                }
+            }
+        }
         if self.live.is_some() {
             self.live_log.limits = self.settings.live_limits();
             if let Err(e) = self.live_log.start(&self.lanes) {

@@ -11,6 +11,7 @@ pub mod connection;
 pub mod index;
 pub mod lane;
 pub mod marks;
+pub mod payloads;
 pub mod playback;
 pub mod recording;
 pub mod shown;

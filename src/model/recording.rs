@@ -42,6 +42,8 @@ pub struct Recording {
     pub transport: Transport,
     /// The session's named bookmarks (kept on the first lane, which carries the session header).
     pub bookmarks: Vec<Bookmark>,
+    /// The exact bytes of its datagrams, when its source had them (UDP, proxy, capture).
+    pub payloads: Option<super::payloads::SharedPayloads>,
     /// Every event in arrival order, once the lane has a second client (before, the one
     /// connection's store holds the lane's log).
     log: Option<Arc<Vec<Event>>>,
@@ -77,6 +79,7 @@ impl Recording {
             actions: Vec::new(),
             transport: Transport::InProcess,
             bookmarks: Vec::new(),
+            payloads: None,
             log: None,
             end: SimTime::ZERO,
             clients: Vec::new(),
@@ -311,6 +314,7 @@ impl Recording {
         }
         self.info = old.info.clone();
         self.run_wide = std::mem::take(&mut old.run_wide);
+        self.payloads = old.payloads.take();
     }
 
     /// The session header of this recording (scenario, action log, duration, origin and

@@ -70,6 +70,8 @@ pub struct EndpointSpec {
     pub records_changes: bool,
     /// How a restart builds the new endpoint (None: the scenario's strategy, `make_peer`).
     pub factory: Option<PeerFactory>,
+    /// Where every datagram sent is kept, byte for byte, for the bytes pane (None: nowhere).
+    pub payloads: Option<crate::model::payloads::SharedPayloads>,
 }
 
 /// What an endpoint thread reports when it ends.
@@ -173,12 +175,16 @@ struct SocketOut<'a> {
     socket: &'a UdpSocket,
     book: Option<&'a UidBook>,
     errors: &'a mut u64,
+    payloads: Option<&'a crate::model::payloads::Payloads>,
 }
 
 impl Outbound for SocketOut<'_> {
     fn transmit(&mut self, tx: Transmit, _events: &mut Vec<Event>) {
         if let Some(book) = self.book {
             book.record_sent(&tx.bytes, tx.uid, tx.sent_at);
+        }
+        if let Some(p) = self.payloads {
+            p.keep(ackscope_protocol::FIRST_CLIENT, tx.uid, tx.sent_at, &tx.bytes);
         }
         if self.socket.send(&tx.bytes).is_err() {
             *self.errors += 1;
@@ -196,6 +202,7 @@ struct Endpoint {
     clock: Arc<RunClock>,
     end: Option<SimTime>,
     records_changes: bool,
+    payloads: Option<crate::model::payloads::SharedPayloads>,
     /// Datagrams received that the book could not name.
     unnamed: u64,
     send_errors: u64,
@@ -226,6 +233,7 @@ impl Endpoint {
             clock: spec.clock,
             end: spec.end,
             records_changes: spec.records_changes,
+            payloads: spec.payloads,
             unnamed: 0,
             send_errors: 0,
         }
@@ -256,7 +264,8 @@ impl Endpoint {
                 }
             }
             let book = self.books.as_ref().map(|b| &b[self.side.outgoing().index()]);
-            let mut out = SocketOut { socket: &self.socket, book, errors: &mut self.send_errors };
+            let payloads = self.payloads.as_deref();
+            let mut out = SocketOut { socket: &self.socket, book, errors: &mut self.send_errors, payloads };
             self.driver.step_with_link(t, &mut self.link, &mut out, ev);
         }
     }

@@ -17,6 +17,7 @@ use crossbeam_channel::{bounded, Receiver, Sender};
 
 use super::endpoint_thread::{run_endpoint, EndpointExit, EndpointSpec, RunClock, UidBook};
 use super::{Batch, Lanes};
+use crate::model::payloads::SharedPayloads;
 
 /// Batches in flight to the consumer before an endpoint keeps them in its own backlog.
 const EVENT_CHANNEL_BATCHES: usize = 256;
@@ -106,6 +107,7 @@ impl UdpEndpoint {
             books: None,
             records_changes: true,
             factory: Some(peer_factory(opts.raw)),
+            payloads: None,
         };
         let (cmd_tx, cmd_rx) = bounded(1024);
         let (ev_tx, ev_rx) = bounded(EVENT_CHANNEL_BATCHES);
@@ -173,6 +175,8 @@ pub struct UdpRun {
     exits: Vec<EndpointExit>,
     clock: Arc<RunClock>,
     addrs: [SocketAddr; 2],
+    /// The bytes of every datagram either endpoint sent (client 1's send ids).
+    payloads: SharedPayloads,
 }
 
 impl UdpRun {
@@ -194,6 +198,7 @@ impl UdpRun {
         }
         let clock = Arc::new(RunClock::start());
         let books = Arc::new([UidBook::default(), UidBook::default()]);
+        let payloads: SharedPayloads = Arc::default();
         let wake: Arc<dyn Fn() + Send + Sync> = Arc::new(wake);
         let (ev_tx, ev_rx) = bounded(EVENT_CHANNEL_BATCHES);
         let mut commands = Vec::new();
@@ -209,6 +214,7 @@ impl UdpRun {
                 books: Some(books.clone()),
                 records_changes: side == Side::A,
                 factory: None,
+                payloads: Some(payloads.clone()),
             };
             let (cmd_tx, cmd_rx) = bounded(1024);
             commands.push(cmd_tx);
@@ -224,12 +230,17 @@ impl UdpRun {
                 }
             }
         }
-        Ok(Self { commands, events: ev_rx, threads, exits: Vec::new(), clock, addrs })
+        Ok(Self { commands, events: ev_rx, threads, exits: Vec::new(), clock, addrs, payloads })
     }
 
     /// The address side `side` is bound to.
     pub fn local_addr(&self, side: Side) -> SocketAddr {
         self.addrs[side.index()]
+    }
+
+    /// The bytes of every datagram sent, by send id, as the sockets sent them.
+    pub fn payloads(&self) -> SharedPayloads {
+        self.payloads.clone()
     }
 
     /// The run's clock reading now (both endpoints share it).

@@ -25,6 +25,7 @@ use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
 use super::{EventSource, Spec};
 use crate::capture::import::{ImportOptions, Importer};
 use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
+use crate::model::payloads::SharedPayloads;
 use crate::model::Recording;
 use crate::runtime::{Batch, Lanes};
 
@@ -59,13 +60,17 @@ pub struct CaptureSource {
     thread: Option<JoinHandle<()>>,
     /// Flows found since the window last asked, as clients of lane 0.
     named: Arc<Mutex<Vec<(usize, ClientInfo)>>>,
+    /// Every datagram's payload as the capture holds it, for the bytes pane.
+    payloads: SharedPayloads,
 }
 
 impl CaptureSource {
     /// Opens `path` (an error naming it when it is not a capture) and starts reading it; `wake`
     /// is called whenever batches are ready.
     pub fn spawn(path: PathBuf, options: ImportOptions, wake: impl Fn() + Send + Sync + 'static) -> Result<Self> {
-        let importer = Importer::open(&path, &options)?;
+        let mut importer = Importer::open(&path, &options)?;
+        let payloads: SharedPayloads = Arc::default();
+        importer.keep_payloads(payloads.clone());
         let (tx, rx) = bounded(CHANNEL_BATCHES);
         let stop = Arc::new(AtomicBool::new(false));
         let paused = Arc::new(AtomicBool::new(false));
@@ -76,7 +81,7 @@ impl CaptureSource {
             .name("ackscope-capture".into())
             .spawn(move || read_thread(importer, &path, &tx, &flags, &named2, &wake))
             .context("cannot start the capture reader")?;
-        Ok(Self { events: rx, stop, paused, thread: Some(thread), named })
+        Ok(Self { events: rx, stop, paused, thread: Some(thread), named, payloads })
     }
 }
 
@@ -175,6 +180,9 @@ impl EventSource for CaptureSource {
     }
     fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
         std::mem::take(&mut *self.named.lock().expect("not poisoned"))
+    }
+    fn payloads(&self, lane: usize) -> Option<SharedPayloads> {
+        (lane == 0).then(|| self.payloads.clone())
     }
 }
 

@@ -50,6 +50,11 @@ pub trait EventSource: Send {
     fn progress(&self) -> Option<crate::runtime::Progress> {
         None
     }
+    /// Where lane `lane`'s datagrams are kept byte for byte, when the source has them (UDP,
+    /// the proxy, a capture): the bytes pane shows them as sent.
+    fn payloads(&self, _lane: usize) -> Option<crate::model::payloads::SharedPayloads> {
+        None
+    }
 }
 
 /// What to start.

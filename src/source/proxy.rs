@@ -21,6 +21,7 @@ use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
 
 use super::EventSource;
 use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
+use crate::model::payloads::SharedPayloads;
 use crate::model::Recording;
 use crate::proxy::decode::{lane_protocol, ProxyDecoder};
 use crate::proxy::stats::addr_text;
@@ -45,6 +46,8 @@ pub struct ProxySource {
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
     shared: Arc<Shared>,
+    /// Every relayed datagram's bytes, for the bytes pane.
+    payloads: SharedPayloads,
 }
 
 /// What the reader learns for the window besides events.
@@ -65,12 +68,20 @@ impl ProxySource {
         let (tx, rx) = bounded(CHANNEL_BATCHES);
         let stop = Arc::new(AtomicBool::new(false));
         let shared = Arc::new(Shared::default());
-        let reader = Reader { proxy: proxy.clone(), decoder, tx, stop: stop.clone(), shared: shared.clone() };
+        let payloads: SharedPayloads = Arc::default();
+        let reader = Reader {
+            proxy: proxy.clone(),
+            decoder,
+            tx,
+            stop: stop.clone(),
+            shared: shared.clone(),
+            payloads: payloads.clone(),
+        };
         let thread = std::thread::Builder::new()
             .name("ackscope-proxy-reader".into())
             .spawn(move || reader.run(&wake))
             .context("cannot start the proxy's reader")?;
-        Ok(Self { proxy, events: rx, stop, thread: Some(thread), shared })
+        Ok(Self { proxy, events: rx, stop, thread: Some(thread), shared, payloads })
     }
 
     /// The address clients send to (the port the OS chose for port 0).
@@ -85,6 +96,7 @@ struct Reader {
     tx: Sender<Batch>,
     stop: Arc<AtomicBool>,
     shared: Arc<Shared>,
+    payloads: SharedPayloads,
 }
 
 impl Reader {
@@ -96,6 +108,9 @@ impl Reader {
             for (client, addr, _) in &b.joined {
                 let info = ClientInfo { id: *client, name: addr_text(*addr), group: String::new() };
                 self.shared.named.lock().expect("not poisoned").push((0, info));
+            }
+            for d in &b.datagrams {
+                self.payloads.keep(d.client, d.uid, d.at, &d.bytes);
             }
             let events = match self.decoder.as_mut() {
                 Some(d) => d.feed(&b),
@@ -176,6 +191,9 @@ impl EventSource for ProxySource {
     }
     fn take_protocol(&self) -> Option<(usize, Protocol)> {
         self.shared.protocol.lock().expect("not poisoned").take().map(|p| (0, p))
+    }
+    fn payloads(&self, lane: usize) -> Option<SharedPayloads> {
+        (lane == 0).then(|| self.payloads.clone())
     }
 }
 

@@ -20,4 +20,7 @@ impl EventSource for UdpRun {
     fn stop(&mut self) {
         UdpRun::stop(self);
     }
+    fn payloads(&self, lane: usize) -> Option<crate::model::payloads::SharedPayloads> {
+        (lane == 0).then(|| UdpRun::payloads(self))
+    }
 }

@@ -6,8 +6,10 @@
 //! really put it. A field and its bytes select each other: clicking a field highlights its bytes
 //! and bits, clicking a byte selects the narrowest field that covers it.
 //!
-//! Recordings keep events, not bytes: a simulated lane's packets are re-encoded by re-running the
-//! lane ([`crate::session::reencode`]) and marked so; a lane that cannot be re-run says why.
+//! Where the recording kept a datagram's bytes (a UDP lane's sockets, the proxy, a capture:
+//! [`crate::model::payloads`]) they are shown as sent (EXACT). Otherwise a simulated lane's
+//! packets are re-encoded by re-running the lane ([`crate::session::reencode`]) and marked so; a
+//! lane that cannot be re-run says why.
 
 use std::ops::Range;
 
@@ -16,7 +18,7 @@ use ackscope_protocol::strategies::ue4::bunch::MIN_PACKET_BYTES;
 use ackscope_protocol::{ClientId, Dir, Scenario, Strategy};
 
 use crate::model::Shown;
-use crate::session::reencode::Reencoder;
+use crate::session::reencode::{LaneSnapshot, ReencodeWorker};
 
 /// Where the bytes shown came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,11 +100,49 @@ pub fn decode_with(
     }
 }
 
-/// The pane's state: the lane's re-encoder (kept while the lane stays), the packet shown and the
-/// field selected in it.
+/// Reads `bytes` with the decoder named `name` (a foreign format a capture or the proxy picked:
+/// `enet`, `kcp`, ...), when ackscope has one by that name.
+pub fn decode_named(name: &str, dir: Dir, bytes: &[u8]) -> Option<(&'static str, Vec<Field>, Option<String>, bool)> {
+    let kind = FormatKind::auto_candidates().into_iter().find(|k| k.name() == name)?;
+    let mut format = kind.make();
+    let name = format.name();
+    // ENet and KCP are byte formats: their fields are whole bytes, read the same either way.
+    Some(match format.parse(dir, bytes) {
+        Ok(p) => (name, p.fields, None, true),
+        Err(e) => (name, e.fields, Some(e.message), true),
+    })
+}
+
+/// What decoding a packet needs, taken when it was asked for (its bytes may come later).
+#[derive(Debug, Clone)]
+struct Asked {
+    lane_id: u64,
+    client: ClientId,
+    uid: u64,
+    dir: Dir,
+    strategy: Option<Strategy>,
+    protocol: String,
+    scenario: Scenario,
+}
+
+impl Asked {
+    fn decoded(&self, bytes: Vec<u8>, provenance: Provenance) -> Result<PacketBytes, String> {
+        let (format, fields, error, lsb_first) = match self.strategy {
+            Some(strategy) => decode_with(strategy, &self.scenario, self.dir, &bytes),
+            None => decode_named(&self.protocol, self.dir, &bytes)
+                .ok_or_else(|| format!("{} is a protocol ackscope does not decode", self.protocol))?,
+        };
+        Ok(PacketBytes { uid: self.uid, bytes, provenance, format, fields, error, lsb_first })
+    }
+}
+
+/// The pane's state: the re-encoding worker (kept while the pane stays), the packet shown (or
+/// being re-encoded) and the field selected in it.
 #[derive(Debug, Default)]
 pub struct BytesView {
-    reencoder: Reencoder,
+    worker: Option<ReencodeWorker>,
+    /// The packet asked of the worker, until its bytes come.
+    waiting: Option<Asked>,
     /// The packet shown, or why its bytes cannot be shown.
     pub shown: Option<(u64, Result<PacketBytes, String>)>,
     /// The field selected (index into [`PacketBytes::fields`]).
@@ -110,23 +150,82 @@ pub struct BytesView {
 }
 
 impl BytesView {
-    /// Shows link send `uid` of `lane`'s focused client (re-encoding it on first sight).
+    /// Shows link send `uid` of `lane`'s focused client: at once when the recording kept its
+    /// bytes, else once the worker has re-encoded it ([`Self::poll`]; the frame never waits).
     pub fn show(&mut self, lane: &Shown<'_>, uid: u64) {
-        if self.shown.as_ref().is_some_and(|(u, _)| *u == uid) {
+        let same = |u: u64| u == uid;
+        if self.shown.as_ref().is_some_and(|(u, _)| same(*u)) || self.waiting.as_ref().is_some_and(|a| same(a.uid)) {
             return;
         }
         self.selected = None;
-        self.shown = Some((uid, self.packet_bytes(lane, uid)));
+        self.waiting = None;
+        self.shown = None;
+        let asked = match Self::ask(lane, uid) {
+            Ok(a) => a,
+            Err(why) => {
+                self.shown = Some((uid, Err(why)));
+                return;
+            }
+        };
+        if let Some(b) = lane.rec.payloads.as_ref().and_then(|p| p.get(asked.client, uid)) {
+            self.shown = Some((uid, asked.decoded(b, Provenance::Exact)));
+            return;
+        }
+        let snapshot = LaneSnapshot::of(lane.rec);
+        if let Some(why) = snapshot.refusal() {
+            let why = match &lane.rec.payloads {
+                // The store had them once: say so rather than why a re-run cannot help.
+                Some(p) if p.evicted() > 0 => {
+                    format!("its bytes were dropped to keep to the live memory cap ({} older datagrams)", p.evicted())
+                }
+                _ => why.to_string(),
+            };
+            self.shown = Some((uid, Err(why)));
+            return;
+        }
+        if self.worker.is_none() {
+            self.worker = ReencodeWorker::spawn();
+        }
+        match &self.worker {
+            Some(w) if w.request(snapshot, asked.client, uid) => self.waiting = Some(asked),
+            _ => self.shown = Some((uid, Err("cannot start the re-encoding thread".into()))),
+        }
     }
 
-    fn packet_bytes(&mut self, lane: &Shown<'_>, uid: u64) -> Result<PacketBytes, String> {
-        let client: ClientId = lane.conn.client;
+    fn ask(lane: &Shown<'_>, uid: u64) -> Result<Asked, String> {
         let row = lane.packets.row_by_uid(uid, &lane.ledger).ok_or("no such packet")?;
-        let bytes = self.reencoder.bytes_of(lane.rec, client, uid)?.to_vec();
-        let strategy = lane.info().protocol_at(row.time).strategy.ok_or("a protocol ackscope does not decode")?;
-        let scenario = lane.rec.scenario_at(row.time.as_secs_f64()).unwrap_or_default();
-        let (format, fields, error, lsb_first) = decode_with(strategy, &scenario, row.dir, &bytes);
-        Ok(PacketBytes { uid, bytes, provenance: Provenance::ReEncoded, format, fields, error, lsb_first })
+        let protocol = lane.info().protocol_at(row.time);
+        Ok(Asked {
+            lane_id: lane.rec.id(),
+            client: lane.conn.client,
+            uid,
+            dir: row.dir,
+            strategy: protocol.strategy,
+            protocol: protocol.name.clone(),
+            scenario: lane.rec.scenario_at(row.time.as_secs_f64()).unwrap_or_default(),
+        })
+    }
+
+    /// Takes the worker's answer for the packet waited for, when it has come: true while the
+    /// pane still waits (it says "re-encoding..." and looks again next frame).
+    pub fn poll(&mut self) -> bool {
+        let Some(asked) = &self.waiting else { return false };
+        let Some(worker) = &self.worker else { return false };
+        while let Some(reply) = worker.try_reply() {
+            if (reply.lane_id, reply.client, reply.uid) != (asked.lane_id, asked.client, asked.uid) {
+                continue; // an answer for a packet clicked before
+            }
+            let shown = reply.result.and_then(|b| asked.decoded(b, Provenance::ReEncoded));
+            self.shown = Some((asked.uid, shown));
+            self.waiting = None;
+            return false;
+        }
+        true
+    }
+
+    /// The packet being re-encoded, while the pane waits for it.
+    pub fn waiting_for(&self) -> Option<u64> {
+        self.waiting.as_ref().map(|a| a.uid)
     }
 
     /// The bytes shown, when there are some.

@@ -10,6 +10,9 @@ use egui::{Color32, RichText, Sense, Vec2};
 
 use super::bytes::{BytesView, PacketBytes, Provenance};
 
+/// What the pane says while the worker re-encodes the packet (tests look for it).
+pub const REENCODING: &str = "re-encoding...";
+
 /// Bytes the bit strip shows of a long field (the rest is named, not drawn).
 const MAX_BIT_BYTES: usize = 8;
 
@@ -66,6 +69,15 @@ fn highlight(ui: &egui::Ui) -> (Color32, Color32) {
 /// Draws the pane for the packet `view` shows.
 pub fn bytes_pane_ui(view: &mut BytesView, ui: &mut egui::Ui) {
     ui.strong("Packet bytes");
+    if view.poll() {
+        ui.label(RichText::new(REENCODING).color(ui.visuals().warn_fg_color)).on_hover_text(
+            "This lane keeps events, not bytes: its endpoints are being run again from its scenario and actions, \
+             on a thread of their own (the first packet of a long lane takes a moment, every later one is a lookup).",
+        );
+        ui.spinner();
+        ui.ctx().request_repaint_after(std::time::Duration::from_millis(30));
+        return;
+    }
     let p = match &view.shown {
         None => return,
         Some((_, Err(why))) => {

@@ -85,6 +85,10 @@ impl WireFormat for DnmFormat {
         let ranges: Vec<String> = p.acks.iter().map(|r| format!("{}+{}", r.start, r.count)).collect();
         f.bits("ack ranges", if ranges.is_empty() { "none".into() } else { ranges.join(", ") }, 24, ranges_bits);
         let msg_at = (24 + ranges_bits).div_ceil(8);
+        // The ranges are bit-packed and padded with zeros to the messages' byte.
+        if (24 + ranges_bits) < msg_at * 8 {
+            f.bits("padding", "zeros", 24 + ranges_bits, msg_at * 8 - 24 - ranges_bits);
+        }
         f.bytes("messages", p.messages.len(), msg_at.min(bytes.len()), bytes.len().saturating_sub(msg_at));
         let acked =
             p.acks.iter().flat_map(|r| (0..r.count).map(move |i| r.start.wrapping_add(i as u16) as u32)).collect();

@@ -90,6 +90,11 @@ impl WireFormat for Ue4Format {
                 _ => items.push(Item { key: base, stamp: None, msg: None }),
             }
         }
+        // The archive ends with a 1 bit (where the reader finds the end) and zero padding to a
+        // byte: bits of no bunch, named so every bit of the packet belongs to a field.
+        if at < bytes.len() * 8 {
+            f.bits("end marker and padding", "1 then zeros", at, bytes.len() * 8 - at);
+        }
         Ok(Parsed {
             summary: format!(
                 "seq {} acked {} ({} words), {} bunches",

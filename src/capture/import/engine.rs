@@ -109,6 +109,8 @@ pub struct Importer {
     ambiguous_copies: u64,
     out: Vec<Event>,
     done: bool,
+    /// Where each send's payload is kept for the bytes pane (None: nowhere).
+    payloads: Option<crate::model::payloads::SharedPayloads>,
 }
 
 impl Importer {
@@ -135,7 +137,13 @@ impl Importer {
             ambiguous_copies: 0,
             out: Vec::new(),
             done: false,
+            payloads: None,
         })
+    }
+
+    /// Keeps every send's payload in `store`, by client and send id, as it is released.
+    pub fn keep_payloads(&mut self, store: crate::model::payloads::SharedPayloads) {
+        self.payloads = Some(store);
     }
 
     /// The clients (flows) found so far, with their ends.
@@ -380,6 +388,9 @@ impl Importer {
                     if t.two_sided {
                         let (dir, bytes) = (s.dir, s.payload.len() as u32);
                         self.out.push(Event::for_client(at, client, EventKind::LinkSent { dir, uid, bytes }));
+                    }
+                    if let Some(p) = &self.payloads {
+                        p.keep(client, uid, at, &s.payload);
                     }
                     self.decoder.datagram(Datagram { uid, time: at, dir: s.dir, client, bytes: &s.payload });
                 }
