@@ -12,6 +12,7 @@
 
 pub mod capture;
 pub mod proxy;
+pub mod reader;
 pub mod sim;
 pub mod stream;
 pub mod udp;
