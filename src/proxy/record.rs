@@ -11,22 +11,14 @@ use std::path::{Path, PathBuf};
 use ackscope_protocol::{ClientId, Event, Scenario, SimTime, Step};
 use anyhow::{anyhow, Context, Result};
 
+use super::batch::Batch;
 use super::bytes::ByteStore;
-use super::relay::Batch;
 use super::stats::addr_text;
 use crate::app::live_log::LiveLimits;
 use crate::model::lane::Protocol;
 use crate::model::Origin;
 use crate::session::stream::SessionStream;
 use crate::session::{Session, Transport};
-
-/// Bits of a run-wide send id below the client: 2^40 sends per client.
-pub const FILE_UID_CLIENT_SHIFT: u32 = 40;
-
-/// A send id unique over the whole run for client `client`'s send `uid` (the decoder's key).
-pub fn file_uid(client: ClientId, uid: u64) -> u64 {
-    ((client as u64) << FILE_UID_CLIENT_SHIFT) | (uid & ((1 << FILE_UID_CLIENT_SHIFT) - 1))
-}
 
 /// A session file being written while the proxy runs: streamed into a temporary file beside
 /// the target (events are not held in memory), renamed over it when finished, so the target is
@@ -160,17 +152,5 @@ impl Recording {
         for f in b.forwards {
             self.bytes.forwarded(f);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn run_wide_send_ids_keep_every_client_apart() {
-        assert_ne!(file_uid(1, 0), file_uid(2, 0));
-        assert_eq!(file_uid(3, 7) >> FILE_UID_CLIENT_SHIFT, 3);
-        assert_eq!(file_uid(3, 7) & 0xFFFF, 7);
     }
 }
