@@ -159,3 +159,40 @@ fn the_proxy_form_starts_the_proxy_and_its_client_shows_in_the_clients_table() {
     h.state_mut().0.stop();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A recording whose lane came through the proxy (here ENet, as the decoder named it) shows that
+/// protocol in the top bar, not the scenario's strategy, and offers no strategy switch nor A/B;
+/// a simulated recording keeps both.
+#[test]
+fn the_top_bar_names_a_proxied_lanes_protocol_and_offers_no_strategy_switch() {
+    use ackscope::model::{LaneInfo, Protocol, Recording};
+    use ackscope::ui::WindowView;
+    use ackscope::window::frame_ui;
+    use egui_kittest::kittest::{By, Queryable};
+    use egui_kittest::Harness;
+
+    let scenario = Scenario::default();
+    let strategy = ackscope_protocol::registry::info(scenario.strategy).label;
+    let mut state = AppState::new(scenario, || {});
+    state.settings.intro_dismissed = true;
+    let mut h = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
+        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
+        (state, WindowView::default()),
+    );
+    h.run_steps(2);
+    assert!(h.query_by_label("A/B").is_some(), "a simulated recording offers A/B");
+    // A combo box's selected text is its value.
+    assert!(h.query_all(By::new().value(strategy)).next().is_some(), "and its strategy's combo");
+
+    let origin = Origin::Proxy { listen: "127.0.0.1:7000".into(), upstream: "127.0.0.1:7001".into() };
+    h.state_mut().0.lanes = vec![Recording::of(LaneInfo::new(origin, Protocol::named("enet", None)), None)];
+    h.run_steps(2);
+    assert!(h.query_by_label("A/B").is_none(), "no A/B over a proxied lane");
+    assert!(h.query_all(By::new().value(strategy)).next().is_none(), "no {strategy} for a lane that runs ENet");
+    // The top bar is the window's first row (other views may name the lane too).
+    let top_bar_y = h.query_by_label("Restart").expect("the top bar").rect().center().y;
+    assert!(
+        h.query_all_by_label("enet").any(|n| (n.rect().center().y - top_bar_y).abs() < 10.0),
+        "the lane's own label stands in the top bar"
+    );
+}
