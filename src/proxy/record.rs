@@ -15,7 +15,7 @@ use super::batch::Batch;
 use super::bytes::ByteStore;
 use super::stats::addr_text;
 use crate::app::live_log::LiveLimits;
-use crate::model::lane::Protocol;
+use crate::model::lane::{ClientInfo, Protocol};
 use crate::model::Origin;
 use crate::session::stream::SessionStream;
 use crate::session::{Session, Transport};
@@ -24,9 +24,10 @@ use crate::session::{Session, Transport};
 /// the target (events are not held in memory), renamed over it when finished, so the target is
 /// never half-written; a failed or abandoned run removes the temporary file.
 ///
-/// The header names the protocol the lane runs ([`Self::set_protocol`]: what the decoder
-/// picked), and a header is written once, before the first event: so the file is opened at the
-/// first events, which the decoder releases only once it has picked (actions before them wait).
+/// The file names the protocol the lane runs ([`Self::set_protocol`]: what the decoder picked)
+/// and each client by its address ([`Self::name_clients`]); both stand after the events
+/// ([`SessionStream::create_described_later`]), so they are right however late they are learnt.
+/// The file is opened at the first events (actions before them wait).
 pub struct SessionOut {
     stream: Option<SessionStream>,
     header: Session,
@@ -57,16 +58,38 @@ impl SessionOut {
         Ok(out)
     }
 
-    /// Names what the lane runs (the decoder's pick); no effect once events were written.
+    /// Names what the lane runs (the decoder's pick), written with the file's next flush.
     pub fn set_protocol(&mut self, protocol: &Protocol) {
-        if self.stream.is_none() {
-            self.header.protocol = Some(protocol.name.clone());
-            self.header.wire = Some(protocol.wire.name().to_string());
+        let (name, wire) = (Some(protocol.name.clone()), Some(protocol.wire.name().to_string()));
+        if self.header.protocol != name || self.header.wire != wire {
+            self.header.protocol = name;
+            self.header.wire = wire;
+            self.describe();
         }
     }
 
-    /// Appends a batch's events and run-wide actions.
+    /// Names the clients that arrived by their address, as the window's proxy source does.
+    pub fn name_clients(&mut self, joined: &[(ClientId, SocketAddr, SimTime)]) {
+        if joined.is_empty() {
+            return;
+        }
+        for (id, addr, _) in joined {
+            self.header.clients.push(ClientInfo { id: *id, name: addr_text(*addr), group: String::new() });
+        }
+        self.describe();
+    }
+
+    /// Hands the description as it stands to the file (it stands after the events).
+    fn describe(&mut self) {
+        if let Some(stream) = self.stream.as_mut() {
+            let h = &self.header;
+            stream.describe(h.protocol.clone(), h.wire.clone(), h.clients.clone());
+        }
+    }
+
+    /// Appends a batch's events and run-wide actions, naming its clients.
     pub fn append(&mut self, batch: &Batch) -> Result<()> {
+        self.name_clients(&batch.joined);
         self.append_events(&batch.events, &batch.actions)
     }
 
@@ -85,7 +108,7 @@ impl SessionOut {
     }
 
     fn open(&mut self) -> Result<()> {
-        let stream = SessionStream::create(&self.tmp, &self.header)
+        let stream = SessionStream::create_described_later(&self.tmp, &self.header)
             .with_context(|| format!("{}: cannot write", self.path.display()))?;
         self.stream = Some(stream);
         let pending = std::mem::take(&mut self.pending_actions);

@@ -196,3 +196,38 @@ fn the_top_bar_names_a_proxied_lanes_protocol_and_offers_no_strategy_switch() {
         "the lane's own label stands in the top bar"
     );
 }
+
+/// The window's live stream file of a proxy run names what the decoder picked and each client by
+/// its address, though both are learnt after the file was made: a save that copies the stream
+/// file (a run longer than the memory window) says what the run was.
+#[test]
+fn the_live_stream_file_names_the_decoders_pick_and_the_clients() {
+    let server = Server::echo("127.0.0.1:0");
+    let listen = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let dir = std::env::temp_dir().join(format!("ackscope-proxy-stream-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut s = AppState::new(Scenario::default(), || {});
+    s.live_log = LiveLog::new(dir.join("live"));
+    let mut cfg = ProxyConfig::new(listen, server.addr, transparent_scenario());
+    cfg.decode = ackscope::proxy::decode::choice("kcp").unwrap();
+    s.start_source(Spec::Proxy(Box::new(cfg)));
+    assert!(s.error.is_none(), "{:?}", s.error);
+    let client = Client::to(listen);
+    let mut sent = 0;
+    let named = |s: &AppState| s.lanes[0].info.named_clients().count() == 1 && s.lanes[0].info.label() == "KCP";
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline && (client.count() < 10 || !named(&s)) {
+        client.send(&payload(sent));
+        sent += 1;
+        s.pull_events();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(named(&s), "the lane took the decoder's pick and named its client: {}", s.lanes[0].info.label());
+    let (stream, _) = s.live_log.stream_of(&s.lanes[0]).expect("the run streams to a file");
+    s.stop();
+    let saved = ackscope::session::load(&stream).unwrap();
+    assert_eq!(saved.protocol.as_deref(), Some("KCP"), "the decoder's pick, not `unknown`");
+    let names: Vec<_> = saved.clients.iter().map(|c| (c.id, c.name.clone())).collect();
+    assert_eq!(names, vec![(1, client.local_addr().to_string())]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -65,6 +65,9 @@ fn the_proxy_command_reports_per_client_and_writes_a_session() {
     let s = session::load(&out).unwrap();
     assert_eq!(s.scenario.seed, 5);
     assert_eq!(s.scenario.link.a_to_b.latency_ms, 10.0);
+    // Its client is named by its address, as the window names a proxy's clients.
+    let names: Vec<_> = s.clients.iter().map(|c| (c.id, c.name.clone())).collect();
+    assert_eq!(names, vec![(1, client.local_addr().to_string())]);
     let sends = s.events.iter().filter(|e| matches!(e.kind, EventKind::LinkSent { .. })).count() as u64;
     assert_eq!(sends, up["datagrams"].as_u64().unwrap() * 2);
     assert_eq!(j["session_bytes"].as_u64(), Some(std::fs::metadata(&out).unwrap().len()));
