@@ -415,9 +415,12 @@ impl Relay {
         let is_link = matches!(action, Action::Link { .. })
             || matches!(action, Action::Set(change) if is_link_setting(change.name()));
         if !is_link {
+            let what = match action {
+                Action::Set(change) => change.name().to_string(),
+                _ => action.name().to_string(),
+            };
             return Err(format!(
-                "the proxy runs links only: '{}' has no effect on it (link.* settings and link steps do)",
-                action.name()
+                "the proxy runs links only: '{what}' has no effect on it (link.* settings and link steps do)"
             ));
         }
         let changes = match client {

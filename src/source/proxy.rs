@@ -120,17 +120,21 @@ fn client_link(change: &ParamChange) -> Option<(ClientId, ParamChange)> {
 impl EventSource for ProxySource {
     /// Link changes apply on the relay at once (and are recorded by it); nothing else applies to
     /// real traffic.
-    fn send(&self, _: Lanes, action: Action) -> bool {
+    fn send(&self, lanes: Lanes, action: Action) -> bool {
+        self.try_send(lanes, action).is_ok()
+    }
+    /// What the relay refuses (a setting that is not the link's, a value the link refuses, a
+    /// client that is not there) comes back with its reason, and nothing is recorded.
+    fn try_send(&self, _: Lanes, action: Action) -> Result<(), String> {
         let (client, action) = match &action {
             Action::Set(change) => match client_link(change) {
                 Some((k, c)) => (Some(k), Action::Set(c)),
-                None if crate::proxy::apply::is_link_setting(change.name()) => (None, action),
-                None => return false,
+                None => (None, action),
             },
-            Action::Link { .. } => (None, action),
-            _ => return false,
+            _ => (None, action),
         };
-        self.proxy.apply(client, action).is_ok()
+        // The relay refuses anything but link settings and link steps, with its reason.
+        self.proxy.apply(client, action).map_err(|e| format!("{e:#}"))
     }
     fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
         self.reader.try_batches()

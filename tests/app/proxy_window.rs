@@ -231,3 +231,40 @@ fn the_live_stream_file_names_the_decoders_pick_and_the_clients() {
     assert_eq!(names, vec![(1, client.local_addr().to_string())]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An edit the proxy cannot apply (an endpoint setting: the proxy has no endpoints) is shown as
+/// the window's error and changes nothing: not the scenario, not the recording. A link edit
+/// still applies after it.
+#[test]
+fn an_edit_the_proxy_refuses_is_shown_and_not_recorded() {
+    let server = Server::echo("127.0.0.1:0");
+    let listen = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let dir = std::env::temp_dir().join(format!("ackscope-proxy-refused-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut s = AppState::new(Scenario::default(), || {});
+    s.live_log = LiveLog::new(dir.join("live"));
+    s.start_source(Spec::Proxy(Box::new(ProxyConfig::new(listen, server.addr, transparent_scenario()))));
+    assert!(s.error.is_none(), "{:?}", s.error);
+    let before = s.scenario.ack.sent_packets_buffer_size;
+    s.apply(AppCommand::SetParam(ParamChange::new("ack.sent_packets_buffer_size", 512.0)));
+    let error = s.error.take().expect("the refusal is shown");
+    assert!(error.contains("ack.sent_packets_buffer_size") && error.contains("link"), "{error}");
+    assert_eq!(s.scenario.ack.sent_packets_buffer_size, before, "the scenario is as it was");
+    // A link edit goes through and is the only change recorded.
+    s.apply(AppCommand::SetParam(ParamChange::new("link.latency_ms", 30.0)));
+    assert!(s.error.is_none(), "{:?}", s.error);
+    let changed = |s: &AppState| {
+        s.lanes[0]
+            .events()
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::ParamChanged { name, .. } => Some(name.clone()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    assert!(pull_until(&mut s, |s| !changed(s).is_empty()), "the link edit was recorded");
+    assert!(changed(&s).iter().all(|n| n.starts_with("link.")), "{:?}", changed(&s));
+    s.stop();
+    let _ = std::fs::remove_dir_all(&dir);
+}
