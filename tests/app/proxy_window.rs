@@ -109,14 +109,16 @@ fn the_window_runs_the_proxy_and_records_a_live_link_edit() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The transport choice *proxy* in the window: its form starts the proxy, a client sending
-/// through it shows in the Clients table by its address, and the transport choice reads *proxy*.
+/// The transport choice *proxy...* in the window, clicked in the transport combo: its form,
+/// filled in by typing, starts the proxy over loopback to a UDP echo, a client sending through
+/// it shows in the Clients table by its address, and the transport choice reads *proxy*.
 #[test]
 fn the_proxy_form_starts_the_proxy_and_its_client_shows_in_the_clients_table() {
     use ackscope::app::Tab;
     use ackscope::ui::proxy_form_ui::ProxyForm;
     use ackscope::ui::WindowView;
     use ackscope::window::frame_ui;
+    use egui::accesskit::Role;
     use egui_kittest::kittest::Queryable;
     use egui_kittest::Harness;
 
@@ -132,11 +134,21 @@ fn the_proxy_form_starts_the_proxy_and_its_client_shows_in_the_clients_table() {
         (state, WindowView::default()),
     );
     h.run_steps(2);
-    // The transport combo's "proxy..." opens the form (the combo has no label to query it by):
-    // the form as the user fills it in, where the form keeps it.
-    ProxyForm { open: true, listen: listen.to_string(), forward: server.addr.to_string(), ..ProxyForm::default() }
-        .store(&h.ctx);
+    // The transport combo (unlabelled: its value names the transport) opens on a click, and its
+    // "proxy..." entry opens the form.
+    assert!(h.query_by_label("Start proxy").is_none(), "the form is closed");
+    h.get_by_value("in-process").click();
     h.run_steps(2);
+    h.get_by_label("proxy...").click();
+    h.run_steps(2);
+    assert!(ProxyForm::load(&h.ctx).open, "proxy... opened the form");
+    // The user types the addresses into its fields.
+    h.get_by_role_and_label(Role::TextInput, "listen").set_text_value_accesskit(&listen.to_string());
+    h.run_steps(2);
+    h.get_by_role_and_label(Role::TextInput, "forward").set_text_value_accesskit(&server.addr.to_string());
+    h.run_steps(2);
+    let form = ProxyForm::load(&h.ctx);
+    assert_eq!((form.listen, form.forward), (listen.to_string(), server.addr.to_string()), "typed into the form");
     h.get_by_label("Start proxy").click();
     h.run_steps(2);
     assert!(h.state().0.error.is_none(), "{:?}", h.state().0.error);
