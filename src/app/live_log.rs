@@ -22,7 +22,7 @@ use ackscope_protocol::{Event, SimTime, Step};
 use anyhow::Result;
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
-use crate::model::Recording;
+use crate::model::{Origin, Recording};
 use crate::session::stream::SessionStream;
 use crate::session::Progress;
 
@@ -91,6 +91,9 @@ struct LaneLog {
     window_start: SimTime,
     /// The lane's recording since its latest trim (saving it must copy the stream file).
     trimmed_id: Option<u64>,
+    /// What the stream file says the lane runs and how many clients it names, for a lane whose
+    /// source learns them as it goes (none for a lane of this process's endpoints).
+    described: Option<(String, usize)>,
 }
 
 /// The stream files and the memory window of a live run's lanes.
@@ -141,7 +144,16 @@ impl LiveLog {
             let label: String =
                 lane.info.first().name.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
             let name = format!("live-{stamp}-{}-{i}-{label}.ron", std::process::id());
-            self.lanes[i].stream = Some(SessionStream::create(&self.dir.join(name), &lane.header())?);
+            let path = self.dir.join(name);
+            // A proxy's decoder picks the protocol, and a source names its clients, after the
+            // file is made: those lanes' descriptions stand after the events, kept up to date.
+            let stream = if matches!(lane.info.origin, Origin::Simulated | Origin::UdpLoopback) {
+                SessionStream::create(&path, &lane.header())?
+            } else {
+                self.lanes[i].described = Some(described(lane));
+                SessionStream::create_described_later(&path, &lane.header())?
+            };
+            self.lanes[i].stream = Some(stream);
         }
         Ok(())
     }
@@ -152,6 +164,13 @@ impl LiveLog {
         let mut result = Ok(());
         if let Some(log) = self.lanes.get_mut(i) {
             if let Some(stream) = &mut log.stream {
+                let now = log.described.as_ref().map(|_| described(lane));
+                if now.is_some() && now != log.described {
+                    let first = lane.info.first();
+                    let clients = lane.info.named_clients().cloned().collect();
+                    stream.describe(Some(first.name.clone()), Some(first.wire.name().to_string()), clients);
+                    log.described = now;
+                }
                 result = stream.append(&events, &actions);
                 if result.is_err() {
                     log.stream = None;
@@ -339,6 +358,11 @@ impl LaneLog {
         self.window_start = lane.events().first().map_or(SimTime::ZERO, |e| e.time);
         self.trims += 1;
     }
+}
+
+/// What a lane's stream file says of it: its protocol and how many clients it names.
+fn described(lane: &Recording) -> (String, usize) {
+    (lane.info.first().name.clone(), lane.info.named_clients().count())
 }
 
 /// A channel already holding `rec`.

@@ -402,13 +402,19 @@ impl AppState {
     /// sets up the next Restart (kept in [`Self::replay_edits`]). A refused change is shown and
     /// goes nowhere.
     pub fn set_param(&mut self, change: ParamChange) {
+        let before = self.live.as_ref().map(|_| self.scenario.clone());
         if let Err(e) = crate::params::apply(&mut self.scenario, &change) {
             self.error = Some(format!("{e:#}"));
             return;
         }
         match &self.live {
             Some(run) => {
-                run.send(Lanes::All, Action::Set(change));
+                // A source that refuses it (a proxy: not a link setting) says why; it then
+                // changes nothing, in the run or in the scenario.
+                if let Err(e) = run.try_send(Lanes::All, Action::Set(change)) {
+                    self.error = Some(e);
+                    self.scenario = before.expect("live");
+                }
             }
             None => self.replay_edits.push(change),
         }

@@ -149,9 +149,12 @@ fn run(args: &ProxyArgs) -> Result<ProxyReport> {
             Some(d) => d.feed(&batch),
             None => batch.events,
         };
-        // The lane is described by what the decoder picked (events come only once it has).
-        if let (Some(o), Some(d)) = (out.as_mut(), decoder.as_ref()) {
-            o.set_protocol(&d.protocol());
+        // The lane is described by what the decoder picked, its clients by their addresses.
+        if let Some(o) = out.as_mut() {
+            o.name_clients(&batch.joined);
+            if let Some(d) = decoder.as_ref().filter(|d| !d.deciding()) {
+                o.set_protocol(&d.protocol());
+            }
         }
         match out.as_mut() {
             Some(o) => o.append_events(&events, &batch.actions),

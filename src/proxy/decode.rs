@@ -21,9 +21,17 @@ use ackscope_protocol::decode::{
 use ackscope_protocol::{ClientId, Dir, Event, EventKind, SimTime};
 use anyhow::{anyhow, Result};
 
-use super::record::{file_uid, FILE_UID_CLIENT_SHIFT};
-use super::relay::Batch;
+use super::batch::Batch;
+use super::stats::{DecodedFigures, ProxyReport};
 use crate::model::lane::{Protocol, WireFormat};
+
+/// Bits of a run-wide send id below the client: 2^40 sends per client.
+pub const FILE_UID_CLIENT_SHIFT: u32 = 40;
+
+/// A send id unique over the whole run for client `client`'s send `uid` (the decoder's key).
+pub fn file_uid(client: ClientId, uid: u64) -> u64 {
+    ((client as u64) << FILE_UID_CLIENT_SHIFT) | (uid & ((1 << FILE_UID_CLIENT_SHIFT) - 1))
+}
 
 /// The decoder's direction for a proxy direction (see the module doc).
 pub fn decoder_dir(proxy: Dir) -> Dir {
@@ -256,5 +264,34 @@ impl ProxyDecoder {
             }
         }
         out
+    }
+}
+
+impl ProxyReport {
+    /// Adds what the decoder derived: the format, the probe's reason, each client's figures.
+    pub fn with_decoded(mut self, d: &ProxyDecoder) -> Self {
+        self.decode_format = d.format();
+        self.decode_probe = d.probe_reason();
+        for c in &mut self.clients {
+            c.decoded = d.client(c.client).map(|s| DecodedFigures {
+                client_to_server: s.dirs[ackscope_protocol::Dir::BtoA.index()],
+                server_to_client: s.dirs[ackscope_protocol::Dir::AtoB.index()],
+                malformed: s.malformed,
+            });
+        }
+        self.decoded = self.decode_format.is_some() && self.clients.iter().any(|c| c.decoded.is_some());
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_wide_send_ids_keep_every_client_apart() {
+        assert_ne!(file_uid(1, 0), file_uid(2, 0));
+        assert_eq!(file_uid(3, 7) >> FILE_UID_CLIENT_SHIFT, 3);
+        assert_eq!(file_uid(3, 7) & 0xFFFF, 7);
     }
 }

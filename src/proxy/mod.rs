@@ -27,6 +27,7 @@
 //! The proxy has no endpoints: scripted steps other than link changes do nothing here.
 
 pub mod apply;
+pub mod batch;
 pub mod bytes;
 pub mod client;
 pub mod config;
@@ -48,11 +49,12 @@ use anyhow::{anyhow, Context, Result};
 use crossbeam_channel::{bounded, Receiver, Sender};
 use mio::{Interest, Poll, Waker};
 
+pub use batch::Batch;
 pub use bytes::{ByteStore, Datagram, Forward};
 pub use config::{DecodeChoice, ProxyConfig};
 pub use record::{Recording, SessionOut};
-pub use relay::{Batch, RelayOutcome, RelayStatus};
-pub use stats::{ClientSummary, DecodedFigures, DirSummary, ProxyReport};
+pub use relay::RelayStatus;
+pub use stats::{ClientSummary, DecodedFigures, DirSummary, ProxyReport, RelayOutcome};
 
 use relay::{Control, Relay, LISTEN, WAKER};
 

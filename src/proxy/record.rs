@@ -11,30 +11,23 @@ use std::path::{Path, PathBuf};
 use ackscope_protocol::{ClientId, Event, Scenario, SimTime, Step};
 use anyhow::{anyhow, Context, Result};
 
+use super::batch::Batch;
 use super::bytes::ByteStore;
-use super::relay::Batch;
 use super::stats::addr_text;
 use crate::app::live_log::LiveLimits;
-use crate::model::lane::Protocol;
+use crate::model::lane::{ClientInfo, Protocol};
 use crate::model::Origin;
 use crate::session::stream::SessionStream;
 use crate::session::{Session, Transport};
-
-/// Bits of a run-wide send id below the client: 2^40 sends per client.
-pub const FILE_UID_CLIENT_SHIFT: u32 = 40;
-
-/// A send id unique over the whole run for client `client`'s send `uid` (the decoder's key).
-pub fn file_uid(client: ClientId, uid: u64) -> u64 {
-    ((client as u64) << FILE_UID_CLIENT_SHIFT) | (uid & ((1 << FILE_UID_CLIENT_SHIFT) - 1))
-}
 
 /// A session file being written while the proxy runs: streamed into a temporary file beside
 /// the target (events are not held in memory), renamed over it when finished, so the target is
 /// never half-written; a failed or abandoned run removes the temporary file.
 ///
-/// The header names the protocol the lane runs ([`Self::set_protocol`]: what the decoder
-/// picked), and a header is written once, before the first event: so the file is opened at the
-/// first events, which the decoder releases only once it has picked (actions before them wait).
+/// The file names the protocol the lane runs ([`Self::set_protocol`]: what the decoder picked)
+/// and each client by its address ([`Self::name_clients`]); both stand after the events
+/// ([`SessionStream::create_described_later`]), so they are right however late they are learnt.
+/// The file is opened at the first events (actions before them wait).
 pub struct SessionOut {
     stream: Option<SessionStream>,
     header: Session,
@@ -65,16 +58,38 @@ impl SessionOut {
         Ok(out)
     }
 
-    /// Names what the lane runs (the decoder's pick); no effect once events were written.
+    /// Names what the lane runs (the decoder's pick), written with the file's next flush.
     pub fn set_protocol(&mut self, protocol: &Protocol) {
-        if self.stream.is_none() {
-            self.header.protocol = Some(protocol.name.clone());
-            self.header.wire = Some(protocol.wire.name().to_string());
+        let (name, wire) = (Some(protocol.name.clone()), Some(protocol.wire.name().to_string()));
+        if self.header.protocol != name || self.header.wire != wire {
+            self.header.protocol = name;
+            self.header.wire = wire;
+            self.describe();
         }
     }
 
-    /// Appends a batch's events and run-wide actions.
+    /// Names the clients that arrived by their address, as the window's proxy source does.
+    pub fn name_clients(&mut self, joined: &[(ClientId, SocketAddr, SimTime)]) {
+        if joined.is_empty() {
+            return;
+        }
+        for (id, addr, _) in joined {
+            self.header.clients.push(ClientInfo { id: *id, name: addr_text(*addr), group: String::new() });
+        }
+        self.describe();
+    }
+
+    /// Hands the description as it stands to the file (it stands after the events).
+    fn describe(&mut self) {
+        if let Some(stream) = self.stream.as_mut() {
+            let h = &self.header;
+            stream.describe(h.protocol.clone(), h.wire.clone(), h.clients.clone());
+        }
+    }
+
+    /// Appends a batch's events and run-wide actions, naming its clients.
     pub fn append(&mut self, batch: &Batch) -> Result<()> {
+        self.name_clients(&batch.joined);
         self.append_events(&batch.events, &batch.actions)
     }
 
@@ -93,7 +108,7 @@ impl SessionOut {
     }
 
     fn open(&mut self) -> Result<()> {
-        let stream = SessionStream::create(&self.tmp, &self.header)
+        let stream = SessionStream::create_described_later(&self.tmp, &self.header)
             .with_context(|| format!("{}: cannot write", self.path.display()))?;
         self.stream = Some(stream);
         let pending = std::mem::take(&mut self.pending_actions);
@@ -160,17 +175,5 @@ impl Recording {
         for f in b.forwards {
             self.bytes.forwarded(f);
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn run_wide_send_ids_keep_every_client_apart() {
-        assert_ne!(file_uid(1, 0), file_uid(2, 0));
-        assert_eq!(file_uid(3, 7) >> FILE_UID_CLIENT_SHIFT, 3);
-        assert_eq!(file_uid(3, 7) & 0xFFFF, 7);
     }
 }

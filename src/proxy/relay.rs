@@ -21,11 +21,12 @@ use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
 
 use super::apply::{apply_to_pair, is_link_setting};
+use super::batch::Batch;
 use super::bytes::{Datagram, Forward};
 use super::client::{upstream_socket, Client, NEVER};
 use super::config::{ProxyConfig, MAX_DATAGRAM_BYTES};
 use super::schedule::{Due, Schedule};
-use super::stats::{ClientSummary, RunCounters};
+use super::stats::{ClientSummary, RelayOutcome, RunCounters};
 use super::timer::Timer;
 
 pub const LISTEN: Token = Token(0);
@@ -63,51 +64,6 @@ pub struct RelayStatus {
     pub expired_summaries: usize,
     /// Copies on every link.
     pub in_flight: usize,
-}
-
-/// What the relay hands over as it goes: events in time order, and what goes beside them.
-#[derive(Debug, Default)]
-pub struct Batch {
-    pub events: Vec<Event>,
-    /// Every datagram read, with its bytes (when the config keeps bytes).
-    pub datagrams: Vec<Datagram>,
-    /// Every copy sent on (when the config keeps bytes).
-    pub forwards: Vec<Forward>,
-    /// Live link changes applied to every client, for the session's action log.
-    pub actions: Vec<Step>,
-    /// Clients that arrived: id, address, instant.
-    pub joined: Vec<(ClientId, SocketAddr, SimTime)>,
-    /// Clients that expired, and when.
-    pub expired: Vec<(ClientId, SimTime)>,
-}
-
-impl Batch {
-    fn is_empty(&self) -> bool {
-        self.events.is_empty()
-            && self.datagrams.is_empty()
-            && self.forwards.is_empty()
-            && self.actions.is_empty()
-            && self.joined.is_empty()
-            && self.expired.is_empty()
-    }
-
-    fn append(&mut self, mut other: Batch) {
-        self.events.append(&mut other.events);
-        self.datagrams.append(&mut other.datagrams);
-        self.forwards.append(&mut other.forwards);
-        self.actions.append(&mut other.actions);
-        self.joined.append(&mut other.joined);
-        self.expired.append(&mut other.expired);
-    }
-}
-
-/// What the relay leaves when it stops: every client's figures and the run's counters.
-#[derive(Debug, Clone)]
-pub struct RelayOutcome {
-    /// In client order.
-    pub clients: Vec<ClientSummary>,
-    pub counters: RunCounters,
-    pub seconds: f64,
 }
 
 pub struct Relay {
@@ -459,9 +415,12 @@ impl Relay {
         let is_link = matches!(action, Action::Link { .. })
             || matches!(action, Action::Set(change) if is_link_setting(change.name()));
         if !is_link {
+            let what = match action {
+                Action::Set(change) => change.name().to_string(),
+                _ => action.name().to_string(),
+            };
             return Err(format!(
-                "the proxy runs links only: '{}' has no effect on it (link.* settings and link steps do)",
-                action.name()
+                "the proxy runs links only: '{what}' has no effect on it (link.* settings and link steps do)"
             ));
         }
         let changes = match client {

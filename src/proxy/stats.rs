@@ -241,8 +241,8 @@ impl ProxyReport {
     /// The report of a run that listened on `listen` (the bound address) with `cfg`.
     pub fn new(
         listen: SocketAddr,
-        cfg: &super::ProxyConfig,
-        outcome: &super::RelayOutcome,
+        cfg: &super::config::ProxyConfig,
+        outcome: &RelayOutcome,
         session_bytes: Option<u64>,
     ) -> Self {
         ProxyReport {
@@ -262,21 +262,6 @@ impl ProxyReport {
             session_bytes,
             clients: outcome.clients.clone(),
         }
-    }
-
-    /// Adds what the decoder derived: the format, the probe's reason, each client's figures.
-    pub fn with_decoded(mut self, d: &super::decode::ProxyDecoder) -> Self {
-        self.decode_format = d.format();
-        self.decode_probe = d.probe_reason();
-        for c in &mut self.clients {
-            c.decoded = d.client(c.client).map(|s| DecodedFigures {
-                client_to_server: s.dirs[ackscope_protocol::Dir::BtoA.index()],
-                server_to_client: s.dirs[ackscope_protocol::Dir::AtoB.index()],
-                malformed: s.malformed,
-            });
-        }
-        self.decoded = self.decode_format.is_some() && self.clients.iter().any(|c| c.decoded.is_some());
-        self
     }
 
     /// The human summary (without `--json`).
@@ -346,6 +331,15 @@ impl ProxyReport {
         }
         s
     }
+}
+
+/// What the relay leaves when it stops: every client's figures and the run's counters.
+#[derive(Debug, Clone)]
+pub struct RelayOutcome {
+    /// In client order.
+    pub clients: Vec<ClientSummary>,
+    pub counters: RunCounters,
+    pub seconds: f64,
 }
 
 /// An address as the report writes it.

@@ -21,6 +21,7 @@ use serde::Serialize;
 
 use super::save::pretty;
 use super::{Session, CHECKSUM_KEY, CHECKSUM_PLACEHOLDER};
+use crate::model::lane::ClientInfo;
 
 /// Longest wall time between two flushes while events arrive.
 pub const FLUSH_EVERY: Duration = Duration::from_secs(1);
@@ -36,9 +37,16 @@ fn fnv_more(mut h: u64, bytes: &[u8]) -> u64 {
     h
 }
 
-/// What follows the events.
+/// What follows the events: the lane's description when it was left for later
+/// ([`SessionStream::create_described_later`]), then what grows.
 #[derive(Serialize)]
 struct Trailer<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protocol: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wire: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    clients: &'a [ClientInfo],
     actions: &'a [Step],
     duration_us: u64,
     checksum: Option<&'a str>,
@@ -60,11 +68,45 @@ pub struct SessionStream {
     dirty: bool,
     last_flush: Instant,
     writer: super::ron_line::LineWriter,
+    /// The lane's description, when written in the trailer (see [`Self::describe`]).
+    late: Option<Described>,
+}
+
+/// What a lane's source learns as it goes: the protocol its decoder picks, the clients it names.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Described {
+    protocol: Option<String>,
+    wire: Option<String>,
+    clients: Vec<ClientInfo>,
 }
 
 impl SessionStream {
     /// Creates `path` (replacing it) with `header`'s scenario and no events yet.
     pub fn create(path: &Path, header: &Session) -> Result<Self> {
+        Self::create_with(path, header, false)
+    }
+
+    /// [`Self::create`] for a lane whose source learns its protocol and names its clients as it
+    /// goes (a proxy, a capture, a stream): `header`'s `protocol`, `wire` and `clients` go after
+    /// the events, with the trailer, so [`Self::describe`] can change them until the file is
+    /// finished. Loading reads them wherever they stand; [`recover`] (a file killed mid-flush)
+    /// loses them.
+    pub fn create_described_later(path: &Path, header: &Session) -> Result<Self> {
+        Self::create_with(path, header, true)
+    }
+
+    /// What the lane runs and its clients as known now (a stream made by
+    /// [`Self::create_described_later`]; no effect on another), written at the next flush.
+    pub fn describe(&mut self, protocol: Option<String>, wire: Option<String>, clients: Vec<ClientInfo>) {
+        let Some(late) = self.late.as_mut() else { return };
+        let now = Described { protocol, wire, clients };
+        if *late != now {
+            *late = now;
+            self.dirty = true;
+        }
+    }
+
+    fn create_with(path: &Path, header: &Session, late: bool) -> Result<Self> {
         let origin = path.display();
         // One lane per stream file: the A/B lane streams to a file of its own.
         let head = Session {
@@ -75,6 +117,13 @@ impl SessionStream {
             ab_actions: Vec::new(),
             ab_events: Vec::new(),
             ..header.clone()
+        };
+        let (head, late) = if late {
+            let described =
+                Described { protocol: head.protocol.clone(), wire: head.wire.clone(), clients: head.clients.clone() };
+            (Session { protocol: None, wire: None, clients: Vec::new(), ..head }, Some(described))
+        } else {
+            (head, None)
         };
         let text = super::to_text(&head)?;
         // `to_text` writes actions, duration and events after the scenario: keep what precedes.
@@ -93,6 +142,7 @@ impl SessionStream {
             dirty: false,
             last_flush: Instant::now(),
             writer: Default::default(),
+            late,
         };
         s.file.write_all(head_text.as_bytes()).with_context(|| format!("{origin}: write failed"))?;
         s.flush()?;
@@ -150,8 +200,15 @@ impl SessionStream {
     /// killed process leaves a complete session. The next events overwrite the trailer.
     pub fn flush(&mut self) -> Result<()> {
         let origin = self.path.display().to_string();
-        let trailer =
-            Trailer { actions: &self.actions, duration_us: self.duration_us, checksum: Some(CHECKSUM_PLACEHOLDER) };
+        let late = self.late.as_ref();
+        let trailer = Trailer {
+            protocol: late.and_then(|d| d.protocol.as_deref()),
+            wire: late.and_then(|d| d.wire.as_deref()),
+            clients: late.map_or(&[], |d| &d.clients[..]),
+            actions: &self.actions,
+            duration_us: self.duration_us,
+            checksum: Some(CHECKSUM_PLACEHOLDER),
+        };
         let text = ron::ser::to_string_pretty(&trailer, pretty()).context("serialising the trailer")?;
         // `(\nactions:...,\nchecksum:Some("0.."),\n)`: the fields go after `],` closing the events.
         let fields = text.strip_prefix("(\n").ok_or_else(|| anyhow!("unexpected trailer layout"))?;

@@ -14,14 +14,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::sync::Arc;
 
 use ackscope_protocol::Action;
-use anyhow::{Context, Result};
-use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
+use anyhow::Result;
 
+use super::reader::{ReaderHandle, ReaderSide, POLL};
 use super::{EventSource, Spec};
 use crate::capture::import::{ImportOptions, Importer};
 use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
@@ -33,8 +31,6 @@ use crate::runtime::{Batch, Lanes};
 const BATCH_EVENTS: usize = 4096;
 /// Batches in flight to the window before the reader waits.
 const CHANNEL_BATCHES: usize = 64;
-/// How often a waiting reader looks at the stop and pause flags.
-const POLL: Duration = Duration::from_millis(20);
 
 /// The lane a capture `spec` fills: origin *capture*, the protocol the decoder picks from the
 /// first datagrams (read here, a few hundred at most; `unknown` when the file cannot be read,
@@ -54,12 +50,9 @@ pub fn lanes_of(spec: &Spec) -> Vec<Recording> {
 
 /// A capture being read on its own thread.
 pub struct CaptureSource {
-    events: Receiver<Batch>,
-    stop: Arc<AtomicBool>,
+    /// The reader; it names each flow as a client of lane 0.
+    reader: ReaderHandle,
     paused: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-    /// Flows found since the window last asked, as clients of lane 0.
-    named: Arc<Mutex<Vec<(usize, ClientInfo)>>>,
     /// Every datagram's payload as the capture holds it, for the bytes pane.
     payloads: SharedPayloads,
 }
@@ -71,70 +64,38 @@ impl CaptureSource {
         let mut importer = Importer::open(&path, &options)?;
         let payloads: SharedPayloads = Arc::default();
         importer.keep_payloads(payloads.clone());
-        let (tx, rx) = bounded(CHANNEL_BATCHES);
-        let stop = Arc::new(AtomicBool::new(false));
         let paused = Arc::new(AtomicBool::new(false));
-        let named = Arc::new(Mutex::new(Vec::new()));
-        let flags = Flags { stop: stop.clone(), paused: paused.clone() };
-        let named2 = named.clone();
-        let thread = std::thread::Builder::new()
-            .name("ackscope-capture".into())
-            .spawn(move || read_thread(importer, &path, &tx, &flags, &named2, &wake))
-            .context("cannot start the capture reader")?;
-        Ok(Self { events: rx, stop, paused, thread: Some(thread), named, payloads })
+        let paused2 = paused.clone();
+        let reader = ReaderHandle::spawn("ackscope-capture", "the capture reader", CHANNEL_BATCHES, move |side| {
+            read_thread(importer, &path, &side, &paused2, &wake)
+        })?;
+        Ok(Self { reader, paused, payloads })
     }
 }
 
-struct Flags {
-    stop: Arc<AtomicBool>,
-    paused: Arc<AtomicBool>,
-}
-
-/// Hands `batch` to the window, waiting while it is full; false once stopped or gone.
-fn deliver(tx: &Sender<Batch>, mut batch: Batch, stop: &AtomicBool, wake: &dyn Fn()) -> bool {
-    loop {
-        match tx.send_timeout(batch, POLL) {
-            Ok(()) => {
-                wake();
-                return true;
-            }
-            Err(SendTimeoutError::Timeout(b)) if !stop.load(Ordering::Relaxed) => batch = b,
-            Err(_) => return false,
-        }
-    }
-}
-
-fn read_thread(
-    mut importer: Importer,
-    path: &Path,
-    tx: &Sender<Batch>,
-    flags: &Flags,
-    named: &Mutex<Vec<(usize, ClientInfo)>>,
-    wake: &dyn Fn(),
-) {
+fn read_thread(mut importer: Importer, path: &Path, side: &ReaderSide, paused: &AtomicBool, wake: &dyn Fn()) {
     let mut flows_named = 0;
     loop {
-        while flags.paused.load(Ordering::Relaxed) && !flags.stop.load(Ordering::Relaxed) {
+        while paused.load(Ordering::Relaxed) && !side.stopped() {
             std::thread::sleep(POLL);
         }
-        if flags.stop.load(Ordering::Relaxed) {
+        if side.stopped() {
             return;
         }
         let events = importer.next_batch(BATCH_EVENTS);
         // Clients are named before their first events reach the window.
         let flows = importer.flows();
         if flows.len() > flows_named {
-            let mut named = named.lock().expect("not poisoned");
             for f in &flows[flows_named..] {
                 let name = format!("{} <-> {}", f.client_end, f.server);
-                named.push((0, ClientInfo { id: f.client, name, group: String::new() }));
+                side.name(0, ClientInfo { id: f.client, name, group: String::new() });
             }
             flows_named = flows.len();
         }
         if events.is_empty() {
             break;
         }
-        if !deliver(tx, Batch { lane: 0, events, ..Batch::default() }, &flags.stop, wake) {
+        if !side.deliver(Batch { lane: 0, events, ..Batch::default() }, wake) {
             return;
         }
     }
@@ -152,7 +113,7 @@ fn read_thread(
         summary.skipped.damaged.as_ref().map(|d| format!("{}: {d} (the packets before it are shown)", path.display()))
     };
     if error.is_some() {
-        deliver(tx, Batch { error, ..Batch::default() }, &flags.stop, wake);
+        side.deliver(Batch { error, ..Batch::default() }, wake);
     }
 }
 
@@ -167,27 +128,18 @@ impl EventSource for CaptureSource {
         true
     }
     fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
-        Box::new(self.events.try_iter())
+        self.reader.try_batches()
     }
     fn is_running(&self) -> bool {
-        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+        self.reader.is_running()
     }
     fn stop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.reader.stop();
     }
     fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
-        std::mem::take(&mut *self.named.lock().expect("not poisoned"))
+        self.reader.take_clients()
     }
     fn payloads(&self, lane: usize) -> Option<SharedPayloads> {
         (lane == 0).then(|| self.payloads.clone())
-    }
-}
-
-impl Drop for CaptureSource {
-    fn drop(&mut self) {
-        EventSource::stop(self);
     }
 }

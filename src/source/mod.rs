@@ -12,6 +12,7 @@
 
 pub mod capture;
 pub mod proxy;
+pub mod reader;
 pub mod sim;
 pub mod stream;
 pub mod udp;
@@ -29,6 +30,12 @@ pub trait EventSource: Send {
     /// Queues `action` for `lanes` without blocking; false when the run has ended or cannot act
     /// on it.
     fn send(&self, lanes: Lanes, action: Action) -> bool;
+    /// [`Self::send`], saying why the source refused `action` where it knows (a proxy refuses
+    /// what cannot apply to a relay); the window shows it. Others queue as `send` does.
+    fn try_send(&self, lanes: Lanes, action: Action) -> Result<(), String> {
+        self.send(lanes, action);
+        Ok(())
+    }
     /// Every batch available now.
     fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_>;
     /// True while the source's threads run.

@@ -10,15 +10,12 @@
 //! on the relay, which records each as a `ParamChanged` event; the proxy cannot pause real
 //! traffic, nor run a workload, so other actions are refused.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 use ackscope_protocol::{Action, ClientId, ParamChange};
-use anyhow::{Context, Result};
-use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
+use anyhow::Result;
 
+use super::reader::{ReaderHandle, ReaderSide, POLL};
 use super::EventSource;
 use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
 use crate::model::payloads::SharedPayloads;
@@ -30,8 +27,6 @@ use crate::runtime::{Batch, Lanes};
 
 /// Batches in flight to the window before the reader waits (the relay then keeps its own).
 const CHANNEL_BATCHES: usize = 256;
-/// How often the reader looks at the stop flag while nothing comes.
-const POLL: Duration = Duration::from_millis(20);
 
 /// The lane a proxy of `cfg` fills: origin *proxy*, protocol `unknown` until the decoder picks.
 pub fn lane_of(cfg: &ProxyConfig) -> Recording {
@@ -41,20 +36,12 @@ pub fn lane_of(cfg: &ProxyConfig) -> Recording {
 
 /// A running proxy feeding the window.
 pub struct ProxySource {
+    reader: ReaderHandle,
     proxy: Arc<Proxy>,
-    events: Receiver<Batch>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-    shared: Arc<Shared>,
+    /// The decoder's pick, once made and until the window takes it.
+    protocol: Arc<Mutex<Option<Protocol>>>,
     /// Every relayed datagram's bytes, for the bytes pane.
     payloads: SharedPayloads,
-}
-
-/// What the reader learns for the window besides events.
-#[derive(Default)]
-struct Shared {
-    named: Mutex<Vec<(usize, ClientInfo)>>,
-    protocol: Mutex<Option<Protocol>>,
 }
 
 impl ProxySource {
@@ -65,23 +52,14 @@ impl ProxySource {
         cfg.keep_bytes = cfg.decode != DecodeChoice::None;
         let decoder = (cfg.decode != DecodeChoice::None).then(|| ProxyDecoder::new(cfg.decode.clone()));
         let proxy = Arc::new(Proxy::start(cfg)?);
-        let (tx, rx) = bounded(CHANNEL_BATCHES);
-        let stop = Arc::new(AtomicBool::new(false));
-        let shared = Arc::new(Shared::default());
+        let protocol = Arc::new(Mutex::new(None));
         let payloads: SharedPayloads = Arc::default();
-        let reader = Reader {
-            proxy: proxy.clone(),
-            decoder,
-            tx,
-            stop: stop.clone(),
-            shared: shared.clone(),
-            payloads: payloads.clone(),
-        };
-        let thread = std::thread::Builder::new()
-            .name("ackscope-proxy-reader".into())
-            .spawn(move || reader.run(&wake))
-            .context("cannot start the proxy's reader")?;
-        Ok(Self { proxy, events: rx, stop, thread: Some(thread), shared, payloads })
+        let (proxy2, protocol2, payloads2) = (proxy.clone(), protocol.clone(), payloads.clone());
+        let reader =
+            ReaderHandle::spawn("ackscope-proxy-reader", "the proxy's reader", CHANNEL_BATCHES, move |side| {
+                Reader { proxy: proxy2, decoder, side, protocol: protocol2, payloads: payloads2 }.run(&wake)
+            })?;
+        Ok(Self { reader, proxy, protocol, payloads })
     }
 
     /// The address clients send to (the port the OS chose for port 0).
@@ -93,21 +71,20 @@ impl ProxySource {
 struct Reader {
     proxy: Arc<Proxy>,
     decoder: Option<ProxyDecoder>,
-    tx: Sender<Batch>,
-    stop: Arc<AtomicBool>,
-    shared: Arc<Shared>,
+    side: ReaderSide,
+    protocol: Arc<Mutex<Option<Protocol>>>,
     payloads: SharedPayloads,
 }
 
 impl Reader {
     fn run(mut self, wake: &dyn Fn()) {
         let mut end = 0;
-        while !self.stop.load(Ordering::Relaxed) {
+        while !self.side.stopped() {
             let Ok(b) = self.proxy.batches().recv_timeout(POLL) else { continue };
             end = end.max(b.events.last().map_or(0, |e| e.time.0));
             for (client, addr, _) in &b.joined {
                 let info = ClientInfo { id: *client, name: addr_text(*addr), group: String::new() };
-                self.shared.named.lock().expect("not poisoned").push((0, info));
+                self.side.name(0, info);
             }
             for d in &b.datagrams {
                 self.payloads.keep(d.client, d.uid, d.at, &d.bytes);
@@ -129,23 +106,14 @@ impl Reader {
 
     /// Names the lane's protocol (once the decoder has picked, before the events it released)
     /// and hands `batch` over, waiting while the window is behind; false once stopped.
-    fn hand(&self, mut batch: Batch, wake: &dyn Fn()) -> bool {
+    fn hand(&self, batch: Batch, wake: &dyn Fn()) -> bool {
         if let Some(d) = self.decoder.as_ref().filter(|d| !d.deciding()) {
-            *self.shared.protocol.lock().expect("not poisoned") = Some(d.protocol());
+            *self.protocol.lock().expect("not poisoned") = Some(d.protocol());
         }
         if batch.events.is_empty() && batch.actions.is_empty() && batch.error.is_none() {
             return true;
         }
-        loop {
-            match self.tx.send_timeout(batch, POLL) {
-                Ok(()) => {
-                    wake();
-                    return true;
-                }
-                Err(SendTimeoutError::Timeout(b)) if !self.stop.load(Ordering::Relaxed) => batch = b,
-                Err(_) => return false,
-            }
-        }
+        self.side.deliver(batch, wake)
     }
 }
 
@@ -160,45 +128,38 @@ fn client_link(change: &ParamChange) -> Option<(ClientId, ParamChange)> {
 impl EventSource for ProxySource {
     /// Link changes apply on the relay at once (and are recorded by it); nothing else applies to
     /// real traffic.
-    fn send(&self, _: Lanes, action: Action) -> bool {
+    fn send(&self, lanes: Lanes, action: Action) -> bool {
+        self.try_send(lanes, action).is_ok()
+    }
+    /// What the relay refuses (a setting that is not the link's, a value the link refuses, a
+    /// client that is not there) comes back with its reason, and nothing is recorded.
+    fn try_send(&self, _: Lanes, action: Action) -> Result<(), String> {
         let (client, action) = match &action {
             Action::Set(change) => match client_link(change) {
                 Some((k, c)) => (Some(k), Action::Set(c)),
-                None if crate::proxy::apply::is_link_setting(change.name()) => (None, action),
-                None => return false,
+                None => (None, action),
             },
-            Action::Link { .. } => (None, action),
-            _ => return false,
+            _ => (None, action),
         };
-        self.proxy.apply(client, action).is_ok()
+        // The relay refuses anything but link settings and link steps, with its reason.
+        self.proxy.apply(client, action).map_err(|e| format!("{e:#}"))
     }
     fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
-        Box::new(self.events.try_iter())
+        self.reader.try_batches()
     }
     fn is_running(&self) -> bool {
-        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+        self.reader.is_running()
     }
     fn stop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        // The reader gives up a full channel within a poll once stopped: its batches stay for
-        // `try_batches`.
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.reader.stop();
     }
     fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
-        std::mem::take(&mut *self.shared.named.lock().expect("not poisoned"))
+        self.reader.take_clients()
     }
     fn take_protocol(&self) -> Option<(usize, Protocol)> {
-        self.shared.protocol.lock().expect("not poisoned").take().map(|p| (0, p))
+        self.protocol.lock().expect("not poisoned").take().map(|p| (0, p))
     }
     fn payloads(&self, lane: usize) -> Option<SharedPayloads> {
         (lane == 0).then(|| self.payloads.clone())
-    }
-}
-
-impl Drop for ProxySource {
-    fn drop(&mut self) {
-        EventSource::stop(self);
     }
 }

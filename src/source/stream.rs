@@ -9,15 +9,12 @@
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ackscope_protocol::{Action, Event};
 use anyhow::{Context, Result};
-use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
 
+use super::reader::{ReaderHandle, ReaderSide, POLL};
 use super::{EventSource, Spec};
 use crate::model::lane::{ClientInfo, LaneInfo, Origin};
 use crate::model::Recording;
@@ -28,16 +25,11 @@ use crate::session::jsonl::{Item, StreamReader};
 const BATCH_EVENTS: usize = 4096;
 /// Batches in flight to the window before the reader waits.
 const CHANNEL_BATCHES: usize = 64;
-/// How often a follower looks for new lines at the end of the file.
-const POLL: Duration = Duration::from_millis(20);
 
-/// A stream file being read on its own thread.
+/// A stream file being read on its own thread (which names the clients the stream names, and
+/// looks for new lines at the end of the file every [`POLL`] when following).
 pub struct StreamSource {
-    events: Receiver<Batch>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
-    /// Clients named by the stream since the window last asked.
-    named: Arc<Mutex<Vec<(usize, ClientInfo)>>>,
+    reader: ReaderHandle,
 }
 
 /// The lanes a stream `spec` describes, from its header line (a lane of unknown protocol when
@@ -81,44 +73,15 @@ impl StreamSource {
     /// Opens `path` and starts reading it; `wake` is called whenever batches are ready.
     pub fn spawn(path: PathBuf, follow: bool, wake: impl Fn() + Send + Sync + 'static) -> Result<Self> {
         let file = std::fs::File::open(&path).with_context(|| format!("{}: cannot read", path.display()))?;
-        let (tx, rx) = bounded(CHANNEL_BATCHES);
-        let stop = Arc::new(AtomicBool::new(false));
-        let named = Arc::new(Mutex::new(Vec::new()));
-        let (stop2, named2) = (stop.clone(), named.clone());
-        let thread = std::thread::Builder::new()
-            .name("ackscope-stream".into())
-            .spawn(move || {
-                let reader = std::io::BufReader::with_capacity(1 << 20, file);
-                read_thread(reader, &path.display().to_string(), follow, &tx, &stop2, &named2, &wake);
-            })
-            .context("cannot start the stream reader")?;
-        Ok(Self { events: rx, stop, thread: Some(thread), named })
+        let reader = ReaderHandle::spawn("ackscope-stream", "the stream reader", CHANNEL_BATCHES, move |side| {
+            let input = std::io::BufReader::with_capacity(1 << 20, file);
+            read_thread(input, &path.display().to_string(), follow, &side, &wake);
+        })?;
+        Ok(Self { reader })
     }
 }
 
-/// Hands `batch` to the window, waiting while it is full; false once stopped or gone.
-fn deliver(tx: &Sender<Batch>, mut batch: Batch, stop: &AtomicBool, wake: &dyn Fn()) -> bool {
-    loop {
-        match tx.send_timeout(batch, POLL) {
-            Ok(()) => {
-                wake();
-                return true;
-            }
-            Err(SendTimeoutError::Timeout(b)) if !stop.load(Ordering::Relaxed) => batch = b,
-            Err(_) => return false,
-        }
-    }
-}
-
-fn read_thread(
-    mut input: impl BufRead,
-    origin: &str,
-    follow: bool,
-    tx: &Sender<Batch>,
-    stop: &AtomicBool,
-    named: &Mutex<Vec<(usize, ClientInfo)>>,
-    wake: &dyn Fn(),
-) {
+fn read_thread(mut input: impl BufRead, origin: &str, follow: bool, side: &ReaderSide, wake: &dyn Fn()) {
     let mut reader = StreamReader::new(origin);
     let mut pending: Vec<Vec<Event>> = vec![Vec::new()];
     let mut line = String::new();
@@ -127,21 +90,21 @@ fn read_thread(
         for (lane, events) in pending.iter_mut().enumerate() {
             if !events.is_empty() {
                 let batch = Batch { lane, events: std::mem::take(events), ..Batch::default() };
-                if !deliver(tx, batch, stop, wake) {
+                if !side.deliver(batch, wake) {
                     return false;
                 }
             }
         }
         true
     };
-    while !stop.load(Ordering::Relaxed) {
+    while !side.stopped() {
         // `read_line` appends: a line the writer has not finished stays in `line` until the
         // rest of it arrives.
         let n = match input.read_line(&mut line) {
             Ok(n) => n,
             Err(e) => {
                 let error = Some(format!("{origin}: cannot read: {e}"));
-                let _ = flush(&mut pending) && deliver(tx, Batch { error, ..Batch::default() }, stop, wake);
+                let _ = flush(&mut pending) && side.deliver(Batch { error, ..Batch::default() }, wake);
                 return;
             }
         };
@@ -159,11 +122,11 @@ fn read_thread(
         match reader.read_line(line.trim_end_matches(['\n', '\r'])) {
             Ok(Item::Header(h)) => pending = vec![Vec::new(); h.lanes().len()],
             Ok(Item::Event { lane, event }) => pending[lane].push(event),
-            Ok(Item::Client { lane, info }) => named.lock().expect("not poisoned").push((lane, info)),
+            Ok(Item::Client { lane, info }) => side.name(lane, info),
             Ok(Item::Nothing) => {}
             Err(e) => {
                 let error = Some(format!("{e:#} (the events before it are shown)"));
-                let _ = flush(&mut pending) && deliver(tx, Batch { error, ..Batch::default() }, stop, wake);
+                let _ = flush(&mut pending) && side.deliver(Batch { error, ..Batch::default() }, wake);
                 return;
             }
         }
@@ -178,10 +141,10 @@ fn read_thread(
     }
     if reader.header().is_none() {
         let error = Some(format!("{origin}: empty (no header line)"));
-        deliver(tx, Batch { error, ..Batch::default() }, stop, wake);
+        side.deliver(Batch { error, ..Batch::default() }, wake);
     } else if !reader.skipped.is_empty() {
         let error = Some(format!("{origin}: {}", reader.skipped.describe()));
-        deliver(tx, Batch { error, ..Batch::default() }, stop, wake);
+        side.deliver(Batch { error, ..Batch::default() }, wake);
     }
 }
 
@@ -191,24 +154,15 @@ impl EventSource for StreamSource {
         false
     }
     fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
-        Box::new(self.events.try_iter())
+        self.reader.try_batches()
     }
     fn is_running(&self) -> bool {
-        self.thread.as_ref().is_some_and(|t| !t.is_finished())
+        self.reader.is_running()
     }
     fn stop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        self.reader.stop();
     }
     fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
-        std::mem::take(&mut *self.named.lock().expect("not poisoned"))
-    }
-}
-
-impl Drop for StreamSource {
-    fn drop(&mut self) {
-        EventSource::stop(self);
+        self.reader.take_clients()
     }
 }

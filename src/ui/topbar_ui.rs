@@ -4,6 +4,7 @@
 use ackscope_protocol::{registry, Strategy};
 
 use crate::app::{AppCommand, AppState, PromptKind};
+use crate::model::Origin;
 use crate::params::presets;
 use crate::runtime::udp::Transport;
 
@@ -108,7 +109,24 @@ pub fn top_bar_ui(
     super::anomaly_ui::strip_ui(state, anomalies, rail, ui, cmds);
 }
 
+/// True when every lane runs the scenario's strategy on endpoints of this process (simulated,
+/// or over UDP on loopback), the only lanes a strategy switch applies to.
+fn runs_scenario_strategy(state: &AppState) -> bool {
+    state.lanes.iter().all(|l| matches!(l.info.origin, Origin::Simulated | Origin::UdpLoopback))
+}
+
 fn strategy_ui(state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+    if !runs_scenario_strategy(state) {
+        // A proxy, a capture, a stream or a peer recording runs what its lanes say (ENet, KCP, a
+        // game's own protocol), not the scenario's strategy: name that, and offer no switch.
+        let label = state.lanes.iter().map(|l| l.info.label()).collect::<Vec<_>>().join(" | ");
+        let origins = state.lanes.iter().map(|l| l.info.origin.describe()).collect::<Vec<_>>().join("; ");
+        ui.label(egui::RichText::new(label).strong()).on_hover_text(format!(
+            "Protocol of the recording ({origins}): read from its traffic, not chosen here. Choose a \
+             transport to run a scenario's strategy instead"
+        ));
+        return;
+    }
     let mut strategy = state.scenario.strategy;
     let mut ab = state.ab;
     // Unlabelled (its selection names the strategy; the hover says what it is), so the top bar

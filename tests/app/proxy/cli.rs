@@ -65,6 +65,9 @@ fn the_proxy_command_reports_per_client_and_writes_a_session() {
     let s = session::load(&out).unwrap();
     assert_eq!(s.scenario.seed, 5);
     assert_eq!(s.scenario.link.a_to_b.latency_ms, 10.0);
+    // Its client is named by its address, as the window names a proxy's clients.
+    let names: Vec<_> = s.clients.iter().map(|c| (c.id, c.name.clone())).collect();
+    assert_eq!(names, vec![(1, client.local_addr().to_string())]);
     let sends = s.events.iter().filter(|e| matches!(e.kind, EventKind::LinkSent { .. })).count() as u64;
     assert_eq!(sends, up["datagrams"].as_u64().unwrap() * 2);
     assert_eq!(j["session_bytes"].as_u64(), Some(std::fs::metadata(&out).unwrap().len()));
@@ -93,4 +96,55 @@ fn bad_proxy_arguments_are_refused_with_the_reason() {
     let busy = UdpSocket::bind("127.0.0.1:0").unwrap();
     let port = busy.local_addr().unwrap().to_string();
     assert!(refused(&["--listen", &port, "--forward", "127.0.0.1:9", "--seconds", "1"]).contains("cannot listen"));
+}
+
+/// `proxy --pcapng` writes a capture that `summary` opens, with as many datagrams each way as the
+/// proxy's own report counts (the client's datagrams lose 30 % on the way, so the two directions
+/// differ and a swap would show).
+#[test]
+fn the_proxys_capture_opens_with_summary_and_counts_what_the_proxy_counted() {
+    let server = Server::echo("127.0.0.1:0");
+    let listen = free_port();
+    let dir = std::env::temp_dir().join(format!("ackscope-proxy-pcapng-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let capture = dir.join("relayed.pcapng");
+    let child = Command::new(env!("CARGO_BIN_EXE_ackscope"))
+        .args(["proxy", "--listen", &listen.to_string(), "--forward", &server.addr.to_string()])
+        .args(["--set", "link.b_to_a.loss_percent=30", "--set", "seed=3", "--seconds", "3", "--json"])
+        .args(["--decode", "none", "--pcapng"])
+        .arg(&capture)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(crate::common::wait_until_udp_bound(listen, Duration::from_secs(10)), "the proxy took its port");
+    let client = Client::to(listen);
+    for i in 0..200 {
+        client.send(&payload(i));
+        if i % 20 == 0 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+    let done = child.wait_with_output().unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    let (up, down) = (&j["clients"][0]["client_to_server"], &j["clients"][0]["server_to_client"]);
+    let (sent_up, sent_down) = (up["datagrams"].as_u64().unwrap(), down["datagrams"].as_u64().unwrap());
+    assert!((150..=200).contains(&sent_up), "{j}");
+    assert!(sent_down < sent_up * 9 / 10, "30 % of the client's datagrams dropped: {j}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_ackscope"))
+        // The server's port says which end is the server: without it the lower port is taken,
+        // and both ports here are ephemeral.
+        .args(["summary", capture.to_str().unwrap(), "--json", "--decode", "none"])
+        .args(["--port", &server.addr.port().to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "summary: {}", String::from_utf8_lossy(&out.stderr));
+    let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &s["clients"][0];
+    assert_eq!(s["clients"].as_array().unwrap().len(), 1, "{s}");
+    assert_eq!(c["client_to_server"]["packets"], up["datagrams"], "client to server: {s}");
+    assert_eq!(c["server_to_client"]["packets"], down["datagrams"], "server to client: {s}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

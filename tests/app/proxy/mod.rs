@@ -128,6 +128,11 @@ impl Client {
     pub fn count(&self) -> usize {
         self.got.lock().unwrap().len()
     }
+
+    /// The address the proxy sees this client by.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.socket.local_addr().unwrap()
+    }
 }
 
 impl Drop for Client {
