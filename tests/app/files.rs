@@ -5,14 +5,10 @@
 //! dialog (as rfd's portal backend does on a machine without a desktop portal).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::step_until;
-use ackscope::app::files::Dialogs;
+use crate::common::{app_harness, step_until, without_dialogs, WINDOW_SIZE};
 use ackscope::app::{AppState, PromptKind};
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::Scenario;
 use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -20,13 +16,7 @@ use egui_kittest::Harness;
 
 /// The whole window, with file dialogs that cannot be shown.
 fn window(state: AppState) -> Harness<'static, AppState> {
-    let mut state = state;
-    state.settings.intro_dismissed = true;
-    state.set_dialogs(Dialogs::with_backend(Arc::new(|_| None)));
-    let mut view = WindowView::default();
-    Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+    app_harness(without_dialogs(state), WINDOW_SIZE)
 }
 
 /// A fresh directory for one test.

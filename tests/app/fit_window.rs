@@ -4,27 +4,17 @@
 //! nothing and says which file and which field. Driven headless with egui_kittest.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::common::step_until;
-use ackscope::app::files::Dialogs;
+use crate::common::{app_harness, step_until, without_dialogs, WINDOW_SIZE};
 use ackscope::app::{AppState, PromptKind};
 use ackscope::fit::links::{write_link_file, LinkFile};
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::{LinkConfig, Scenario};
 use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 
 fn window(state: AppState) -> Harness<'static, AppState> {
-    let mut state = state;
-    state.settings.intro_dismissed = true;
-    state.set_dialogs(Dialogs::with_backend(Arc::new(|_| None)));
-    let mut view = WindowView::default();
-    Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+    app_harness(without_dialogs(state), WINDOW_SIZE)
 }
 
 fn temp(name: &str) -> PathBuf {

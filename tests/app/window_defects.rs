@@ -4,20 +4,15 @@
 
 use std::path::PathBuf;
 
-use crate::common::step_until;
+use crate::common::{replay_window, step_until, Window};
+use ackscope::app::Tab;
 use ackscope::app::TABS;
-use ackscope::app::{AppState, Tab};
 use ackscope::model::Recording;
 use ackscope::ui::packets_ui::{compact_row_text, row_text, COMPACT_HEADER, HEADER};
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::{Dir, Scenario, SimTime, Simulation, Strategy};
 use egui_kittest::kittest::{NodeT, Queryable};
-use egui_kittest::Harness;
 
 const SEED: u64 = 25;
-
-type Window = Harness<'static, (AppState, WindowView)>;
 
 /// A recording of `strategy` over a lossy link (so rows have every fate) run for `secs`.
 fn recording(strategy: Strategy, secs: f64) -> Recording {
@@ -34,18 +29,7 @@ fn recording(strategy: Strategy, secs: f64) -> Recording {
 
 /// The window replaying `lanes` on `tab`, the cursor at the end.
 fn window(lanes: Vec<Recording>, tab: Tab) -> Window {
-    let mut state = AppState::new(lanes[0].scenario.clone().unwrap_or_default(), || {});
-    state.settings.intro_dismissed = true;
-    state.lanes = lanes;
-    state.settings.tab = tab;
-    let end = state.end_time();
-    state.playback.seek(end);
-    let mut h = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
-        (state, WindowView::default()),
-    );
-    h.run_steps(4);
-    h
+    replay_window(lanes, tab)
 }
 
 /// The rectangle of packet row `i` of lane 0 if the log shows it reading as known at `at`
