@@ -7,11 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::common::{app_harness, step_until, without_dialogs, WINDOW_SIZE};
+use crate::common::{app_harness, step_until, type_path, without_dialogs, WINDOW_SIZE};
 use ackscope::app::{AppState, PromptKind};
 use ackscope_protocol::Scenario;
-use egui::accesskit::Role;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
 /// The whole window, with file dialogs that cannot be shown.
@@ -25,27 +24,6 @@ fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// The path field (the one text input besides the status bar's go-to box).
-fn path_field<'h>(h: &'h Harness<'static, AppState>) -> egui_kittest::Node<'h> {
-    let mut fields =
-        h.get_all_by_role(Role::TextInput).filter(|n| n.accesskit_node().label().as_deref() != Some("Go to"));
-    fields.next().expect("the path field")
-}
-
-/// Replaces the path field's text with `path` and presses Enter.
-fn type_path(h: &mut Harness<'static, AppState>, path: &Path) {
-    // A modal's first frame only measures it.
-    h.run_steps(2);
-    path_field(h).focus();
-    h.step();
-    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
-    h.step();
-    path_field(h).type_text(&path.display().to_string());
-    h.step();
-    h.key_press(egui::Key::Enter);
-    h.step();
 }
 
 #[test]

@@ -5,12 +5,11 @@
 
 use std::path::PathBuf;
 
-use crate::common::{app_harness, step_until, without_dialogs, WINDOW_SIZE};
+use crate::common::{app_harness, step_until, type_path, without_dialogs, WINDOW_SIZE};
 use ackscope::app::{AppState, PromptKind};
 use ackscope::fit::links::{write_link_file, LinkFile};
 use ackscope_protocol::{LinkConfig, Scenario};
-use egui::accesskit::Role;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
 fn window(state: AppState) -> Harness<'static, AppState> {
@@ -23,13 +22,6 @@ fn temp(name: &str) -> PathBuf {
     dir.join(name)
 }
 
-/// The path field (the status bar's go-to box is a text input too).
-fn path_field<'h>(h: &'h Harness<'static, AppState>) -> egui_kittest::Node<'h> {
-    let mut fields =
-        h.get_all_by_role(Role::TextInput).filter(|n| n.accesskit_node().label().as_deref() != Some("Go to"));
-    fields.next().expect("the path field")
-}
-
 /// Clicks *Load fitted link...*, waits for the path field (no dialog here) and types `path`.
 fn load(h: &mut Harness<'static, AppState>, path: &std::path::Path) {
     h.get_by_label("Load fitted link...").click();
@@ -37,14 +29,8 @@ fn load(h: &mut Harness<'static, AppState>, path: &std::path::Path) {
     // A modal's first frame only measures it.
     h.run_steps(2);
     h.get_by_label("Load a fitted link file (ackscope fit --out)");
-    path_field(h).focus();
-    h.step();
-    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
-    h.step();
-    path_field(h).type_text(&path.display().to_string());
-    h.step();
-    h.key_press(egui::Key::Enter);
-    h.run_steps(3);
+    type_path(h, path);
+    h.run_steps(2);
 }
 
 #[test]

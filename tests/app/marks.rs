@@ -5,13 +5,13 @@
 
 use std::path::PathBuf;
 
-use crate::common::{replay_window, step_until, Window};
+use crate::common::{lossy_recording, replay_window, step_until, Window};
 use ackscope::app::{AppCommand, MarkCommand, Tab};
 use ackscope::model::marks::{Mark, MarkTarget};
 use ackscope::model::Recording;
 use ackscope::session::{self, Bookmark, BookmarkTarget};
 use ackscope::ui::packets_ui::{compact_row_text, row_text, with_delta};
-use ackscope_protocol::{Dir, Scenario, Side, SimTime, Simulation, Strategy};
+use ackscope_protocol::{Side, SimTime, Strategy};
 use egui::accesskit::Role;
 use egui::{Key, Modifiers};
 use egui_kittest::kittest::Queryable;
@@ -20,15 +20,7 @@ const SEED: u64 = 2525;
 
 /// A glenn recording over a lossy link, `secs` long.
 fn recording(secs: f64) -> Recording {
-    let mut s = Scenario { seed: SEED, strategy: Strategy::Glenn, ..Scenario::default() };
-    for d in Dir::BOTH {
-        s.link.get_mut(d).loss_percent = 10.0;
-    }
-    let mut sim = Simulation::new(s.clone());
-    sim.run_for_secs(secs);
-    let mut rec = Recording::new(s);
-    rec.ingest(sim.drain_events().collect());
-    rec
+    lossy_recording(SEED, Strategy::Glenn, 10.0, secs)
 }
 
 /// The window replaying `rec` on `tab`, the cursor at the end.

@@ -4,27 +4,19 @@
 
 use std::path::PathBuf;
 
-use crate::common::{replay_window, step_until, Window};
+use crate::common::{lossy_recording, replay_window, step_until, Window};
 use ackscope::app::Tab;
 use ackscope::app::TABS;
 use ackscope::model::Recording;
 use ackscope::ui::packets_ui::{compact_row_text, row_text, COMPACT_HEADER, HEADER};
-use ackscope_protocol::{Dir, Scenario, SimTime, Simulation, Strategy};
+use ackscope_protocol::{SimTime, Strategy};
 use egui_kittest::kittest::{NodeT, Queryable};
 
 const SEED: u64 = 25;
 
 /// A recording of `strategy` over a lossy link (so rows have every fate) run for `secs`.
 fn recording(strategy: Strategy, secs: f64) -> Recording {
-    let mut s = Scenario { seed: SEED, strategy, ..Scenario::default() };
-    for d in Dir::BOTH {
-        s.link.get_mut(d).loss_percent = 15.0;
-    }
-    let mut sim = Simulation::new(s.clone());
-    sim.run_for_secs(secs);
-    let mut rec = Recording::new(s);
-    rec.ingest(sim.drain_events().collect());
-    rec
+    lossy_recording(SEED, strategy, 15.0, secs)
 }
 
 /// The window replaying `lanes` on `tab`, the cursor at the end.

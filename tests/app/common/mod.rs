@@ -77,4 +77,6 @@ pub fn wait_until_udp_bound(addr: std::net::SocketAddr, within: Duration) -> boo
 }
 
 mod window;
-pub use window::{app_harness, replay_window, window_harness, without_dialogs, Window, WINDOW_SIZE};
+pub use window::{
+    app_harness, lossy_recording, replay_window, type_path, window_harness, without_dialogs, Window, WINDOW_SIZE,
+};

@@ -2,6 +2,7 @@
 //! size TESTING-GUI.md checks), the first-run hints dismissed so the tabs sit where a returning
 //! user sees them, and the frame drawn by the app's own `frame_ui`.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use ackscope::app::files::Dialogs;
@@ -9,6 +10,9 @@ use ackscope::app::{AppState, Tab};
 use ackscope::model::Recording;
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
+use ackscope_protocol::{Dir, Scenario, Simulation, Strategy};
+use egui::accesskit::Role;
+use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 
 /// The window size the tests draw at.
@@ -53,4 +57,39 @@ pub fn replay_window(lanes: Vec<Recording>, tab: Tab) -> Window {
     let mut h = window_harness(state);
     h.run_steps(4);
     h
+}
+
+/// A recording of `strategy` (seed `seed`) at `loss_percent` both ways, simulated for `secs`:
+/// every fate and resend the window's lists show.
+pub fn lossy_recording(seed: u64, strategy: Strategy, loss_percent: f64, secs: f64) -> Recording {
+    let mut s = Scenario { seed, strategy, ..Scenario::default() };
+    for d in Dir::BOTH {
+        s.link.get_mut(d).loss_percent = loss_percent;
+    }
+    let mut sim = Simulation::new(s.clone());
+    sim.run_for_secs(secs);
+    let mut rec = Recording::new(s);
+    rec.ingest(sim.drain_events().collect());
+    rec
+}
+
+/// The window's own path field (shown where no file dialog can be), not the go-to box.
+fn path_field<'h>(h: &'h Harness<'static, AppState>) -> egui_kittest::Node<'h> {
+    let mut fields =
+        h.get_all_by_role(Role::TextInput).filter(|n| n.accesskit_node().label().as_deref() != Some("Go to"));
+    fields.next().expect("the path field")
+}
+
+/// Replaces the path field's text with `path` and presses Enter.
+pub fn type_path(h: &mut Harness<'static, AppState>, path: &Path) {
+    // A modal's first frame only measures it.
+    h.run_steps(2);
+    path_field(h).focus();
+    h.step();
+    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
+    h.step();
+    path_field(h).type_text(&path.display().to_string());
+    h.step();
+    h.key_press(egui::Key::Enter);
+    h.step();
 }
