@@ -242,6 +242,30 @@ impl LaneFigures {
     }
 }
 
+/// The head-of-line wait over the reliable messages delivered by `until`, total and longest, ms:
+/// for each, from its first copy's arrival to its delivery to the application (what
+/// [`LaneFigures::compute`] sums, without the rest of its work: the Summary tab shows it for every
+/// strategy, where it showed UE4's own figure only and "-" for the others).
+pub fn head_of_line_ms(rec: Shown<'_>, until: SimTime) -> (f64, f64) {
+    let (mut total, mut max) = (0.0f64, 0.0f64);
+    for m in rec.messages.messages().iter().filter(|m| m.reliable && m.queued_at <= until) {
+        let Some(at) = m.delivered_at.filter(|t| *t <= until) else { continue };
+        let first = m
+            .sends_by(until)
+            .filter_map(|s| match rec.ledger.fate_at(s.uid?, until) {
+                PacketFate::Delivered { at, .. } => Some(at),
+                _ => None,
+            })
+            .min();
+        if let Some(first) = first {
+            let wait_ms = at.saturating_since(first).as_millis_f64();
+            total += wait_ms;
+            max = max.max(wait_ms);
+        }
+    }
+    (total, max)
+}
+
 /// The CDF plot's height for quantile `q`: `-log10(1 - q)`.
 pub fn tail_height(q: f64) -> f64 {
     -(1.0 - q.clamp(0.0, 0.9999)).log10()
@@ -292,6 +316,23 @@ mod tests {
             }
             let binned: f64 = f.resends_per_s.iter().flatten().map(|p| p[1] * f.bin_s).sum();
             assert!((binned - resends as f64).abs() < 1e-6, "{strategy:?}: bins hold every resend");
+        }
+    }
+
+    #[test]
+    fn head_of_line_alone_equals_the_figures() {
+        for strategy in [Strategy::Glenn, Strategy::Ue4] {
+            let rec = recording(strategy, 15.0, 20.0);
+            for until in [SimTime::from_secs_f64(7.5), rec.store.end_time()] {
+                let f = LaneFigures::compute((&rec).into(), until);
+                let (total, max) = head_of_line_ms((&rec).into(), until);
+                assert!(
+                    (total - f.totals.hol_total_ms).abs() < 1e-6,
+                    "{strategy:?}: {total} vs {}",
+                    f.totals.hol_total_ms
+                );
+                assert_eq!(max, f.totals.hol_max_ms, "{strategy:?}");
+            }
         }
     }
 

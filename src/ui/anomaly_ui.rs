@@ -185,6 +185,27 @@ pub fn prev_next_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
     }
 }
 
+/// Each strip column's height over a band `full` high, and the run's typical column count.
+///
+/// Heights grow with how far a column is above the typical (median) busy column: at 1000
+/// packets/s a lossy link drops packets in every column, and heights by count alone drew a solid
+/// red band (issue 25, defect 10). A column at or below the typical level is a low band (a third),
+/// so a lone anomaly in a quiet run still shows, and bursts stand out at full height.
+pub fn column_heights(totals: &[u32], full: f32) -> (Vec<f32>, u32) {
+    let mut busy: Vec<u32> = totals.iter().copied().filter(|&t| t > 0).collect();
+    busy.sort_unstable();
+    let typical = busy.get(busy.len() / 2).copied().unwrap_or(0);
+    let max = busy.last().copied().unwrap_or(0);
+    let heights = totals
+        .iter()
+        .map(|&t| match t {
+            0 => 0.0,
+            t if t <= typical || max <= typical => full * 0.33,
+            t => full * (0.33 + 0.67 * ((t - typical) as f32 / (max - typical) as f32).sqrt()),
+        })
+        .collect();
+    (heights, typical)
+}
 /// The density strip under the scrubber: per column of `rail` (the slider's handle travel, so a
 /// mark sits under the cursor position of its time), counts of each class, one band per lane.
 pub fn strip_ui(
@@ -236,9 +257,10 @@ pub fn strip_ui(
     for (band, &lane) in shown.iter().enumerate() {
         let Some((_, cache)) = per_lane.get_mut(lane) else { continue };
         let counts = cache.strip.update(&cache.filtered, SimTime::ZERO, end.plus_micros(1), columns);
-        let max = counts.iter().map(|c| c.iter().sum::<u32>()).max().unwrap_or(0).max(1) as f32;
+        let totals: Vec<u32> = counts.iter().map(|c| c.iter().sum()).collect();
         let y1 = rect.top() + (band + 1) as f32 * STRIP_LANE_H - 1.0;
         let full = STRIP_LANE_H - 2.0;
+        let (heights, typical) = column_heights(&totals, full);
         for (col, c) in counts.iter().enumerate() {
             if hover_col == Some(col as isize) {
                 for (k, v) in c.iter().enumerate() {
@@ -249,8 +271,9 @@ pub fn strip_ui(
             if total == 0 {
                 continue;
             }
-            // At least a third of the band, so a lone anomaly is visible beside a busy column.
-            let height = full * (0.35 + 0.65 * (total as f32 / max).sqrt());
+            let height = heights[col];
+            // Columns at the run's usual level are muted: what stands out is what is unusual.
+            let alpha = if total <= typical { 0.45 } else { 1.0 };
             let x0 = rail.min + col as f32 * STRIP_COLUMN_W;
             let mut y = y1;
             for class in AnomalyClass::ALL {
@@ -260,7 +283,7 @@ pub fn strip_ui(
                 }
                 let seg = height * v as f32 / total as f32;
                 let r = egui::Rect::from_min_max(egui::pos2(x0, y - seg), egui::pos2(x0 + STRIP_COLUMN_W, y));
-                mesh.add_colored_rect(r, class_color(class, dark));
+                mesh.add_colored_rect(r, class_color(class, dark).gamma_multiply(alpha));
                 y -= seg;
             }
         }
@@ -502,4 +525,27 @@ fn lane_list_ui(
         }
     });
     clicked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::column_heights;
+
+    #[test]
+    fn a_steady_drop_rate_is_a_low_band_and_a_burst_stands_out() {
+        // 1000 packets/s at 5 % loss: about 40 drops in every column, one burst of 120.
+        let mut totals: Vec<u32> = (0..200).map(|i| 36 + (i % 9) as u32).collect();
+        totals[50] = 120;
+        totals[10] = 0;
+        let (h, typical) = column_heights(&totals, 12.0);
+        assert!((36..=44).contains(&typical), "{typical}");
+        assert_eq!(h[10], 0.0);
+        assert!((h[50] - 12.0).abs() < 1e-4, "the burst is full height: {}", h[50]);
+        // The band is mostly empty: under half of its area painted.
+        let area: f32 = h.iter().sum::<f32>() / (12.0 * h.len() as f32);
+        assert!(area < 0.5, "{area}");
+        // A lone anomaly in a quiet run still shows.
+        let (h, _) = column_heights(&[0, 0, 1, 0], 12.0);
+        assert!(h[2] >= 3.0);
+    }
 }

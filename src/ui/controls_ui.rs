@@ -405,7 +405,7 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
         if none {
             "-".to_string()
         } else {
-            format!("{:.1}", at(v))
+            super::plot_series::fixed(at(v), 1)
         }
     };
     let resp = egui::CollapsingHeader::new("Estimates at the cursor").default_open(false).show(ui, |ui| {
@@ -440,7 +440,7 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
                 }
                 ui.label(egui::RichText::new("true link RTT ms").small());
                 for lane in lanes {
-                    ui.monospace(format!("{:.1}", at(&lane.store.true_rtt_ms)));
+                    ui.monospace(super::plot_series::fixed(at(&lane.store.true_rtt_ms), 1));
                     ui.label("");
                 }
                 ui.end_row();
@@ -451,11 +451,11 @@ pub fn estimates_ui(state: &AppState, ui: &mut egui::Ui) {
         for lane in lanes {
             let a = lane.store.side(Side::A);
             let line = format!(
-                "{}: RTT {} ms, loss {} %, sent {:.1} kbps",
+                "{}: RTT {} ms, loss {} %, sent {} kbps",
                 lane.info.label(),
                 shown(&a.rtt_smoothed_ms, Some(&a.rtt_raw_ms)),
                 shown(&a.loss_estimate_percent, None),
-                at(&a.sent_kbps)
+                super::plot_series::fixed(at(&a.sent_kbps), 1)
             );
             ui.label(egui::RichText::new(line).small()).on_hover_text("Side A; open for both sides and more");
         }

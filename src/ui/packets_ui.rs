@@ -220,11 +220,14 @@ fn filters_ui(view: &mut PacketsView, ui: &mut egui::Ui) {
             DirFilter::Both => "both",
             DirFilter::Only(d) => d.label(),
         };
-        egui::ComboBox::from_label("direction").selected_text(dir_text).show_ui(ui, |ui| {
+        // Each label before its box, as the contents field and every other form reads.
+        let label = ui.label("direction").id;
+        let combo = egui::ComboBox::from_id_salt("packets direction").selected_text(dir_text).show_ui(ui, |ui| {
             ui.selectable_value(&mut f.dir, DirFilter::Both, "both");
             ui.selectable_value(&mut f.dir, DirFilter::Only(Dir::AtoB), "A->B");
             ui.selectable_value(&mut f.dir, DirFilter::Only(Dir::BtoA), "B->A");
         });
+        combo.response.labelled_by(label);
         let fates = [
             (FateFilter::All, "all"),
             (FateFilter::Dropped, "dropped"),
@@ -232,13 +235,16 @@ fn filters_ui(view: &mut PacketsView, ui: &mut egui::Ui) {
             (FateFilter::Duplicated, "duplicated"),
         ];
         let fate_text = fates.iter().find(|(v, _)| *v == f.fate).map_or("all", |(_, t)| t);
-        egui::ComboBox::from_label("fate").selected_text(fate_text).show_ui(ui, |ui| {
+        let label = ui.label("fate").id;
+        let combo = egui::ComboBox::from_id_salt("packets fate").selected_text(fate_text).show_ui(ui, |ui| {
             for (v, t) in fates {
                 ui.selectable_value(&mut f.fate, v, t);
             }
         });
-        ui.label("contents");
+        combo.response.labelled_by(label);
+        let label = ui.label("contents").id;
         ui.add(egui::TextEdit::singleline(&mut f.text).desired_width(160.0).hint_text("e.g. resend, slice"))
+            .labelled_by(label)
             .on_hover_text("Show packets whose contents summary contains this text");
     });
 }

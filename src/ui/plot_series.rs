@@ -157,8 +157,19 @@ pub fn value_at(pts: &[Sample], t: f64) -> Option<f64> {
 pub fn format_value(s: &Series, y: f64) -> String {
     match s.draw {
         Draw::Steps => (if y >= 0.5 { "good" } else { "bad" }).to_string(),
-        _ if y.abs() >= 100.0 => format!("{y:.0}"),
-        _ => format!("{y:.1}"),
+        _ if y.abs() >= 100.0 => fixed(y, 0),
+        _ => fixed(y, 1),
+    }
+}
+
+/// `v` with `decimals` places, never a minus before a zero: a rate or size that rounds to zero
+/// reads `0.0`, not `-0.0` (a float's negative zero, or a tiny negative from a difference; issue
+/// 25, defect 10).
+pub fn fixed(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    match s.strip_prefix('-') {
+        Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_string(),
+        _ => s,
     }
 }
 
@@ -173,6 +184,15 @@ mod tests {
         assert_eq!(value_at(&pts, 1.0), Some(10.0));
         assert_eq!(value_at(&pts, 1.9), Some(10.0));
         assert_eq!(value_at(&pts, 9.0), Some(20.0));
+    }
+
+    #[test]
+    fn a_value_rounding_to_zero_has_no_minus() {
+        assert_eq!(fixed(-0.0, 1), "0.0");
+        assert_eq!(fixed(-0.04, 1), "0.0");
+        assert_eq!(fixed(-0.4, 0), "0");
+        assert_eq!(fixed(-0.06, 1), "-0.1");
+        assert_eq!(fixed(12.34, 1), "12.3");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The chunk slice map: one chunk's slices as a grid of squares coloured by their state at the
-//! cursor (not sent, in flight, received, acked at the sender), with the sends per slice on hover,
+//! cursor (not sent, in flight, received, acked at the sender), resent ones outlined with their
+//! send count written on them (and counted by sends above the map), the sends per slice on hover,
 //! the chunk's progress, rate and expected or actual completion, and a selector for earlier chunks.
 
 use ackscope_protocol::SimTime;
@@ -151,15 +152,16 @@ fn summary_ui(c: &ChunkRecord, cursor: SimTime, ui: &mut egui::Ui) {
         ui.label("It starts after the cursor.");
     }
     let k = c.counts_at(cursor);
+    ui.label(sends_histogram(c, cursor));
     let p = c.progress_at(cursor) as f32;
     let bar =
         format!("{}/{n} acked, {} received, {} in flight, {} not sent", k.acked, k.received, k.in_flight, k.not_sent);
     ui.add(egui::ProgressBar::new(p).text(bar));
     let first_sends = n - k.not_sent;
     ui.label(format!(
-        "rate over the last second: {:.1} kbps acked, {:.1} kbps sent; {} sends ({} resends)",
-        c.acked_kbps_at(cursor),
-        c.sent_kbps_at(cursor),
+        "rate over the last second: {} kbps acked, {} kbps sent; {} sends ({} resends)",
+        super::plot_series::fixed(c.acked_kbps_at(cursor), 1),
+        super::plot_series::fixed(c.sent_kbps_at(cursor), 1),
         k.sends,
         k.sends.saturating_sub(first_sends)
     ));
@@ -188,6 +190,16 @@ fn summary_ui(c: &ChunkRecord, cursor: SimTime, ui: &mut egui::Ui) {
     }
 }
 
+/// The outline of a resent slice: white on the dark theme, near-black on the light one (white
+/// vanished on the light theme's pale cells, issue 25 defect 10).
+pub fn resent_outline(ui: &egui::Ui) -> Stroke {
+    let c = if ui.visuals().dark_mode { Color32::WHITE } else { Color32::from_gray(20) };
+    Stroke::new(2.0, c)
+}
+
+/// Smallest cell that has room for its send count.
+const COUNT_MIN_CELL: f32 = 12.0;
+
 fn legend_ui(ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         for s in SliceState::ALL {
@@ -196,10 +208,26 @@ fn legend_ui(ui: &mut egui::Ui) {
             ui.label(s.label());
         }
         let (r, _) = ui.allocate_exact_size(egui::vec2(CELL, CELL), Sense::hover());
-        ui.painter().rect_filled(r, 2.0, state_color(SliceState::NotSent));
-        ui.painter().rect_stroke(r.shrink(1.0), 2.0, Stroke::new(1.5, Color32::WHITE), egui::StrokeKind::Inside);
-        ui.label("resent");
+        ui.painter().rect_filled(r, 2.0, state_color(SliceState::Received));
+        ui.painter().rect_stroke(r.shrink(1.0), 2.0, resent_outline(ui), egui::StrokeKind::Inside);
+        ui.label("resent (the number: its sends)");
     });
+}
+
+/// How many slices were sent once, twice... by `cursor`: `sends per slice: 1x 180, 2x 40, 3x 4`.
+pub fn sends_histogram(c: &ChunkRecord, cursor: SimTime) -> String {
+    let mut counts: std::collections::BTreeMap<usize, usize> = std::collections::BTreeMap::new();
+    for s in &c.slices {
+        let n = s.sends_at(cursor);
+        if n > 0 {
+            *counts.entry(n).or_default() += 1;
+        }
+    }
+    if counts.is_empty() {
+        return "sends per slice: none sent yet".into();
+    }
+    let parts: Vec<String> = counts.iter().map(|(n, k)| format!("{n}x {k}")).collect();
+    format!("sends per slice: {}", parts.join(", "))
 }
 
 fn grid_ui(c: &ChunkRecord, cursor: SimTime, ui: &mut egui::Ui, commands: &mut Vec<AppCommand>) {
@@ -214,6 +242,8 @@ fn grid_ui(c: &ChunkRecord, cursor: SimTime, ui: &mut egui::Ui, commands: &mut V
         let (rect, resp) = ui.allocate_exact_size(size, Sense::click());
         resp.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Image, true, "slice grid"));
         let clip = ui.clip_rect();
+        let outline = resent_outline(ui);
+        let count_font = egui::TextStyle::Small.resolve(ui.style());
         let painter = ui.painter();
         let cell_rect = |i: usize| {
             let min = rect.min + egui::vec2((i % cols) as f32 * step, (i / cols) as f32 * step);
@@ -225,8 +255,15 @@ fn grid_ui(c: &ChunkRecord, cursor: SimTime, ui: &mut egui::Ui, commands: &mut V
                 continue;
             }
             painter.rect_filled(r, 2.0, state_color(s.state_at(cursor)));
-            if s.sends_at(cursor) > 1 {
-                painter.rect_stroke(r.shrink(1.0), 2.0, Stroke::new(1.5, Color32::WHITE), egui::StrokeKind::Inside);
+            let sends = s.sends_at(cursor);
+            if sends > 1 {
+                painter.rect_stroke(r.shrink(1.0), 2.0, outline, egui::StrokeKind::Inside);
+                // The count on the cell (dark on every state colour a sent slice has).
+                if cell >= COUNT_MIN_CELL {
+                    let text = if sends > 99 { "99+".to_string() } else { sends.to_string() };
+                    let at = r.center();
+                    painter.text(at, egui::Align2::CENTER_CENTER, text, count_font.clone(), Color32::from_gray(15));
+                }
             }
         }
         let at = |p: egui::Pos2| -> Option<usize> {

@@ -65,6 +65,25 @@ fn rows(f: &SummaryFigures) -> Vec<(String, String)> {
     rows
 }
 
+/// The head-of-line row's name, as the Compare tab's.
+pub const HOL_ROW: &str = "head-of-line wait total / max ms";
+
+/// The lane's head-of-line wait up to `at` (the instant its figures are for), computed again only
+/// when `at` moves (its figures finish at most every [`REFRESH`] while the cursor moves).
+fn head_of_line_ui(ui: &egui::Ui, lane: Shown<'_>, at: SimTime) -> (f64, f64) {
+    let id = ui.make_persistent_id(("summary head-of-line", lane.id(), lane.conn.client));
+    let cached = ui.ctx().data(|d| d.get_temp::<(SimTime, usize, (f64, f64))>(id));
+    let n = lane.messages.messages().len();
+    match cached {
+        Some((t, len, v)) if t == at && len == n => v,
+        _ => {
+            let v = crate::model::compare::head_of_line_ms(lane, at);
+            ui.ctx().data_mut(|d| d.insert_temp(id, (at, n, v)));
+            v
+        }
+    }
+}
+
 /// `v` with `decimals`, or `none` when there is no such figure.
 fn figure(v: Option<f64>, decimals: usize, none: &str) -> String {
     v.map_or_else(|| none.to_string(), |v| format!("{v:.decimals$}"))
@@ -103,7 +122,14 @@ pub fn summary_ui(
             // Folding goes on next frame; finishing waits for the cursor to rest or REFRESH.
             ui.ctx().request_repaint_after(std::time::Duration::from_millis(16).min(REFRESH));
         }
-        computed.push(fold.figures().map(rows).unwrap_or_default());
+        let mut lane_rows = fold.figures().map(rows).unwrap_or_default();
+        if fold.figures().is_some_and(|f| f.reliable.is_some()) {
+            let (total, max) = head_of_line_ui(ui, *lane, fold.shown_at(*lane));
+            // After the message rows, before UE4's own, so every lane's rows line up.
+            let at = lane_rows.iter().position(|r| r.0.starts_with("naks received")).unwrap_or(lane_rows.len());
+            lane_rows.insert(at, (HOL_ROW.into(), format!("{total:.0} / {max:.0}")));
+        }
+        computed.push(lane_rows);
     }
     ui.label(format!("Metrics over the events up to {:.2} s.", shown_at.as_secs_f64()));
     egui::Grid::new("summary_grid").striped(true).num_columns(lanes.len() + 1).show(ui, |ui| {

@@ -36,14 +36,24 @@ pub trait Panel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>);
 }
 
+/// The message timelines, one per lane, sharing one time window.
 #[derive(Default)]
-pub struct MessagesPanel(pub PerLane<TimelineState>);
+pub struct MessagesPanel(pub PerLane<TimelineState>, super::timeline_view::LinkedWindow);
 
 impl Panel for MessagesPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
         let (lanes, cursor) = (state.shown(), state.cursor());
         let reveal = state.reveal.as_ref();
         let mark = state.current_mark();
+        let states: Vec<_> = self.0.zip(&lanes).collect();
+        let fit = || {
+            let fits = states.iter().map(|(l, s)| {
+                super::timeline_view::fit_span_s(&l.messages, cursor, super::timeline_view::rows_capacity(s))
+            });
+            fits.fold(f64::INFINITY, f64::min)
+        };
+        let fit_s = fit();
+        self.1.before(states.into_iter().map(|(_, s)| s).collect(), || fit_s);
         ui.columns(lanes.len(), |cols| {
             for (k, ((lane, state), col)) in self.0.zip(&lanes).zip(cols.iter_mut()).enumerate() {
                 state.lane = k;
@@ -62,6 +72,9 @@ impl Panel for MessagesPanel {
                 }
             }
         });
+        if self.1.changed(&self.0.zip(&lanes).map(|(_, s)| &*s).collect::<Vec<_>>()) {
+            ui.ctx().request_repaint();
+        }
     }
 }
 

@@ -105,7 +105,7 @@ pub(super) fn canvas_ui(
         let font = FontId::proportional(13.0);
         painter.text(lay.rect.center(), Align2::CENTER_CENTER, "no messages in this window", font, color);
     }
-    pointer(&response, index, shown, &lay, state, cursor);
+    pointer(&response, index, shown, &lay, state, (cursor, cx));
 
     state.last_layout = Some(TimelineLayout {
         rows_rect: lay.rect,
@@ -247,14 +247,14 @@ fn time_axis(ui: &egui::Ui, painter: &egui::Painter, full: Rect, lay: &RowsLayou
 }
 
 /// Hover and click on the row under the pointer: a click selects its message (or clears the
-/// selection), hovering shows the message's details.
+/// selection), hovering shows the message's details in a card placed by [`detail_pos`].
 fn pointer(
     response: &egui::Response,
     index: &MessageIndex,
     shown: &[usize],
     lay: &RowsLayout,
     state: &mut TimelineState,
-    cursor: SimTime,
+    (cursor, cx): (SimTime, f32),
 ) {
     let row_at = |p: Pos2| -> Option<usize> {
         if !lay.rect.contains(p) {
@@ -268,10 +268,49 @@ fn pointer(
             state.selected = if state.selected == Some(key) { None } else { Some(key) };
         }
     }
-    if let Some(i) = response.hover_pos().and_then(row_at) {
-        let m = &index.messages()[i];
-        response.clone().on_hover_ui_at_pointer(|ui| message_details_ui(ui, m, cursor));
-    }
+    let Some((p, i)) = response.hover_pos().and_then(|p| Some((p, row_at(p)?))) else { return };
+    let m = &index.messages()[i];
+    let size = state.detail_size.unwrap_or(Vec2::new(240.0, 190.0));
+    let row = Rect::from_x_y_ranges(lay.rect.x_range(), (p.y - lay.row_h / 2.0)..=(p.y + lay.row_h / 2.0));
+    let at = detail_pos(p, row, size, cx, response.rect, response.ctx.content_rect());
+    let card = egui::Area::new(response.id.with("message detail"))
+        .order(egui::Order::Tooltip)
+        .fixed_pos(at)
+        .interactable(false)
+        .show(&response.ctx, |ui| {
+            egui::Frame::popup(ui.style()).show(ui, |ui| {
+                ui.set_max_width(260.0);
+                message_details_ui(ui, m, cursor)
+            })
+        });
+    state.detail_size = Some(card.response.rect.size());
+}
+
+/// Where the hovered message's card goes: clear of the pointer's row and of the time cursor's
+/// line, inside the canvas when it fits there and always inside the window.
+///
+/// A card at the pointer covered the timeline right of it, where the cursor and the newest sends
+/// are (issue 25, defect 4). Below-left of the pointer is the empty corner of the rows' diagonal
+/// (newer rows start later); then above it on the side away from the cursor.
+fn detail_pos(p: Pos2, row: Rect, size: Vec2, cursor_x: f32, canvas: Rect, screen: Rect) -> Pos2 {
+    const GAP: f32 = 16.0;
+    let left = p.x - GAP - size.x;
+    let right = p.x + GAP;
+    let below = row.bottom() + 4.0;
+    let above = row.top() - 4.0 - size.y;
+    let candidates = [(left, below), (right, above), (left, above), (right, below)];
+    let clear = |x: f32, y: f32| {
+        let r = Rect::from_min_size(Pos2::new(x, y), size);
+        !(r.left()..=r.right()).contains(&cursor_x) && !r.intersects(row.expand2(Vec2::new(0.0, 1.0)))
+    };
+    let inside = |x: f32, y: f32, area: Rect| area.contains_rect(Rect::from_min_size(Pos2::new(x, y), size));
+    let pick = (candidates.iter().find(|(x, y)| inside(*x, *y, canvas) && clear(*x, *y)))
+        .or_else(|| candidates.iter().find(|(x, y)| inside(*x, *y, screen) && clear(*x, *y)))
+        .or_else(|| candidates.iter().find(|(x, y)| inside(*x, *y, screen)))
+        .copied()
+        .unwrap_or((left, above));
+    let max = (screen.max - size).max(screen.min);
+    Pos2::new(pick.0.clamp(screen.min.x, max.x), pick.1.clamp(screen.min.y, max.y))
 }
 
 /// Where one row is drawn.

@@ -214,6 +214,14 @@ fn toolbar_ui(ui: &mut egui::Ui, label: &str, state: &mut TimelineState, cursor:
         if ui.button("Whole run").on_hover_text("Show everything up to the cursor").clicked() {
             state.span_s = cursor.as_secs_f64().clamp(MIN_SPAN_S, MAX_SPAN_S).max(1.0);
             state.right_s = state.span_s;
+            state.span_auto = false;
+        }
+        if ui
+            .add_enabled(!state.span_auto, egui::Button::new("Fit rate"))
+            .on_hover_text("Size the window to the message rate again: about as many messages as rows")
+            .clicked()
+        {
+            state.span_auto = true;
         }
         ui.label(format!("window {:.2} s", state.span_s));
     });

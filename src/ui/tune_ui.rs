@@ -3,8 +3,9 @@
 //! seeds and the live settings marked, and one chosen metric against the varied parameter.
 //!
 //! The sweep runs in the app ([`crate::app::tune`]); this panel only builds the setup, draws the
-//! rows that arrived and pushes commands: hovering a point names its values, clicking it re-runs
-//! it as a normal session ([`AppCommand::TuneOpen`]), *Apply* copies its values to the live run.
+//! rows that arrived and pushes commands: each point is labelled with its varied value, hovering
+//! names all its values, clicking picks it, *Run as session* (or a double click) re-runs it as a
+//! normal session ([`AppCommand::TuneOpen`]), *Apply* copies its values to the live run.
 //!
 //! The parameters to vary (grouped as the parameter table groups them), the strategies to sweep
 //! and their colours all come from the app's [`Catalog`]: a new strategy's row and parameter
@@ -209,7 +210,7 @@ fn selection_ui(
                 }
             }
             None => {
-                ui.label(format!("Click a point to run it as a session; the live {param} is marked."));
+                ui.label(format!("Click a point to pick it (double click runs it); the live {param} is marked."));
             }
         }
     });
@@ -249,7 +250,11 @@ fn scatter_ui(
     });
     let colours: Vec<(String, Color32)> =
         strategies_of(rows).into_iter().map(|n| (n.clone(), colour(ui, catalog, &n))).collect();
+    // egui_plot's own hover label is drawn inside the plot and was cut at its edge: the point's
+    // values show in a tooltip the window keeps on screen instead.
     let resp: PlotResponse<()> = Plot::new("tune scatter")
+        .show_x(false)
+        .show_y(false)
         .x_axis_label("p99 latency ms")
         .y_axis_label("bytes / message")
         .height(ui.available_height().max(200.0))
@@ -280,16 +285,49 @@ fn scatter_ui(
         .iter()
         .map(|(i, r)| (*i, resp.transform.position_from_point(&PlotPoint::new(r.p99_ms, r.bytes_per_message))))
         .collect();
+    point_labels_ui(rows, &view.drawn, &colours, param, *resp.transform.frame(), ui);
     let near = resp.response.hover_pos().and_then(|pos| nearest(&view.drawn, pos));
     if let Some(i) = near {
         if let Some((_, r)) = rows.iter().find(|(j, _)| *j == i) {
             let text = describe(r);
-            if resp.response.clicked() {
+            // A click picks the point (its values and Run as session / Apply above the plots);
+            // only a double click runs it: running replaces the run shown, which asked
+            // Save/Discard/Cancel on every click before (issue 25, defect 7).
+            if resp.response.double_clicked() {
                 view.selected = Some(i);
                 cmds.push(AppCommand::TuneOpen(i));
+            } else if resp.response.clicked() {
+                view.selected = Some(i);
             }
             resp.response.on_hover_text_at_pointer(text);
         }
+    }
+}
+
+/// Each point's varied value written beside it in its strategy's colour (a label that would
+/// overlap one already written is left out; hovering still names it).
+fn point_labels_ui(
+    rows: &[(usize, SweepRow)],
+    drawn: &[(usize, Pos2)],
+    colours: &[(String, Color32)],
+    param: &str,
+    frame: egui::Rect,
+    ui: &egui::Ui,
+) {
+    let painter = ui.painter_at(frame);
+    let font = egui::TextStyle::Small.resolve(ui.style());
+    let mut taken: Vec<egui::Rect> = Vec::new();
+    for ((_, r), (_, pos)) in rows.iter().zip(drawn) {
+        let Some(value) = r.values.get(param) else { continue };
+        let colour = colours.iter().find(|(n, _)| *n == r.strategy).map_or(Color32::GRAY, |(_, c)| *c);
+        let text = value.as_str().map_or_else(|| value.to_string(), str::to_string);
+        let galley = painter.layout_no_wrap(text, font.clone(), colour);
+        let rect = egui::Align2::LEFT_BOTTOM.anchor_size(*pos + egui::vec2(5.0, -3.0), galley.size());
+        if taken.iter().any(|t| t.intersects(rect)) || !frame.contains_rect(rect) {
+            continue;
+        }
+        taken.push(rect);
+        painter.galley(rect.min, galley, colour);
     }
 }
 
@@ -326,6 +364,8 @@ fn metric_ui(
     });
     let metric = view.metric;
     Plot::new("tune metric plot")
+        .show_x(false)
+        .show_y(false)
         .x_axis_label(param.to_string())
         .y_axis_label(metric.name())
         .height(ui.available_height().max(200.0))

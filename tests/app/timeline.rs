@@ -418,3 +418,143 @@ fn rows_are_as_tall_as_their_id_labels_and_the_legend_names_sides_and_drops() {
         h.get_by_label(label);
     }
 }
+
+type Window = egui_kittest::Harness<'static, (ackscope::app::AppState, ackscope::ui::WindowView)>;
+
+/// The whole window replaying a 12 s glenn vs ue4 run at 10 % loss on the Messages tab, the
+/// cursor at the end.
+fn ab_window() -> Window {
+    let lane = |strategy| {
+        let mut s = Scenario { seed: 4, strategy, ..Scenario::default() };
+        for d in ackscope_protocol::Dir::BOTH {
+            s.link.get_mut(d).loss_percent = 10.0;
+        }
+        let mut sim = Simulation::new(s.clone());
+        sim.run_for_secs(12.0);
+        let mut rec = ackscope::model::Recording::new(s);
+        rec.ingest(sim.drain_events().collect());
+        rec
+    };
+    let lanes = vec![lane(Strategy::Glenn), lane(Strategy::Ue4)];
+    let mut state = ackscope::app::AppState::new(lanes[0].scenario.clone().unwrap_or_default(), || {});
+    state.settings.intro_dismissed = true;
+    state.lanes = lanes;
+    state.settings.tab = ackscope::app::Tab::Messages;
+    let end = state.end_time();
+    state.playback.seek(end);
+    let mut h = egui_kittest::Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
+        |ui, s: &mut (ackscope::app::AppState, ackscope::ui::WindowView)| {
+            ackscope::window::frame_ui(&mut s.0, &mut s.1, ui)
+        },
+        (state, ackscope::ui::WindowView::default()),
+    );
+    h.run_steps(5);
+    h
+}
+
+/// Lane `k`'s timeline state.
+fn lane_tl(h: &Window, k: usize) -> &TimelineState {
+    h.state().1.panels.messages.0.get(k).expect("the lane's timeline was drawn")
+}
+
+#[test]
+fn the_default_window_fits_the_message_rate_so_a_message_life_reads_without_zooming() {
+    let h = ab_window();
+    let cursor = h.state().0.cursor();
+    for k in 0..2 {
+        let lay = lane_tl(&h, k).last_layout.clone().unwrap();
+        let index = &h.state().0.lanes[k].messages;
+        // Each delivered message's life (queued to delivered) as drawn, in pixels.
+        let mut widths: Vec<f32> = lay
+            .rows
+            .iter()
+            .filter_map(|(key, _)| index.get(*key))
+            .filter_map(|m| Some(lay.x_of(m.delivered_at.filter(|t| *t <= cursor)?) - lay.x_of(m.queued_at)))
+            .collect();
+        assert!(
+            widths.len() >= 5,
+            "lane {k}: {} delivered rows drawn of {:?}",
+            widths.len(),
+            (lay.rows.len(), lay.t0_s, lay.t1_s)
+        );
+        widths.sort_by(f32::total_cmp);
+        let median = widths[widths.len() / 2];
+        // At the old fixed 5 s window a 100 ms life took 8 px of an A/B column.
+        assert!(median >= 20.0, "lane {k}: a typical life is {median:.1} px wide over {:.2} s", lay.t1_s - lay.t0_s);
+        // The window still lists most of what it holds: about as many messages as rows.
+        assert!(
+            lay.rows_in_window <= lay.rows.len() * 2,
+            "lane {k}: {} in window, {} rows",
+            lay.rows_in_window,
+            lay.rows.len()
+        );
+    }
+}
+
+#[test]
+fn ab_lanes_zoom_and_pan_together() {
+    let mut h = ab_window();
+    let span = lane_tl(&h, 0).span_s;
+    assert_eq!(lane_tl(&h, 1).span_s, span);
+    // Zoom in on A: B's window halves too.
+    h.get_all_by_label("Zoom in").next().expect("lane A's Zoom in").click();
+    h.run_steps(3);
+    for k in 0..2 {
+        assert!((lane_tl(&h, k).span_s - span / 2.0).abs() < 1e-9, "lane {k}: {}", lane_tl(&h, k).span_s);
+    }
+    // Zoom out on B: A follows.
+    h.get_all_by_label("Zoom out").nth(1).expect("lane B's Zoom out").click();
+    h.run_steps(3);
+    for k in 0..2 {
+        assert!((lane_tl(&h, k).span_s - span).abs() < 1e-9, "lane {k}: {}", lane_tl(&h, k).span_s);
+    }
+    // Drag B's canvas to the right (earlier times): both lanes stop following and show the same times.
+    let rect = lane_tl(&h, 1).last_layout.as_ref().unwrap().rows_rect;
+    let from = rect.center();
+    h.drag_at(from);
+    h.run();
+    h.hover_at(from + egui::vec2(120.0, 0.0));
+    h.run();
+    h.drop_at(from + egui::vec2(120.0, 0.0));
+    h.run_steps(3);
+    let (a, b) = (lane_tl(&h, 0).last_layout.clone().unwrap(), lane_tl(&h, 1).last_layout.clone().unwrap());
+    assert!(!lane_tl(&h, 0).follow_live && !lane_tl(&h, 1).follow_live);
+    assert!(
+        (a.t0_s - b.t0_s).abs() < 1e-9 && (a.t1_s - b.t1_s).abs() < 1e-9,
+        "A {:?} B {:?}",
+        (a.t0_s, a.t1_s),
+        (b.t0_s, b.t1_s)
+    );
+    assert!(b.t1_s < h.state().0.cursor().as_secs_f64(), "the drag moved the window back");
+}
+
+#[test]
+fn the_hover_card_keeps_clear_of_the_pointer_row_and_the_cursor_line() {
+    let mut h = ab_window();
+    let cursor = h.state().0.cursor();
+    let lay = lane_tl(&h, 0).last_layout.clone().unwrap();
+    let cx = lay.x_of(cursor);
+    // The newest rows, near the cursor at the bottom right, then one near the top.
+    for (key, y) in [lay.rows[lay.rows.len() - 2], lay.rows[1]] {
+        let m = h.state().0.lanes[0].messages.get(key).unwrap().clone();
+        let x = lay.x_of(m.queued_at).max(lay.rows_rect.left() + 4.0);
+        let p = egui::pos2(x, y);
+        h.hover_at(p);
+        h.run_steps(3);
+        let card = h.get_by_label(&format!("message {:?} #{}", m.side, m.id)).rect();
+        let card = card.expand2(egui::vec2(0.0, 0.0));
+        let row = egui::Rect::from_x_y_ranges(
+            lay.rows_rect.x_range(),
+            (y - lay.row_height / 2.0)..=(y + lay.row_height / 2.0),
+        );
+        // The card's frame reaches a little beyond its first label: judge its column and rows.
+        let frame = h.state().1.panels.messages.0.get(0).unwrap().detail_size.expect("a card was shown");
+        let card_rect = egui::Rect::from_min_size(card.min - egui::vec2(8.0, 8.0), frame);
+        assert!(!card_rect.intersects(row), "the card {card_rect:?} covers the hovered row {row:?}");
+        assert!(
+            !(card_rect.left()..=card_rect.right()).contains(&cx),
+            "the card {card_rect:?} covers the cursor at x {cx}"
+        );
+        assert!(egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(1280.0, 800.0)).contains_rect(card_rect));
+    }
+}

@@ -7,7 +7,10 @@
 //! for the order within one: scripted actions, deliveries A->B then B->A, side A's send tick then
 //! side B's, stats, flow control). With one client it compares the connection's due times
 //! directly; with more it keeps them in a priority queue ([`super::due_queue`]), so an instant
-//! costs what is due in it, not a scan of every client. It runs as fast as the CPU allows; the
+//! costs what is due in it, not a scan of every client. While nothing couples the clients (no
+//! shared uplink, no scripted step due), several clients run in windows instead: each connection
+//! alone for a stretch of virtual time, then the stretch's instants put back in that same order
+//! ([`windows`]), which keeps each connection's state in the cache; the events are the same. It runs as fast as the CPU allows; the
 //! app paces it by calling `run_until(wall-clock elapsed)`. Ground truth is checked as it goes:
 //! every ack an endpoint reports is looked up against the link's record of that very send (the
 //! link tags each send with an id unique within its client's connection because 16-bit
@@ -69,6 +72,10 @@ pub struct Simulation {
     /// Whether an instant's events need anything at its end: the summary's fold, a truncation
     /// or the filter's pass (see [`Self::sync_end_of_instant`]).
     end_of_instant: bool,
+    /// Whether several clients may run in time windows ([`windows`]): endpoints built by
+    /// [`make_peer`] only.
+    windowed: bool,
+    windows: windows::Windows,
 }
 
 impl Simulation {
@@ -78,7 +85,9 @@ impl Simulation {
     /// under its own seed; [`Self::try_new`] refuses it instead.
     pub fn new(scenario: Scenario) -> Self {
         let peers = Self::client_peers(&scenario, FIRST_CLIENT);
-        Self::with_peers(scenario, peers)
+        let mut sim = Self::with_peers(scenario, peers);
+        sim.windowed = true;
+        sim
     }
 
     /// [`Self::new`], refusing a scenario whose clients' settings do not apply.
@@ -140,6 +149,8 @@ impl Simulation {
             fold_summary: true,
             summary: SummaryAccumulator::default(),
             end_of_instant: true,
+            windowed: false,
+            windows: windows::Windows::default(),
             scenario,
         };
         if n > 1 {
@@ -151,6 +162,9 @@ impl Simulation {
     /// How a restart builds each endpoint (`factory()` is called once per end of every client,
     /// client by client, side A before B).
     pub fn set_peer_factory(&mut self, mut factory: impl FnMut() -> PeerFactory) {
+        // The caller's endpoints may share state across clients (one log for every tap): their
+        // instants keep the one loop's order.
+        self.windowed = false;
         for c in &mut self.conns {
             for d in &mut c.drivers {
                 d.set_peer_factory(factory());
@@ -585,8 +599,12 @@ impl Simulation {
     /// their due times (client order among those due at one instant), stepped and put back with
     /// its next due time. Only the connection stepped changes its due time, so the queue holds
     /// one entry per client; anything else that may change them ([`Self::apply`], ...) marks the
-    /// queue for a rebuild.
+    /// queue for a rebuild. Runs in windows instead when it may ([`Self::can_run_windows`]).
     fn run_many_until(&mut self, until: SimTime) {
+        if self.can_run_windows(until) {
+            self.run_windows(until);
+            return;
+        }
         self.due.refresh(self.conns.iter().map(Connection::next_time));
         while let Some((t, i)) = self.due.first() {
             if t > until {
@@ -645,3 +663,4 @@ impl Simulation {
 
 #[cfg(test)]
 mod tests;
+mod windows;
