@@ -9,7 +9,7 @@ use ackscope::app::TABS;
 use ackscope::app::{AppState, Tab};
 use ackscope::model::Recording;
 use ackscope::ui::packets_ui::{compact_row_text, row_text, COMPACT_HEADER, HEADER};
-use ackscope_protocol::{Scenario, SimTime, Strategy};
+use ackscope_protocol::{Dir, Scenario, SimTime, Strategy};
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 
