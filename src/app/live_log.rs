@@ -20,11 +20,11 @@ use std::sync::Arc;
 
 use ackscope_protocol::{Event, SimTime, Step};
 use anyhow::Result;
-use crossbeam_channel::{bounded, Receiver};
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
 use crate::model::Recording;
 use crate::session::stream::SessionStream;
-use crate::session::{Progress, Session};
+use crate::session::Progress;
 
 /// Memory a recording is reckoned to take per event (log, ledger, indexes, series).
 ///
@@ -51,13 +51,33 @@ impl Default for LiveLimits {
     }
 }
 
+/// Events of the lane a finished rebuild takes in per ingest while it catches up: a few frames'
+/// worth of events at the most a live source brings (the frame's intake hands the lane 4096 at a
+/// time), so it catches up within frames and no frame folds more than about 20 ms of it.
+const CATCH_UP_EVENTS: usize = 16_384;
+
+/// Events of the lane handed to a rebuild's worker per ingest. Copying the whole newest half in
+/// one go held a frame for 500-700 ms with 5 M events in memory (`examples/capture_open.rs`);
+/// a piece this size copies in a few ms, and the worker is handed all of it within a second of
+/// frames.
+const HAND_OVER_EVENTS: usize = 65_536;
+
 /// A recording of a lane's newest events being built on a worker thread.
 struct Rebuild {
     /// The recording it replaces (a restart makes its result useless).
     replaces: u64,
-    /// Events of the replaced recording it was given (the rest it takes on arrival).
+    /// Events of the replaced recording it was given or has caught up with.
     upto: usize,
+    /// Hands the worker the events it is to hold, a piece per ingest; dropped once it has
+    /// them all, which tells it to send its recording back.
+    feed: Option<Sender<Vec<Event>>>,
     result: Receiver<Option<Recording>>,
+    /// The finished recording while it catches up with the lane, a piece per ingest.
+    ///
+    /// Catching up in one go held a frame for all the events that came while the worker built
+    /// it: 816 ms opening a 1 GB capture (`examples/capture_open.rs`), whose reader fills the
+    /// lane as fast as the window takes events.
+    fresh: Option<Recording>,
 }
 
 #[derive(Default)]
@@ -157,12 +177,20 @@ impl LiveLog {
     /// Waits for rebuilds under way and swaps them in (tests and examples, to see the result).
     pub fn settle(&mut self, lanes: &mut [Recording]) {
         for (log, lane) in self.lanes.iter_mut().zip(lanes) {
+            // The worker is handed every event first, then it sends its recording back.
+            while log.rebuild.as_ref().is_some_and(|r| r.feed.is_some()) {
+                log.swap_in_rebuild(lane);
+            }
             if let Some(r) = log.rebuild.take() {
-                if let Ok(rec) = r.result.recv() {
+                if r.fresh.is_some() {
+                    log.rebuild = Some(r);
+                } else if let Ok(rec) = r.result.recv() {
                     log.rebuild = Some(Rebuild { result: ready(rec), ..r });
                 }
             }
-            log.swap_in_rebuild(lane);
+            while log.rebuild.is_some() {
+                log.swap_in_rebuild(lane);
+            }
             log.lane_id = lane.id();
         }
     }
@@ -258,14 +286,46 @@ impl LiveLog {
 }
 
 impl LaneLog {
-    /// Replaces `lane` with a finished rebuild, caught up with the events that came meanwhile.
+    /// Catches a finished rebuild up with the events that came meanwhile, [`CATCH_UP_EVENTS`] per
+    /// call, and replaces `lane` with it once it has every one.
     fn swap_in_rebuild(&mut self, lane: &mut Recording) {
-        let Some(r) = &self.rebuild else { return };
-        let Ok(done) = r.result.try_recv() else { return };
-        let (replaces, upto) = (r.replaces, r.upto);
-        self.rebuild = None;
-        let Some(mut fresh) = done.filter(|_| replaces == lane.id()) else { return };
-        fresh.ingest(lane.events()[upto..].to_vec());
+        let Some(r) = &mut self.rebuild else { return };
+        if let Some(feed) = &r.feed {
+            let end = lane.events().len();
+            let to = end.min(r.upto + HAND_OVER_EVENTS);
+            if r.replaces != lane.id() || feed.send(lane.events()[r.upto..to].to_vec()).is_err() {
+                self.rebuild = None;
+                return;
+            }
+            r.upto = to;
+            if to == end {
+                r.feed = None;
+            }
+            return;
+        }
+        if r.fresh.is_none() {
+            match r.result.try_recv() {
+                Ok(Some(rec)) if r.replaces == lane.id() => r.fresh = Some(rec),
+                Err(crossbeam_channel::TryRecvError::Empty) => return,
+                _ => {
+                    self.rebuild = None;
+                    return;
+                }
+            }
+        }
+        if r.replaces != lane.id() {
+            self.rebuild = None;
+            return;
+        }
+        let end = lane.events().len();
+        let to = end.min(r.upto + CATCH_UP_EVENTS);
+        let fresh = r.fresh.as_mut().expect("set above");
+        fresh.ingest(lane.events()[r.upto..to].to_vec());
+        r.upto = to;
+        if to < end {
+            return;
+        }
+        let mut fresh = self.rebuild.take().and_then(|r| r.fresh).expect("caught up");
         fresh.actions = std::mem::take(&mut lane.actions);
         // The anomaly index stays the whole run's (a few dozen bytes per drop, nak or stall), so
         // the Anomalies tab and the strip under the scrubber keep what was trimmed, and a jump to
@@ -273,7 +333,9 @@ impl LaneLog {
         // those the rebuild caught up with included. So do the lane's description and clients.
         fresh.keep_history_of(lane);
         self.trimmed_id = Some(fresh.id());
-        *lane = fresh;
+        // Freeing millions of events and their indexes took 300-500 ms: a thread does it.
+        let old = std::mem::replace(lane, fresh);
+        let _ = std::thread::Builder::new().name("ackscope-free".into()).spawn(move || drop(old));
         self.window_start = lane.events().first().map_or(SimTime::ZERO, |e| e.time);
         self.trims += 1;
     }
@@ -310,19 +372,26 @@ fn cut_for(lane: &Recording, limits: LiveLimits, lanes: u64) -> Option<usize> {
     Some(events.partition_point(|e| e.time < at)).filter(|&f| f > 0)
 }
 
-/// Starts building a recording of `lane`'s events from `from` on a worker thread.
+/// Starts building a recording of `lane`'s events from `from` on a worker thread; the events are
+/// handed to it a piece per ingest ([`HAND_OVER_EVENTS`]).
 fn spawn_rebuild(lane: &Recording, from: usize) -> Rebuild {
-    let events = lane.events();
-    let session = Session { events: events[from..].to_vec(), ..lane.header() };
+    let header = lane.header();
+    let (feed, pieces) = unbounded::<Vec<Event>>();
     let (tx, rx) = bounded(1);
-    let upto = events.len();
     std::thread::Builder::new()
         .name("ackscope-window".into())
         .spawn(move || {
-            let _ = tx.send(Recording::from_session(session, &Arc::new(Progress::new())));
+            // The same fold as opening a file: the header's recording, then every event in order.
+            let rec = Recording::from_session(header, &Arc::new(Progress::new())).map(|mut rec| {
+                for piece in pieces {
+                    rec.ingest(piece);
+                }
+                rec
+            });
+            let _ = tx.send(rec);
         })
         .expect("spawn window thread");
-    Rebuild { replaces: lane.id(), upto, result: rx }
+    Rebuild { replaces: lane.id(), upto: from, feed: Some(feed), result: rx, fresh: None }
 }
 
 /// Removes all but the newest `keep` stream files (`live-STAMP-...`) in `dir`; errors are ignored.

@@ -106,10 +106,10 @@ fn joined(args: &SummaryArgs, partner: &std::path::Path) -> anyhow::Result<Joine
 
 /// A capture read through the decoders (`crate::capture::import`).
 fn capture_summary(args: &SummaryArgs) -> anyhow::Result<crate::capture::import::ImportSummary> {
-    use crate::capture::import::{decode_choice, import, ImportOptions};
+    use crate::capture::import::{decode_choice, summarize, ImportOptions};
     let client_filter = args.client_filter.as_deref().map(str::parse).transpose()?;
     let opts = ImportOptions { decode: decode_choice(&args.decode)?, port: args.port, client_filter };
-    Ok(import(&args.session, &opts)?.1)
+    summarize(&args.session, &opts)
 }
 
 /// `summary --filter`: the session's (or stream's) lanes, and the figures over `text`'s rows.

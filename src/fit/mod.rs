@@ -69,6 +69,8 @@ pub struct DirFit {
     pub delay: DelayFit,
     /// The rate fit's spreads (its per-packet waits are not kept).
     pub rate_spread_ms: (f64, f64),
+    /// Whether the capture showed the queue's size (it overflowed): [`RateFit::queue_measured`].
+    pub queue_measured: bool,
     pub check: Check,
 }
 
@@ -217,6 +219,7 @@ fn fit_dir(records: &LinkRecords, dir: Dir, seeds: u32) -> Option<DirFit> {
         loss,
         delay,
         rate_spread_ms: (rate.spread_uncapped_ms, rate.spread_capped_ms),
+        queue_measured: rate.queue_measured,
         check,
     })
 }

@@ -32,6 +32,10 @@ pub struct RateFit {
     /// 0 when the capture shows no cap.
     pub bandwidth_kbps: f64,
     pub queue_bytes: u32,
+    /// True when the queue overflowed in the capture, so its size was measured; otherwise
+    /// `queue_bytes` is only a size big enough for the backlog seen (the link's default or the
+    /// backlog, if larger): any larger queue fits the capture as well.
+    pub queue_measured: bool,
     /// Per packet: the wait before it left the transmitter (0 without a cap), µs.
     pub wait_us: Vec<f64>,
     /// Per packet: whether the queue would have tail-dropped it.
@@ -185,6 +189,7 @@ pub fn fit(obs: &[RateObs]) -> RateFit {
     let none = || RateFit {
         bandwidth_kbps: 0.0,
         queue_bytes: 64 * 1024,
+        queue_measured: false,
         wait_us: vec![0.0; obs.len()],
         queue_dropped: vec![false; obs.len()],
         spread_uncapped_ms: uncapped,
@@ -233,7 +238,8 @@ pub fn fit(obs: &[RateObs]) -> RateFit {
         return none();
     }
     let (mut queue_bytes, _) = best_queue(obs, kbps);
-    if queue_bytes >= UNLIMITED {
+    let queue_measured = queue_bytes < UNLIMITED;
+    if !queue_measured {
         // Nothing overflowed: any queue holding the largest backlog seen fits; the link's default
         // unless that is smaller.
         let (_, _, need) = queue(obs, kbps, UNLIMITED);
@@ -243,6 +249,7 @@ pub fn fit(obs: &[RateObs]) -> RateFit {
     RateFit {
         bandwidth_kbps: kbps,
         queue_bytes: queue_bytes.clamp(MIN_QUEUE_BYTES, MAX_QUEUE_BYTES).round() as u32,
+        queue_measured,
         wait_us,
         queue_dropped,
         spread_uncapped_ms: uncapped,
@@ -275,7 +282,19 @@ mod tests {
         let fit = fit(&obs);
         assert!((fit.bandwidth_kbps - 120.0).abs() < 1.2, "{}", fit.bandwidth_kbps);
         assert!((f64::from(fit.queue_bytes) - 20_000.0).abs() < 1000.0, "{}", fit.queue_bytes);
+        assert!(fit.queue_measured, "the queue overflowed: its size shows");
         assert!(fit.spread_capped_ms < 0.01, "{}", fit.spread_capped_ms);
+    }
+
+    #[test]
+    fn a_cap_whose_queue_never_overflowed_leaves_the_queue_size_unknown() {
+        // 168 kbps offered into 180 kbps: packets wait behind each other, none is dropped.
+        let obs = through_cap(60, 180.0, 1e9, 60);
+        assert!(obs.iter().all(|o| o.delay_us.is_some()), "nothing overflows");
+        let fit = fit(&obs);
+        // (Evenly spaced sends let several rates explain the waits: the rate is not the point.)
+        assert!(fit.bandwidth_kbps > 0.0, "a cap shows");
+        assert!(!fit.queue_measured, "no overflow, no measured queue: {}", fit.queue_bytes);
     }
 
     #[test]
@@ -283,6 +302,8 @@ mod tests {
         let obs: Vec<RateObs> = (0..3000u64)
             .map(|i| RateObs { sent_us: i * 16_667, wire_bytes: 100 + (i % 7) as u32 * 30, delay_us: Some(50_000.0) })
             .collect();
-        assert_eq!(fit(&obs).bandwidth_kbps, 0.0);
+        let fit = fit(&obs);
+        assert_eq!(fit.bandwidth_kbps, 0.0);
+        assert!(!fit.queue_measured);
     }
 }

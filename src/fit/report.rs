@@ -78,6 +78,29 @@ impl Distances {
     }
 }
 
+/// Why a direction's queue size is unknown, `None` when the capture measured it.
+pub fn queue_unknown_reason(d: &DirFit) -> Option<&'static str> {
+    if d.queue_measured {
+        None
+    } else if d.link.bandwidth_kbps > 0.0 {
+        Some("the queue never overflowed in the capture: any queue holding the largest backlog seen fits it as well")
+    } else {
+        Some("no rate cap shows in the capture")
+    }
+}
+
+/// A direction's fitted values for `--json`: the link's, with `queue_bytes` null and
+/// `queue_bytes_reason` saying why when the capture cannot give the queue's size (the link
+/// file `--out` writes keeps a size that fits, so the link runs).
+fn dir_link_json(d: &DirFit) -> Map<String, Value> {
+    let mut m = link_values(&d.link);
+    if let Some(reason) = queue_unknown_reason(d) {
+        m.insert("queue_bytes".into(), Value::Null);
+        m.insert("queue_bytes_reason".into(), json!(reason));
+    }
+    m
+}
+
 fn dir_json(d: &DirFit) -> Value {
     let quantiles = |v: &[f64; 5]| -> Map<String, Value> {
         QUANTILES.iter().zip(v).map(|(q, x)| (format!("p{}", (q * 100.0).round()), json!(x))).collect()
@@ -93,7 +116,7 @@ fn dir_json(d: &DirFit) -> Value {
         "mtu_dropped": c.mtu_dropped,
         "queue_dropped": c.queue_dropped,
         "span_s": c.span_s,
-        "link": link_values(&d.link),
+        "link": dir_link_json(d),
         "burst_evidence": d.loss.evidence,
         "swaps": d.delay.swaps,
         "expected_swaps_if_jitter_reorders": d.delay.expected_swaps,
@@ -214,6 +237,9 @@ fn dir_text(d: &DirFit) -> String {
             "\n  bandwidth_kbps {:.1}  queue_bytes {}  (the queue takes the delays' spread from {:.2} to {:.2} ms)",
             l.bandwidth_kbps, l.queue_bytes, d.rate_spread_ms.0, d.rate_spread_ms.1
         );
+        if !d.queue_measured {
+            s += "\n  (the queue never overflowed: its size is unknown, the link file keeps one that fits)";
+        }
     } else {
         s += "\n  no rate cap shows";
     }

@@ -4,6 +4,7 @@
 //! The captures are written here with ackscope's pcapng writer, as a capture on both sides of a
 //! link would be: interface 0 every datagram as sent, interface 1 every copy as delivered.
 
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use std::path::Path;
 
@@ -11,7 +12,7 @@ use ackscope::capture::import::{ImportOptions, Importer, MATCH_WINDOW_NS};
 use ackscope::capture::records;
 use ackscope::capture::{CaptureWriter, Udp};
 use ackscope_protocol::decode::DecodeChoice;
-use ackscope_protocol::{Dir, TraceFate};
+use ackscope_protocol::{ClientId, Dir, EventKind, TraceFate};
 
 use crate::capture_import::temp_path;
 
@@ -105,7 +106,9 @@ fn a_capture_of_a_thousand_flows_opens_with_memory_bounded_by_the_window() {
     let sends = many_flows(&path, clients, secs);
     let opts = ImportOptions { decode: DecodeChoice::Auto, ..Default::default() };
     let mut importer = Importer::open(&path, &opts).unwrap();
-    let (mut events, mut held_max) = (0usize, 0usize);
+    let (mut events, mut held_max, mut stats) = (0usize, 0usize, 0u64);
+    // Per client: the uids of its sends, lowest, highest and how many.
+    let mut uids: BTreeMap<ClientId, (u64, u64, u64)> = BTreeMap::new();
     loop {
         let batch = importer.next_batch(4096);
         held_max = held_max.max(importer.held());
@@ -113,6 +116,16 @@ fn a_capture_of_a_thousand_flows_opens_with_memory_bounded_by_the_window() {
             break;
         }
         events += batch.len();
+        for e in &batch {
+            match e.kind {
+                EventKind::Stats { .. } => stats += 1,
+                EventKind::LinkSent { uid, .. } => {
+                    let u = uids.entry(e.client).or_insert((uid, uid, 0));
+                    *u = (u.0.min(uid), u.1.max(uid), u.2 + 1);
+                }
+                _ => {}
+            }
+        }
     }
     let summary = importer.summary(&path);
     // What the window of capture time holds: the sends of MATCH_WINDOW_NS and one second of
@@ -132,5 +145,14 @@ fn a_capture_of_a_thousand_flows_opens_with_memory_bounded_by_the_window() {
         }
     }
     assert!(held_max <= bound, "held {held_max} > {bound}: memory grows with the file, not the window");
+    // Each client's sends have dense uids: its ledger and packet index are tables from its first
+    // uid to its last, which spanned every flow's sends when the uids counted over all flows.
+    assert_eq!(uids.len(), clients as usize);
+    for (client, (lo, hi, n)) in &uids {
+        assert_eq!(hi - lo + 1, *n, "client {client:?}: {n} sends over uids {lo}..={hi}");
+    }
+    // The decoder's estimates are sampled around each client's traffic, not every 100 ms for
+    // every client (20 a second each, five times the traffic).
+    assert!(stats <= 3 * sends * 2, "{stats} stats samples for {} datagrams", sends * 2);
     assert!(held_max as u64 * 3 < sends, "held {held_max} of {sends}: the window is a small part of the file");
 }

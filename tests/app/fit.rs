@@ -140,6 +140,10 @@ fn fit_json_gives_known_links_back_under_their_parameter_names() {
             assert!((value(&v, dir, "latency_ms") - 60.0).abs() <= 6.0, "{}", v[dir]["link"]);
             assert!((value(&v, dir, "jitter_ms") - 20.0).abs() <= 2.0, "{}", v[dir]["link"]);
             assert_eq!(value(&v, dir, "bandwidth_kbps"), 0.0, "{}", v[dir]["link"]);
+            // No cap, so no queue to size: said, not guessed.
+            assert!(v[dir]["link"]["queue_bytes"].is_null(), "{}", v[dir]["link"]);
+            let reason = v[dir]["link"]["queue_bytes_reason"].as_str().unwrap_or_default();
+            assert!(reason.contains("no rate cap"), "{}", v[dir]["link"]);
             assert!(v[dir]["distances"].is_object(), "{v}");
         }
     }

@@ -8,7 +8,9 @@ use ackscope_protocol::decode::DirStats;
 use ackscope_protocol::Dir;
 use serde::Serialize;
 
-use super::engine::Importer;
+use ackscope_protocol::decode::Decoder;
+
+use super::flows::Flow;
 use super::read::Skipped;
 
 /// The link's truth in one direction of one flow, from sends matched with their delivered
@@ -147,9 +149,24 @@ pub struct ImportSummary {
     pub clients: Vec<ClientSummary>,
 }
 
+/// What a summary is made of: the importer's state at the end (the importer hands it over, so
+/// this module needs nothing of the importer's own).
+pub(super) struct SummaryParts<'a> {
+    pub format: &'static str,
+    pub skipped: &'a Skipped,
+    pub flows: &'a [Flow],
+    pub decoder: &'a Decoder,
+    /// Per flow and direction: the link's truth.
+    pub truth: &'a [[DirTruth; 2]],
+    pub filtered: u64,
+    pub unmatched_copies: u64,
+    pub ambiguous_copies: u64,
+    pub seconds: f64,
+    pub origin_s: f64,
+}
+
 impl ImportSummary {
-    pub(super) fn new(imp: &Importer, file: &Path) -> Self {
-        let p = imp.parts();
+    pub(super) fn new(p: SummaryParts<'_>, file: &Path) -> Self {
         let (decoder, decoder_reason) = match (p.decoder.format(), p.decoder.probe()) {
             (Some(f), Some(probe)) => (f.name().to_string(), probe.reason.clone()),
             (Some(f), None) => (f.name().to_string(), "asked for with --decode".to_string()),
@@ -162,7 +179,7 @@ impl ImportSummary {
             .enumerate()
             .map(|(i, f)| {
                 let stats = p.decoder.client_stats(f.client).unwrap_or_default();
-                let truth = imp.truth.get(i).copied().unwrap_or_default();
+                let truth = p.truth.get(i).copied().unwrap_or_default();
                 let dir = |d: Dir| DirSummary::new(stats.dirs[d.index()], truth[d.index()]);
                 ClientSummary {
                     client: f.client,
