@@ -9,21 +9,16 @@ use std::time::Instant;
 use ackscope::model::Recording;
 use ackscope::session::reencode::Reencoder;
 use ackscope::session::run_lane;
-use ackscope_protocol::{Dir, EventKind, Scenario, SimTime, Strategy};
+use ackscope_protocol::{EventKind, SimTime};
+
+#[path = "support/lane_args.rs"]
+mod lane_args;
+use lane_args::LaneArgs;
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
-    let secs: f64 = arg("--secs").map_or(600.0, |s| s.parse().expect("--secs SECONDS"));
-    let pps: f64 = arg("--pps").map_or(60.0, |s| s.parse().expect("--pps PACKETS_PER_SECOND"));
-    let strategy = arg("--strategy").map_or(Strategy::Glenn, |n| {
-        Strategy::all().find(|s| s.name() == n).unwrap_or_else(|| panic!("unknown strategy {n}"))
-    });
-    let mut s = Scenario { strategy, send_rate_pps: pps, seed: 3, ..Scenario::default() };
-    for d in Dir::BOTH {
-        s.link.get_mut(d).loss_percent = 5.0;
-        s.link.get_mut(d).jitter_ms = 10.0;
-    }
+    let args = LaneArgs::from_env(600.0);
+    let s = args.scenario();
+    let LaneArgs { secs, pps, strategy } = args;
     let (_, events, actions) = run_lane(&s, &[], SimTime::from_secs_f64(secs)).expect("a run");
     let mut rec = Recording::new(s);
     rec.actions = actions;

@@ -68,7 +68,7 @@ fn main() {
         rep.packets.sent,
         rep.drain_seconds
     );
-    if let Some(r) = &rep.reliable {
+    if let Some(r) = &rep.sections.reliable {
         println!("reliable: {} sent, {} delivered, p99 {:.1} ms", r.sent, r.delivered, r.latency_ms.p99);
     }
     println!(

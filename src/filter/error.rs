@@ -1,8 +1,11 @@
 //! A filter that cannot be used: what is wrong and the character it starts at.
 
 use std::fmt;
+use std::ops::Range;
 
-use super::syntax::Span;
+/// Byte range of a piece of the source text (here, below the grammar, so the grammar and its
+/// errors both name it without importing each other).
+pub type Span = Range<usize>;
 
 /// Why a filter text was refused, pointing at the character where the problem is.
 ///

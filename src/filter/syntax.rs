@@ -22,8 +22,6 @@
 //! resolved here: which fields exist, their types and named values are the compiler's
 //! ([`super::compile`]), which reports against the spans kept in the tree.
 
-use std::ops::Range;
-
 use winnow::ascii::{digit1, multispace0, multispace1};
 use winnow::combinator::{alt, cut_err, delimited, eof, fail, not, opt, preceded, repeat};
 use winnow::error::{ContextError, ErrMode, StrContext, StrContextValue};
@@ -32,9 +30,7 @@ use winnow::stream::{LocatingSlice, Stream};
 use winnow::token::{one_of, take_while};
 
 use super::error::FilterError;
-
-/// Byte range of a piece of the source text.
-pub type Span = Range<usize>;
+pub use super::error::Span;
 
 /// A comparison operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

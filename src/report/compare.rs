@@ -125,7 +125,7 @@ pub struct CompareRow {
 /// The largest of the clients' own reliable p99 in `run`, when it has several clients.
 fn worst_client_p99(run: &RunReport) -> Option<f64> {
     let clients = run.clients.as_ref().filter(|c| c.len() > 1)?;
-    clients.iter().filter_map(|c| c.reliable.as_ref()).map(|m| m.latency_ms.p99).reduce(f64::max)
+    clients.iter().filter_map(|c| c.sections.reliable.as_ref()).map(|m| m.latency_ms.p99).reduce(f64::max)
 }
 
 /// Runs every variant at every (loss, one-way latency) pair for `seconds`, on `base` (every
@@ -194,8 +194,8 @@ pub fn to_table(rows: &[CompareRow]) -> String {
     out.push_str("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     out.push_str(if many { "---|\n" } else { "\n" });
     for r in rows {
-        let Some(m) = &r.run.reliable else { continue };
-        let hol = r.run.ue4.as_ref().map_or("-".to_string(), |u| u.max_inrec_depth.to_string());
+        let Some(m) = &r.run.sections.reliable else { continue };
+        let hol = r.run.sections.ue4.as_ref().map_or("-".to_string(), |u| u.max_inrec_depth.to_string());
         let order = if r.ordered { "in order" } else { "any order" };
         out.push_str(&format!(
             "| {:.0} ms | {:.0} % | {} | {order} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {} | {} | {} | {} |\n",
@@ -236,7 +236,7 @@ mod tests {
         let rows = compare(&base, 15.0, &[20.0], &[50.0], &Variant::ALL).unwrap();
         assert_eq!(rows.len(), Variant::ALL.len());
         for (r, v) in rows.iter().zip(Variant::ALL) {
-            let m = r.run.reliable.as_ref().expect("message strategy");
+            let m = r.run.sections.reliable.as_ref().expect("message strategy");
             let ordered = !matches!(v.strategy(), Strategy::Dnm | Strategy::Rellikt);
             assert_eq!(r.ordered, ordered, "{}", r.variant);
             assert_eq!(m.lost, 0, "{}", r.variant);

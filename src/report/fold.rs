@@ -9,15 +9,16 @@
 
 use ackscope_protocol::measure::InOrderLatency;
 use ackscope_protocol::{
-    registry, ChunkAccumulator, ChunkIdeal, ChunkSummary, ClientId, Dir, EstimateSummary, Event, LatencyMs,
-    MetricsAccumulator, PacketTotals, ReliableMetrics, Scenario, ServerAccumulator, SnapshotAccumulator,
-    SnapshotSummary, Strategy, SummaryAccumulator, Ue4Summary, Ue4SummaryAccumulator,
+    registry, ChunkAccumulator, ChunkIdeal, ClientId, Dir, EstimateSummary, Event, LatencyMs, MetricsAccumulator,
+    PacketTotals, Scenario, ServerAccumulator, SnapshotAccumulator, Strategy, SummaryAccumulator,
+    Ue4SummaryAccumulator,
 };
 use serde::Serialize;
 
 use super::bandwidth::BandwidthFold;
 use super::decoded::DecodedFold;
-use super::flow::{FlowFold, FlowSummary};
+use super::flow::FlowFold;
+use super::sections::Sections;
 use crate::model::lane::Protocol;
 
 /// One client's figures in a run of several (`clients` in `run --json`): every per-connection
@@ -31,16 +32,8 @@ pub struct ClientReport {
     pub group: Option<usize>,
     pub packets: PacketTotals,
     pub estimates: EstimateSummary,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reliable: Option<ReliableMetrics>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snapshots: Option<SnapshotSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ue4: Option<Ue4Summary>,
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub chunk: Option<ChunkSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub flow: Option<FlowSummary>,
+    #[serde(flatten)]
+    pub sections: Sections,
 }
 
 /// The sections of a run report, folded from its events.
@@ -175,11 +168,13 @@ impl RunFold {
             events: self.events,
             drain_seconds: end.drain_seconds,
             session_bytes: None,
-            reliable: self.reliable.as_ref().map(MetricsAccumulator::finish),
-            snapshots: self.snapshots.as_ref().map(SnapshotAccumulator::finish),
-            ue4: self.ue4.as_ref().map(Ue4SummaryAccumulator::finish),
-            chunk: self.chunks.as_ref().map(|c| c.finish(|k| self.ideal(k))),
-            flow: self.flow.finish(None),
+            sections: Sections {
+                reliable: self.reliable.as_ref().map(MetricsAccumulator::finish),
+                snapshots: self.snapshots.as_ref().map(SnapshotAccumulator::finish),
+                ue4: self.ue4.as_ref().map(Ue4SummaryAccumulator::finish),
+                chunk: self.chunks.as_ref().map(|c| c.finish(|k| self.ideal(k))),
+                flow: self.flow.finish(None),
+            },
             bandwidth: Some(self.bandwidth.finish()),
             decoded: self.decoded.as_ref().map(DecodedFold::finish),
             clients,
@@ -196,11 +191,13 @@ impl RunFold {
             group: self.scenario.group_of(k).map(|(i, _)| i + 1),
             packets,
             estimates,
-            reliable: self.reliable.as_ref().map(|r| r.client(k).unwrap_or_default()),
-            snapshots: self.snapshots.as_ref().map(|s| s.client(k).unwrap_or_default()),
-            ue4: self.ue4.as_ref().map(|u| u.client(k).unwrap_or_default()),
-            chunk: self.chunks.as_ref().map(|c| c.client(k, &self.ideal(k)).unwrap_or_default()),
-            flow: self.flow.finish(Some(k)),
+            sections: Sections {
+                reliable: self.reliable.as_ref().map(|r| r.client(k).unwrap_or_default()),
+                snapshots: self.snapshots.as_ref().map(|s| s.client(k).unwrap_or_default()),
+                ue4: self.ue4.as_ref().map(|u| u.client(k).unwrap_or_default()),
+                chunk: self.chunks.as_ref().map(|c| c.client(k, &self.ideal(k)).unwrap_or_default()),
+                flow: self.flow.finish(Some(k)),
+            },
         }
     }
 }

@@ -18,6 +18,7 @@ pub mod flow;
 pub mod fold;
 pub mod peer;
 pub mod peer_join;
+pub mod sections;
 pub mod sweep;
 mod text;
 pub use text::{discards_text, opt_figure};
@@ -27,8 +28,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use ackscope_protocol::{
-    registry, Action, ChunkSummary, EstimateSummary, Event, PacketTotals, ParamChange, ReliableMetrics, Scenario,
-    ServerSummary, SimTime, Simulation, SnapshotSummary, Step, SummaryAccumulator, Ue4Summary,
+    registry, Action, EstimateSummary, Event, PacketTotals, ParamChange, Scenario, ServerSummary, SimTime, Simulation,
+    Step, SummaryAccumulator,
 };
 use anyhow::{anyhow, Context};
 use serde::Serialize;
@@ -40,6 +41,7 @@ use crate::session::{self, Session};
 pub use bandwidth::{Bandwidth, RunBandwidth};
 pub use flow::{FlowSummary, FlowSwitch};
 pub use fold::{ClientReport, RunEnd, RunFold};
+pub use sections::Sections;
 
 /// What `ackscope run --json` prints.
 #[derive(Debug, Clone, Serialize)]
@@ -58,21 +60,9 @@ pub struct RunReport {
     /// Size of the session file written with `--out`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_bytes: Option<u64>,
-    /// Reliable-message metrics, for message strategies.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reliable: Option<ReliableMetrics>,
-    /// Unreliable state snapshots: sent, received and staleness at the receiver (message strategies).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snapshots: Option<SnapshotSummary>,
-    /// UE4 counters, for `strategy=ue4`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ue4: Option<Ue4Summary>,
-    /// `"chunks"` and `"chunk_acks"`, for chunk and fragment transfers.
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub chunk: Option<ChunkSummary>,
-    /// Flow-control mode switches, when flow control was enabled at any point.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub flow: Option<FlowSummary>,
+    /// The strategy's sections: `reliable`, `snapshots`, `ue4`, `chunks` and `chunk_acks`, `flow`.
+    #[serde(flatten)]
+    pub sections: Sections,
     /// Each side's sent / received / acked kbps, mean and p95 over its `Stats` samples (issue 24).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub bandwidth: Option<RunBandwidth>,

@@ -4,14 +4,14 @@
 
 use std::time::Instant;
 
-use ackscope_protocol::{ChunkSummary, Discards, Event, EventKind, Step, Ue4Summary};
+use ackscope_protocol::{Discards, Event, EventKind, Step};
 #[cfg(doc)]
 use ackscope_protocol::{ReliableMetrics, SnapshotSummary};
 use anyhow::Result;
 use serde::Serialize;
 
 use super::bandwidth::Bandwidth;
-use super::{FlowSummary, RunEnd, RunFold};
+use super::{RunEnd, RunFold, Sections};
 use crate::model::lane::Origin;
 use crate::runtime::udp::{EndpointOptions, UdpEndpoint};
 use crate::runtime::udp_truth::EventTally;
@@ -100,17 +100,8 @@ pub struct PeerReport {
     /// `lost`, `duplicated`, `out_of_order`, `latency_ms`, `spurious_resends`, ...; snapshots
     /// `received`, `staleness_ms`) is null: record each side with `--out` and join them with
     /// `ackscope summary A.ron B.ron`, which has them all.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reliable: Option<serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub snapshots: Option<serde_json::Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ue4: Option<Ue4Summary>,
-    /// `"chunks"` and `"chunk_acks"`, for chunk and fragment transfers.
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub chunk: Option<ChunkSummary>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub flow: Option<FlowSummary>,
+    #[serde(flatten)]
+    pub sections: Sections<serde_json::Value, serde_json::Value>,
     /// Size of the recording written with `--out`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_bytes: Option<u64>,
@@ -182,12 +173,14 @@ pub fn run(opts: EndpointOptions, record: bool) -> Result<PeerRun> {
         _ => ep.now().as_secs_f64(),
     };
     let dir_in = side.other().outgoing();
-    let sections = fold.report(&RunEnd {
-        truth: tally.summary(),
-        simulated_seconds: ran_s,
-        drain_seconds: 0.0,
-        wall_seconds: start.elapsed().as_secs_f64(),
-    });
+    let sections = fold
+        .report(&RunEnd {
+            truth: tally.summary(),
+            simulated_seconds: ran_s,
+            drain_seconds: 0.0,
+            wall_seconds: start.elapsed().as_secs_f64(),
+        })
+        .sections;
     let report = PeerReport {
         seed: scenario.seed,
         strategy: scenario.strategy.name().to_string(),
@@ -224,11 +217,13 @@ pub fn run(opts: EndpointOptions, record: bool) -> Result<PeerRun> {
         send_errors: exit.send_errors,
         datagrams_received: tally.link_sent(dir_in),
         bandwidth: fold.bandwidth().side(side),
-        reliable: sections.reliable.and_then(|r| partial(r, RELIABLE_PAIRED)),
-        snapshots: sections.snapshots.and_then(|r| partial(r, SNAPSHOTS_PAIRED)),
-        ue4: sections.ue4,
-        chunk: sections.chunk,
-        flow: sections.flow,
+        sections: Sections {
+            reliable: sections.reliable.and_then(|r| partial(r, RELIABLE_PAIRED)),
+            snapshots: sections.snapshots.and_then(|r| partial(r, SNAPSHOTS_PAIRED)),
+            ue4: sections.ue4,
+            chunk: sections.chunk,
+            flow: sections.flow,
+        },
         session_bytes: None,
     };
     let session = record.then(|| {

@@ -42,11 +42,11 @@ impl RunReport {
             discards_text(&e.discarded),
             self.events,
             self.decoded.as_ref().map(super::decoded::DecodedSummary::to_text).unwrap_or_default()
-                + &self.reliable.as_ref().map(reliable_text).unwrap_or_default()
-                + &self.snapshots.as_ref().map(snapshot_text).unwrap_or_default()
-                + &self.ue4.as_ref().map(ue4_text).unwrap_or_default()
-                + &self.chunk.as_ref().map(chunk_text).unwrap_or_default()
-                + &self.flow.as_ref().map(FlowSummary::to_text).unwrap_or_default()
+                + &self.sections.reliable.as_ref().map(reliable_text).unwrap_or_default()
+                + &self.sections.snapshots.as_ref().map(snapshot_text).unwrap_or_default()
+                + &self.sections.ue4.as_ref().map(ue4_text).unwrap_or_default()
+                + &self.sections.chunk.as_ref().map(chunk_text).unwrap_or_default()
+                + &self.sections.flow.as_ref().map(FlowSummary::to_text).unwrap_or_default()
                 + &self.server.as_ref().map(server_text).unwrap_or_default()
                 + &self.clients.as_deref().map(clients_text).unwrap_or_default()
                 + &self.ab.as_ref().map(|b| format!("\n\nsecond lane (A/B):\n{}", b.to_text())).unwrap_or_default()
@@ -146,8 +146,11 @@ fn clients_text(clients: &[ClientReport]) -> String {
         String::from("\nclients (RTT est/true ms, loss est/true %, sent, acked, false acks, reliable p99 ms, lost):");
     for c in clients.iter().take(CLIENT_LINES) {
         let (e, p) = (&c.estimates, &c.packets);
-        let reliable =
-            c.reliable.as_ref().map_or(String::new(), |r| format!(", p99 {:.1}, lost {}", r.latency_ms.p99, r.lost));
+        let reliable = c
+            .sections
+            .reliable
+            .as_ref()
+            .map_or(String::new(), |r| format!(", p99 {:.1}, lost {}", r.latency_ms.p99, r.lost));
         out.push_str(&format!(
             "\n  client {}{}: RTT {}/{:.1}, loss {}/{:.2}, {} sent, {} acked, {} false{reliable}",
             c.client,

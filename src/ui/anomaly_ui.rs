@@ -420,7 +420,7 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
             let Some((rec, cache)) = per_lane.get_mut(lane) else { continue };
             col.push_id(lane, |ui| {
                 if n > 1 || rec.rec.clients().len() > 1 {
-                    let label = super::tabs::focused_label(rec);
+                    let label = super::lanes::focused_label(rec);
                     let color = super::lane_colors::lane_color(ui, rec.color_at(cursor));
                     ui.label(RichText::new(label).strong().color(color));
                 }

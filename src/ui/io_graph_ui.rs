@@ -306,7 +306,7 @@ pub fn io_graph_ui(
                 conns.push((shown.id(), shown, name, c));
             }
         } else {
-            conns.push((lane.id(), *lane, super::tabs::focused_label(lane), color));
+            conns.push((lane.id(), *lane, super::lanes::focused_label(lane), color));
         }
     }
     let ids: Vec<(u64, Shown<'_>)> = conns.iter().map(|(id, s, _, _)| (*id, *s)).collect();

@@ -32,6 +32,16 @@ impl<T: Default> PerLane<T> {
     }
 }
 
+/// A lane's name, and its focused client's when the lane has several (here, below every panel
+/// that heads a lane with it, rather than in the tab registry above them).
+pub(super) fn focused_label(lane: &Shown<'_>) -> String {
+    if lane.rec.clients().len() > 1 {
+        format!("{} - {}", lane.label(), lane.info().client(lane.conn.client).label())
+    } else {
+        lane.label()
+    }
+}
+
 /// Draws each lane in its own column, headed by its name in its colour at `cursor`.
 pub(super) fn lane_columns_ui<T: Default>(
     lanes: &[Shown<'_>],

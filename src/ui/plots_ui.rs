@@ -163,7 +163,7 @@ fn plot_ui(
     let series = present(kind, lane.conn);
     let heading = (kind == Kind::Rtt).then(|| {
         let t = SimTime::from_secs_f64(f.cursor);
-        let label = super::tabs::focused_label(lane);
+        let label = super::lanes::focused_label(lane);
         egui::RichText::new(label).strong().color(super::lane_colors::lane_color(ui, lane.color_at(t)))
     });
     let at = view.hover_t.map_or(ReadAt::Cursor(f.cursor), ReadAt::Pointer);

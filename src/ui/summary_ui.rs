@@ -136,7 +136,7 @@ pub fn summary_ui(
         ui.strong("metric");
         for (k, lane) in lanes.iter().enumerate() {
             let color = super::lane_colors::lane_color(ui, lane.color_at(cursor));
-            let name = names.and_then(|n| n.get(k).cloned()).unwrap_or_else(|| super::tabs::focused_label(lane));
+            let name = names.and_then(|n| n.get(k).cloned()).unwrap_or_else(|| super::lanes::focused_label(lane));
             ui.label(egui::RichText::new(name).strong().color(color));
         }
         ui.end_row();

@@ -5,7 +5,7 @@
 use super::anomaly_ui::AnomalyView;
 use super::clients_ui::ClientsView;
 use super::compare_ui::CompareView;
-use super::lanes::{lane_columns_ui, PerLane};
+use super::lanes::{focused_label, lane_columns_ui, PerLane};
 use super::packets_ui::PacketsView;
 use super::plots_ui::OverviewView;
 use super::slices_ui::SlicesView;
@@ -15,15 +15,6 @@ use crate::app::{AppCommand, AppState, Tab, TABS};
 use crate::model::anomaly::Target;
 use crate::model::index::SummaryFold;
 use crate::model::Shown;
-
-/// A lane's name, and its focused client's when the lane has several.
-pub(super) fn focused_label(lane: &Shown<'_>) -> String {
-    if lane.rec.clients().len() > 1 {
-        format!("{} - {}", lane.label(), lane.info().client(lane.conn.client).label())
-    } else {
-        lane.label()
-    }
-}
 
 /// Draws the tab bar; returns the tab to show this frame (and asks to keep it when it changed).
 pub fn tab_bar_ui(current: Tab, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) -> Tab {

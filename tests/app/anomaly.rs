@@ -2,7 +2,7 @@
 //! drops, the Compare tab's spurious resends and head-of-line waits), its filtered view, and the
 //! list, the prev / next buttons and the strip under the scrubber driven headless with egui_kittest.
 
-use crate::common::click_at;
+use crate::common::{click_at, window_harness};
 
 use ackscope::app::{AppState, Tab};
 use ackscope::model::anomaly::{AnomalyClass, AnomalyKind, Target, CLASSES};
@@ -10,7 +10,6 @@ use ackscope::model::anomaly_filter::{AnomalyFilter, FilteredAnomalies};
 use ackscope::model::compare::LaneFigures;
 use ackscope::model::Recording;
 use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::{Dir, DropReason, EventKind, Scenario, SimTime, Simulation, Strategy};
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
@@ -196,13 +195,9 @@ fn the_filtered_view_follows_its_filter_and_finds_neighbours() {
 fn window() -> Harness<'static, (AppState, WindowView)> {
     let run = ackscope::report::run(&lossy(Strategy::Glenn, 15.0), 20.0);
     let mut state = AppState::new(Scenario::default(), || {});
-    state.settings.intro_dismissed = true;
     state.show_session(run.session, None);
     state.settings.tab = Tab::Anomalies;
-    let mut h = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
-        (state, WindowView::default()),
-    );
+    let mut h = window_harness(state);
     h.run_steps(2);
     h
 }

@@ -230,16 +230,11 @@ mod mutated {
 mod window {
     use ackscope::app::{AppState, Tab};
     use ackscope::model::Origin;
-    use ackscope::ui::WindowView;
-    use ackscope::window::frame_ui;
     use ackscope_protocol::{Scenario, SimTime};
     use egui_kittest::kittest::Queryable;
-    use egui_kittest::Harness;
 
     use super::*;
-    use crate::common::step_until;
-
-    type Window = (AppState, WindowView);
+    use crate::common::{step_until, window_harness};
 
     /// An exported glenn session opened as a file: one lane of origin "capture", glenn's
     /// packets, the session's link truth, and every tab shows it (the Packets tab its rows).
@@ -249,11 +244,8 @@ mod window {
         let path = temp_path("window.pcapng");
         write_capture(&session, std::fs::File::create(&path).unwrap()).unwrap();
         let mut state = AppState::new(Scenario::default(), || {});
-        state.settings.intro_dismissed = true;
         state.open_path(&path);
-        let mut h = Harness::builder()
-            .with_size(egui::vec2(1280.0, 800.0))
-            .build_ui_state(|ui, s: &mut Window| frame_ui(&mut s.0, &mut s.1, ui), (state, WindowView::default()));
+        let mut h = window_harness(state);
         // A capture opens as a source, read as the window draws (`capture_stream`).
         assert!(step_until(&mut h, 60.0, |s| !s.0.is_running()), "the capture was not read");
         h.state_mut().0.stop();
@@ -291,11 +283,8 @@ mod window {
     fn export_pcapng_in_the_window_writes_the_capture_and_never_replaces_a_file() {
         let session_path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions/recorded-glenn.ron");
         let mut state = AppState::new(Scenario::default(), || {});
-        state.settings.intro_dismissed = true;
         state.open_path(&session_path);
-        let mut h = Harness::builder()
-            .with_size(egui::vec2(1280.0, 800.0))
-            .build_ui_state(|ui, s: &mut Window| frame_ui(&mut s.0, &mut s.1, ui), (state, WindowView::default()));
+        let mut h = window_harness(state);
         assert!(step_until(&mut h, 60.0, |s| s.0.file_jobs().is_empty()), "the session did not open");
         let out = temp_path("from-window.pcapng");
         std::fs::remove_file(&out).ok();

@@ -10,19 +10,16 @@ use ackscope::app::{AppState, Tab};
 use ackscope::model::{Origin, Recording};
 use ackscope::session::{self, Session};
 use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::{Event, EventKind, Scenario, Side, SimTime, StatsSample};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
-use super::common::step_until;
+use super::common::{step_until, window_harness};
 
 type Window = (AppState, WindowView);
 
 fn window(state: AppState) -> Harness<'static, Window> {
-    Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .build_ui_state(|ui, s: &mut Window| frame_ui(&mut s.0, &mut s.1, ui), (state, WindowView::default()))
+    window_harness(state)
 }
 
 fn temp(name: &str) -> PathBuf {
@@ -110,7 +107,6 @@ fn hand_written_stream() -> String {
 
 fn open(path: &std::path::Path) -> Harness<'static, Window> {
     let mut state = AppState::new(Scenario::default(), || {});
-    state.settings.intro_dismissed = true;
     state.open_path(path);
     let mut h = window(state);
     assert!(step_until(&mut h, 30.0, |s| s.0.file_jobs().is_empty()), "the stream did not open");

@@ -2,6 +2,7 @@
 //! mean), each client has its own, and the server's totals come beside them; one client prints
 //! exactly today's fields.
 
+use crate::common::window_harness;
 use std::process::Command;
 
 fn json(args: &[&str]) -> serde_json::Value {
@@ -49,10 +50,7 @@ fn run_json_of_many_clients_has_each_clients_figures_and_the_servers_totals() {
 #[test]
 fn a_simulated_run_of_eight_clients_saves_as_v3_and_opens_in_the_clients_tab() {
     use ackscope::app::{AppState, Tab};
-    use ackscope::ui::WindowView;
-    use ackscope::window::frame_ui;
     use egui_kittest::kittest::Queryable;
-    use egui_kittest::Harness;
 
     let dir = std::env::temp_dir().join(format!("ackscope-clients-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -70,12 +68,8 @@ fn a_simulated_run_of_eight_clients_saves_as_v3_and_opens_in_the_clients_tab() {
     let v = json(&[&args[..], &["--json"]].concat());
 
     let mut state = AppState::new(ackscope_protocol::Scenario::default(), || {});
-    state.settings.intro_dismissed = true;
     state.open_path(&path);
-    let mut h = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
-        (state, WindowView::default()),
-    );
+    let mut h = window_harness(state);
     assert!(super::common::step_until(&mut h, 60.0, |s| s.0.file_jobs().is_empty()), "the session did not open");
     {
         let s = &h.state().0;

@@ -1,12 +1,13 @@
 //! The Compare tab driven headless with egui_kittest: its verdict, legend toggles and the tab's
 //! wiring into the window.
 
+use crate::common::lossy_recording;
 use ackscope::app::{AppState, Tab};
 use ackscope::model::{Recording, Shown};
 use ackscope::ui::compare_ui::{compare_ui, CompareView};
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
-use ackscope_protocol::{Dir, Scenario, Simulation, Strategy};
+use ackscope_protocol::{Scenario, Strategy};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
@@ -14,15 +15,7 @@ const SEED: u64 = 13;
 
 /// A recording of `strategy` at 15 % loss both ways.
 fn recording(strategy: Strategy, secs: f64) -> Recording {
-    let mut s = Scenario { seed: SEED, strategy, ..Scenario::default() };
-    for d in Dir::BOTH {
-        s.link.get_mut(d).loss_percent = 15.0;
-    }
-    let mut sim = Simulation::new(s.clone());
-    sim.run_for_secs(secs);
-    let mut rec = Recording::new(s);
-    rec.ingest(sim.drain_events().collect());
-    rec
+    lossy_recording(SEED, strategy, 15.0, secs)
 }
 
 struct Panel {

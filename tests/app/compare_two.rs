@@ -5,17 +5,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 
-use crate::common::step_until;
-use ackscope::app::files::Dialogs;
+use crate::common::{app_harness, step_until, without_dialogs, WINDOW_SIZE};
 use ackscope::app::{AppCommand, AppState, PromptKind, Tab};
 use ackscope::model::compare::LaneFigures;
 use ackscope::model::Recording;
 use ackscope::report::compare_sessions::{compare_files, compare_lanes, load_lanes};
 use ackscope::session::Verify;
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::{Dir, Scenario, Simulation, Strategy};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
@@ -127,13 +123,7 @@ fn the_grid_form_of_compare_still_runs_from_one_scenario() {
 
 /// The whole window, with file dialogs that cannot be shown.
 fn window(state: AppState) -> Harness<'static, AppState> {
-    let mut state = state;
-    state.settings.intro_dismissed = true;
-    state.set_dialogs(Dialogs::with_backend(Arc::new(|_| None)));
-    let mut view = WindowView::default();
-    Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+    app_harness(without_dialogs(state), WINDOW_SIZE)
 }
 
 #[test]

@@ -18,7 +18,7 @@ fn dnm(reliable_hz: f64) -> Scenario {
 fn dnm_above_capacity_reports_messages_still_queued_at_end_apart_from_dropped_ones() {
     let run = report::run(&dnm(200.0), 20.0);
     let r = &run.report;
-    let m = r.reliable.expect("dnm carries messages");
+    let m = r.sections.reliable.expect("dnm carries messages");
     println!(
         "sent {}, delivered {}, lost {} = {} dropped + {} still queued; drain {} s; held by the endpoints {}",
         m.sent,
@@ -50,7 +50,7 @@ fn dnm_above_capacity_reports_messages_still_queued_at_end_apart_from_dropped_on
 
 #[test]
 fn dnm_within_capacity_loses_nothing_and_holds_nothing_at_the_end() {
-    let m = report::run(&dnm(5.0), 20.0).report.reliable.expect("dnm carries messages");
+    let m = report::run(&dnm(5.0), 20.0).report.sections.reliable.expect("dnm carries messages");
     assert!(m.sent > 150);
     assert_eq!((m.lost, m.lost_dropped, m.still_queued_at_end), (0, 0, 0));
 }

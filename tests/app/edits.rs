@@ -2,12 +2,11 @@
 //! Enter (never the digits typed on the way), a slider drag sends the value it was released at.
 //! Checked on what reaches the live run: the changes it records.
 
+use crate::common::{app_harness, WINDOW_SIZE};
 use std::time::{Duration, Instant};
 
 use ackscope::app::AppState;
 use ackscope::session::Change;
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::Scenario;
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
@@ -16,12 +15,8 @@ use egui_kittest::Harness;
 /// The whole window on a live run of the default scenario.
 fn live_window() -> Harness<'static, AppState> {
     let mut state = AppState::new(Scenario::default(), || {});
-    state.settings.intro_dismissed = true;
     state.start();
-    let mut view = WindowView::default();
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state);
+    let mut h = app_harness(state, WINDOW_SIZE);
     h.step();
     h
 }

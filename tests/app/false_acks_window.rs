@@ -3,10 +3,9 @@
 //! beside the control: the strategy parameters holding it start closed, so the test opens them as
 //! a user would.
 
+use crate::common::{app_harness, WINDOW_SIZE};
 use ackscope::app::AppState;
 use ackscope::cli::common::{scenario_from, ScenarioArgs};
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::Scenario;
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
@@ -18,12 +17,8 @@ const SLIDER: &str = "ack expiry ms";
 /// The whole window at 1280x800 on a live run of `scenario`.
 fn window(scenario: Scenario) -> Harness<'static, AppState> {
     let mut state = AppState::new(scenario, || {});
-    state.settings.intro_dismissed = true;
     state.start();
-    let mut view = WindowView::default();
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state);
+    let mut h = app_harness(state, WINDOW_SIZE);
     h.step();
     h
 }

@@ -5,28 +5,17 @@
 //! dialog (as rfd's portal backend does on a machine without a desktop portal).
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
 
-use crate::common::step_until;
-use ackscope::app::files::Dialogs;
+use crate::common::{app_harness, step_until, type_path, without_dialogs, WINDOW_SIZE};
 use ackscope::app::{AppState, PromptKind};
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::Scenario;
-use egui::accesskit::Role;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
 /// The whole window, with file dialogs that cannot be shown.
 fn window(state: AppState) -> Harness<'static, AppState> {
-    let mut state = state;
-    state.settings.intro_dismissed = true;
-    state.set_dialogs(Dialogs::with_backend(Arc::new(|_| None)));
-    let mut view = WindowView::default();
-    Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+    app_harness(without_dialogs(state), WINDOW_SIZE)
 }
 
 /// A fresh directory for one test.
@@ -35,27 +24,6 @@ fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// The path field (the one text input besides the status bar's go-to box).
-fn path_field<'h>(h: &'h Harness<'static, AppState>) -> egui_kittest::Node<'h> {
-    let mut fields =
-        h.get_all_by_role(Role::TextInput).filter(|n| n.accesskit_node().label().as_deref() != Some("Go to"));
-    fields.next().expect("the path field")
-}
-
-/// Replaces the path field's text with `path` and presses Enter.
-fn type_path(h: &mut Harness<'static, AppState>, path: &Path) {
-    // A modal's first frame only measures it.
-    h.run_steps(2);
-    path_field(h).focus();
-    h.step();
-    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
-    h.step();
-    path_field(h).type_text(&path.display().to_string());
-    h.step();
-    h.key_press(egui::Key::Enter);
-    h.step();
 }
 
 #[test]

@@ -7,20 +7,16 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ackscope::app::{AppState, Tab};
+use crate::common::{replay_window, Window};
+use ackscope::app::Tab;
 use ackscope::filter::{matching_rows, PacketFacts, SharedFilter};
 use ackscope::model::anomaly::Anomaly;
 use ackscope::model::index::MessageRecord;
 use ackscope::model::{Recording, Shown};
 use ackscope::session::{self, Progress};
 use ackscope::ui::io_graph_ui::{points_in, MeasureKind};
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
-use egui_kittest::Harness;
-
-type Window = Harness<'static, (AppState, WindowView)>;
 
 fn shipped(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("sessions").join(name)
@@ -32,18 +28,7 @@ fn recording(path: &Path) -> Recording {
 
 /// The window showing `rec` on `tab`, the cursor at the end.
 fn window(rec: Recording, tab: Tab) -> Window {
-    let mut state = AppState::new(rec.scenario.clone().unwrap_or_default(), || {});
-    state.settings.intro_dismissed = true;
-    state.lanes = vec![rec];
-    state.settings.tab = tab;
-    let end = state.end_time();
-    state.playback.seek(end);
-    let mut h = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
-        (state, WindowView::default()),
-    );
-    h.run_steps(4);
-    h
+    replay_window(vec![rec], tab)
 }
 
 /// Types `text` into the tab's filter box (the text input labelled "filter").

@@ -4,40 +4,22 @@
 //! nothing and says which file and which field. Driven headless with egui_kittest.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::common::step_until;
-use ackscope::app::files::Dialogs;
+use crate::common::{app_harness, step_until, type_path, without_dialogs, WINDOW_SIZE};
 use ackscope::app::{AppState, PromptKind};
 use ackscope::fit::links::{write_link_file, LinkFile};
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::{LinkConfig, Scenario};
-use egui::accesskit::Role;
-use egui_kittest::kittest::{NodeT, Queryable};
+use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
 
 fn window(state: AppState) -> Harness<'static, AppState> {
-    let mut state = state;
-    state.settings.intro_dismissed = true;
-    state.set_dialogs(Dialogs::with_backend(Arc::new(|_| None)));
-    let mut view = WindowView::default();
-    Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+    app_harness(without_dialogs(state), WINDOW_SIZE)
 }
 
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ackscope-fit-window-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
-}
-
-/// The path field (the status bar's go-to box is a text input too).
-fn path_field<'h>(h: &'h Harness<'static, AppState>) -> egui_kittest::Node<'h> {
-    let mut fields =
-        h.get_all_by_role(Role::TextInput).filter(|n| n.accesskit_node().label().as_deref() != Some("Go to"));
-    fields.next().expect("the path field")
 }
 
 /// Clicks *Load fitted link...*, waits for the path field (no dialog here) and types `path`.
@@ -47,14 +29,8 @@ fn load(h: &mut Harness<'static, AppState>, path: &std::path::Path) {
     // A modal's first frame only measures it.
     h.run_steps(2);
     h.get_by_label("Load a fitted link file (ackscope fit --out)");
-    path_field(h).focus();
-    h.step();
-    h.key_press_modifiers(egui::Modifiers::COMMAND, egui::Key::A);
-    h.step();
-    path_field(h).type_text(&path.display().to_string());
-    h.step();
-    h.key_press(egui::Key::Enter);
-    h.run_steps(3);
+    type_path(h, path);
+    h.run_steps(2);
 }
 
 #[test]

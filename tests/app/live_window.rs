@@ -3,12 +3,10 @@
 
 use std::path::PathBuf;
 
-use crate::common::step_until;
+use crate::common::{app_harness, step_until};
 use ackscope::app::live_log::LiveLog;
 use ackscope::app::{AppCommand, AppState};
 use ackscope::session::stream::read_range;
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::{Scenario, SimTime};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
@@ -23,12 +21,8 @@ fn temp_dir(name: &str) -> PathBuf {
 /// The whole window, streaming live runs to `dir`.
 fn window(dir: &std::path::Path) -> Harness<'static, AppState> {
     let mut state = AppState::new(Scenario::default(), || {});
-    state.settings.intro_dismissed = true;
     state.live_log = LiveLog::new(dir.to_path_buf());
-    let mut view = WindowView::default();
-    Harness::builder()
-        .with_size(egui::vec2(1280.0, 900.0))
-        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+    app_harness(state, egui::vec2(1280.0, 900.0))
 }
 
 /// Runs live keeping `window_s` of run time in memory (below what Settings allow, to be quick)

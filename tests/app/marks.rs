@@ -5,51 +5,27 @@
 
 use std::path::PathBuf;
 
-use crate::common::step_until;
-use ackscope::app::{AppCommand, AppState, MarkCommand, Tab};
+use crate::common::{lossy_recording, replay_window, step_until, Window};
+use ackscope::app::{AppCommand, MarkCommand, Tab};
 use ackscope::model::marks::{Mark, MarkTarget};
 use ackscope::model::Recording;
 use ackscope::session::{self, Bookmark, BookmarkTarget};
 use ackscope::ui::packets_ui::{compact_row_text, row_text, with_delta};
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
-use ackscope_protocol::{Dir, Scenario, Side, SimTime, Simulation, Strategy};
+use ackscope_protocol::{Side, SimTime, Strategy};
 use egui::accesskit::Role;
 use egui::{Key, Modifiers};
 use egui_kittest::kittest::Queryable;
-use egui_kittest::Harness;
 
 const SEED: u64 = 2525;
 
-type Window = Harness<'static, (AppState, WindowView)>;
-
 /// A glenn recording over a lossy link, `secs` long.
 fn recording(secs: f64) -> Recording {
-    let mut s = Scenario { seed: SEED, strategy: Strategy::Glenn, ..Scenario::default() };
-    for d in Dir::BOTH {
-        s.link.get_mut(d).loss_percent = 10.0;
-    }
-    let mut sim = Simulation::new(s.clone());
-    sim.run_for_secs(secs);
-    let mut rec = Recording::new(s);
-    rec.ingest(sim.drain_events().collect());
-    rec
+    lossy_recording(SEED, Strategy::Glenn, 10.0, secs)
 }
 
 /// The window replaying `rec` on `tab`, the cursor at the end.
 fn window(rec: Recording, tab: Tab) -> Window {
-    let mut state = AppState::new(rec.scenario.clone().unwrap_or_default(), || {});
-    state.settings.intro_dismissed = true;
-    state.lanes = vec![rec];
-    state.settings.tab = tab;
-    let end = state.end_time();
-    state.playback.seek(end);
-    let mut h = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
-        (state, WindowView::default()),
-    );
-    h.run_steps(4);
-    h
+    replay_window(vec![rec], tab)
 }
 
 fn tmp_dir(name: &str) -> PathBuf {

@@ -3,12 +3,11 @@
 //! across A/B lanes with the budget on its own plot, parameter changes as markers rather than
 //! legend entries, and the hover readout.
 
+use crate::common::window_harness;
 use ackscope::app::{AppState, ManualClock};
 use ackscope::model::{Recording, Shown};
 use ackscope::session::Change;
 use ackscope::ui::plots_ui::{overview_ui, OverviewView};
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::{Dir, Scenario, SimTime, Simulation, Strategy};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
@@ -175,8 +174,6 @@ fn hovering_a_plot_reads_out_every_series_at_the_pointer() {
     assert!(readouts >= 3, "each plot's legend reads out the pointer's time ({readouts})");
 }
 
-type Window = (AppState, WindowView);
-
 #[test]
 fn parameter_changes_are_markers_on_the_time_axis_not_legend_entries() {
     let changes: Vec<_> = [("link.latency_ms", "150"), ("link.loss_percent", "5"), ("send_rate_pps", "30")]
@@ -187,11 +184,8 @@ fn parameter_changes_are_markers_on_the_time_axis_not_legend_entries() {
         .collect();
     let session = ackscope::report::run_with_actions(&Scenario::default(), 10.0, &changes).unwrap().session;
     let mut state = AppState::new(Scenario::default(), || {});
-    state.settings.intro_dismissed = true;
     state.set_clock(ManualClock::new());
-    let mut h = Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .build_ui_state(|ui, (s, v): &mut Window| frame_ui(s, v, ui), (state, WindowView::default()));
+    let mut h = window_harness(state);
     h.state_mut().0.show_session(session, None);
     h.state_mut().0.playback.seek(SimTime(9_000_000));
     for _ in 0..3 {

@@ -3,6 +3,7 @@
 //! (origin proxy, the client named by its address, its datagrams with the link's fates), and a
 //! link edit made in the window applies to the relay at once and is in the recording.
 
+use crate::common::window_harness;
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
@@ -116,23 +117,16 @@ fn the_window_runs_the_proxy_and_records_a_live_link_edit() {
 fn the_proxy_form_starts_the_proxy_and_its_client_shows_in_the_clients_table() {
     use ackscope::app::Tab;
     use ackscope::ui::proxy_form_ui::ProxyForm;
-    use ackscope::ui::WindowView;
-    use ackscope::window::frame_ui;
     use egui::accesskit::Role;
     use egui_kittest::kittest::Queryable;
-    use egui_kittest::Harness;
 
     let server = Server::echo("127.0.0.1:0");
     let listen = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let dir = std::env::temp_dir().join(format!("ackscope-proxy-form-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let mut state = AppState::new(Scenario::default(), || {});
-    state.settings.intro_dismissed = true;
     state.live_log = LiveLog::new(dir.join("live"));
-    let mut h = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
-        (state, WindowView::default()),
-    );
+    let mut h = window_harness(state);
     h.run_steps(2);
     // The transport combo (unlabelled: its value names the transport) opens on a click, and its
     // "proxy..." entry opens the form.

@@ -2,12 +2,12 @@
 //! the speed, whatever the frame times), a recording opens with its whole run in view, and the
 //! left panel shows the parameters in force at the cursor. Driven headless with egui_kittest.
 
+use crate::common::window_harness;
 use std::time::Duration;
 
 use ackscope::app::{AppState, ManualClock, MAX_FRAME_GAP};
 use ackscope::session::{Change, Session};
 use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::{ParamChange, Scenario, Side, SimTime};
 use egui::accesskit::Role;
 use egui_kittest::kittest::{NodeT, Queryable};
@@ -18,11 +18,8 @@ type Window = (AppState, WindowView);
 /// The whole window (state and views) at 1280x800, with replay on a clock the test moves.
 fn window(clock: &ManualClock) -> Harness<'static, Window> {
     let mut state = AppState::new(Scenario::default(), || {});
-    state.settings.intro_dismissed = true;
     state.set_clock(clock.clone());
-    Harness::builder()
-        .with_size(egui::vec2(1280.0, 800.0))
-        .build_ui_state(|ui, (s, v): &mut Window| frame_ui(s, v, ui), (state, WindowView::default()))
+    window_harness(state)
 }
 
 /// A recording of `secs` seconds of the default scenario, with `changes` made live.

@@ -7,11 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::common::step_until;
+use crate::common::{app_harness, step_until};
 use ackscope::app::{AppCommand, AppState};
 use ackscope::session;
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::{Action, Scenario, SimTime, Strategy};
 use egui::accesskit::Role;
 use egui_kittest::kittest::Queryable;
@@ -19,12 +17,8 @@ use egui_kittest::Harness;
 
 /// The whole window, nothing running yet.
 fn window() -> Harness<'static, AppState> {
-    let mut state = AppState::new(Scenario::default(), || {});
-    state.settings.intro_dismissed = true;
-    let mut view = WindowView::default();
-    Harness::builder()
-        .with_size(egui::vec2(1280.0, 900.0))
-        .build_ui_state(move |ui, s: &mut AppState| frame_ui(s, &mut view, ui), state)
+    let state = AppState::new(Scenario::default(), || {});
+    app_harness(state, egui::vec2(1280.0, 900.0))
 }
 
 /// Steps frames until the first lane has recorded `secs` more of virtual time.

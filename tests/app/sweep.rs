@@ -45,7 +45,7 @@ fn each_row_is_the_figures_of_separate_runs_of_its_point() {
         for (k, fig) in row.runs.iter().enumerate() {
             let scenario = sweep::scenario_of(&spec.base, point, k as u32).unwrap();
             assert_eq!(fig.seed, 11 + k as u64, "seed k of every point is base + k");
-            let m = report::run(&scenario, spec.seconds).report.reliable.expect("message strategy");
+            let m = report::run(&scenario, spec.seconds).report.sections.reliable.expect("message strategy");
             let want = (m.latency_ms.p50, m.latency_ms.p95, m.latency_ms.p99, m.wire_bytes_per_delivered);
             assert_eq!((fig.p50_ms, fig.p95_ms, fig.p99_ms, fig.bytes_per_message), want, "{point:?} seed {k}");
             assert_eq!(

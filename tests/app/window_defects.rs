@@ -4,14 +4,12 @@
 
 use std::path::PathBuf;
 
-use crate::common::step_until;
+use crate::common::{lossy_recording, replay_window, step_until, window_harness, Window};
 use ackscope::app::TABS;
 use ackscope::app::{AppState, Tab};
 use ackscope::model::Recording;
 use ackscope::ui::packets_ui::{compact_row_text, row_text, COMPACT_HEADER, HEADER};
-use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
-use ackscope_protocol::{Dir, Scenario, SimTime, Simulation, Strategy};
+use ackscope_protocol::{Dir, Scenario, SimTime, Strategy};
 use egui_kittest::kittest::{NodeT, Queryable};
 use egui_kittest::Harness;
 
@@ -41,35 +39,14 @@ pub fn painted_texts<S>(h: &Harness<'_, S>) -> Vec<(String, f32, egui::Rect)> {
     out
 }
 
-type Window = Harness<'static, (AppState, WindowView)>;
-
 /// A recording of `strategy` over a lossy link (so rows have every fate) run for `secs`.
 fn recording(strategy: Strategy, secs: f64) -> Recording {
-    let mut s = Scenario { seed: SEED, strategy, ..Scenario::default() };
-    for d in Dir::BOTH {
-        s.link.get_mut(d).loss_percent = 15.0;
-    }
-    let mut sim = Simulation::new(s.clone());
-    sim.run_for_secs(secs);
-    let mut rec = Recording::new(s);
-    rec.ingest(sim.drain_events().collect());
-    rec
+    lossy_recording(SEED, strategy, 15.0, secs)
 }
 
 /// The window replaying `lanes` on `tab`, the cursor at the end.
 fn window(lanes: Vec<Recording>, tab: Tab) -> Window {
-    let mut state = AppState::new(lanes[0].scenario.clone().unwrap_or_default(), || {});
-    state.settings.intro_dismissed = true;
-    state.lanes = lanes;
-    state.settings.tab = tab;
-    let end = state.end_time();
-    state.playback.seek(end);
-    let mut h = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
-        (state, WindowView::default()),
-    );
-    h.run_steps(4);
-    h
+    replay_window(lanes, tab)
 }
 
 /// The rectangle of packet row `i` of lane 0 if the log shows it reading as known at `at`
@@ -227,12 +204,8 @@ fn window_of_run(scenario: &Scenario, secs: f64, changes: &[(&str, &str, f64)], 
         .collect();
     let session = ackscope::report::run_with_actions(scenario, secs, &steps).unwrap().session;
     let mut state = AppState::new(scenario.clone(), || {});
-    state.settings.intro_dismissed = true;
     state.settings.tab = tab;
-    let mut h = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
-        (state, WindowView::default()),
-    );
+    let mut h = window_harness(state);
     h.state_mut().0.show_session(session, None);
     h.state_mut().0.playback.seek(SimTime::from_secs_f64(at_s));
     h.run_steps(5);

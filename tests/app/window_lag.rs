@@ -1,12 +1,12 @@
 //! A window that fell behind its live run (issue 25, defect 2): it says how far and why,
 //! catches up by not drawing the views, and drops no event, driven headless with egui_kittest.
 
+use crate::common::window_harness;
 use std::time::{Duration, Instant};
 
 use ackscope::app::live_log::LiveLog;
 use ackscope::app::{AppState, Tab};
 use ackscope::ui::WindowView;
-use ackscope::window::frame_ui;
 use ackscope_protocol::{Scenario, Simulation};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
@@ -20,7 +20,6 @@ fn a_window_behind_its_run_says_so_catches_up_without_drawing_and_drops_no_event
     // 1000 packets/s each way, as in the defect: thousands of events per second of run.
     let scenario = Scenario { seed: 25, send_rate_pps: 1000.0, ..Scenario::default() };
     let mut state = AppState::new(scenario.clone(), || {});
-    state.settings.intro_dismissed = true;
     state.settings.tab = Tab::Overview;
     state.live_log = LiveLog::new(dir.clone());
     // A short catch-up budget and at most 2,000 events a frame (about a tenth of a second of
@@ -28,10 +27,7 @@ fn a_window_behind_its_run_says_so_catches_up_without_drawing_and_drops_no_event
     // and however the run thread cut its batches (starved, it delivers seconds in one).
     state.lag.catch_up_budget = Duration::from_millis(2);
     state.lag.catch_up_events = 2_000;
-    let mut h: Window = Harness::builder().with_size(egui::vec2(1280.0, 800.0)).build_ui_state(
-        |ui, s: &mut (AppState, WindowView)| frame_ui(&mut s.0, &mut s.1, ui),
-        (state, WindowView::default()),
-    );
+    let mut h: Window = window_harness(state);
     h.state_mut().0.start();
     // No frames for a while (a window busy drawing): the run goes on and the window trails it.
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -75,3 +75,8 @@ pub fn wait_until_udp_bound(addr: std::net::SocketAddr, within: Duration) -> boo
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+mod window;
+pub use window::{
+    app_harness, lossy_recording, replay_window, type_path, window_harness, without_dialogs, Window, WINDOW_SIZE,
+};
