@@ -36,6 +36,10 @@ pub struct Recording {
     /// The scenario the run started from, for simulated and UDP lanes (`None` for a stream, a
     /// capture or a proxy: their events are all there is).
     pub scenario: Option<Scenario>,
+    /// For a proxy's lane read from a file: the scenario whose link conditioned it (its changes
+    /// are the lane's recorded `ParamChanged` events). Never run; the controls show its values at
+    /// the cursor in replay, as they do a simulated lane's, instead of the window's own scenario.
+    pub conditions: Option<Scenario>,
     /// The user's actions on this lane, each at the virtual instant it was applied.
     pub actions: Vec<Step>,
     /// How it was recorded (in-process recordings re-run exactly).
@@ -80,6 +84,7 @@ impl Recording {
             transport: Transport::InProcess,
             bookmarks: Vec::new(),
             payloads: None,
+            conditions: None,
             log: None,
             end: SimTime::ZERO,
             clients: Vec::new(),
@@ -92,8 +97,18 @@ impl Recording {
     /// order, as `--set` applies them; a change this build cannot apply (a restart marker, a
     /// name it does not know) is skipped. `None` for a lane with no scenario.
     pub fn scenario_at(&self, upto_s: f64) -> Option<Scenario> {
+        self.settings_at(self.scenario.as_ref()?, upto_s)
+    }
+
+    /// What the controls show at `upto_s`: [`Self::scenario_at`], or for a proxy's lane read from
+    /// a file, its link conditions ([`Self::conditions`]) with the recorded changes applied.
+    pub fn shown_settings_at(&self, upto_s: f64) -> Option<Scenario> {
+        self.settings_at(self.scenario.as_ref().or(self.conditions.as_ref())?, upto_s)
+    }
+
+    fn settings_at(&self, start: &Scenario, upto_s: f64) -> Option<Scenario> {
         let changes = &self.store.changes;
-        let mut s = self.scenario.clone()?;
+        let mut s = start.clone();
         for (_, change) in &changes[..changes.partition_point(|(t, _)| *t <= upto_s)] {
             let _ = crate::params::overrides::apply(&mut s, change);
         }
@@ -174,7 +189,11 @@ impl Recording {
                 for c in &s.clients {
                     info.name_client(c.clone());
                 }
-                Self::of(info, None)
+                let mut rec = Self::of(info, None);
+                if matches!(origin, Origin::Proxy { .. }) {
+                    rec.conditions = Some(s.scenario.clone());
+                }
+                rec
             }
             _ => {
                 let mut info = LaneInfo::of_scenario(&s.scenario, s.transport == Transport::Udp);

@@ -317,9 +317,12 @@ impl ProxyReport {
         for cl in self.clients.iter().take(20) {
             let Some(d) = &cl.decoded else { continue };
             for (name, x) in [("client", &d.client_to_server), ("server", &d.server_to_client)] {
+                // No RTT sample (nothing acked, or a format the decoder could not read) is said
+                // so, never printed as 0.0 ms (issue 27: RTT "no sample" where none exists).
+                let rtt = if x.rtt_samples == 0 { "no sample".to_string() } else { format!("{:.1} ms", x.rtt_ms) };
                 s += &format!(
-                    "  client {} decoded, {name} sends: acked {}, rtt {:.1} ms, loss estimate {:.1} %, resends {} ({} spurious)\n",
-                    cl.client, x.packets_acked, x.rtt_ms, x.loss_percent, x.resends, x.spurious_resends
+                    "  client {} decoded, {name} sends: acked {}, rtt {rtt}, loss estimate {:.1} %, resends {} ({} spurious)\n",
+                    cl.client, x.packets_acked, x.loss_percent, x.resends, x.spurious_resends
                 );
             }
         }

@@ -214,7 +214,7 @@ fn values_at<'a>(
     let upto = changes.partition_point(|(t, _)| *t <= cursor_s);
     let key = (lane.id(), upto, edits.len());
     if slot.as_ref().is_none_or(|(k, _)| *k != key) {
-        let mut s = lane.scenario_at(cursor_s).unwrap_or_default();
+        let mut s = lane.shown_settings_at(cursor_s).unwrap_or_default();
         for change in edits {
             let _ = params::apply(&mut s, change);
         }
@@ -343,7 +343,7 @@ const OWN_SECTIONS: [&str; 4] = ["", "link", "flow", "workload"];
 
 pub fn controls_ui(state: &AppState, view: &mut ControlsView, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
     let shown: Scenario = match state.lanes.first() {
-        Some(lane) if !state.is_live() && lane.scenario.is_some() => {
+        Some(lane) if !state.is_live() && (lane.scenario.is_some() || lane.conditions.is_some()) => {
             replay_note_ui(state, ui);
             values_at(lane, state.cursor().as_secs_f64(), &state.replay_edits, &mut view.at_cursor).clone()
         }

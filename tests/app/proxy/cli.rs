@@ -73,6 +73,12 @@ fn the_proxy_command_reports_per_client_and_writes_a_session() {
     let sends = s.events.iter().filter(|e| matches!(e.kind, EventKind::LinkSent { .. })).count() as u64;
     assert_eq!(sends, up["datagrams"].as_u64().unwrap() * 2);
     assert_eq!(j["session_bytes"].as_u64(), Some(std::fs::metadata(&out).unwrap().len()));
+    // Opened in the window, the lane runs no scenario, but the controls show the link that
+    // conditioned it (not the window's own scenario's 50 ms).
+    let lanes = ackscope::model::Recording::lanes_from_session(s, &session::Progress::new()).unwrap();
+    assert!(lanes[0].scenario.is_none());
+    let shown = lanes[0].shown_settings_at(0.0).expect("a proxy's lane shows its link");
+    assert_eq!((shown.seed, shown.link.a_to_b.latency_ms), (5, 10.0));
     let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().filter(|e| e.path() != out).collect();
     assert!(leftovers.is_empty(), "temporary files left: {leftovers:?}");
     let _ = std::fs::remove_dir_all(&dir);
