@@ -9,6 +9,7 @@ pub mod clients;
 pub mod compare;
 pub mod connection;
 pub mod index;
+pub mod kept;
 pub mod lane;
 pub mod marks;
 pub mod payloads;

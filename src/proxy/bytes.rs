@@ -2,19 +2,14 @@
 //! export, keyed by `(client, uid)` like the link's ground truth.
 //!
 //! Events describe a datagram (size, fate); its payload is kept here, in arrival order, with the
-//! instants it left the proxy. The table keeps to the live memory caps the window uses
-//! ([`LiveLimits`]): the newest datagrams within `window_s` of run time and within a quarter of
-//! `max_bytes` (the rest of the cap is the recording's), the oldest going first.
-
-use std::collections::{HashMap, VecDeque};
+//! instants it left the proxy. The table ([`KeptTable`]) keeps to the live memory caps the window
+//! uses ([`LiveLimits`]), the oldest going first.
 
 use ackscope_protocol::{ClientId, Dir, SimTime};
 use serde::Serialize;
 
 use crate::app::live_log::LiveLimits;
-
-/// Memory one entry costs besides its payload: the entry, its index slot, the allocation.
-const ENTRY_OVERHEAD_BYTES: u64 = 96;
+use crate::model::kept::{Kept, KeptTable};
 
 /// One datagram as it reached the proxy, and when each copy left it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -38,99 +33,38 @@ pub struct Forward {
     pub at: SimTime,
 }
 
-/// The side table of datagram bytes.
-#[derive(Debug)]
-pub struct ByteStore {
-    entries: VecDeque<Datagram>,
-    /// `(client, uid)` to the entry's position counted from the first ever stored.
-    index: HashMap<(ClientId, u64), u64>,
-    /// Position of `entries[0]` in that count.
-    first: u64,
-    held_bytes: u64,
-    cap_bytes: u64,
-    window: SimTime,
-    evicted: u64,
+impl Kept for Datagram {
+    fn key(&self) -> (ClientId, u64) {
+        (self.client, self.uid)
+    }
+    fn at(&self) -> SimTime {
+        self.at
+    }
+    fn payload_len(&self) -> usize {
+        self.bytes.len()
+    }
 }
+
+/// The side table of datagram bytes.
+pub type ByteStore = KeptTable<Datagram>;
 
 impl ByteStore {
     pub fn new(limits: LiveLimits) -> Self {
-        Self {
-            entries: VecDeque::new(),
-            index: HashMap::new(),
-            first: 0,
-            held_bytes: 0,
-            cap_bytes: limits.max_bytes / 4,
-            window: SimTime::from_secs_f64(limits.window_s),
-            evicted: 0,
-        }
-    }
-
-    fn cost(d: &Datagram) -> u64 {
-        d.bytes.len() as u64 + ENTRY_OVERHEAD_BYTES
-    }
-
-    /// Stores a datagram just read, evicting the oldest beyond the caps.
-    pub fn push(&mut self, d: Datagram) {
-        let pos = self.first + self.entries.len() as u64;
-        self.held_bytes += Self::cost(&d);
-        self.index.insert((d.client, d.uid), pos);
-        let now = d.at;
-        self.entries.push_back(d);
-        while let Some(old) = self.entries.front() {
-            let too_old = now.saturating_since(old.at) > self.window;
-            if self.held_bytes <= self.cap_bytes && !too_old {
-                break;
-            }
-            let old = self.entries.pop_front().expect("front exists");
-            self.held_bytes -= Self::cost(&old);
-            self.index.remove(&(old.client, old.uid));
-            self.first += 1;
-            self.evicted += 1;
-        }
+        Self::capped(limits)
     }
 
     /// Notes that a copy of `(client, uid)` left at `f.at` (ignored once the datagram is evicted).
     pub fn forwarded(&mut self, f: Forward) {
-        if let Some(&pos) = self.index.get(&(f.client, f.uid)) {
-            if let Some(d) = self.entries.get_mut((pos - self.first) as usize) {
-                d.forwarded.push(f.at);
-            }
+        if let Some(d) = self.get_mut(f.client, f.uid) {
+            d.forwarded.push(f.at);
         }
-    }
-
-    /// The datagram `uid` of `client`, while kept.
-    pub fn get(&self, client: ClientId, uid: u64) -> Option<&Datagram> {
-        let pos = *self.index.get(&(client, uid))?;
-        self.entries.get((pos - self.first) as usize)
-    }
-
-    /// Every datagram kept, in arrival order (what a save or an export writes).
-    pub fn iter(&self) -> impl Iterator<Item = &Datagram> {
-        self.entries.iter()
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    /// Datagrams dropped from the table to keep to the caps.
-    pub fn evicted(&self) -> u64 {
-        self.evicted
-    }
-
-    /// Memory the table reckons it holds.
-    pub fn held_bytes(&self) -> u64 {
-        self.held_bytes
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::kept::ENTRY_OVERHEAD_BYTES;
 
     fn dg(client: ClientId, uid: u64, at_ms: u64, len: usize) -> Datagram {
         Datagram {
