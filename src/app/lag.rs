@@ -18,6 +18,7 @@ use std::time::Duration;
 
 use ackscope_protocol::SimTime;
 
+use crate::model::verdict::thousands;
 use crate::runtime::Progress;
 
 /// Run time the window may trail the run by before it stops drawing views to catch up.
@@ -121,7 +122,7 @@ impl Lag {
             parts.push(format!(
                 "window behind by {:.1} s ({} events waiting): drawing paused to catch up, no event dropped",
                 self.window_behind.as_secs_f64(),
-                thousands(self.waiting_events)
+                thousands(self.waiting_events as u64)
             ));
         }
         if self.run_behind >= RUN_BEHIND_SHOWN {
@@ -131,23 +132,10 @@ impl Lag {
             ));
         }
         if parts.is_empty() && self.skipped_frames > 0 {
-            parts.push(format!("caught up ({} frames not drawn)", thousands(self.skipped_frames as usize)));
+            parts.push(format!("caught up ({} frames not drawn)", thousands(self.skipped_frames)));
         }
         (!parts.is_empty()).then(|| parts.join("; "))
     }
-}
-
-/// `n` with a comma every three digits.
-fn thousands(n: usize) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]
