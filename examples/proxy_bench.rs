@@ -8,13 +8,14 @@
 //! process); one sink thread reads both paths and takes the one-way time. The paths interleave,
 //! so both see the same machine at the same moment. Phases:
 //! 1. added latency at 0 ms configured delay: the proxied one-way time minus the direct one's,
-//!    p50 and p99, at 1,000 datagrams/s each path;
+//!    p50 and p99, at 1,000 datagrams/s each path, the relay at the normal policy and realtime;
 //! 2. a configured 50 ms delay under 1k, 10k and 20k datagrams/s: the proxied one-way time minus
 //!    50 ms minus the direct path's median (its error), p1/p50/p99, beside the proxy's own measure;
 //!    each rate with the relay thread at the normal policy and at `--realtime` (`REALTIME=0,1`,
 //!    the default; `REALTIME=0` when the system refuses it);
 //! 3. relay rate: rising offered rates through the proxy (0 ms) and directly, the datagrams each
-//!    path lost; the highest rate the proxy relays without losing any it read or should have read;
+//!    path lost; the highest rate the proxy relays without losing any it read or should have read,
+//!    the relay at the normal policy and realtime (sender and sink at the normal policy);
 //! 4. memory: resident size with 10,000 clients that came and expired, then with 1,000 live.
 //!
 //! Prints the machine's load average before and after: the figures mean little without it. The
@@ -204,34 +205,44 @@ fn load() -> String {
 }
 
 fn added_latency(t0: Instant, seconds: f64) {
-    let sink = Sink::start(t0, true);
-    let p = proxy(sink.addr, &[], Duration::from_secs(30));
-    let (direct, via) = (sender(sink.addr), sender(p.local_addr()));
-    offer(t0, &[(DIRECT, &direct), (PROXIED, &via)], 2000.0, seconds, true);
-    let log = sink.finish();
-    let own = p.stop().unwrap();
-    let d = Percentiles::of(log.one_way_ns[0].clone());
-    let v = Percentiles::of(log.one_way_ns[1].clone());
     println!("1. added latency at 0 ms configured delay, 1,000 datagrams/s each path, {seconds} s:");
-    println!(
-        "   direct one-way   p50 {:7.1} us  p99 {:7.1} us  ({} datagrams)",
-        d.at(0.5) / 1e3,
-        d.at(0.99) / 1e3,
-        d.count()
-    );
-    println!(
-        "   proxied one-way  p50 {:7.1} us  p99 {:7.1} us  ({} datagrams)",
-        v.at(0.5) / 1e3,
-        v.at(0.99) / 1e3,
-        v.count()
-    );
-    println!(
-        "   added            p50 {:7.1} us  p99 {:7.1} us   (proxy's own measure, read to sent: p50 {:.1} us, p99 {:.1} us)",
-        (v.at(0.5) - d.at(0.5)) / 1e3,
-        (v.at(0.99) - d.at(0.99)) / 1e3,
-        own.clients[0].client_to_server.added_delay_p50_ms * 1e3,
-        own.clients[0].client_to_server.added_delay_p99_ms * 1e3,
-    );
+    for realtime in env_list("REALTIME", vec![0, 1]) {
+        let sink = Sink::start(t0, true);
+        let spin = ackscope::proxy::timer::SPIN;
+        let p = match proxy_with(sink.addr, &[], Duration::from_secs(30), spin, realtime == 1) {
+            Ok(p) => p,
+            Err(e) => {
+                println!("   relay realtime: not measured: {e:#}");
+                continue;
+            }
+        };
+        let (direct, via) = (sender(sink.addr), sender(p.local_addr()));
+        offer(t0, &[(DIRECT, &direct), (PROXIED, &via)], 2000.0, seconds, true);
+        let log = sink.finish();
+        let own = p.stop().unwrap();
+        let d = Percentiles::of(log.one_way_ns[0].clone());
+        let v = Percentiles::of(log.one_way_ns[1].clone());
+        println!("   relay {}:", if realtime == 1 { "realtime" } else { "normal" });
+        println!(
+            "   direct one-way   p50 {:7.1} us  p99 {:7.1} us  ({} datagrams)",
+            d.at(0.5) / 1e3,
+            d.at(0.99) / 1e3,
+            d.count()
+        );
+        println!(
+            "   proxied one-way  p50 {:7.1} us  p99 {:7.1} us  ({} datagrams)",
+            v.at(0.5) / 1e3,
+            v.at(0.99) / 1e3,
+            v.count()
+        );
+        println!(
+            "   added            p50 {:7.1} us  p99 {:7.1} us   (proxy's own measure, read to sent: p50 {:.1} us, p99 {:.1} us)",
+            (v.at(0.5) - d.at(0.5)) / 1e3,
+            (v.at(0.99) - d.at(0.99)) / 1e3,
+            own.clients[0].client_to_server.added_delay_p50_ms * 1e3,
+            own.clients[0].client_to_server.added_delay_p99_ms * 1e3,
+        );
+    }
 }
 
 fn delay_accuracy(t0: Instant, seconds: f64) {
@@ -303,38 +314,48 @@ fn relay_rate(t0: Instant, seconds: f64) {
     println!(
         "3. relay rate, 0 ms delay, {PAYLOAD_BYTES}-byte datagrams, {seconds} s per rate (lost = sent - received):"
     );
-    let mut best = 0.0;
-    for rate in [50_000.0, 100_000.0, 150_000.0, 200_000.0, 0.0] {
-        let sink = Sink::start(t0, false);
-        let direct = sender(sink.addr);
-        let d_sent = offer(t0, &[(DIRECT, &direct)], rate, seconds / 2.0, false)[0];
-        let d_log = sink.finish();
-        let sink = Sink::start(t0, false);
-        let p = proxy(sink.addr, &[], Duration::from_secs(30));
-        let via = sender(p.local_addr());
-        let v_sent = offer(t0, &[(PROXIED, &via)], rate, seconds, false)[1];
-        let v_log = sink.finish();
-        let own = p.stop().unwrap();
-        let c = &own.clients[0].client_to_server;
-        let achieved = v_sent as f64 / seconds;
-        let lost = v_sent - v_log.received[1];
-        println!(
-            "   offered {:>9}: direct sent {:>8} lost {:>6} | proxied sent {:>8} ({:>7.0}/s) proxy read {:>8} forwarded {:>8} lost {:>6} (OS refused {})",
-            if rate > 0.0 { format!("{rate:.0}/s") } else { "max".into() },
-            d_sent,
-            d_sent - d_log.received[0],
-            v_sent,
-            achieved,
-            c.datagrams,
-            c.forwarded,
-            lost,
-            c.send_failed
-        );
-        if lost == 0 && achieved > best {
-            best = achieved;
+    for realtime in env_list("REALTIME", vec![0, 1]) {
+        let mut best = 0.0;
+        let label = if realtime == 1 { "realtime" } else { "normal" };
+        for rate in [50_000.0, 100_000.0, 150_000.0, 200_000.0, 0.0] {
+            let sink = Sink::start(t0, false);
+            let direct = sender(sink.addr);
+            let d_sent = offer(t0, &[(DIRECT, &direct)], rate, seconds / 2.0, false)[0];
+            let d_log = sink.finish();
+            let sink = Sink::start(t0, false);
+            let spin = ackscope::proxy::timer::SPIN;
+            let p = match proxy_with(sink.addr, &[], Duration::from_secs(30), spin, realtime == 1) {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("   relay realtime: not measured: {e:#}");
+                    break;
+                }
+            };
+            let via = sender(p.local_addr());
+            let v_sent = offer(t0, &[(PROXIED, &via)], rate, seconds, false)[1];
+            let v_log = sink.finish();
+            let own = p.stop().unwrap();
+            let c = &own.clients[0].client_to_server;
+            let achieved = v_sent as f64 / seconds;
+            let lost = v_sent - v_log.received[1];
+            println!(
+                "   relay {label:<8} offered {:>9}: direct sent {:>8} lost {:>6} | proxied sent {:>8} ({:>7.0}/s) proxy read {:>8} forwarded {:>8} lost {:>6} (OS refused {})",
+                if rate > 0.0 { format!("{rate:.0}/s") } else { "max".into() },
+                d_sent,
+                d_sent - d_log.received[0],
+                v_sent,
+                achieved,
+                c.datagrams,
+                c.forwarded,
+                lost,
+                c.send_failed
+            );
+            if lost == 0 && achieved > best {
+                best = achieved;
+            }
         }
+        println!("   relay {label}: highest rate relayed without loss: {best:.0} datagrams/s");
     }
-    println!("   highest rate relayed without loss: {best:.0} datagrams/s");
 }
 
 fn memory_figure() {

@@ -7,8 +7,10 @@
 //! the proxy's own read-to-sent measure showed the same lateness, so it was spent waiting to run,
 //! not in the timer, the sockets or the link. The same run with the whole process on a
 //! real-time policy (`chrt -r 10`) gave +0.10 / +0.02 / +0.01 ms at 1k / 10k / 20k datagrams/s.
-//! Asking the fair scheduler for more did not do it: nice -20 on the relay thread left +1.4 to
-//! +2.0 ms, and a 100 µs EEVDF slice (`sched_attr.sched_runtime`, Linux 6.12+) +1.1 to +5.0 ms.
+//! Asking the fair scheduler for more did not do it (each set on the relay thread from outside
+//! as it started, same load): nice -20 left +1.4 and +2.0 ms at 1k and 20k/s (the sink, at the
+//! normal policy, then fell behind at 10k/s: +21.8), a 100 µs EEVDF slice
+//! (`sched_attr.sched_runtime`, Linux 6.12+) +1.1 / +4.5 / +5.0 ms.
 //!
 //! So `--realtime` puts the relay thread alone on SCHED_FIFO at the lowest real-time priority: it
 //! runs as soon as it wakes, ahead of every ordinary process. That needs a privilege (root,
