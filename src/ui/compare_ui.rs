@@ -163,6 +163,7 @@ pub fn compare_sides_ui(
     let colors: Vec<Color32> = shown.iter().map(|f| figure_color(ui, f)).collect();
     let end = cursor.as_secs_f64();
     egui::ScrollArea::vertical().show(ui, |ui| {
+        without_messages_ui(sides, ui);
         let h = ((ui.available_height() - 90.0) / 3.0).clamp(150.0, 320.0);
         ui.columns(2, |cols| {
             cols[0].label("Delivery latency CDF (ms; tail on a log scale)");
@@ -214,6 +215,22 @@ pub fn compare_sides_ui(
             }
         });
     });
+}
+
+/// Says which lanes the message plots cannot show and why, rather than leaving them blank: a
+/// lane whose events queue no messages (a capture, whose decoder reads packets off the wire; a
+/// stream that logged none) has no delivery latency, bytes per message or head-of-line wait.
+fn without_messages_ui(sides: &Sides<'_, '_>, ui: &mut egui::Ui) {
+    for (name, lane) in sides.lanes.iter().filter(|(_, s)| s.messages.is_empty()) {
+        let origin = lane.info().origin.describe();
+        ui.label(
+            egui::RichText::new(format!(
+                "{name} ({origin}): its events hold no messages, so it has no delivery latency, bytes per \
+             message or head-of-line wait below; its packets, losses and resends are compared above."
+            ))
+            .color(ui.visuals().warn_fg_color),
+        );
+    }
 }
 
 /// The strategies with their colours and what each mark means; a click hides or shows one.
