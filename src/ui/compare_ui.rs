@@ -223,14 +223,14 @@ pub fn compare_sides_ui(
 fn without_messages_ui(sides: &Sides<'_, '_>, ui: &mut egui::Ui) {
     for (name, lane) in sides.lanes.iter().filter(|(_, s)| s.messages.is_empty()) {
         let origin = lane.info().origin.describe();
-        ui.label(
-            egui::RichText::new(format!(
-                "{name} ({origin}): its events hold no messages, so it has no delivery latency, bytes per \
-             message or head-of-line wait below; its packets, losses and resends are compared above."
-            ))
-            .color(ui.visuals().warn_fg_color),
+        let text = format!("{name} ({origin}) has no messages in its events: nothing of it in the message plots below");
+        ui.label(egui::RichText::new(text).color(ui.visuals().warn_fg_color)).on_hover_text(
+            "A capture's decoder reads packets, acks and resends off the wire, not the application's messages, \
+             so a lane read from one has no delivery latency, bytes per message or head-of-line wait. Its \
+             packets, losses and resends are compared above.",
         );
     }
+    ui.add_space(4.0);
 }
 
 /// The strategies with their colours and what each mark means; a click hides or shows one.
@@ -425,7 +425,8 @@ fn cdf_plot_ui(ui: &mut egui::Ui, shown: &[&LaneFigures], colors: &[Color32], he
             Some(format!("{name}\n{:.1} ms at {:.2} %", p.x, height_quantile(p.y) * 100.0))
         })
         .show(ui, |p| {
-            for (f, &c) in shown.iter().zip(colors) {
+            // A lane that delivered nothing has no distribution: its quantiles would mark 0 ms.
+            for (f, &c) in shown.iter().zip(colors).filter(|(f, _)| !f.latencies_sorted_ms.is_empty()) {
                 let name = f.label.as_str();
                 p.line(Line::new(name, f.cdf_points(CDF_POINTS)).color(c).width(2.0).allow_band(false));
                 let l = f.totals.latency_ms;

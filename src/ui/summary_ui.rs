@@ -255,13 +255,26 @@ pub fn summary_ui(
     let name_of =
         |k: usize| names.and_then(|n| n.get(k).cloned()).unwrap_or_else(|| super::lanes::focused_label(&lanes[k]));
     ui.label(format!("Metrics over the events up to {:.2} s.", shown_at.as_secs_f64()));
+    // Four lanes and their differences are wider than the window: the table scrolls sideways.
+    egui::ScrollArea::horizontal().show(ui, |ui| summary_grid_ui(lanes, &computed, &diffs, &name_of, cursor, ui));
+}
+
+/// The grid of [`summary_ui`]: a column per lane, then one per difference.
+fn summary_grid_ui(
+    lanes: &[Shown<'_>],
+    computed: &[Vec<Row>],
+    diffs: &[(usize, usize)],
+    name_of: &dyn Fn(usize) -> String,
+    cursor: SimTime,
+    ui: &mut egui::Ui,
+) {
     egui::Grid::new("summary_grid").striped(true).num_columns(lanes.len() + diffs.len() + 1).show(ui, |ui| {
         ui.strong("metric");
         for (k, lane) in lanes.iter().enumerate() {
             let color = super::lane_colors::lane_color(ui, lane.color_at(cursor));
             ui.label(egui::RichText::new(name_of(k)).strong().color(color));
         }
-        for &(a, b) in &diffs {
+        for &(a, b) in diffs {
             let head = if diffs.len() == 1 { "B - A".to_string() } else { format!("{} - {}", name_of(b), name_of(a)) };
             ui.strong(head).on_hover_text(format!(
                 "{} minus {}, figure by figure, with the percent change from {} (pp: percentage points)",
@@ -275,10 +288,10 @@ pub fn summary_ui(
         for i in 0..n {
             let label = computed.iter().find_map(|r| r.get(i)).map(|r| r.name.clone()).unwrap_or_default();
             ui.label(&label);
-            for rows in &computed {
+            for rows in computed {
                 ui.monospace(rows.get(i).map(|r| r.text.as_str()).unwrap_or("-"));
             }
-            for &(a, b) in &diffs {
+            for &(a, b) in diffs {
                 ui.monospace(row_difference(&computed[a], &computed[b], &label));
             }
             ui.end_row();
