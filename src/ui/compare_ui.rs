@@ -230,7 +230,8 @@ fn without_messages_ui(sides: &Sides<'_, '_>, ui: &mut egui::Ui) {
              packets, losses and resends are compared above.",
         );
     }
-    ui.add_space(4.0);
+    // The CDF's top axis label stands above its plot, over whatever is just above it.
+    ui.add_space(14.0);
 }
 
 /// The strategies with their colours and what each mark means; a click hides or shows one.
