@@ -55,7 +55,7 @@ fn in_an_ab_recording_go_to_says_which_lane_it_went_to_and_offers_the_other() {
     h.get_by_label("lane B (ue4)").click();
     h.run_steps(6);
     assert_eq!(selected_packet(&h), Some((1, ub)), "picking lane B from the list goes there");
-    assert_eq!(h.state().1.panels.selected_packet(1).is_some(), true);
+    assert!(h.state().1.panels.selected_packet(1).is_some(), "lane B's row is selected in its log");
     h.get_by_label_contains("went to lane B (ue4)");
 
     // Named directly: `b seq 40`, `lane 2 seq 40`, and back with `a 40`.
