@@ -94,6 +94,7 @@ fn load() -> String {
 
 fn main() {
     let a = args();
+    // `Recording::len` counts every client's events; a lane's `store` is its focused client's.
     let mut scenario = Scenario::default();
     ackscope::params::overrides::apply_all(&mut scenario, &a.set).expect("--set");
     let dir = std::env::temp_dir().join(format!("ackscope-live-clients-{}", std::process::id()));
@@ -130,11 +131,11 @@ fn main() {
         }
         let i = (t / TAB_SECONDS) as usize % tabs.len();
         h.state_mut().0.settings.tab = tabs[i];
-        let before: u64 = h.state().0.lanes.iter().map(|l| l.store.len() as u64).sum();
+        let before: u64 = h.state().0.lanes.iter().map(|l| l.len() as u64).sum();
         let f = Instant::now();
         h.step();
         let ms = f.elapsed().as_secs_f64() * 1000.0;
-        let held: usize = h.state().0.lanes.iter().map(|l| l.store.len()).sum();
+        let held: usize = h.state().0.lanes.iter().map(|l| l.len()).sum();
         per_tab[i].ms.push(ms);
         all.ms.push(ms);
         slowest.push((ms, t, tabs[i], (held as u64).saturating_sub(before)));
@@ -162,7 +163,7 @@ fn main() {
     let s = &h.state().0;
     let shown = s.end_time().as_secs_f64();
     let lag = s.lag.describe();
-    let events_now: usize = s.lanes.iter().map(|l| l.store.len()).sum();
+    let events_now: usize = s.lanes.iter().map(|l| l.len()).sum();
     let clients = s.lanes[0].clients().len();
     h.state_mut().0.stop();
     println!("frame time per tab (wall time of the whole frame: intake of the run's events, views, commands):");

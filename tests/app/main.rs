@@ -46,6 +46,7 @@ mod readme_outputs;
 mod registry_docs;
 mod relay;
 mod replay;
+mod replay_controls;
 mod rerun;
 mod run_flow_json;
 mod sessions;
