@@ -150,7 +150,7 @@ fn main() {
                 "  {:4.0} s: run at {:.1} s, {held} events in memory (est. {} MiB), RSS {:.0} MiB (peak {:.0}), {:.0} events/s, {}; load {}",
                 t,
                 s.end_time().as_secs_f64(),
-                held as u64 * BYTES_PER_EVENT >> 20,
+                (held as u64 * BYTES_PER_EVENT) >> 20,
                 memory::status_mib("VmRSS"),
                 memory::status_mib("VmHWM"),
                 s.events_per_second(),
