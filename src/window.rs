@@ -22,6 +22,13 @@ const ANIMATION_FRAME: Duration = Duration::from_millis(33);
 /// One frame of the window: ingest, draw, apply what the views asked (also used headless by
 /// tests, which keep `view` beside the state they inspect).
 pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) {
+    // Keys first (Space, Home, the arrows...): a pause must land where the cursor was shown when
+    // the key was pressed. Applied after this frame's intake and replay step, a slow frame under
+    // load moved the cursor on by its whole wall time, or a live view by the events queued
+    // meanwhile, before the pause took (0.5-0.66 s was seen).
+    let mut keys = Vec::new();
+    crate::ui::keys_ui(state, view, ui.ctx(), &mut keys);
+    state.apply_all(keys);
     // Behind the run: the frame takes events in for longer and draws no views (the status bar
     // says so) until the gap is closed. Nothing is dropped.
     state.update_lag();

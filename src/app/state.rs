@@ -289,6 +289,13 @@ impl AppState {
         if let Some(run) = &self.live {
             run.send(Lanes::All, if paused { Action::Pause } else { Action::Resume });
             self.paused = paused;
+            // The view stops where the user saw it, not after the events queued meanwhile.
+            if paused {
+                let end = self.end_time();
+                self.playback.hold_at(end);
+            } else {
+                self.playback.release_hold();
+            }
         }
     }
 

@@ -21,11 +21,14 @@ pub struct Playback {
     pub speed: f64,
     /// Nanoseconds of virtual time owed to the cursor by earlier steps (less than one microsecond).
     carry_ns: f64,
+    /// A paused live view's instant: following, the cursor stays where the user paused it while
+    /// the events the run had made by then still come in ([`Playback::hold_at`]).
+    hold: Option<SimTime>,
 }
 
 impl Default for Playback {
     fn default() -> Self {
-        Self { follow: true, cursor: SimTime::ZERO, playing: false, speed: 1.0, carry_ns: 0.0 }
+        Self { follow: true, cursor: SimTime::ZERO, playing: false, speed: 1.0, carry_ns: 0.0, hold: None }
     }
 }
 
@@ -33,7 +36,7 @@ impl Playback {
     /// The cursor for a recording that ends at `end`.
     pub fn cursor(&self, end: SimTime) -> SimTime {
         if self.follow {
-            end
+            self.hold.map_or(end, |h| h.min(end))
         } else {
             self.cursor.min(end)
         }
@@ -42,6 +45,7 @@ impl Playback {
     /// Puts the cursor at `t` and stops following the end.
     pub fn seek(&mut self, t: SimTime) {
         self.follow = false;
+        self.hold = None;
         self.cursor = t;
         self.carry_ns = 0.0;
     }
@@ -49,7 +53,22 @@ impl Playback {
     /// Follows the newest event again.
     pub fn follow_live(&mut self) {
         self.follow = true;
+        self.hold = None;
         self.playing = false;
+    }
+
+    /// Keeps a following cursor at `t` (a live run paused there): a run thread that was behind
+    /// and the window's queued batches still deliver what the run made before it took the
+    /// pause, and the view must not run on with them after the user stopped it.
+    pub fn hold_at(&mut self, t: SimTime) {
+        if self.follow {
+            self.hold = Some(t);
+        }
+    }
+
+    /// Follows the newest event again after [`Playback::hold_at`] (the run resumed).
+    pub fn release_hold(&mut self) {
+        self.hold = None;
     }
 
     /// Starts or stops replay from the cursor (at the end, replay restarts from zero).
@@ -60,6 +79,7 @@ impl Playback {
         }
         let c = self.cursor(end);
         self.follow = false;
+        self.hold = None;
         self.cursor = if c >= end { SimTime::ZERO } else { c };
         self.carry_ns = 0.0;
         self.playing = true;

@@ -73,6 +73,9 @@ const TICK: Duration = Duration::from_millis(8);
 /// clients) would otherwise take ever longer steps to reach the wall clock's instant (a step of
 /// a minute was seen), with Stop, Pause and every edit waiting for the step to end.
 const MAX_STEP_US: u64 = 50_000;
+/// Virtual time the run thread steps before it looks for the window's commands again (a
+/// normal step is one [`TICK`]; a run behind the wall clock steps up to [`MAX_STEP_US`]).
+const SLICE_US: u64 = 8_000;
 /// Batches in flight to the UI before the run thread keeps them in its backlog.
 const EVENT_CHANNEL_BATCHES: usize = 256;
 
@@ -259,17 +262,32 @@ fn run_thread(
         // Virtual time first, so a change lands at the instant the user made it.
         let asked_at = wall_us();
         let wall_now = if paused { sim_base } else { sim_base.plus_micros(wall_base.elapsed().as_micros() as u64) };
-        let now = wall_now.min(reached.plus_micros(MAX_STEP_US)).max(reached);
-        behind = now < wall_now;
-        for lane in &mut lanes {
-            lane.run_until(now);
+        let target = wall_now.min(reached.plus_micros(MAX_STEP_US)).max(reached);
+        // In slices, looking for the window's commands after each: a command that comes while
+        // the step runs stops it there, so a pause lands where the run was when the user
+        // paused, not after the rest of a step that a saturated machine draws out to half a
+        // second of wall time (0.5-0.66 s was seen at 1000 packets/s).
+        let mut cmds: Vec<(Lanes, Action)> = first.into_iter().collect();
+        let mut now = reached;
+        while now < target {
+            now = now.plus_micros(SLICE_US).min(target);
+            for lane in &mut lanes {
+                lane.run_until(now);
+            }
+            let before = cmds.len();
+            cmds.extend(commands.try_iter());
+            if cmds.len() > before {
+                break;
+            }
         }
+        behind = now < wall_now;
         reached = now;
         // Reached `now`, the wall clock's instant at `asked_at` less what the step left for the
         // next: the window reads how far the wall clock has gone on since.
         progress.reached_us.store(now.0, Ordering::Release);
         progress.reached_at_us.store(asked_at.saturating_sub(wall_now.0.saturating_sub(now.0)), Ordering::Release);
-        for (which, action) in first.into_iter().chain(std::iter::from_fn(|| commands.try_recv().ok())) {
+        cmds.extend(commands.try_iter());
+        for (which, action) in cmds {
             // Pause and resume freeze and restart the run's clock, once for every lane.
             match action {
                 Action::Pause if !paused => {

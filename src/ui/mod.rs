@@ -61,10 +61,16 @@ pub struct WindowView {
     pub marks: marks_ui::MarksView,
 }
 
+/// The frame's keyboard shortcuts and dropped files ([`input::input_ui`]), read before replay
+/// moves and the views draw: the window applies them first, so Space pauses a replay where the
+/// user saw the cursor when pressing it, not a slow frame's wall time later.
+pub fn keys_ui(state: &AppState, view: &mut WindowView, ctx: &egui::Context, cmds: &mut Vec<AppCommand>) {
+    input::input_ui(state, &mut view.marks, ctx, cmds);
+}
+
 /// Draws the whole window into `ui`: top bar, status bar, left panel, banners, the tab bar and
 /// the current tab; what the user asks for is pushed to `cmds`.
 pub fn window_ui(state: &AppState, view: &mut WindowView, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
-    input::input_ui(state, &mut view.marks, ui.ctx(), cmds);
     ui.ctx().set_theme(if state.settings.dark { egui::Theme::Dark } else { egui::Theme::Light });
     egui::Panel::top("top_bar").show(ui, |ui| topbar_ui::top_bar_ui(state, &mut view.panels.anomalies, ui, cmds));
     egui::Panel::bottom("status_bar").show(ui, |ui| {

@@ -48,6 +48,7 @@ mod readme_outputs;
 mod registry_docs;
 mod relay;
 mod replay;
+mod replay_controls;
 mod rerun;
 mod run_flow_json;
 mod sessions;
