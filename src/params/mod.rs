@@ -2,8 +2,9 @@
 //! [`table::GROUPS`]) with every settable parameter's name, label, unit, valid range and help,
 //! read by the window's controls, by `--set` (which refuses values outside the range), by the
 //! check of every loaded scenario and session ([`validate`]) and by README's parameter list
-//! ([`markdown`]); the `--set` text edge ([`overrides`]); link presets ([`presets`]); and the
-//! [`Catalog`] the window's panels are drawn from (registry rows and table rows, as data).
+//! ([`markdown`]); the `--set` text edge ([`overrides`]); the file edge (scenario and session
+//! text read strictly, [`strict`]); link presets ([`presets`]); and the [`Catalog`] the window's
+//! panels are drawn from (registry rows and table rows, as data).
 //!
 //! Keeping name, range and help in one row means the slider, the command line and the docs can
 //! never disagree about them. A parameter is named by its dotted name (the row's `name`; `link.X`
@@ -16,6 +17,7 @@ pub mod catalog;
 pub mod false_acks;
 pub mod overrides;
 pub mod presets;
+pub mod strict;
 pub mod table;
 #[cfg(test)]
 mod tests;

@@ -39,7 +39,6 @@ mod ron_line;
 mod save;
 pub mod stream;
 mod stream_load;
-pub mod strict;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,6 +47,7 @@ use std::sync::Arc;
 use ackscope_protocol::{Action, Event, ParamChange, Scenario, SimTime, Step, Strategy};
 
 use crate::model::lane::{ClientInfo, Origin, Protocol, WireFormat};
+use crate::params::strict;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
