@@ -3,8 +3,9 @@
 //! read by the window's controls, by `--set` (which refuses values outside the range), by the
 //! check of every loaded scenario and session ([`validate`]) and by README's parameter list
 //! ([`markdown`]); the `--set` text edge ([`overrides`]); the file edge (scenario and session
-//! text read strictly, [`strict`]); link presets ([`presets`]); and the [`Catalog`] the window's
-//! panels are drawn from (registry rows and table rows, as data).
+//! text read strictly, [`strict`]; the settings that name a file, [`link_file`]); link presets
+//! ([`presets`]); and the [`Catalog`] the window's panels are drawn from (registry rows and table
+//! rows, as data).
 //!
 //! Keeping name, range and help in one row means the slider, the command line and the docs can
 //! never disagree about them. A parameter is named by its dotted name (the row's `name`; `link.X`
@@ -15,6 +16,7 @@
 
 pub mod catalog;
 pub mod false_acks;
+pub mod link_file;
 pub mod overrides;
 pub mod presets;
 pub mod strict;
@@ -202,11 +204,11 @@ pub fn check(change: &ParamChange) -> anyhow::Result<()> {
 
 /// Applies `change` to `scenario` after [`check`]: the one way the app changes a scenario by
 /// name (the window, `--set`, a replay edit); unchanged when refused. `link.file` names no
-/// field: the link file it names is read into the link ([`crate::fit::links::apply_link_file`]).
+/// field: the link file it names is read into the link ([`link_file::apply_link_file`]).
 pub fn apply(scenario: &mut Scenario, change: &ParamChange) -> anyhow::Result<()> {
-    if change.name() == crate::fit::links::LINK_FILE {
+    if change.name() == link_file::LINK_FILE {
         // A link file is read when set: its values become the link's (each held to its range).
-        return crate::fit::links::apply_link_file(scenario, &change.value().to_string());
+        return link_file::apply_link_file(scenario, &change.value().to_string());
     }
     check(change)?;
     scenario.apply_change(change).map_err(|e| anyhow!("{e}"))

@@ -16,8 +16,8 @@ fn current(s: &Scenario, name: &str) -> String {
 #[test]
 fn every_row_names_a_scenario_leaf_whose_default_is_valid() {
     let s = Scenario::default();
-    // File paths have their own tests (`crate::fit::links`): link.trace is unset by default,
-    // link.file names no field of the scenario.
+    // File paths have their own tests (`super::link_file`, `crate::fit::links`): link.trace is
+    // unset by default, link.file names no field of the scenario.
     for p in PARAMS.iter().filter(|p| !matches!(p.kind, Kind::Path)) {
         let value = current(&s, p.name);
         let mut t = s.clone();
