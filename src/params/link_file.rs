@@ -9,7 +9,7 @@
 //!   `--set link.X` changes the fitted link further. `ackscope fit --out` writes such a file
 //!   (`crate::fit::links::write_link_file`).
 //!
-//! Neither may change while a run goes on ([`refuse_during_run`]): the trace is read at the start,
+//! Neither may change while a run goes on ([`super::refuse_during_run`]): the trace is read at the start,
 //! and a link file is a set of ordinary `link.X` changes, which the window makes one by one. Both
 //! live here, beside the table that checks every value, so applying a change by name never has
 //! to reach up into the fitting and capture code.
@@ -26,15 +26,6 @@ use super::strict::{describe, ron_options};
 pub const LINK_FILE: &str = "link.file";
 /// The `--set` name of the replayed trace.
 pub const LINK_TRACE: &str = "link.trace";
-
-/// Refuses a change of `link.trace` or `link.file` during a run (module doc).
-pub fn refuse_during_run(name: &str) -> Result<()> {
-    match name.trim() {
-        LINK_TRACE => bail!("{LINK_TRACE} is read when a run starts and cannot change during it (set it with --set or in the scenario file)"),
-        LINK_FILE => bail!("{LINK_FILE} cannot be applied during a run as one change: the window's Link panel loads a link file as a change of each link setting"),
-        _ => Ok(()),
-    }
-}
 
 /// The directions a link file holds.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -181,12 +172,5 @@ mod tests {
         std::fs::write(&path, "(sideways: ())").unwrap();
         assert!(apply_link_file(&mut s, path.to_str().unwrap()).is_err());
         assert_eq!(s, before, "a refused file changes nothing");
-    }
-
-    #[test]
-    fn neither_file_setting_may_change_during_a_run() {
-        assert!(refuse_during_run("link.trace").is_err());
-        assert!(refuse_during_run(" link.file").is_err());
-        assert!(refuse_during_run("link.loss_percent").is_ok());
     }
 }

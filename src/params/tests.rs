@@ -4,7 +4,7 @@
 use ackscope_protocol::{ParamChange, Scenario, Side, Simulation, Strategy};
 
 use super::overrides::apply;
-use super::{find, Kind, PARAMS};
+use super::{find, refuse_during_run, Kind, PARAMS};
 
 /// The scenario's current value of `name` as text (`link.X` reads A->B), read through its typed
 /// field.
@@ -149,4 +149,11 @@ fn every_strategy_runs_at_both_ends_of_every_range() {
             }
         }
     }
+}
+
+#[test]
+fn neither_file_setting_may_change_during_a_run() {
+    assert!(refuse_during_run("link.trace").is_err());
+    assert!(refuse_during_run(" link.file").is_err());
+    assert!(refuse_during_run("link.loss_percent").is_ok());
 }
