@@ -72,9 +72,9 @@ pub use reliability::{
     AckConfig, AckCounters, AckEndpoint, Acked, ChannelError, ChannelSizes, FlowConfig, FlowControl, HeaderVerdict,
     Message, MessageError, MessageFactory, MessageType, ReliableChannel, RttFilter, StatsConfig,
 };
-pub use scenario::set::SetError;
 pub use scenario::{
-    client_seed, ClientGroup, ClientSettings, Clients, LinkPair, Scenario, SideConfig, Strategy, TickPhase, MAX_CLIENTS,
+    client_seed, ClientGroup, ClientSettings, Clients, LinkPair, Scenario, SetError, SideConfig, Strategy, TickPhase,
+    MAX_CLIENTS,
 };
 pub use strategies::acks::AckPeer;
 pub use strategies::chunks::{chunk_wire_bytes, ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};

@@ -27,6 +27,13 @@ pub use crate::strategy::Strategy;
 use crate::workload::WorkloadConfig;
 pub use clients::{client_seed, ClientGroup, ClientSettings, Clients, MAX_CLIENTS};
 
+/// Why a change to the scenario by dotted name was refused ([`set`], and per client
+/// [`clients`]); the scenario is left as it was. Here, below both, as each refers to the other's
+/// names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SetError(pub String);
+
 /// Both directions of the link.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
