@@ -23,6 +23,7 @@
 //! randomness; any bytes give a record and, when they do not decode, a count, never a panic.
 
 pub mod blocks;
+pub mod datagram;
 pub mod decoder;
 pub mod enet;
 pub mod format;
@@ -36,7 +37,8 @@ pub mod reliable;
 pub mod track;
 pub mod ue4;
 
-pub use decoder::{ClientStats, Datagram, Decoder, Fate};
+pub use datagram::{Datagram, Fate};
+pub use decoder::{ClientStats, Decoder};
 pub use format::{DecodeArg, DecodeChoice, FormatKind, WireFormat, DECODE_NAMES};
 pub use header::{ByteOrder, FieldSpec, HeaderSpec, ProtocolIdSpec};
 pub use probe::{ProbeResult, PROBE_DATAGRAMS};

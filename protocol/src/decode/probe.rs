@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{ClientId, Dir, SimTime};
 
-use super::decoder::{Datagram, Fate};
+use super::datagram::{Datagram, Fate};
 use super::format::FormatKind;
 
 /// Datagrams probed before deciding.
