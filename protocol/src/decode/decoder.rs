@@ -6,8 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{ClientId, Dir, Event, EventKind, SendKind, SimTime, StatsSample};
 
+use super::choice::{DecodeChoice, FormatKind};
 use super::datagram::{Datagram, Fate};
-use super::format::{DecodeChoice, FormatKind, WireFormat};
+use super::format::WireFormat;
 use super::probe::{ProbeResult, Prober};
 use super::record::{AckView, DecodedPacket, FragmentOf, ItemAck, Parsed};
 use super::track::{DirStats, DirTrack, LossRule};

@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{ClientId, Dir, SimTime};
 
+use super::choice::FormatKind;
 use super::datagram::{Datagram, Fate};
-use super::format::FormatKind;
 
 /// Datagrams probed before deciding.
 pub const PROBE_DATAGRAMS: usize = 8;
