@@ -8,14 +8,21 @@
 //! process); one sink thread reads both paths and takes the one-way time. The paths interleave,
 //! so both see the same machine at the same moment. Phases:
 //! 1. added latency at 0 ms configured delay: the proxied one-way time minus the direct one's,
-//!    p50 and p99, at 1,000 datagrams/s each path;
+//!    p50 and p99, at 1,000 datagrams/s each path, the relay at the normal policy and realtime;
 //! 2. a configured 50 ms delay under 1k, 10k and 20k datagrams/s: the proxied one-way time minus
 //!    50 ms minus the direct path's median (its error), p1/p50/p99, beside the proxy's own measure;
+//!    each rate with the relay thread at the normal policy and at `--realtime` (`REALTIME=0,1`,
+//!    the default; `REALTIME=0` when the system refuses it);
 //! 3. relay rate: rising offered rates through the proxy (0 ms) and directly, the datagrams each
-//!    path lost; the highest rate the proxy relays without losing any it read or should have read;
+//!    path lost; the highest rate the proxy relays without losing any it read or should have read,
+//!    the relay at the normal policy and realtime (sender and sink at the normal policy);
 //! 4. memory: resident size with 10,000 clients that came and expired, then with 1,000 live.
 //!
-//! Prints the machine's load average before and after: the figures mean little without it.
+//! Prints the machine's load average before and after: the figures mean little without it. The
+//! benchmark's own sender and sink threads ask for SCHED_FIFO (where the system allows it, as the
+//! proxy's `--realtime` does), so on a loaded machine the sink stamps a datagram when it arrives,
+//! not when the sink next gets a core: the figures are the proxy's. The first line says whether
+//! they got it.
 
 #[path = "support/memory.rs"]
 mod memory;
@@ -49,7 +56,8 @@ struct Sink {
 }
 
 impl Sink {
-    fn start(t0: Instant) -> Sink {
+    /// `rt`: the sink thread asks for SCHED_FIFO (see [`offer`]).
+    fn start(t0: Instant, rt: bool) -> Sink {
         let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None).unwrap();
         let _ = s.set_recv_buffer_size(4 << 20);
         s.bind(&"127.0.0.1:0".parse::<SocketAddr>().unwrap().into()).unwrap();
@@ -60,6 +68,9 @@ impl Sink {
         let stop = Arc::new(AtomicBool::new(false));
         let (l, st) = (log.clone(), stop.clone());
         let thread = std::thread::spawn(move || {
+            if rt {
+                measure_at_realtime();
+            }
             let mut buf = [0u8; 2048];
             let mut local = SinkLog::default();
             while !st.load(Ordering::Relaxed) {
@@ -98,7 +109,24 @@ fn sender(to: SocketAddr) -> UdpSocket {
 
 /// Sends on `paths` in turn at `rate` datagrams/s in all for `seconds` (0 rate: as fast as it
 /// can), each stamped with its path and send instant; how many it sent per path.
-fn offer(t0: Instant, paths: &[(u8, &UdpSocket)], rate: f64, seconds: f64) -> [u64; 2] {
+/// `rt`: the sending thread asks for SCHED_FIFO (phases 1 and 2; the relay-rate phase's sender
+/// sends flat out and stays at the normal policy, as its sink does).
+fn offer(t0: Instant, paths: &[(u8, &UdpSocket)], rate: f64, seconds: f64, rt: bool) -> [u64; 2] {
+    // On a thread of its own: a real-time main thread would hand its policy to every thread it
+    // starts, the proxy's relay thread among them.
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            if rt {
+                measure_at_realtime();
+            }
+            offer_here(t0, paths, rate, seconds)
+        })
+        .join()
+        .expect("the sender thread")
+    })
+}
+
+fn offer_here(t0: Instant, paths: &[(u8, &UdpSocket)], rate: f64, seconds: f64) -> [u64; 2] {
     let mut sent = [0u64; 2];
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(seconds);
@@ -128,10 +156,16 @@ fn offer(t0: Instant, paths: &[(u8, &UdpSocket)], rate: f64, seconds: f64) -> [u
 /// A proxy on loopback to `forward` with `sets` on the transparent scenario, its batches read
 /// and dropped on a thread of their own (what `ackscope proxy` without --out does).
 fn proxy(forward: SocketAddr, sets: &[&str], expire: Duration) -> Proxy {
-    proxy_spinning(forward, sets, expire, ackscope::proxy::timer::SPIN)
+    proxy_with(forward, sets, expire, ackscope::proxy::timer::SPIN, false).expect("the proxy starts")
 }
 
-fn proxy_spinning(forward: SocketAddr, sets: &[&str], expire: Duration, spin: Duration) -> Proxy {
+fn proxy_with(
+    forward: SocketAddr,
+    sets: &[&str],
+    expire: Duration,
+    spin: Duration,
+    realtime: bool,
+) -> anyhow::Result<Proxy> {
     let mut s: Scenario = transparent_scenario();
     for a in sets {
         ackscope::params::overrides::apply(&mut s, a).unwrap();
@@ -139,10 +173,22 @@ fn proxy_spinning(forward: SocketAddr, sets: &[&str], expire: Duration, spin: Du
     let mut cfg = ProxyConfig::new("127.0.0.1:0".parse().unwrap(), forward, s);
     cfg.expire_after = expire;
     cfg.spin = spin;
-    let p = Proxy::start(cfg).unwrap();
+    cfg.realtime = realtime;
+    let p = Proxy::start(cfg)?;
     let batches = p.batches().clone();
     std::thread::spawn(move || while batches.recv().is_ok() {});
-    p
+    Ok(p)
+}
+
+/// Puts the calling thread (the benchmark's sender or sink) on SCHED_FIFO where the system allows
+/// it: a measuring thread waiting for a core would add its wait to the figures.
+fn measure_at_realtime() -> bool {
+    ackscope::proxy::priority::request_realtime().is_ok()
+}
+
+/// A comma-separated list of numbers from the environment variable `name`, or `default`.
+fn env_list(name: &str, default: Vec<u64>) -> Vec<u64> {
+    std::env::var(name).map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect()).unwrap_or(default)
 }
 
 fn ms(ns: f64) -> f64 {
@@ -159,76 +205,107 @@ fn load() -> String {
 }
 
 fn added_latency(t0: Instant, seconds: f64) {
-    let sink = Sink::start(t0);
-    let p = proxy(sink.addr, &[], Duration::from_secs(30));
-    let (direct, via) = (sender(sink.addr), sender(p.local_addr()));
-    offer(t0, &[(DIRECT, &direct), (PROXIED, &via)], 2000.0, seconds);
-    let log = sink.finish();
-    let own = p.stop().unwrap();
-    let d = Percentiles::of(log.one_way_ns[0].clone());
-    let v = Percentiles::of(log.one_way_ns[1].clone());
     println!("1. added latency at 0 ms configured delay, 1,000 datagrams/s each path, {seconds} s:");
-    println!(
-        "   direct one-way   p50 {:7.1} us  p99 {:7.1} us  ({} datagrams)",
-        d.at(0.5) / 1e3,
-        d.at(0.99) / 1e3,
-        d.count()
-    );
-    println!(
-        "   proxied one-way  p50 {:7.1} us  p99 {:7.1} us  ({} datagrams)",
-        v.at(0.5) / 1e3,
-        v.at(0.99) / 1e3,
-        v.count()
-    );
-    println!(
-        "   added            p50 {:7.1} us  p99 {:7.1} us   (proxy's own measure, read to sent: p50 {:.1} us, p99 {:.1} us)",
-        (v.at(0.5) - d.at(0.5)) / 1e3,
-        (v.at(0.99) - d.at(0.99)) / 1e3,
-        own.clients[0].client_to_server.added_delay_p50_ms * 1e3,
-        own.clients[0].client_to_server.added_delay_p99_ms * 1e3,
-    );
+    for realtime in env_list("REALTIME", vec![0, 1]) {
+        let sink = Sink::start(t0, true);
+        let spin = ackscope::proxy::timer::SPIN;
+        let p = match proxy_with(sink.addr, &[], Duration::from_secs(30), spin, realtime == 1) {
+            Ok(p) => p,
+            Err(e) => {
+                println!("   relay realtime: not measured: {e:#}");
+                continue;
+            }
+        };
+        let (direct, via) = (sender(sink.addr), sender(p.local_addr()));
+        offer(t0, &[(DIRECT, &direct), (PROXIED, &via)], 2000.0, seconds, true);
+        let log = sink.finish();
+        let own = p.stop().unwrap();
+        let d = Percentiles::of(log.one_way_ns[0].clone());
+        let v = Percentiles::of(log.one_way_ns[1].clone());
+        println!("   relay {}:", if realtime == 1 { "realtime" } else { "normal" });
+        println!(
+            "   direct one-way   p50 {:7.1} us  p99 {:7.1} us  ({} datagrams)",
+            d.at(0.5) / 1e3,
+            d.at(0.99) / 1e3,
+            d.count()
+        );
+        println!(
+            "   proxied one-way  p50 {:7.1} us  p99 {:7.1} us  ({} datagrams)",
+            v.at(0.5) / 1e3,
+            v.at(0.99) / 1e3,
+            v.count()
+        );
+        println!(
+            "   added            p50 {:7.1} us  p99 {:7.1} us   (proxy's own measure, read to sent: p50 {:.1} us, p99 {:.1} us)",
+            (v.at(0.5) - d.at(0.5)) / 1e3,
+            (v.at(0.99) - d.at(0.99)) / 1e3,
+            own.clients[0].client_to_server.added_delay_p50_ms * 1e3,
+            own.clients[0].client_to_server.added_delay_p99_ms * 1e3,
+        );
+    }
 }
 
 fn delay_accuracy(t0: Instant, seconds: f64) {
     println!(
         "2. a configured 50 ms delay: proxied one-way - 50 ms - direct p50 (ms), direct path at 1,000/s beside it:"
     );
-    let spins: Vec<u64> = std::env::var("SPIN_US")
-        .map(|v| v.split(',').filter_map(|x| x.parse().ok()).collect())
-        .unwrap_or_else(|_| vec![ackscope::proxy::timer::SPIN.as_micros() as u64]);
+    let spins = env_list("SPIN_US", vec![ackscope::proxy::timer::SPIN.as_micros() as u64]);
+    let realtimes = env_list("REALTIME", vec![0, 1]);
     for rate in [1_000.0, 10_000.0, 20_000.0] {
         for &spin in &spins {
-            let sink = Sink::start(t0);
-            let p = proxy_spinning(
-                sink.addr,
-                &["link.latency_ms=50"],
-                Duration::from_secs(30),
-                Duration::from_micros(spin),
-            );
-            let (direct, via) = (sender(sink.addr), sender(p.local_addr()));
-            // One direct datagram per `k` proxied ones.
-            let k = (rate / 1000.0) as usize;
-            let mut paths = vec![(PROXIED, &via); k];
-            paths.push((DIRECT, &direct));
-            let sent = offer(t0, &paths, rate + 1000.0, seconds);
-            let log = sink.finish();
-            let own: RelayOutcome = p.stop().unwrap();
-            let base = Percentiles::of(log.one_way_ns[0].clone()).at(0.5);
-            let err = Percentiles::of(log.one_way_ns[1].iter().map(|x| x - 50e6 - base).collect());
-            let c = &own.clients[0].client_to_server;
-            println!(
-            "   {:>6.0}/s{}: error p1 {:+.3}  p50 {:+.3}  p99 {:+.3}  max {:+.3}   received {}/{}   (proxy's own: p50 {:.3} p99 {:.3} ms)",
-            rate,
-            if spins.len() > 1 { format!(" spin {spin:>3} us") } else { String::new() },
-            ms(err.at(0.01)),
-            ms(err.at(0.5)),
-            ms(err.at(0.99)),
-            ms(err.max()),
-            log.received[1],
-            sent[1],
-            c.added_delay_p50_ms,
-            c.added_delay_p99_ms
-        );
+            for &realtime in &realtimes {
+                let sink = Sink::start(t0, true);
+                let spin_d = Duration::from_micros(spin);
+                let p = match proxy_with(
+                    sink.addr,
+                    &["link.latency_ms=50"],
+                    Duration::from_secs(30),
+                    spin_d,
+                    realtime == 1,
+                ) {
+                    Ok(p) => p,
+                    Err(e) => {
+                        println!("   {rate:>6.0}/s relay realtime: not measured: {e:#}");
+                        continue;
+                    }
+                };
+                let (direct, via) = (sender(sink.addr), sender(p.local_addr()));
+                // One direct datagram per `k` proxied ones.
+                let k = (rate / 1000.0) as usize;
+                let mut paths = vec![(PROXIED, &via); k];
+                paths.push((DIRECT, &direct));
+                let sent = offer(t0, &paths, rate + 1000.0, seconds, true);
+                let log = sink.finish();
+                let own: RelayOutcome = p.stop().unwrap();
+                let base = Percentiles::of(log.one_way_ns[0].clone()).at(0.5);
+                let err = Percentiles::of(log.one_way_ns[1].iter().map(|x| x - 50e6 - base).collect());
+                let c = &own.clients[0].client_to_server;
+                let label = format!(
+                    "{}{}",
+                    if realtimes.len() > 1 || realtime == 1 {
+                        if realtime == 1 {
+                            " relay realtime"
+                        } else {
+                            " relay normal  "
+                        }
+                    } else {
+                        ""
+                    },
+                    if spins.len() > 1 { format!(" spin {spin:>3} us") } else { String::new() }
+                );
+                println!(
+                    "   {:>6.0}/s{label}: error p1 {:+.3}  p50 {:+.3}  p99 {:+.3}  max {:+.3}   received {}/{}   (proxy's own: p50 {:.3} p99 {:.3} ms)",
+                    rate,
+                    ms(err.at(0.01)),
+                    ms(err.at(0.5)),
+                    ms(err.at(0.99)),
+                    ms(err.max()),
+                    log.received[1],
+                    sent[1],
+                    c.added_delay_p50_ms,
+                    c.added_delay_p99_ms
+                );
+            }
         }
     }
 }
@@ -237,42 +314,52 @@ fn relay_rate(t0: Instant, seconds: f64) {
     println!(
         "3. relay rate, 0 ms delay, {PAYLOAD_BYTES}-byte datagrams, {seconds} s per rate (lost = sent - received):"
     );
-    let mut best = 0.0;
-    for rate in [50_000.0, 100_000.0, 150_000.0, 200_000.0, 0.0] {
-        let sink = Sink::start(t0);
-        let direct = sender(sink.addr);
-        let d_sent = offer(t0, &[(DIRECT, &direct)], rate, seconds / 2.0)[0];
-        let d_log = sink.finish();
-        let sink = Sink::start(t0);
-        let p = proxy(sink.addr, &[], Duration::from_secs(30));
-        let via = sender(p.local_addr());
-        let v_sent = offer(t0, &[(PROXIED, &via)], rate, seconds)[1];
-        let v_log = sink.finish();
-        let own = p.stop().unwrap();
-        let c = &own.clients[0].client_to_server;
-        let achieved = v_sent as f64 / seconds;
-        let lost = v_sent - v_log.received[1];
-        println!(
-            "   offered {:>9}: direct sent {:>8} lost {:>6} | proxied sent {:>8} ({:>7.0}/s) proxy read {:>8} forwarded {:>8} lost {:>6} (OS refused {})",
-            if rate > 0.0 { format!("{rate:.0}/s") } else { "max".into() },
-            d_sent,
-            d_sent - d_log.received[0],
-            v_sent,
-            achieved,
-            c.datagrams,
-            c.forwarded,
-            lost,
-            c.send_failed
-        );
-        if lost == 0 && achieved > best {
-            best = achieved;
+    for realtime in env_list("REALTIME", vec![0, 1]) {
+        let mut best = 0.0;
+        let label = if realtime == 1 { "realtime" } else { "normal" };
+        for rate in [50_000.0, 100_000.0, 150_000.0, 200_000.0, 0.0] {
+            let sink = Sink::start(t0, false);
+            let direct = sender(sink.addr);
+            let d_sent = offer(t0, &[(DIRECT, &direct)], rate, seconds / 2.0, false)[0];
+            let d_log = sink.finish();
+            let sink = Sink::start(t0, false);
+            let spin = ackscope::proxy::timer::SPIN;
+            let p = match proxy_with(sink.addr, &[], Duration::from_secs(30), spin, realtime == 1) {
+                Ok(p) => p,
+                Err(e) => {
+                    println!("   relay realtime: not measured: {e:#}");
+                    break;
+                }
+            };
+            let via = sender(p.local_addr());
+            let v_sent = offer(t0, &[(PROXIED, &via)], rate, seconds, false)[1];
+            let v_log = sink.finish();
+            let own = p.stop().unwrap();
+            let c = &own.clients[0].client_to_server;
+            let achieved = v_sent as f64 / seconds;
+            let lost = v_sent - v_log.received[1];
+            println!(
+                "   relay {label:<8} offered {:>9}: direct sent {:>8} lost {:>6} | proxied sent {:>8} ({:>7.0}/s) proxy read {:>8} forwarded {:>8} lost {:>6} (OS refused {})",
+                if rate > 0.0 { format!("{rate:.0}/s") } else { "max".into() },
+                d_sent,
+                d_sent - d_log.received[0],
+                v_sent,
+                achieved,
+                c.datagrams,
+                c.forwarded,
+                lost,
+                c.send_failed
+            );
+            if lost == 0 && achieved > best {
+                best = achieved;
+            }
         }
+        println!("   relay {label}: highest rate relayed without loss: {best:.0} datagrams/s");
     }
-    println!("   highest rate relayed without loss: {best:.0} datagrams/s");
 }
 
 fn memory_figure() {
-    let sink = Sink::start(Instant::now());
+    let sink = Sink::start(Instant::now(), false);
     let p = proxy(sink.addr, &[], Duration::from_secs(1));
     let base = memory::status_mib("VmRSS:");
     let payload = [0u8; PAYLOAD_BYTES];
@@ -334,7 +421,12 @@ fn main() {
     let seconds: f64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(3.0);
     let phases = std::env::args().nth(2).unwrap_or_else(|| "1234".into());
     let t0 = Instant::now();
-    println!("proxy_bench: {seconds} s per phase, load average before: {}", load());
+    let measuring_rt = std::thread::spawn(measure_at_realtime).join().unwrap_or(false);
+    println!(
+        "proxy_bench: {seconds} s per phase, load average before: {}; phases 1-2 sender and sink threads {}",
+        load(),
+        if measuring_rt { "at SCHED_FIFO" } else { "at the normal policy (SCHED_FIFO refused)" }
+    );
     if phases.contains('1') {
         added_latency(t0, seconds);
     }

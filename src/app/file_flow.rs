@@ -93,21 +93,13 @@ impl AppState {
             [lane] => self.live_log.full_log(lane),
             _ => None,
         };
-        let mut mark = self.mark();
+        let mark = self.mark();
         let mut job = match full {
             Some((full, events)) => {
-                let mut job = FileJob::copy(path, full, self.wake.clone());
+                // The stream file has every event; the bookmarks set in the window are written
+                // into the copy's trailer.
+                let mut job = FileJob::copy_with_bookmarks(path, full, mark.1.clone(), self.wake.clone());
                 job.events = Some(events);
-                // The stream file is copied as it is: bookmarks are not in it, so they stay unsaved.
-                if !mark.1.is_empty() {
-                    self.error = Some(format!(
-                        "{}: the run is longer than the window keeps in memory, so it is saved from its stream \
-                         file, which does not hold the {} bookmark(s)",
-                        path.display(),
-                        mark.1.len()
-                    ));
-                    mark.1.clear();
-                }
                 job
             }
             None => {

@@ -176,11 +176,17 @@ impl FileJob {
     }
 
     /// Saves by copying `source`, a complete session file (the stream file of a live run that
-    /// keeps only a window in memory), on a worker thread.
-    pub fn copy(path: &Path, source: PathBuf, wake: Arc<dyn Fn() + Send + Sync>) -> Self {
+    /// keeps only a window in memory), on a worker thread, with `bookmarks` written into the
+    /// copy's trailer (a stream file holds the events, not the window's bookmarks).
+    pub fn copy_with_bookmarks(
+        path: &Path,
+        source: PathBuf,
+        bookmarks: Vec<session::Bookmark>,
+        wake: Arc<dyn Fn() + Send + Sync>,
+    ) -> Self {
         Self::spawn(JobKind::Save, path, wake, move |path, progress| {
             progress.start(Phase::Writing, 1);
-            session::stream::copy_atomic(&source, path).map(Finished::Saved)
+            session::stream_bookmarks::copy_with_bookmarks(&source, path, &bookmarks).map(Finished::Saved)
         })
     }
 

@@ -13,6 +13,7 @@
 //! - [`records`]: per-packet link records (send time, size, fate) from a capture with both sides
 //!   or a session, for the exact replay (`link.trace`) and the fit (`ackscope fit`).
 //! - [`import`]: a pcapng or pcap capture read back as a recording, through the passive decoders.
+//! - [`server_end`]: which end of a flow is the server, one rule for the import and the records.
 //!
 //! `contrib/wireshark/ackscope.lua` dissects every ackscope wire format on these ports and
 //! raises expert items from the comments (README, "Wireshark").
@@ -24,6 +25,7 @@ pub mod import;
 pub mod pcapng;
 pub mod records;
 pub mod relayed;
+pub mod server_end;
 
 pub use export::{write_capture, write_pcapng, PcapngSummary};
 pub use pcapng::{CaptureReader, CaptureWriter, CapturedPacket, Interface, Udp};

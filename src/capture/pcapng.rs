@@ -175,6 +175,20 @@ impl<R: Read> CaptureReader<R> {
         &self.interfaces
     }
 
+    /// The application that wrote the current section (its `shb_userappl` option; empty when it
+    /// does not say): the import reads what ackscope wrote as ackscope wrote it.
+    pub fn application(&self) -> &str {
+        self.inner
+            .section()
+            .options
+            .iter()
+            .find_map(|o| match o {
+                SectionHeaderOption::UserApplication(a) => Some(a.as_ref()),
+                _ => None,
+            })
+            .unwrap_or("")
+    }
+
     /// The next packet, `None` at the end; a damaged block is an error naming the file.
     pub fn next_packet(&mut self) -> Option<Result<CapturedPacket>> {
         while !self.failed {
@@ -276,6 +290,7 @@ mod tests {
         assert_eq!(read, written);
         assert_eq!(r.interfaces()[1].description, "what arrived");
         assert_eq!(r.interfaces()[0].units_per_sec, 1_000_000_000);
+        assert!(r.application().starts_with("ackscope "), "{}", r.application());
     }
 
     #[test]

@@ -78,6 +78,10 @@ pub struct ProxyArgs {
     /// Clients served at once; datagrams of further new clients are dropped and counted.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CLIENTS)]
     pub max_clients: usize,
+    /// Run the relay thread at a real-time priority (SCHED_FIFO, Linux), so delays are honoured
+    /// while other processes keep the cores busy; needs root, CAP_SYS_NICE or RLIMIT_RTPRIO.
+    #[arg(long)]
+    pub realtime: bool,
 }
 
 /// The scenario the arguments ask for: the file's (transparent without one), `--set` applied,
@@ -109,6 +113,7 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig> {
     let mut cfg = ProxyConfig::new(listen, forward, scenario_from(args)?);
     cfg.expire_after = Duration::from_secs_f64(args.expire_s);
     cfg.max_clients = args.max_clients;
+    cfg.realtime = args.realtime;
     // Decoding and the capture need each datagram's bytes beside its events.
     cfg.keep_bytes = decode != DecodeChoice::None || args.pcapng.is_some();
     cfg.decode = decode;

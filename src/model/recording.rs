@@ -325,7 +325,7 @@ impl Recording {
 
     /// Takes what must outlive a trim from `old`, the recording this one replaces with its
     /// newest events: each client's anomaly index (the whole run's), the lane's description
-    /// (its protocol changes and named clients) and its run-wide events.
+    /// (its protocol changes and named clients), its run-wide events and its bookmarks.
     pub fn keep_history_of(&mut self, old: &mut Recording) {
         for c in &mut old.clients {
             let i = self.connection_index(c.client);
@@ -334,6 +334,9 @@ impl Recording {
         self.info = old.info.clone();
         self.run_wide = std::mem::take(&mut old.run_wide);
         self.payloads = old.payloads.take();
+        // Bookmarks set during a run outlive the memory window: a save copies them into the
+        // stream file's copy.
+        self.bookmarks = std::mem::take(&mut old.bookmarks);
     }
 
     /// The session header of this recording (scenario, action log, duration, origin and

@@ -61,6 +61,9 @@ pub struct ProxyConfig {
     /// How long before a delivery the relay stops sleeping and polls without blocking
     /// ([`super::timer`]).
     pub spin: Duration,
+    /// Whether the relay thread asks for a real-time priority (`--realtime`, [`super::priority`]);
+    /// refused, the proxy does not start.
+    pub realtime: bool,
 }
 
 impl ProxyConfig {
@@ -80,6 +83,7 @@ impl ProxyConfig {
             upstream_buffer_bytes: 1 << 20,
             limits: LiveLimits::default(),
             spin: super::timer::SPIN,
+            realtime: false,
         }
     }
 }

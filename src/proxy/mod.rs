@@ -19,6 +19,8 @@
 //!   proxy's clock (µs since start), handed over in time-ordered [`Batch`]es with the bytes
 //!   ([`bytes`]) when asked. Live and scripted link changes are `ParamChanged` events. From the
 //!   events alone [`rerun`] re-makes every link decision.
+//! - **Priority** ([`priority`]): with `--realtime` the relay thread runs on SCHED_FIFO, so a
+//!   delay is honoured on a machine whose cores are busy with other work.
 //! - **Report** ([`stats`]): per client and direction, counted as datagrams pass.
 //! - **Decoding** ([`decode`]): with `--decode`, the batches' reader feeds the passive decoders,
 //!   whose figures per client and direction (acks, RTT, loss estimate, resends) go into the
@@ -32,6 +34,7 @@ pub mod bytes;
 pub mod client;
 pub mod config;
 pub mod decode;
+pub mod priority;
 pub mod record;
 pub mod relay;
 pub mod rerun;
@@ -83,12 +86,30 @@ impl Proxy {
         let waker = Arc::new(Waker::new(poll.registry(), WAKER).context("cannot create the waker")?);
         let (control, control_rx) = bounded(64);
         let (out, batches) = bounded(BATCH_QUEUE);
+        let realtime = cfg.realtime;
         let relay = Relay::new(cfg, poll, listen, control_rx, out)?;
+        // The thread says whether it got its priority before anything is relayed.
+        let (ready, started) = bounded::<Result<(), String>>(1);
         let thread = std::thread::Builder::new()
             .name("ackscope-proxy".into())
-            .spawn(move || relay.run())
+            .spawn(move || {
+                let priority = if realtime { priority::request_realtime() } else { Ok(()) };
+                let _ = ready.send(priority.clone());
+                priority.map_err(|e| anyhow!(e))?;
+                relay.run()
+            })
             .context("cannot start the relay thread")?;
-        Ok(Proxy { thread: Some(thread), control, waker, batches, local })
+        match started.recv() {
+            Ok(Ok(())) => Ok(Proxy { thread: Some(thread), control, waker, batches, local }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(anyhow!(e))
+            }
+            Err(_) => {
+                let _ = thread.join();
+                Err(anyhow!("the relay thread ended before it started"))
+            }
+        }
     }
 
     /// The address clients send to (the bound one: port 0 becomes the port the OS chose).

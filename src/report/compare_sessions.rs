@@ -19,12 +19,13 @@ use crate::model::verdict::{human_bytes, thousands, verdict, why};
 use crate::model::{Recording, Shown};
 use crate::session::{self, Progress, Verify};
 
-/// Every lane of the recording in `path`: a session file (`.ron`, both lanes of an A/B one) or
-/// a JSON-lines event stream (`.jsonl`). Errors name the file.
+/// Every lane of the recording in `path`: a session file (`.ron`, both lanes of an A/B one), a
+/// JSON-lines event stream (`.jsonl`) or a packet capture (`.pcap`/`.pcapng`, read through the
+/// capture importer as the window opens one). Errors name the file.
 pub fn load_lanes(path: &Path, verify: Verify) -> anyhow::Result<Vec<Recording>> {
     let name = path.display().to_string();
     if crate::capture::import::is_capture_file(path) {
-        bail!("{name}: a packet capture; compare takes recordings (.ron sessions or .jsonl event streams)");
+        return crate::session::capture_lanes::capture_lanes(path);
     }
     let progress = Progress::new();
     let lanes = if crate::session::jsonl::is_stream_path(path) {

@@ -26,6 +26,7 @@
 //!
 //! A game's own event stream is read and written as JSON lines ([`jsonl`]).
 
+pub mod capture_lanes;
 mod codec;
 mod event_line;
 mod fast_load;
@@ -38,6 +39,7 @@ mod rerun;
 mod ron_line;
 mod save;
 pub mod stream;
+pub mod stream_bookmarks;
 mod stream_load;
 
 use std::path::Path;

@@ -163,6 +163,7 @@ pub fn compare_sides_ui(
     let colors: Vec<Color32> = shown.iter().map(|f| figure_color(ui, f)).collect();
     let end = cursor.as_secs_f64();
     egui::ScrollArea::vertical().show(ui, |ui| {
+        without_messages_ui(sides, ui);
         let h = ((ui.available_height() - 90.0) / 3.0).clamp(150.0, 320.0);
         ui.columns(2, |cols| {
             cols[0].label("Delivery latency CDF (ms; tail on a log scale)");
@@ -214,6 +215,23 @@ pub fn compare_sides_ui(
             }
         });
     });
+}
+
+/// Says which lanes the message plots cannot show and why, rather than leaving them blank: a
+/// lane whose events queue no messages (a capture, whose decoder reads packets off the wire; a
+/// stream that logged none) has no delivery latency, bytes per message or head-of-line wait.
+fn without_messages_ui(sides: &Sides<'_, '_>, ui: &mut egui::Ui) {
+    for (name, lane) in sides.lanes.iter().filter(|(_, s)| s.messages.is_empty()) {
+        let origin = lane.info().origin.describe();
+        let text = format!("{name} ({origin}) has no messages in its events: nothing of it in the message plots below");
+        ui.label(egui::RichText::new(text).color(ui.visuals().warn_fg_color)).on_hover_text(
+            "A capture's decoder reads packets, acks and resends off the wire, not the application's messages, \
+             so a lane read from one has no delivery latency, bytes per message or head-of-line wait. Its \
+             packets, losses and resends are compared above.",
+        );
+    }
+    // The CDF's top axis label stands above its plot, over whatever is just above it.
+    ui.add_space(14.0);
 }
 
 /// The strategies with their colours and what each mark means; a click hides or shows one.
@@ -408,7 +426,8 @@ fn cdf_plot_ui(ui: &mut egui::Ui, shown: &[&LaneFigures], colors: &[Color32], he
             Some(format!("{name}\n{:.1} ms at {:.2} %", p.x, height_quantile(p.y) * 100.0))
         })
         .show(ui, |p| {
-            for (f, &c) in shown.iter().zip(colors) {
+            // A lane that delivered nothing has no distribution: its quantiles would mark 0 ms.
+            for (f, &c) in shown.iter().zip(colors).filter(|(f, _)| !f.latencies_sorted_ms.is_empty()) {
                 let name = f.label.as_str();
                 p.line(Line::new(name, f.cdf_points(CDF_POINTS)).color(c).width(2.0).allow_band(false));
                 let l = f.totals.latency_ms;

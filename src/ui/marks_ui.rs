@@ -18,6 +18,9 @@ pub struct MarksView {
     pub goto_text: String,
     /// Why the last go-to went nowhere.
     pub goto_error: Option<String>,
+    /// Where the last go-to went (empty when there was nowhere else it could be) and the other
+    /// lanes and clients that have what it asked for, to pick from.
+    pub goto_went: Option<(find::Place, Vec<find::Place>)>,
     /// Give the go-to box the keyboard next frame (Ctrl+G).
     pub focus_goto: bool,
     /// A bookmark's name being edited in the menu.
@@ -39,7 +42,9 @@ pub fn marks_row_ui(state: &AppState, view: &mut MarksView, ui: &mut egui::Ui, c
             .hint_text(find::GOTO_HINT);
         let resp = ui.add(edit).labelled_by(label.id).on_hover_text(
             "Ctrl+G. `seq 120` (or `seq b 120`, or just 120): that packet; `msg 42`: that message; `1.5 s` or \
-             `1500 ms`: that instant. Enter moves the cursor there and selects the row (first lane).",
+             `1500 ms`: that instant. Start with `b` (or `lane 2`) and `client 7` to say where: `b seq 120`, \
+             `client 7 msg 42`. Enter moves the cursor there and selects the row; found in several lanes or \
+             clients, it says where it went and lists the others.",
         );
         if std::mem::take(&mut view.focus_goto) {
             resp.request_focus();
@@ -50,6 +55,7 @@ pub fn marks_row_ui(state: &AppState, view: &mut MarksView, ui: &mut egui::Ui, c
         if let Some(e) = &view.goto_error {
             ui.label(RichText::new(e).color(ui.visuals().error_fg_color));
         }
+        goto_places_ui(view, ui, cmds);
         ui.separator();
         bookmarks_menu_ui(state, view, ui, cmds);
         ui.separator();
@@ -59,15 +65,53 @@ pub fn marks_row_ui(state: &AppState, view: &mut MarksView, ui: &mut egui::Ui, c
 
 /// Resolves the go-to box's text and pushes the commands that go there, or keeps the error.
 pub fn go_to(state: &AppState, view: &mut MarksView, cmds: &mut Vec<AppCommand>) {
-    let lanes = state.shown();
-    let found =
-        find::parse(&view.goto_text).and_then(|g| find::resolve(g, &lanes, state.end_time(), state.settings.tab));
+    let lanes = state.shown_lanes();
+    let found = find::parse(&view.goto_text)
+        .and_then(|q| find::resolve(q, lanes, state.focus, state.end_time(), state.settings.tab));
     match found {
-        Ok(c) => {
+        Ok(found) => {
             view.goto_error = None;
-            cmds.extend(c);
+            cmds.extend(found.place.cmds.iter().cloned());
+            view.goto_went = Some((found.place, found.others));
         }
-        Err(e) => view.goto_error = Some(e),
+        Err(e) => {
+            view.goto_error = Some(e);
+            view.goto_went = None;
+        }
+    }
+}
+
+/// Most other places listed in the menu; the rest are reached by naming them.
+const MAX_PLACES: usize = 40;
+
+/// "went to lane B (ue4)", and a menu of the other lanes and clients that have it too.
+fn goto_places_ui(view: &mut MarksView, ui: &mut egui::Ui, cmds: &mut Vec<AppCommand>) {
+    let Some((went, others)) = &view.goto_went else { return };
+    if !went.label.is_empty() {
+        ui.label(format!("went to {}", went.label));
+    }
+    if others.is_empty() {
+        return;
+    }
+    let mut picked = None;
+    ui.menu_button(format!("also in {} more", others.len()), |ui| {
+        for (i, p) in others.iter().enumerate().take(MAX_PLACES) {
+            if ui.button(&p.label).clicked() {
+                picked = Some(i);
+                ui.close();
+            }
+        }
+        if others.len() > MAX_PLACES {
+            ui.weak(format!("and {} more: name one (`client 7 seq 900`)", others.len() - MAX_PLACES));
+        }
+    })
+    .response
+    .on_hover_text("Lanes and clients that have it too: pick one to go there instead");
+    if let Some(i) = picked {
+        // The place left takes the chosen one's spot in the list, so going back is one click.
+        let (went, others) = view.goto_went.as_mut().expect("shown above");
+        std::mem::swap(went, &mut others[i]);
+        cmds.extend(went.cmds.iter().cloned());
     }
 }
 

@@ -118,9 +118,13 @@ pub struct SummaryPanel(PerLane<SummaryFold>);
 impl Panel for SummaryPanel {
     fn ui(&mut self, state: &AppState, ui: &mut egui::Ui, _cmds: &mut Vec<AppCommand>) {
         // With a second recording beside (Compare with...), its lanes too, named by side.
-        let (names, lanes): (Vec<String>, Vec<Shown<'_>>) = state.compare_lanes().1.into_iter().unzip();
-        let names = state.compare_with.shown().is_some().then_some(names.as_slice());
-        super::summary_ui::summary_ui(&lanes, names, &mut self.0, state.cursor(), ui);
+        let (a, named) = state.compare_lanes();
+        let (names, lanes): (Vec<String>, Vec<Shown<'_>>) = named.into_iter().unzip();
+        let compared = state.compare_with.shown().is_some();
+        let labels: Vec<String> = lanes.iter().map(|l| l.label()).collect();
+        let diffs = super::summary_ui::diff_pairs(&labels, a, compared);
+        let names = compared.then_some(names.as_slice());
+        super::summary_ui::summary_ui(&lanes, names, &diffs, &mut self.0, state.cursor(), ui);
     }
 }
 

@@ -1,14 +1,16 @@
 //! Captures read back (`ackscope::capture::import`, `summary CAPTURE`): a session exported to
 //! pcapng and imported gives the session's own per-direction counts, true loss and delays; the
 //! ENet and KCP traffic of the real-library tests, written as a capture, gives the decoders'
-//! figures; damaged, cut and foreign captures give a clear error or counted skips, never a
+//! figures; each flow's server end is found by the rule of `capture::server_end`; damaged, cut and foreign captures give a clear error or counted skips, never a
 //! panic.
 
 use std::path::{Path, PathBuf};
 
+use ackscope::capture::address::client_of;
 use ackscope::capture::import::{import, ImportOptions, ImportSummary};
+use ackscope::capture::server_end::ServerBy;
 use ackscope::capture::write_capture;
-use ackscope_protocol::{summarize, Dir, Event, EventKind, Strategy};
+use ackscope_protocol::{summarize, Clients, Dir, Event, EventKind, Strategy};
 
 use crate::pcapng_export::{lossy, recorded};
 
@@ -163,6 +165,83 @@ fn foreign_and_damaged_captures_are_errors_or_counted_skips() {
     let s = import_bytes(&classic_pcap(147, &[udp_frame(60)]), "user.pcap").unwrap();
     assert_eq!(s.skipped.link_types.get(&147), Some(&1));
     assert!(s.to_text().contains("on link type 147"), "{}", s.to_text());
+}
+
+/// Sixteen clients of one session exported and imported: a flow per client, each with the
+/// session's own truth for that client in each direction, and the server end read from the
+/// address the export gave it (never guessed), as it was before the import's rule changed.
+#[test]
+fn sixteen_clients_export_and_import_each_with_its_own_truth() {
+    let mut scenario = lossy(Strategy::Glenn, 7);
+    scenario.clients = Clients::Count(16);
+    let session = recorded(scenario, Vec::new(), 3.0);
+    let path = temp_path("sixteen-clients.pcapng");
+    write_capture(&session, std::fs::File::create(&path).unwrap()).unwrap();
+    let (_, s) = import(&path, &ImportOptions::default()).unwrap();
+    std::fs::remove_file(&path).ok();
+    assert_eq!(s.clients.len(), 16);
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &s.clients {
+        assert_eq!((c.server.as_str(), c.server_by), ("10.0.0.1:27100", ServerBy::Ackscope), "client {}", c.client);
+        let end: std::net::SocketAddr = c.client_end.parse().unwrap();
+        let std::net::IpAddr::V4(ip) = end.ip() else { panic!("{end}") };
+        let k = client_of(ip).unwrap_or_else(|| panic!("{end} is no client address"));
+        seen.insert(k);
+        let own: Vec<Event> = session.events.iter().filter(|e| e.client == k).cloned().collect();
+        for (dir, d) in [(Dir::AtoB, &c.server_to_client), (Dir::BtoA, &c.client_to_server)] {
+            let t = d.truth;
+            let want = truth_of(&own, dir);
+            assert!(want[0] > 0, "client {k} sent {dir:?}");
+            assert_eq!([t.sent, t.dropped, t.delivered, t.duplicates, t.delay_sum_us], want, "client {k} {dir:?}");
+        }
+    }
+    assert_eq!(seen.len(), 16, "every client once: {seen:?}");
+}
+
+/// A capture someone else wrote (a classic pcap, with no word of who is the server) and the
+/// server on the higher port: one flow is read by who spoke first, and a server that speaks first
+/// to each of three clients by the end the flows share.
+#[test]
+fn a_foreign_capture_finds_its_server_by_who_spoke_first_and_the_end_flows_share() {
+    let server = ([192, 168, 1, 1], 50_000);
+    let client = |k: u8| ([192, 168, 1, 10 + k], 40_000);
+    let mut frames = Vec::new();
+    for i in 0..5 {
+        frames.push(frame(client(1), server, format!("up {i}").as_bytes()));
+        if i < 3 {
+            frames.push(frame(server, client(1), format!("down {i}").as_bytes()));
+        }
+    }
+    let s = import_bytes(&classic_pcap(1, &frames), "one-flow.pcap").unwrap();
+    assert_eq!(s.clients.len(), 1);
+    let c = &s.clients[0];
+    assert_eq!((c.server.as_str(), c.client_end.as_str()), ("192.168.1.1:50000", "192.168.1.11:40000"));
+    assert_eq!(c.server_by, ServerBy::FirstSender);
+    assert_eq!((c.client_to_server.packets, c.server_to_client.packets), (5, 3));
+
+    let mut frames = Vec::new();
+    for k in 1..=3 {
+        frames.push(frame(server, client(k), b"hello"));
+        frames.push(frame(client(k), server, b"hi"));
+        frames.push(frame(client(k), server, b"hi again"));
+    }
+    let s = import_bytes(&classic_pcap(1, &frames), "three-flows.pcap").unwrap();
+    assert_eq!(s.clients.len(), 3);
+    for c in &s.clients {
+        assert_eq!((c.server.as_str(), c.server_by), ("192.168.1.1:50000", ServerBy::SharedEnd), "{c:?}");
+        assert_eq!((c.client_to_server.packets, c.server_to_client.packets), (2, 1), "{c:?}");
+    }
+}
+
+/// An Ethernet frame with IPv4/UDP from `src` to `dst` carrying `payload`.
+fn frame(src: ([u8; 4], u16), dst: ([u8; 4], u16), payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1])
+        .ipv4(src.0, dst.0, 64)
+        .udp(src.1, dst.1)
+        .write(&mut out, payload)
+        .unwrap();
+    out
 }
 
 /// An Ethernet frame with IPv4/UDP from 192.168.1.2:40000 to 192.168.1.1:9000 and `n` payload bytes.

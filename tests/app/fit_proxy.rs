@@ -84,9 +84,10 @@ fn a_capture_of_enet_through_the_proxy_fits_back_to_the_proxys_link() {
     assert_eq!(info.paired_flows, 2, "{info:?}");
     assert_eq!((info.unmatched_copies, info.one_sided_flows), (0, 0), "{info:?}");
     let fitted = fit::fit(&recs, 3);
-    // Side A is the end the fit took for the server (with one client, the lower port): map its
-    // directions onto the proxy's (A->B is server to client there).
+    // Side A is the server, read from the address the proxy's capture gave it (whatever the
+    // ports): the fit's directions are the proxy's (A->B is server to client there).
     let server_is_a = info.side_a.as_deref() == Some(&format!("10.0.0.1:{server_port}"));
+    assert!(server_is_a, "side A is the server: {info:?}");
     for (name, proxy_dir, loss, link) in [
         ("server -> client", Dir::AtoB, LOSS_TO_CLIENT, &truth.server_to_client),
         ("client -> server", Dir::BtoA, LOSS_TO_SERVER, &truth.client_to_server),

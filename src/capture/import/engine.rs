@@ -30,6 +30,11 @@ pub const MATCH_WINDOW_NS: u64 = 3_000_000_000;
 /// the start of the run) and keep their times; any other's time 0 is its first packet.
 pub const VIRTUAL_TIME_LIMIT_NS: u64 = 86_400_000_000_000;
 
+/// Datagrams of the capture's start read for the ends they share before the import proper: a
+/// moment of reading, enough to see every client of a
+/// server that has more than one in the first seconds.
+const FIRST_LOOK_DATAGRAMS: usize = 100_000;
+
 /// The decoder's estimates go into the recording this often (as a simulation's stats samples).
 const STATS_EVERY_US: u64 = 100_000;
 
@@ -116,9 +121,18 @@ pub struct Importer {
 impl Importer {
     /// Opens `path` (pcapng or pcap) for importing under `opts`.
     pub fn open(path: &Path, opts: &ImportOptions) -> Result<Self> {
+        let packets = Packets::open(path)?;
+        let mut flows = Flows::new(opts.port, opts.client_filter);
+        // A first look at the capture's start: which ends many flows share (the server-end rule,
+        // [`super::flows`]) before the first flow must be given its server.
+        let mut look = Packets::open(path)?;
+        for _ in 0..FIRST_LOOK_DATAGRAMS {
+            let Some(p) = look.next_udp() else { break };
+            flows.learn(p.src, p.dst);
+        }
         Ok(Self {
-            packets: Packets::open(path)?,
-            flows: Flows::new(opts.port, opts.client_filter),
+            packets,
+            flows,
             decoder: Decoder::new(opts.decode.clone()),
             sends: HashMap::new(),
             open: HashMap::new(),
@@ -226,7 +240,7 @@ impl Importer {
             Some(Role::Filtered) => self.filtered += 1,
             None => {
                 if !self.copy(None, key, fp, p.time_ns) {
-                    match self.flows.set_sender(key) {
+                    match self.flows.set_sender(key, self.packets.written_by_ackscope()) {
                         Some((flow, dir)) => self.send(flow, dir, key, fp, p),
                         None => self.filtered += 1,
                     }

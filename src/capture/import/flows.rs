@@ -11,17 +11,20 @@
 //! datagrams to the proxy, the proxy's copies to the server; the server's replies to the proxy
 //! belong to the same flow, found through the delivered side's ends).
 //!
-//! **The server end** of a new flow is the end on `--port` when one is given, else the end with
-//! the lower port (a server's fixed port is usually below a client's ephemeral one; ackscope's
-//! export puts the server on 27100-27107 and clients on 50001 and up), then the lower address.
-//! The server is side A and the client side B, as in ackscope's own sessions: `AtoB` is server
-//! to client. Flows are numbered as clients from 1 in the order they first appear.
+//! **The server end** of a new flow is chosen by [`crate::capture::server_end`]'s rule: the end
+//! on `--port`; in a capture ackscope wrote, the address it gave the server; else the end many
+//! flows share (more distinct peers: those of a first look at the capture's start,
+//! [`Flows::learn`], and of every flow since); else the end that did not send the flow's first
+//! datagram. The server is side A and the client side B, as in ackscope's own sessions: `AtoB` is
+//! server to client. Flows are numbered as clients from 1 in the order they first appear.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::net::{IpAddr, SocketAddr};
 
 use ackscope_protocol::{ClientId, Dir};
 use anyhow::{bail, Result};
+
+use crate::capture::server_end::{server_end, FirstDatagram, ServerBy};
 
 /// `--client-filter ADDR[:PORT]`: only flows whose client end is this address (and port).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +59,8 @@ pub struct Flow {
     pub client: ClientId,
     pub server: SocketAddr,
     pub client_end: SocketAddr,
+    /// Which rule named the server end.
+    pub server_by: ServerBy,
 }
 
 /// What a stream is.
@@ -80,6 +85,10 @@ pub struct Flows {
     paths: HashMap<(SocketAddr, SocketAddr), (usize, Dir)>,
     port: Option<u16>,
     filter: Option<ClientFilter>,
+    /// Pairs of ends known to have exchanged datagrams (either order: the lower end first), and
+    /// each end's count of them: the shared-end rule's evidence.
+    pairs: HashSet<(SocketAddr, SocketAddr)>,
+    peers: HashMap<SocketAddr, usize>,
 }
 
 impl Flows {
@@ -100,28 +109,38 @@ impl Flows {
         self.paths.entry((dst, src)).or_insert((flow, dir.receiver().outgoing()));
     }
 
+    /// Notes that `x` and `y` exchanged a datagram (a first look at the capture, before any flow
+    /// is made, and every new flow): an end with more peers is a server.
+    pub fn learn(&mut self, x: SocketAddr, y: SocketAddr) {
+        if self.pairs.insert((x.min(y), x.max(y))) {
+            *self.peers.entry(x).or_default() += 1;
+            *self.peers.entry(y).or_default() += 1;
+        }
+    }
+
     /// Makes `key` a sender side: of the flow its ends already belong to, or of a new flow (its
-    /// server end by the module's rule), or filtered out. The flow when it has one.
-    pub fn set_sender(&mut self, key: StreamKey) -> Option<(usize, Dir)> {
+    /// server end by the module's rule; `written_by_ackscope`: the capture section's header says
+    /// ackscope wrote it), or filtered out. The flow when it has one.
+    pub fn set_sender(&mut self, key: StreamKey, written_by_ackscope: bool) -> Option<(usize, Dir)> {
         let (_, src, dst) = key;
-        let found = self.paths.get(&(src, dst)).copied().or_else(|| self.new_flow(src, dst));
+        let found = self.paths.get(&(src, dst)).copied().or_else(|| self.new_flow(src, dst, written_by_ackscope));
         self.roles.insert(key, found.map_or(Role::Filtered, |(flow, dir)| Role::Sender { flow, dir }));
         found
     }
 
-    fn new_flow(&mut self, src: SocketAddr, dst: SocketAddr) -> Option<(usize, Dir)> {
-        let src_is_server = match self.port {
-            Some(p) if src.port() == p && dst.port() != p => true,
-            Some(p) if dst.port() == p && src.port() != p => false,
-            Some(p) if src.port() != p => return None,
-            _ => (src.port(), src.ip()) <= (dst.port(), dst.ip()),
-        };
-        let (server, client_end) = if src_is_server { (src, dst) } else { (dst, src) };
+    /// A new flow opened by a datagram from `src` to `dst`.
+    fn new_flow(&mut self, src: SocketAddr, dst: SocketAddr, written_by_ackscope: bool) -> Option<(usize, Dir)> {
+        self.learn(src, dst);
+        let first = FirstDatagram { from: src, to: dst };
+        let peers = |e: SocketAddr| self.peers.get(&e).copied().unwrap_or(0);
+        let (server, server_by) = server_end(first, self.port, written_by_ackscope, peers)?;
+        let src_is_server = server == src;
+        let client_end = if src_is_server { dst } else { src };
         if self.filter.is_some_and(|f| !f.matches(client_end)) {
             return None;
         }
         let flow = self.flows.len();
-        self.flows.push(Flow { client: flow as ClientId + 1, server, client_end });
+        self.flows.push(Flow { client: flow as ClientId + 1, server, client_end, server_by });
         self.paths.insert((server, client_end), (flow, Dir::AtoB));
         self.paths.insert((client_end, server), (flow, Dir::BtoA));
         Some((flow, if src_is_server { Dir::AtoB } else { Dir::BtoA }))
@@ -137,29 +156,45 @@ mod tests {
     }
 
     #[test]
-    fn the_lower_port_is_the_server_and_a_proxys_back_side_joins_its_flow() {
+    fn the_first_sender_is_the_client_and_a_proxys_back_side_joins_its_flow() {
         let mut f = Flows::new(None, None);
+        // The proxy (the client's server) on a higher port than the client.
         let (client, proxy, back, server) =
-            (a("10.0.0.9:50001"), a("10.0.0.2:7000"), a("10.0.0.2:40000"), a("10.0.0.3:27100"));
-        assert_eq!(f.set_sender((0, client, proxy)), Some((0, Dir::BtoA)));
-        assert_eq!(f.flows[0].server, proxy);
+            (a("10.0.0.9:50001"), a("10.0.0.2:57000"), a("10.0.0.2:40000"), a("10.0.0.3:27100"));
+        assert_eq!(f.set_sender((0, client, proxy), false), Some((0, Dir::BtoA)));
+        assert_eq!((f.flows[0].server, f.flows[0].server_by), (proxy, ServerBy::FirstSender));
         f.set_delivered((0, back, server), 0, Dir::BtoA);
-        assert_eq!(f.set_sender((0, server, back)), Some((0, Dir::AtoB)), "the server's replies");
-        assert_eq!(f.set_sender((0, proxy, client)), Some((0, Dir::AtoB)));
+        assert_eq!(f.set_sender((0, server, back), false), Some((0, Dir::AtoB)), "the server's replies");
+        assert_eq!(f.set_sender((0, proxy, client), false), Some((0, Dir::AtoB)));
         assert_eq!(f.flows.len(), 1);
+    }
+
+    #[test]
+    fn an_end_many_flows_share_is_the_server_whoever_speaks_first() {
+        let mut f = Flows::new(None, None);
+        let server = a("10.0.0.3:60000");
+        // The first look saw three clients with the server; the server speaks first to client 1.
+        for k in 1..=3 {
+            f.learn(a(&format!("10.2.0.{k}:5000")), server);
+        }
+        assert_eq!(f.set_sender((0, server, a("10.2.0.1:5000")), false), Some((0, Dir::AtoB)));
+        assert_eq!((f.flows[0].server, f.flows[0].server_by), (server, ServerBy::SharedEnd));
+        // A client after the first look: the server already has peers, the client none.
+        assert_eq!(f.set_sender((0, server, a("10.2.0.9:5000")), false), Some((1, Dir::AtoB)));
+        assert_eq!(f.flows[1].server, server);
     }
 
     #[test]
     fn port_and_client_filters_leave_flows_out() {
         let mut f = Flows::new(Some(9000), Some("10.1.0.1".parse().unwrap()));
         assert_eq!(
-            f.set_sender((0, a("10.1.0.1:5000"), a("10.0.0.1:9000"))),
+            f.set_sender((0, a("10.1.0.1:5000"), a("10.0.0.1:9000")), false),
             Some((0, Dir::BtoA)),
             "--port names the server"
         );
         assert_eq!(f.flows[0].server, a("10.0.0.1:9000"));
-        assert_eq!(f.set_sender((0, a("10.1.0.1:5"), a("10.0.0.1:6"))), None, "no end on the port");
-        assert_eq!(f.set_sender((0, a("10.1.0.2:5"), a("10.0.0.1:9000"))), None, "another client");
+        assert_eq!(f.set_sender((0, a("10.1.0.1:5"), a("10.0.0.1:6")), false), None, "no end on the port");
+        assert_eq!(f.set_sender((0, a("10.1.0.2:5"), a("10.0.0.1:9000")), false), None, "another client");
         assert_eq!(f.role(&(0, a("10.1.0.2:5"), a("10.0.0.1:9000"))), Some(Role::Filtered));
         let c: ClientFilter = "10.1.0.1:50001".parse().unwrap();
         assert!(c.matches(a("10.1.0.1:50001")) && !c.matches(a("10.1.0.1:50002")));

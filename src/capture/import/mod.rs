@@ -5,7 +5,8 @@
 //! The rules (README, "Opening captures"):
 //! - **Flows are clients.** Each UDP flow (the two ends' addresses and ports) is a client of the
 //!   recording, numbered from 1 in order of appearance; its server end is side A (the end on
-//!   `--port`, else the lower port, then the lower address: [`flows`]). `--port N` keeps only
+//!   `--port`; in ackscope's own captures the address it gave the server; else the end more flows
+//!   share; else the end that did not speak first: [`crate::capture::server_end`]). `--port N` keeps only
 //!   flows with N at one end; `--client-filter ADDR[:PORT]` only flows whose client end matches.
 //! - **Both sides.** A datagram seen again later on another stream (another interface, or
 //!   another hop of one path) is a delivered copy of the first: the copy is matched to the

@@ -148,6 +148,15 @@ impl Packets {
         Ok(Self { source, skipped: Skipped::default(), format, origin, last_error: None, ended: false })
     }
 
+    /// True when ackscope wrote the section being read (a pcapng section header naming it as the
+    /// writing application): its addresses are the ones [`crate::capture::address`] assigns.
+    pub fn written_by_ackscope(&self) -> bool {
+        match &self.source {
+            Source::Ng(r) => crate::capture::server_end::is_ackscope_application(r.application()),
+            Source::Classic(..) => false,
+        }
+    }
+
     /// The next UDP datagram; `None` at the end of the file (or after damage, see the module doc).
     pub fn next_udp(&mut self) -> Option<UdpPacket> {
         while !self.ended {

@@ -121,6 +121,9 @@ pub struct ClientSummary {
     /// The server end (side A) and the client end (side B), `addr:port`.
     pub server: String,
     pub client_end: String,
+    /// Which rule named the server end (`port`, `ackscope`, `shared_end`, `first_sender`:
+    /// [`crate::capture::server_end`]).
+    pub server_by: crate::capture::server_end::ServerBy,
     /// Server to client (A->B) and client to server (B->A).
     pub server_to_client: DirSummary,
     pub client_to_server: DirSummary,
@@ -185,6 +188,7 @@ impl ImportSummary {
                     client: f.client,
                     server: f.server.to_string(),
                     client_end: f.client_end.to_string(),
+                    server_by: f.server_by,
                     server_to_client: dir(Dir::AtoB),
                     client_to_server: dir(Dir::BtoA),
                 }
@@ -233,7 +237,13 @@ impl ImportSummary {
             ));
         }
         for c in &self.clients {
-            out.push_str(&format!("\nclient {}: {} (client) <-> {} (server)", c.client, c.client_end, c.server));
+            out.push_str(&format!(
+                "\nclient {}: {} (client) <-> {} (server: {})",
+                c.client,
+                c.client_end,
+                c.server,
+                c.server_by.describe()
+            ));
             for (name, d) in [("server -> client", &c.server_to_client), ("client -> server", &c.client_to_server)] {
                 out.push_str(&format!(
                     "\n  {name}: {} packets, {} bytes, {} malformed; acks {}, RTT {} ms (mean {}, {} samples), \

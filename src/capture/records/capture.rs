@@ -35,10 +35,9 @@
 //! fate; other captures' drops count as random loss.
 //!
 //! **Which side is A.** For each pair, the original sender and the final receiver are the flow's
-//! two ends. The end with more distinct peers over all pairs is the server, side A; at equal
-//! counts, the one with the lower port, then the lower address (a server's fixed port is usually
-//! below a client's ephemeral one; ackscope's export puts the server on 27100-27107 and clients on
-//! 50001 and up).
+//! two ends; the server, side A, is chosen by the import's rule ([`crate::capture::server_end`]):
+//! in a capture ackscope wrote, the address it gave the server; else the end with more distinct
+//! peers over all pairs; else the end that did not send the flow's first datagram.
 //!
 //! **Time.** A capture whose first packet is less than a day after the epoch runs on virtual time
 //! (ackscope's exports: the epoch stands for the start of the run) and keeps its times; any other
@@ -49,7 +48,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::fs::File;
 use std::hash::{Hash, Hasher};
 use std::io::BufReader;
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::Path;
 
 use ackscope_protocol::{Dir, DirTrace, DropReason, LinkTrace, SimTime, TraceFate};
@@ -60,6 +59,7 @@ use pcap_file::DataLink;
 use super::{LinkRecords, RecordsInfo};
 use crate::capture::comment::{self, FateHint as Hint};
 use crate::capture::pcapng::{CaptureReader, CapturedPacket, Udp};
+use crate::capture::server_end::{is_ackscope_application, server_end, FirstDatagram};
 
 /// Longest a delivered copy may come after its datagram was sent (and how long sent datagrams
 /// are remembered for matching).
@@ -164,6 +164,11 @@ impl Packets {
         Ok(Self { source, info: RecordsInfo { format: format.into(), ..Default::default() }, last_error: None, origin })
     }
 
+    /// Whether ackscope wrote the section being read (its header names the writing application).
+    fn written_by_ackscope(&self) -> bool {
+        matches!(&self.source, Source::Ng(r) if is_ackscope_application(r.application()))
+    }
+
     fn next(&mut self) -> Option<Packet> {
         loop {
             let read = match &mut self.source {
@@ -243,6 +248,8 @@ fn same_path(from: &StreamKey, to: &StreamKey) -> bool {
 struct Stream {
     key: StreamKey,
     packets: u64,
+    /// Whether the section it was first seen in was written by ackscope.
+    by_ackscope: bool,
 }
 
 /// A sender stream and its receiver stream, and the direction they carry.
@@ -281,7 +288,7 @@ fn layout(path: &Path) -> Result<(Layout, RecordsInfo)> {
         let Some(udp) = p.udp else { continue };
         let key = (p.interface, udp.src, udp.dst);
         let sid = *ids.entry(key).or_insert_with(|| {
-            streams.push(Stream { key, packets: 0 });
+            streams.push(Stream { key, packets: 0, by_ackscope: packets.written_by_ackscope() });
             streams.len() as u32 - 1
         });
         streams[sid as usize].packets += 1;
@@ -342,10 +349,26 @@ fn layout(path: &Path) -> Result<(Layout, RecordsInfo)> {
         peers.entry(*x).or_default().insert(*y);
         peers.entry(*y).or_default().insert(*x);
     }
-    // The server end first: more peers, then the lower port, then the lower address.
+    // The server end by the import's rule; a flow's first datagram is its earliest sender
+    // stream's (streams are numbered in order of appearance).
+    let flow_of = |x: Endpoint, y: Endpoint| (x.min(y), x.max(y));
+    let mut first_of: HashMap<(Endpoint, Endpoint), (u32, Endpoint)> = HashMap::new();
+    for (x, y, s, _) in &ends {
+        let e = first_of.entry(flow_of(*x, *y)).or_insert((*s, *x));
+        if *s < e.0 {
+            *e = (*s, *x);
+        }
+    }
     let server_first = |x: &Endpoint, y: &Endpoint| {
-        let score = |e: &Endpoint| (std::cmp::Reverse(peers[e].len()), e.1, e.0);
-        score(x) <= score(y)
+        let (first_stream, from) = first_of[&flow_of(*x, *y)];
+        let to = if from == *x { *y } else { *x };
+        let first = FirstDatagram { from: from.into(), to: to.into() };
+        let peers_of = |e: SocketAddr| match e {
+            SocketAddr::V4(v) => peers.get(&(*v.ip(), v.port())).map_or(0, BTreeSet::len),
+            SocketAddr::V6(_) => 0,
+        };
+        let by_ackscope = streams[first_stream as usize].by_ackscope;
+        server_end(first, None, by_ackscope, peers_of).is_none_or(|(server, _)| server == SocketAddr::from(*x))
     };
     let mut side_a = None;
     let pairs: Vec<Pair> = ends

