@@ -396,6 +396,20 @@ pub enum SendKind {
     TimeoutResend,
 }
 
+impl SendKind {
+    /// The short name anomaly labels and packet comments write (`first`, `delay`, `redundant`,
+    /// `nak`, `timeout`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SendKind::First => "first",
+            SendKind::DelayResend => "delay",
+            SendKind::Redundant => "redundant",
+            SendKind::NakResend => "nak",
+            SendKind::TimeoutResend => "timeout",
+        }
+    }
+}
+
 /// Why a message could not be sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum RefuseReason {

@@ -56,8 +56,8 @@ pub use event::{
     SliceIgnoreReason, StatsSample, Ue4ChannelKind, FIRST_CLIENT, RUN_WIDE,
 };
 pub use link::{
-    BurstLoss, DirTrace, JitterDistribution, Link, LinkConfig, LinkPatch, LinkStep, LinkTrace, Preset, Replay,
-    ServerConfig, StepDirection, TraceFate, TracePacket, Uplink, UplinkFate, IP_UDP_OVERHEAD_BYTES,
+    BurstLoss, DirTrace, JitterDistribution, Link, LinkConfig, LinkPair, LinkPatch, LinkStep, LinkTrace, Preset,
+    Replay, ServerConfig, StepDirection, TraceFate, TracePacket, Uplink, UplinkFate, IP_UDP_OVERHEAD_BYTES,
 };
 pub use measure::{
     reliable_metrics, snapshot_summary, summarize, ChunkAccumulator, ChunkIdeal, ChunkSummary, ClientFold,
@@ -72,9 +72,8 @@ pub use reliability::{
     AckConfig, AckCounters, AckEndpoint, Acked, ChannelError, ChannelSizes, FlowConfig, FlowControl, HeaderVerdict,
     Message, MessageError, MessageFactory, MessageType, ReliableChannel, RttFilter, StatsConfig,
 };
-pub use scenario::set::SetError;
 pub use scenario::{
-    client_seed, ClientGroup, ClientSettings, Clients, LinkPair, Scenario, SideConfig, Strategy, TickPhase, MAX_CLIENTS,
+    client_seed, ClientGroup, ClientSettings, Clients, Scenario, SetError, SideConfig, Strategy, TickPhase, MAX_CLIENTS,
 };
 pub use strategies::acks::AckPeer;
 pub use strategies::chunks::{chunk_wire_bytes, ChunkConfig, ChunkPeer, ChunkReceiver, ChunkSender};

@@ -2,7 +2,7 @@
 //! to the window's link as a change of each link setting it alters.
 //!
 //! `link.file` itself cannot change during a run (it is one setting standing for many), so the
-//! window reads the file as `--set link.file=` would ([`crate::fit::links::apply_link_file`]:
+//! window reads the file as `--set link.file=` would ([`crate::params::link_file::apply_link_file`]:
 //! each direction it holds over the current link, every value checked against the parameter
 //! table) and then makes one ordinary change per setting that differs, as the sliders would: a
 //! live run takes them at the current instant (recorded as `ParamChanged` events), a replay keeps
@@ -14,7 +14,7 @@ use std::path::Path;
 use ackscope_protocol::ParamChange;
 
 use super::AppState;
-use crate::fit::links::{apply_link_file, LINK_FILE, LINK_TRACE};
+use crate::params::link_file::{apply_link_file, LINK_FILE, LINK_TRACE};
 use crate::params::Kind;
 
 impl AppState {

@@ -268,16 +268,6 @@ impl SendTruth {
     }
 }
 
-fn send_kind(k: SendKind) -> &'static str {
-    match k {
-        SendKind::First => "first",
-        SendKind::DelayResend => "delay",
-        SendKind::Redundant => "redundant",
-        SendKind::NakResend => "nak",
-        SendKind::TimeoutResend => "timeout",
-    }
-}
-
 fn ms(us: u64) -> String {
     format!("{:.3}", us as f64 / 1000.0)
 }
@@ -296,7 +286,7 @@ fn truths(scenario: &Scenario, events: &[Event]) -> Truths {
     for e in events {
         match e.kind {
             EventKind::MessageSent { side, msg, seq, kind } if kind != SendKind::First => {
-                let resend = format!("msg:{msg}:{}", send_kind(kind));
+                let resend = format!("msg:{msg}:{}", kind.name());
                 pending_msgs.entry((e.client, side, e.time, seq)).or_default().push(resend);
             }
             EventKind::SliceSent { side, chunk, slice, resend: true } => {

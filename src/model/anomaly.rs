@@ -177,7 +177,7 @@ impl Anomaly {
             AnomalyKind::Drop { seq: Some(s), .. } => format!("seq {s} {dir}"),
             AnomalyKind::Drop { seq: None, .. } => format!("a packet {dir}"),
             AnomalyKind::Nak { seq } => format!("seq {seq} reported lost"),
-            AnomalyKind::Spurious { msg, seq, send } => format!("msg {msg} in seq {seq} ({})", send_label(send)),
+            AnomalyKind::Spurious { msg, seq, send } => format!("msg {msg} in seq {seq} ({})", send.name()),
             AnomalyKind::Stall { messages, wait_us } => format!(
                 "{messages} msg{} held up to {:.0} ms",
                 if messages == 1 { "" } else { "s" },
@@ -189,16 +189,6 @@ impl Anomaly {
             AnomalyKind::Closed { reason } => index.close_reason(reason).to_string(),
             AnomalyKind::Malformed { reason } => format!("{reason:?}"),
         }
-    }
-}
-
-fn send_label(k: SendKind) -> &'static str {
-    match k {
-        SendKind::First => "first",
-        SendKind::DelayResend => "delay",
-        SendKind::Redundant => "redundant",
-        SendKind::NakResend => "nak",
-        SendKind::TimeoutResend => "timeout",
     }
 }
 

@@ -2,8 +2,10 @@
 //! [`table::GROUPS`]) with every settable parameter's name, label, unit, valid range and help,
 //! read by the window's controls, by `--set` (which refuses values outside the range), by the
 //! check of every loaded scenario and session ([`validate`]) and by README's parameter list
-//! ([`markdown`]); the `--set` text edge ([`overrides`]); link presets ([`presets`]); and the
-//! [`Catalog`] the window's panels are drawn from (registry rows and table rows, as data).
+//! ([`markdown`]); the `--set` text edge ([`overrides`]); the file edge (scenario and session
+//! text read strictly, [`strict`]; the settings that name a file, [`link_file`]); link presets
+//! ([`presets`]); and the [`Catalog`] the window's panels are drawn from (registry rows and table
+//! rows, as data).
 //!
 //! Keeping name, range and help in one row means the slider, the command line and the docs can
 //! never disagree about them. A parameter is named by its dotted name (the row's `name`; `link.X`
@@ -14,8 +16,10 @@
 
 pub mod catalog;
 pub mod false_acks;
+pub mod link_file;
 pub mod overrides;
 pub mod presets;
+pub mod strict;
 pub mod table;
 #[cfg(test)]
 mod tests;
@@ -25,6 +29,7 @@ use ackscope_protocol::{ParamChange, ParamValue, Scenario};
 use anyhow::anyhow;
 
 pub use catalog::Catalog;
+use link_file::{LINK_FILE, LINK_TRACE};
 pub use table::{GROUPS, PARAMS};
 
 /// What values a parameter takes.
@@ -198,13 +203,24 @@ pub fn check(change: &ParamChange) -> anyhow::Result<()> {
     }
 }
 
+/// Refuses a change of `link.trace` or `link.file` during a run: the trace is read when a run
+/// starts, and a link file is a set of ordinary `link.X` changes, which the window makes one by
+/// one ([`link_file`]). Every live change and every `set` step of a script is checked by it.
+pub fn refuse_during_run(name: &str) -> anyhow::Result<()> {
+    match name.trim() {
+        LINK_TRACE => anyhow::bail!("{LINK_TRACE} is read when a run starts and cannot change during it (set it with --set or in the scenario file)"),
+        LINK_FILE => anyhow::bail!("{LINK_FILE} cannot be applied during a run as one change: the window's Link panel loads a link file as a change of each link setting"),
+        _ => Ok(()),
+    }
+}
+
 /// Applies `change` to `scenario` after [`check`]: the one way the app changes a scenario by
 /// name (the window, `--set`, a replay edit); unchanged when refused. `link.file` names no
-/// field: the link file it names is read into the link ([`crate::fit::links::apply_link_file`]).
+/// field: the link file it names is read into the link ([`link_file::apply_link_file`]).
 pub fn apply(scenario: &mut Scenario, change: &ParamChange) -> anyhow::Result<()> {
-    if change.name() == crate::fit::links::LINK_FILE {
+    if change.name() == LINK_FILE {
         // A link file is read when set: its values become the link's (each held to its range).
-        return crate::fit::links::apply_link_file(scenario, &change.value().to_string());
+        return link_file::apply_link_file(scenario, &change.value().to_string());
     }
     check(change)?;
     scenario.apply_change(change).map_err(|e| anyhow!("{e}"))

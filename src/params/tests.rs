@@ -4,7 +4,7 @@
 use ackscope_protocol::{ParamChange, Scenario, Side, Simulation, Strategy};
 
 use super::overrides::apply;
-use super::{find, Kind, PARAMS};
+use super::{find, refuse_during_run, Kind, PARAMS};
 
 /// The scenario's current value of `name` as text (`link.X` reads A->B), read through its typed
 /// field.
@@ -16,8 +16,8 @@ fn current(s: &Scenario, name: &str) -> String {
 #[test]
 fn every_row_names_a_scenario_leaf_whose_default_is_valid() {
     let s = Scenario::default();
-    // File paths have their own tests (`crate::fit::links`): link.trace is unset by default,
-    // link.file names no field of the scenario.
+    // File paths have their own tests (`super::link_file`, `crate::fit::links`): link.trace is
+    // unset by default, link.file names no field of the scenario.
     for p in PARAMS.iter().filter(|p| !matches!(p.kind, Kind::Path)) {
         let value = current(&s, p.name);
         let mut t = s.clone();
@@ -149,4 +149,11 @@ fn every_strategy_runs_at_both_ends_of_every_range() {
             }
         }
     }
+}
+
+#[test]
+fn neither_file_setting_may_change_during_a_run() {
+    assert!(refuse_during_run("link.trace").is_err());
+    assert!(refuse_during_run(" link.file").is_err());
+    assert!(refuse_during_run("link.loss_percent").is_ok());
 }

@@ -71,7 +71,7 @@ pub fn action(base: &Scenario, a: &Action) -> Result<()> {
         }
         // The table's range, then the field's type, on a copy.
         Action::Set(change) => {
-            crate::fit::links::refuse_during_run(change.name())?;
+            super::refuse_during_run(change.name())?;
             super::apply(&mut base.clone(), change)?
         }
         Action::Link { set, .. } => {

@@ -62,7 +62,7 @@ pub(super) fn split(text: &str) -> Option<(Session, &str)> {
     let end = start + text[start - 1..].find("\n]")?;
     let section = &text[start..end];
     let header_text = format!("{}]{}", &text[..start - 1], &text[end + 1..]);
-    let session: Session = super::strict::ron_options().from_str(&header_text).ok()?;
+    let session: Session = crate::params::strict::ron_options().from_str(&header_text).ok()?;
     session.events.is_empty().then_some((session, section))
 }
 
@@ -176,7 +176,7 @@ mod tests {
     /// What `ron` alone makes of `text`, with the loader's options (implicit `Some`: a recorded
     /// action's optional fields are written bare).
     fn by_ron(text: &str) -> Session {
-        crate::session::strict::ron_options().from_str(text).unwrap()
+        crate::params::strict::ron_options().from_str(text).unwrap()
     }
 
     #[test]

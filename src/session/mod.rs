@@ -41,7 +41,6 @@ mod save;
 pub mod stream;
 pub mod stream_bookmarks;
 mod stream_load;
-pub mod strict;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,6 +49,7 @@ use std::sync::Arc;
 use ackscope_protocol::{Action, Event, ParamChange, Scenario, SimTime, Step, Strategy};
 
 use crate::model::lane::{ClientInfo, Origin, Protocol, WireFormat};
+use crate::params::strict;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 

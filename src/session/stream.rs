@@ -271,7 +271,9 @@ pub fn recover(path: &Path) -> Result<Option<Session>> {
     let closed = format!("{body}],\n)");
     let mut session = match super::fast_load::parse(&closed, &origin, None) {
         Some(s) => s?,
-        None => super::strict::ron_options().from_str::<Session>(&closed).map_err(|e| anyhow!("{origin}: {e}"))?,
+        None => {
+            crate::params::strict::ron_options().from_str::<Session>(&closed).map_err(|e| anyhow!("{origin}: {e}"))?
+        }
     };
     session.duration_us = session.events.last().map_or(0, |e| e.time.0);
     Ok(Some(session))

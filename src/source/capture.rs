@@ -19,7 +19,7 @@ use std::sync::Arc;
 use ackscope_protocol::Action;
 use anyhow::Result;
 
-use super::reader::{ReaderHandle, ReaderSide, POLL};
+use super::reader::{reader_methods, ReaderHandle, ReaderSide, POLL};
 use super::{EventSource, Spec};
 use crate::capture::import::{ImportOptions, Importer};
 use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
@@ -127,18 +127,7 @@ impl EventSource for CaptureSource {
         }
         true
     }
-    fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
-        self.reader.try_batches()
-    }
-    fn is_running(&self) -> bool {
-        self.reader.is_running()
-    }
-    fn stop(&mut self) {
-        self.reader.stop();
-    }
-    fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
-        self.reader.take_clients()
-    }
+    reader_methods!();
     fn payloads(&self, lane: usize) -> Option<SharedPayloads> {
         (lane == 0).then(|| self.payloads.clone())
     }

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use ackscope_protocol::{Action, ClientId, ParamChange};
 use anyhow::Result;
 
-use super::reader::{ReaderHandle, ReaderSide, POLL};
+use super::reader::{reader_methods, ReaderHandle, ReaderSide, POLL};
 use super::EventSource;
 use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
 use crate::model::payloads::SharedPayloads;
@@ -144,18 +144,7 @@ impl EventSource for ProxySource {
         // The relay refuses anything but link settings and link steps, with its reason.
         self.proxy.apply(client, action).map_err(|e| format!("{e:#}"))
     }
-    fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
-        self.reader.try_batches()
-    }
-    fn is_running(&self) -> bool {
-        self.reader.is_running()
-    }
-    fn stop(&mut self) {
-        self.reader.stop();
-    }
-    fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
-        self.reader.take_clients()
-    }
+    reader_methods!();
     fn take_protocol(&self) -> Option<(usize, Protocol)> {
         self.protocol.lock().expect("not poisoned").take().map(|p| (0, p))
     }

@@ -3,8 +3,9 @@
 //! clients it named, owned in one place so each source holds only what is its own.
 //!
 //! [`ReaderHandle`] is the window's end ([`EventSource::try_batches`], `is_running`, `stop`,
-//! `take_clients` forward to it); [`ReaderSide`] is the thread's end, which hands batches over
-//! while the window keeps up and gives up within a poll once stopped.
+//! `take_clients` forward to it, written once in [`reader_methods`]); [`ReaderSide`] is the
+//! thread's end, which hands batches over while the window keeps up and gives up within a poll
+//! once stopped.
 //!
 //! [`EventSource::try_batches`]: super::EventSource::try_batches
 
@@ -84,6 +85,30 @@ impl ReaderHandle {
         std::mem::take(&mut *self.named.lock().expect("not poisoned"))
     }
 }
+
+/// The [`EventSource`](super::EventSource) methods that a source reading on a thread of its own
+/// takes from its `reader: ReaderHandle` field (its batches, whether it runs, stopping it, the
+/// clients it named), placed inside that source's `impl EventSource`.
+///
+/// A macro, as a trait's default method cannot reach a field, and a blanket impl over a
+/// "has a reader" trait would have to repeat the source trait's other methods and defaults.
+macro_rules! reader_methods {
+    () => {
+        fn try_batches(&self) -> Box<dyn Iterator<Item = $crate::runtime::Batch> + '_> {
+            self.reader.try_batches()
+        }
+        fn is_running(&self) -> bool {
+            self.reader.is_running()
+        }
+        fn stop(&mut self) {
+            self.reader.stop();
+        }
+        fn take_clients(&self) -> Vec<(usize, $crate::model::lane::ClientInfo)> {
+            self.reader.take_clients()
+        }
+    };
+}
+pub(crate) use reader_methods;
 
 impl Drop for ReaderHandle {
     fn drop(&mut self) {

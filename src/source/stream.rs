@@ -14,9 +14,9 @@ use std::time::Instant;
 use ackscope_protocol::{Action, Event};
 use anyhow::{Context, Result};
 
-use super::reader::{ReaderHandle, ReaderSide, POLL};
+use super::reader::{reader_methods, ReaderHandle, ReaderSide, POLL};
 use super::{EventSource, Spec};
-use crate::model::lane::{ClientInfo, LaneInfo, Origin};
+use crate::model::lane::{LaneInfo, Origin};
 use crate::model::Recording;
 use crate::runtime::{Batch, Lanes};
 use crate::session::jsonl::{Item, StreamReader};
@@ -153,16 +153,5 @@ impl EventSource for StreamSource {
     fn send(&self, _: Lanes, _: Action) -> bool {
         false
     }
-    fn try_batches(&self) -> Box<dyn Iterator<Item = Batch> + '_> {
-        self.reader.try_batches()
-    }
-    fn is_running(&self) -> bool {
-        self.reader.is_running()
-    }
-    fn stop(&mut self) {
-        self.reader.stop();
-    }
-    fn take_clients(&self) -> Vec<(usize, ClientInfo)> {
-        self.reader.take_clients()
-    }
+    reader_methods!();
 }

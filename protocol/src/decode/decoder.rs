@@ -6,32 +6,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{ClientId, Dir, Event, EventKind, SendKind, SimTime, StatsSample};
 
-use super::format::{DecodeChoice, FormatKind, WireFormat};
+use super::choice::{DecodeChoice, FormatKind};
+use super::datagram::{Datagram, Fate};
+use super::format::WireFormat;
 use super::probe::{ProbeResult, Prober};
 use super::record::{AckView, DecodedPacket, FragmentOf, ItemAck, Parsed};
 use super::track::{DirStats, DirTrack, LossRule};
-
-/// A datagram as a relay sees it leave its sender.
-#[derive(Debug, Clone, Copy)]
-pub struct Datagram<'a> {
-    /// The caller's id for it (unique per run): events name it and [`Decoder::fate`] refers to it.
-    pub uid: u64,
-    pub time: SimTime,
-    /// `AtoB` is client -> server, `BtoA` server -> client (side A is the client).
-    pub dir: Dir,
-    pub client: ClientId,
-    pub bytes: &'a [u8],
-}
-
-/// What the relay did with a datagram.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Fate {
-    /// Handed to its receiver at `at`.
-    Delivered {
-        at: SimTime,
-    },
-    Dropped,
-}
 
 /// One client's beliefs and counts: `dirs[Dir::index()]`, each the sending endpoint's view.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

@@ -23,6 +23,8 @@
 //! randomness; any bytes give a record and, when they do not decode, a count, never a panic.
 
 pub mod blocks;
+pub mod choice;
+pub mod datagram;
 pub mod decoder;
 pub mod enet;
 pub mod format;
@@ -36,8 +38,10 @@ pub mod reliable;
 pub mod track;
 pub mod ue4;
 
-pub use decoder::{ClientStats, Datagram, Decoder, Fate};
-pub use format::{DecodeArg, DecodeChoice, FormatKind, WireFormat, DECODE_NAMES};
+pub use choice::{DecodeArg, DecodeChoice, FormatKind, DECODE_NAMES};
+pub use datagram::{Datagram, Fate};
+pub use decoder::{ClientStats, Decoder};
+pub use format::WireFormat;
 pub use header::{ByteOrder, FieldSpec, HeaderSpec, ProtocolIdSpec};
 pub use probe::{ProbeResult, PROBE_DATAGRAMS};
 pub use record::{DecodedPacket, Field, ParseError, Parsed};

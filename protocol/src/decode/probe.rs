@@ -7,8 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::event::{ClientId, Dir, SimTime};
 
-use super::decoder::{Datagram, Fate};
-use super::format::FormatKind;
+use super::choice::FormatKind;
+use super::datagram::{Datagram, Fate};
 
 /// Datagrams probed before deciding.
 pub const PROBE_DATAGRAMS: usize = 8;

@@ -9,7 +9,8 @@
 //! - [`uplink`]: the server's outgoing bandwidth shared by every client, in front of their links.
 //! - [`presets`]: named network conditions other tools ship, which a scenario can name.
 //! - [`trace`]: a recorded link replayed packet by packet (`link.trace`), selected by
-//!   [`for_scenario`].
+//!   [`LinkPair::build`].
+//! - [`pair`]: both directions as a scenario holds them ([`LinkPair`]), and the link each runs.
 //!
 //! Every random decision is a keyed draw ([`draws`]), so the trace a seed gives is one trace
 //! whoever sends on it.
@@ -19,6 +20,7 @@ pub mod config;
 pub(crate) mod draws;
 pub mod fifo;
 pub mod lossy;
+pub mod pair;
 pub mod presets;
 mod schedule;
 pub mod script;
@@ -28,20 +30,15 @@ pub mod uplink;
 pub use burst::{BurstChain, BURST_STEP_US};
 pub use config::{BurstLoss, JitterDistribution, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 pub use lossy::Link;
+pub use pair::{LinkPair, LinkPlan};
 pub use presets::Preset;
 pub use script::{LinkPatch, LinkStep, StepDirection};
 pub use trace::{DirTrace, LinkTrace, Replay, TraceFate, TracePacket};
 pub use uplink::{ServerConfig, Uplink, UplinkFate};
 
 use crate::event::Dir;
-use crate::scenario::Scenario;
 
-/// The link of `dir` a run of `scenario` uses: the seeded lossy link of its settings, replaying
-/// the trace the app loaded for `link.trace` when there is one ([`trace`]).
-pub fn for_scenario(dir: Dir, scenario: &Scenario) -> Link {
-    let link = Link::new(dir, *scenario.link.get(dir), scenario.seed);
-    match scenario.link.replay.trace() {
-        Some(t) => link.replaying(t.clone()),
-        None => link,
-    }
+/// The link of `dir` a run of `scenario` uses ([`LinkPair::build`] with the run's seed).
+pub fn for_scenario(dir: Dir, scenario: &impl LinkPlan) -> Link {
+    scenario.link_pair().build(dir, scenario.link_seed())
 }

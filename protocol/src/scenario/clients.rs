@@ -30,8 +30,7 @@ use std::fmt;
 use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::set::SetError;
-use super::Scenario;
+use super::{Scenario, SetError};
 use crate::action::{ParamChange, ParamValue};
 use crate::event::{ClientId, Dir};
 use crate::link::draws::stream;

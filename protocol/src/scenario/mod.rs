@@ -13,8 +13,7 @@ pub mod fields;
 pub mod set;
 
 use crate::action::Step;
-use crate::event::Dir;
-use crate::link::{LinkConfig, Replay, ServerConfig};
+use crate::link::{LinkPair, LinkPlan, ServerConfig};
 use crate::reliability::ack::AckConfig;
 use crate::reliability::flow::FlowConfig;
 use crate::strategies::chunks::ChunkConfig;
@@ -27,36 +26,12 @@ pub use crate::strategy::Strategy;
 use crate::workload::WorkloadConfig;
 pub use clients::{client_seed, ClientGroup, ClientSettings, Clients, MAX_CLIENTS};
 
-/// Both directions of the link.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LinkPair {
-    pub a_to_b: LinkConfig,
-    pub b_to_a: LinkConfig,
-    /// `link.trace`: a capture or session file whose link this run replays packet by packet
-    /// ([`crate::link::trace`]); the app reads it when a run starts into [`Self::replay`].
-    /// Left out of files while unset, so scenarios without it read and write as before.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace: Option<String>,
-    /// The trace read for `trace` (in memory only).
-    #[serde(skip)]
-    pub replay: Replay,
-}
-
-impl LinkPair {
-    pub fn get(&self, dir: Dir) -> &LinkConfig {
-        match dir {
-            Dir::AtoB => &self.a_to_b,
-            Dir::BtoA => &self.b_to_a,
-        }
-    }
-    pub fn get_mut(&mut self, dir: Dir) -> &mut LinkConfig {
-        match dir {
-            Dir::AtoB => &mut self.a_to_b,
-            Dir::BtoA => &mut self.b_to_a,
-        }
-    }
-}
+/// Why a change to the scenario by dotted name was refused ([`set`], and per client
+/// [`clients`]); the scenario is left as it was. Here, below both, as each refers to the other's
+/// names.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct SetError(pub String);
 
 /// Where the two endpoints' send ticks fall relative to each other.
 ///
@@ -170,5 +145,14 @@ impl Default for Scenario {
             client: ClientSettings::new(),
             server: ServerConfig::default(),
         }
+    }
+}
+
+impl LinkPlan for Scenario {
+    fn link_pair(&self) -> &LinkPair {
+        &self.link
+    }
+    fn link_seed(&self) -> u64 {
+        self.seed
     }
 }

@@ -14,14 +14,11 @@
 use super::clients::parse_client_name;
 use super::fields::{self, Misfit, GROUPS, TOP, WHOLE_LINK};
 use super::Scenario;
+/// Named here too: the driver imports it by this path.
+pub use super::SetError;
 use crate::action::{ParamChange, ParamValue};
 use crate::link::Replay;
 use crate::names::nearest_name;
-
-/// Why a dotted-name assignment was refused; the scenario is left as it was.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct SetError(pub String);
 
 fn err(text: String) -> SetError {
     SetError(text)
