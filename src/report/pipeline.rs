@@ -64,7 +64,7 @@ mod tests {
 
     #[test]
     fn every_event_is_consumed_once_in_order() {
-        let scenario = Scenario { clients: Clients::Count(3), seed: 5, ..Scenario::default() };
+        let scenario = Scenario { clients: Clients::Count(8), seed: 5, ..Scenario::default() };
         let mut one_thread = Simulation::new(scenario.clone());
         one_thread.run_until(SimTime(3_000_000));
         let want: Vec<Event> = one_thread.drain_events().collect();
