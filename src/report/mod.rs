@@ -18,6 +18,7 @@ pub mod flow;
 pub mod fold;
 pub mod peer;
 pub mod peer_join;
+pub mod pipeline;
 pub mod sections;
 pub mod sweep;
 mod text;
@@ -137,15 +138,17 @@ pub fn run_folded(
     fold: RunFold,
 ) -> anyhow::Result<(RunReport, RunFold, Driven)> {
     let start = Instant::now();
-    let (mut fold, mut buf, mut failed) = (fold, Vec::new(), None);
-    let driven = drive(scenario, seconds, actions, None, |batch| {
-        buf.clear();
-        buf.extend(batch);
-        fold.observe(&buf);
-        if let (Some(w), None) = (out.as_deref_mut(), &failed) {
-            failed = w.append(&buf, &[]).err();
-        }
-    })?;
+    let (mut fold, mut failed) = (fold, None);
+    // The fold (and the file) on a thread of its own, beside the simulation.
+    let driven = pipeline::fold_beside(
+        |batch| {
+            fold.observe(batch);
+            if let (Some(w), None) = (out.as_deref_mut(), &failed) {
+                failed = w.append(batch, &[]).err();
+            }
+        },
+        |hand_over| drive_with(scenario, seconds, actions, None, hand_over),
+    )?;
     if let Some(e) = failed {
         return Err(e);
     }
@@ -181,41 +184,64 @@ pub fn drive(
     seconds: f64,
     actions: &[Step],
     cancel: Option<&AtomicBool>,
-    sink: impl FnMut(std::vec::Drain<'_, Event>),
+    mut sink: impl FnMut(std::vec::Drain<'_, Event>),
+) -> anyhow::Result<Driven> {
+    drive_with(scenario, seconds, actions, cancel, &mut |sim| sink(sim.drain_events()))
+}
+
+/// [`drive`] handing over the simulation itself whenever its events are due to go: the caller
+/// drains them or takes them whole ([`Simulation::take_events`]).
+fn drive_with(
+    scenario: &Scenario,
+    seconds: f64,
+    actions: &[Step],
+    cancel: Option<&AtomicBool>,
+    hand_over: &mut dyn FnMut(&mut Simulation),
 ) -> anyhow::Result<Driven> {
     let mut scenario = scenario.clone();
     crate::fit::links::resolve(&mut scenario)?;
     let sim = Simulation::try_new(scenario).map_err(|e| anyhow!("{e}"))?;
-    drive_sim(sim, seconds, actions, cancel, sink)
+    drive_sim_with(sim, seconds, actions, cancel, hand_over)
 }
 
 /// [`drive`] on a simulation the caller made (a sweep turns its summary off).
 pub fn drive_sim(
-    mut sim: Simulation,
+    sim: Simulation,
     seconds: f64,
     actions: &[Step],
     cancel: Option<&AtomicBool>,
     mut sink: impl FnMut(std::vec::Drain<'_, Event>),
 ) -> anyhow::Result<Driven> {
+    drive_sim_with(sim, seconds, actions, cancel, &mut |sim| sink(sim.drain_events()))
+}
+
+/// The loop of [`drive_sim`], with [`drive_with`]'s hand-over.
+fn drive_sim_with(
+    mut sim: Simulation,
+    seconds: f64,
+    actions: &[Step],
+    cancel: Option<&AtomicBool>,
+    hand_over: &mut dyn FnMut(&mut Simulation),
+) -> anyhow::Result<Driven> {
     let mut recorded = Vec::new();
     let cancelled = || cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let end = SimTime::from_secs_f64(seconds);
-    let run_to = |sim: &mut Simulation, until: SimTime, sink: &mut dyn FnMut(std::vec::Drain<'_, Event>)| {
+    let run_to = |sim: &mut Simulation, until: SimTime, hand_over: &mut dyn FnMut(&mut Simulation)| {
         while sim.now() < until && !cancelled() {
             sim.run_until(until.min(sim.now().plus_micros(EVENT_BATCH_US)));
-            sink(sim.drain_events());
+            hand_over(sim);
         }
         sim.run_until(until.min(sim.now()));
     };
     let mut sorted: Vec<&Step> = actions.iter().filter(|a| a.at <= end).collect();
     sorted.sort_by_key(|a| a.at);
     for step in sorted {
-        run_to(&mut sim, step.at, &mut sink);
+        run_to(&mut sim, step.at, hand_over);
         action::apply_and_record(&mut sim, &mut recorded, step.action.clone())
             .map_err(|e| anyhow::anyhow!("action at {:.6} s ({}): {e:#}", step.at.as_secs_f64(), step.action))?;
-        sink(sim.drain_events());
+        hand_over(&mut sim);
     }
-    run_to(&mut sim, end, &mut sink);
+    run_to(&mut sim, end, hand_over);
     let is_messages = registry::info(sim.scenario().strategy).has_messages;
     let mut drain_seconds = 0.0;
     if is_messages && !cancelled() {
@@ -231,11 +257,11 @@ pub fn drive_sim(
             sim.run_until(next);
             // Handed over as they come: a drain of many clients makes as many events per
             // second as the run.
-            sink(sim.drain_events());
+            hand_over(&mut sim);
         }
         drain_seconds = sim.now().saturating_since(drain_start).as_secs_f64();
     }
-    sink(sim.drain_events());
+    hand_over(&mut sim);
     Ok(Driven { sim, recorded, drain_seconds, cancelled: cancelled() })
 }
 

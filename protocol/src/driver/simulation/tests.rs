@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::action::Step;
+use crate::event::EventKind;
 use crate::link::{LinkPatch, LinkStep, StepDirection};
 
 fn step(at_s: f64, dir: StepDirection, set: LinkPatch) -> Step {
