@@ -20,10 +20,8 @@ use crate::capture::records;
 use crate::params::link_file::LINK_TRACE;
 use crate::report::export::atomic::AtomicFile;
 
-/// What [`write_link_file`] writes. `refuse_during_run` is named here too for the runtime's
-/// check of a live change, which still reaches it by this path.
+/// What [`write_link_file`] writes.
 pub use crate::params::link_file::LinkFile;
-pub use crate::params::refuse_during_run;
 
 /// Reads the trace `link.trace` names into the scenario, unless it was read already.
 pub fn resolve(scenario: &mut Scenario) -> Result<()> {

@@ -16,7 +16,7 @@ use crate::params;
 /// changes nothing.
 fn check_and_apply(sim: &mut Simulation, action: &Action) -> Result<()> {
     if let Action::Set(change) = action {
-        crate::fit::links::refuse_during_run(change.name())?;
+        crate::params::refuse_during_run(change.name())?;
         params::check(change)?;
     }
     sim.apply(action).map_err(|e| anyhow!("{e}"))

@@ -223,7 +223,10 @@ impl Endpoint {
         if let Some(f) = spec.factory {
             driver.set_peer_factory(f);
         }
-        let link = ackscope_protocol::link::for_scenario(driver.link_dir(), driver.scenario());
+        let link = {
+            let scenario = driver.scenario();
+            scenario.link.build(driver.link_dir(), scenario.seed)
+        };
         Self {
             side,
             driver,

@@ -65,7 +65,7 @@ impl Connection {
     /// `server_seed`, the run's seed. Send ids count from 0 per connection (ground truth is keyed
     /// by client and send id).
     pub fn new(client: ClientId, scenario: Scenario, server_seed: u64, peers: [Box<dyn Peer>; 2]) -> Self {
-        let links = [crate::link::for_scenario(Dir::AtoB, &scenario), crate::link::for_scenario(Dir::BtoA, &scenario)];
+        let links = [scenario.link.build(Dir::AtoB, scenario.seed), scenario.link.build(Dir::BtoA, scenario.seed)];
         // One counter over both ends: send ids in send order, as ground truth tables expect.
         let counter = Arc::new(AtomicU64::new(0));
         let [peer_a, peer_b] = peers;

@@ -32,8 +32,8 @@ use crate::link::Uplink;
 use crate::measure::{EstimateSummary, PacketTotals, SummaryAccumulator};
 use crate::peer::Peer;
 use crate::registry::make_peer;
-use crate::scenario::set::SetError;
 use crate::scenario::Scenario;
+use crate::scenario::SetError;
 
 use super::connection::Connection;
 use super::due_queue::DueQueue;

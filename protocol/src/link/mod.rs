@@ -30,15 +30,8 @@ pub mod uplink;
 pub use burst::{BurstChain, BURST_STEP_US};
 pub use config::{BurstLoss, JitterDistribution, LinkConfig, IP_UDP_OVERHEAD_BYTES};
 pub use lossy::Link;
-pub use pair::{LinkPair, LinkPlan};
+pub use pair::LinkPair;
 pub use presets::Preset;
 pub use script::{LinkPatch, LinkStep, StepDirection};
 pub use trace::{DirTrace, LinkTrace, Replay, TraceFate, TracePacket};
 pub use uplink::{ServerConfig, Uplink, UplinkFate};
-
-use crate::event::Dir;
-
-/// The link of `dir` a run of `scenario` uses ([`LinkPair::build`] with the run's seed).
-pub fn for_scenario(dir: Dir, scenario: &impl LinkPlan) -> Link {
-    scenario.link_pair().build(dir, scenario.link_seed())
-}

@@ -46,11 +46,3 @@ impl LinkPair {
         }
     }
 }
-
-/// What a run's links are built from ([`super::for_scenario`]): both directions' settings and
-/// the run's seed. The scenario, above this layer, is what implements it, so the link names no
-/// scenario type.
-pub trait LinkPlan {
-    fn link_pair(&self) -> &LinkPair;
-    fn link_seed(&self) -> u64;
-}

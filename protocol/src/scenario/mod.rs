@@ -13,7 +13,7 @@ pub mod fields;
 pub mod set;
 
 use crate::action::Step;
-use crate::link::{LinkPair, LinkPlan, ServerConfig};
+use crate::link::{LinkPair, ServerConfig};
 use crate::reliability::ack::AckConfig;
 use crate::reliability::flow::FlowConfig;
 use crate::strategies::chunks::ChunkConfig;
@@ -145,14 +145,5 @@ impl Default for Scenario {
             client: ClientSettings::new(),
             server: ServerConfig::default(),
         }
-    }
-}
-
-impl LinkPlan for Scenario {
-    fn link_pair(&self) -> &LinkPair {
-        &self.link
-    }
-    fn link_seed(&self) -> u64 {
-        self.seed
     }
 }

@@ -14,8 +14,7 @@
 use super::clients::parse_client_name;
 use super::fields::{self, Misfit, GROUPS, TOP, WHOLE_LINK};
 use super::Scenario;
-/// Named here too: the driver imports it by this path.
-pub use super::SetError;
+use super::SetError;
 use crate::action::{ParamChange, ParamValue};
 use crate::link::Replay;
 use crate::names::nearest_name;

@@ -10,7 +10,7 @@ use crate::event::{Dir, Event, EventKind, SimTime};
 use crate::link::Link;
 use crate::reliability::flow::FlowControl;
 use crate::scenario::clients::parse_client_name;
-use crate::scenario::set::SetError;
+use crate::scenario::SetError;
 use crate::scenario::{client_seed, Scenario, Strategy};
 
 /// Why a `set` switching flow control on is refused after [`EndpointDriver::fix_flow_off`].
@@ -44,7 +44,10 @@ impl LinkUpdate {
             LinkUpdate::None => {}
             LinkUpdate::Config => link.set_config_at(now, *driver.link_config()),
             LinkUpdate::Rebuild => {
-                *link = crate::link::for_scenario(driver.link_dir(), driver.scenario());
+                *link = {
+                    let scenario = driver.scenario();
+                    scenario.link.build(driver.link_dir(), scenario.seed)
+                };
             }
         }
     }

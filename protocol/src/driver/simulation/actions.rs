@@ -9,7 +9,7 @@ use crate::event::{ClientId, Dir, Event, EventKind, Side, FIRST_CLIENT, RUN_WIDE
 use crate::link::LinkConfig;
 use crate::reliability::flow::FlowControl;
 use crate::scenario::clients::parse_client_name;
-use crate::scenario::set::SetError;
+use crate::scenario::SetError;
 use crate::scenario::{Scenario, Strategy};
 
 use super::super::connection::Connection;
