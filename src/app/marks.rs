@@ -32,9 +32,10 @@ pub enum MarkCommand {
 }
 
 impl AppState {
-    /// The first lane's recording id: marks belong to it.
+    /// The first lane's run: marks belong to it, and outlive a memory-window trim, which
+    /// replaces the lane's recording with one of the run's newest events.
     pub fn run_id(&self) -> u64 {
-        self.lanes.first().map_or(0, |l| l.id())
+        self.lanes.first().map_or(0, |l| l.run_id())
     }
 
     /// The mark of the run shown.

@@ -31,6 +31,10 @@ const INDEX_STEP: usize = 16 * 1024;
 /// A lane's recording and its indexes (no view state: that lives with the views).
 pub struct Recording {
     id: u64,
+    /// The run this recording holds (all or, after a memory-window trim, the newest part of):
+    /// its own `id` at first, carried over by [`Self::keep_history_of`]. The window's mark and
+    /// selection belong to it, so a trim, which makes a new recording, does not forget them.
+    run: u64,
     /// What the lane is: where its events come from, what it runs when, its clients.
     pub info: LaneInfo,
     /// The scenario the run started from, for simulated and UDP lanes (`None` for a stream, a
@@ -76,8 +80,10 @@ impl Recording {
 
     /// An empty recording of a lane described by `info`.
     pub fn of(info: LaneInfo, scenario: Option<Scenario>) -> Self {
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         Self {
-            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            id,
+            run: id,
             info,
             scenario,
             actions: Vec::new(),
@@ -214,6 +220,12 @@ impl Recording {
         self.id
     }
 
+    /// The run this recording belongs to: [`Self::id`] unless it replaced an older part of the
+    /// same run at a trim.
+    pub fn run_id(&self) -> u64 {
+        self.run
+    }
+
     /// The first client's connection (an empty one while there is none): what code written for
     /// one connection reads.
     pub fn primary(&self) -> &Connection {
@@ -325,13 +337,15 @@ impl Recording {
 
     /// Takes what must outlive a trim from `old`, the recording this one replaces with its
     /// newest events: each client's anomaly index (the whole run's), the lane's description
-    /// (its protocol changes and named clients), its run-wide events and its bookmarks.
+    /// (its protocol changes and named clients), its run-wide events, its bookmarks and the run it
+    /// belongs to ([`Self::run_id`]).
     pub fn keep_history_of(&mut self, old: &mut Recording) {
         for c in &mut old.clients {
             let i = self.connection_index(c.client);
             self.clients[i].anomalies = std::mem::take(&mut c.anomalies);
         }
         self.info = old.info.clone();
+        self.run = old.run;
         self.run_wide = std::mem::take(&mut old.run_wide);
         self.payloads = old.payloads.take();
         // Bookmarks set during a run outlive the memory window: a save copies them into the

@@ -56,3 +56,27 @@ fn bookmarks_set_during_a_run_longer_than_the_memory_window_reach_the_saved_stre
     assert!(step_until(&mut h, 20.0, |s| s.bookmarks().len() == 2), "the opened file shows no bookmarks");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The mark belongs to the run, not to the recording that holds its newest part: a trim makes a
+/// new recording (a new id, so views rebuild), and the mark and the selection stay.
+#[test]
+fn the_mark_and_the_selection_outlive_a_memory_window_trim() {
+    let dir = temp_dir("mark");
+    let mut state = AppState::new(Scenario::default(), || {});
+    state.live_log = LiveLog::new(dir.clone());
+    let mut h = app_harness(state, egui::vec2(1280.0, 800.0));
+    h.state_mut().start();
+    h.state_mut().live_log.limits.window_s = 1.0;
+    assert!(step_until(&mut h, 30.0, |s| s.end_time() >= SimTime(1_000_000)), "the live run did not reach 1 s");
+    h.state_mut().apply(AppCommand::SeekTo(SimTime(800_000)));
+    h.state_mut().apply(AppCommand::Marks(MarkCommand::MarkCursor));
+    let mark = h.state().current_mark().expect("marked");
+    h.state_mut().apply(AppCommand::Marks(MarkCommand::Select(mark)));
+    let before = h.state().lanes[0].id();
+    let ran = step_until(&mut h, 30.0, |s| s.live_log.trimmed() && s.lanes[0].id() != before);
+    assert!(ran, "the live run did not trim its window");
+    h.state_mut().stop();
+    assert_eq!(h.state().current_mark(), Some(mark), "the trim forgot the mark");
+    assert_eq!(h.state().selection(), Some(mark), "the trim forgot the selection");
+    let _ = std::fs::remove_dir_all(&dir);
+}
