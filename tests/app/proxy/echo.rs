@@ -178,7 +178,11 @@ fn two_raw_peers_pair_through_the_proxy_and_see_its_loss() {
         // Acks are redundant (32 ack bits), so about the 80 % the proxy let through are acked.
         let share = acked as f64 / sent as f64;
         assert!((0.65..0.9).contains(&share), "{name}: acked {acked} of {sent}: {j}");
-        assert!((sent_dir.dropped_percent - 20.0).abs() < 8.0, "{name}: {sent_dir:?}");
+        // 20 % of a few hundred datagrams: within 8 points or 4.5 standard deviations of a
+        // binomial draw of that many, whichever is wider (CI saw 67 of 239 dropped, 3.1 sd off).
+        let sd_points = 100.0 * (0.2f64 * 0.8 / sent_dir.datagrams.max(1) as f64).sqrt();
+        let tolerance = (4.5 * sd_points).max(8.0);
+        assert!((sent_dir.dropped_percent - 20.0).abs() < tolerance, "{name}: {sent_dir:?}");
         // The peer's own RTT estimate sees the proxy's 50 ms each way.
         let rtt = j["estimates"]["rtt_ms"].as_f64().unwrap();
         assert!((95.0..140.0).contains(&rtt), "{name}: RTT {rtt}: {j}");
