@@ -237,18 +237,27 @@ impl SessionStream {
 /// Copies the session file `source` to `path` atomically (a temporary file beside it, synced,
 /// renamed over it), without reading it into memory: the size.
 pub fn copy_atomic(source: &Path, path: &Path) -> Result<u64> {
+    replace_atomic(path, |tmp, origin| {
+        let bytes =
+            std::fs::copy(source, tmp).with_context(|| format!("{origin}: cannot copy {}", source.display()))?;
+        File::open(tmp).and_then(|f| f.sync_all()).with_context(|| format!("{origin}: sync failed"))?;
+        Ok(bytes)
+    })
+}
+
+/// Replaces `path` by what `write` puts (and syncs) in a temporary file beside it, renamed over
+/// it; the temporary file is removed when anything fails. `write` gets the temporary path and
+/// the target's name for its messages, and returns the size written.
+pub fn replace_atomic(path: &Path, write: impl FnOnce(&Path, &str) -> Result<u64>) -> Result<u64> {
     let origin = path.display().to_string();
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
     super::remove_stale_temps(dir);
     let tmp = dir.join(format!(".{name}{}{}", super::save::TEMP_MARK, std::process::id()));
-    let result = (|| -> Result<u64> {
-        let bytes =
-            std::fs::copy(source, &tmp).with_context(|| format!("{origin}: cannot copy {}", source.display()))?;
-        File::open(&tmp).and_then(|f| f.sync_all()).with_context(|| format!("{origin}: sync failed"))?;
+    let result = write(&tmp, &origin).and_then(|bytes| {
         std::fs::rename(&tmp, path).with_context(|| format!("{origin}: cannot replace the file"))?;
         Ok(bytes)
-    })();
+    });
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }

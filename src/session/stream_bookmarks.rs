@@ -35,24 +35,14 @@ pub fn copy_with_bookmarks(source: &Path, path: &Path, bookmarks: &[Bookmark]) -
     if bookmarks.is_empty() {
         return super::stream::copy_atomic(source, path);
     }
-    let origin = path.display().to_string();
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let name = path.file_name().ok_or_else(|| anyhow!("{origin}: not a file name"))?.to_string_lossy();
-    super::remove_stale_temps(dir);
-    let tmp = dir.join(format!(".{name}{}{}", super::save::TEMP_MARK, std::process::id()));
-    let result = (|| -> Result<u64> {
-        let file = File::create(&tmp).with_context(|| format!("{origin}: cannot create"))?;
+    super::stream::replace_atomic(path, |tmp, origin| {
+        let file = File::create(tmp).with_context(|| format!("{origin}: cannot create"))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         let bytes = write_with_bookmarks(source, &mut out, bookmarks)?;
         let file = out.into_inner().map_err(|e| anyhow!("{origin}: write failed: {}", e.error()))?;
         file.sync_all().with_context(|| format!("{origin}: sync failed"))?;
-        std::fs::rename(&tmp, path).with_context(|| format!("{origin}: cannot replace the file"))?;
         Ok(bytes)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+    })
 }
 
 /// Writes `source` to `out` with `bookmarks` in its trailer: the bytes written.
