@@ -7,39 +7,49 @@ use ackscope_protocol::decode::{DecodeChoice, FormatKind};
 use ackscope_protocol::SimTime;
 
 use super::*;
-use crate::decode_enet::{build_enet_peer, finish, spawn};
+use crate::decode_enet::{build_enet_peer, finish, finish_connected, spawn, with_connected_pair};
 
 #[test]
 fn the_enet_library_pair_through_the_proxy_is_decoded_as_enet_reports_itself() {
     let exe = build_enet_peer();
-    let server_port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let server_addr: SocketAddr = format!("127.0.0.1:{server_port}").parse().unwrap();
-    let mut cfg = ProxyConfig::new(
-        "127.0.0.1:0".parse().unwrap(),
-        server_addr,
-        scenario(&["link.latency_ms=50", "link.loss_percent=20", "seed=24"]),
-    );
-    cfg.keep_bytes = true;
-    let proxy = Proxy::start(cfg).unwrap();
-    let mut decoder = ProxyDecoder::new(DecodeChoice::Auto);
-    // 6 s: under ENet's 10 s counter interval (see `decode_enet`).
-    let secs = "6";
-    let mut server = spawn(&exe, &["server".into(), server_port.to_string(), secs.into()]);
-    // The client may start once the server's port is taken.
-    assert!(crate::common::wait_until_udp_bound(server_addr, Duration::from_secs(10)), "the ENet server took its port");
-    let mut client = spawn(&exe, &["client".into(), proxy.local_addr().port().to_string(), secs.into(), "50".into()]);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while (client.try_wait().unwrap().is_none() || server.try_wait().unwrap().is_none()) && Instant::now() < deadline {
-        if let Ok(b) = proxy.batches().recv_timeout(Duration::from_millis(20)) {
+    let (client, server, outcome, decoder) = with_connected_pair([24, 25, 26], |seed| {
+        let server_port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let server_addr: SocketAddr = format!("127.0.0.1:{server_port}").parse().unwrap();
+        let seed = format!("seed={seed}");
+        let mut cfg = ProxyConfig::new(
+            "127.0.0.1:0".parse().unwrap(),
+            server_addr,
+            scenario(&["link.latency_ms=50", "link.loss_percent=20", &seed]),
+        );
+        cfg.keep_bytes = true;
+        let proxy = Proxy::start(cfg).unwrap();
+        let mut decoder = ProxyDecoder::new(DecodeChoice::Auto);
+        // 6 s: under ENet's 10 s counter interval (see `decode_enet`).
+        let secs = "6";
+        let mut server = spawn(&exe, &["server".into(), server_port.to_string(), secs.into()]);
+        // The client may start once the server's port is taken.
+        assert!(
+            crate::common::wait_until_udp_bound(server_addr, Duration::from_secs(10)),
+            "the ENet server took its port"
+        );
+        let mut client =
+            spawn(&exe, &["client".into(), proxy.local_addr().port().to_string(), secs.into(), "50".into()]);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while (client.try_wait().unwrap().is_none() || server.try_wait().unwrap().is_none())
+            && Instant::now() < deadline
+        {
+            if let Ok(b) = proxy.batches().recv_timeout(Duration::from_millis(20)) {
+                decoder.feed(&b);
+            }
+        }
+        let (client, server) = (finish(client), finish_connected(server));
+        let (outcome, rest) = proxy.stop_with_batches().unwrap();
+        for b in rest.try_iter() {
             decoder.feed(&b);
         }
-    }
-    let (client, server) = (finish(client), finish(server));
-    let (outcome, rest) = proxy.stop_with_batches().unwrap();
-    for b in rest.try_iter() {
-        decoder.feed(&b);
-    }
-    decoder.finish(SimTime::from_secs_f64(outcome.seconds));
+        decoder.finish(SimTime::from_secs_f64(outcome.seconds));
+        server.map(|server| (client, server, outcome, decoder))
+    });
     assert_eq!(decoder.format().as_deref(), Some(FormatKind::Enet.name()), "{:?}", decoder.probe_reason());
     assert_eq!(outcome.clients.len(), 1);
     let truth = &outcome.clients[0];
@@ -85,32 +95,36 @@ fn a_proxy_recording_of_enet_is_described_and_summarised_as_enet() {
     use std::process::{Command, Stdio};
 
     let exe = build_enet_peer();
-    let free = || UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let (server_addr, listen) = (free(), free());
     let dir = std::env::temp_dir().join(format!("ackscope-proxy-enet-out-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("enet.ron");
-    let mut server = spawn(&exe, &["server".into(), server_addr.port().to_string(), "6".into()]);
-    let proxy = Command::new(env!("CARGO_BIN_EXE_ackscope"))
-        .args(["proxy", "--listen", &listen.to_string(), "--forward", &server_addr.to_string()])
-        .args(["--set", "link.latency_ms=50", "--set", "link.loss_percent=20", "--set", "seed=24"])
-        .args(["--seconds", "8", "--json", "--out"])
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The client starts once the proxy and the server hold their ports.
-    for (what, addr) in [("the proxy", listen), ("the ENet server", server_addr)] {
-        assert!(crate::common::wait_until_udp_bound(addr, Duration::from_secs(10)), "{what} took its port");
-    }
-    let client = spawn(&exe, &["client".into(), listen.port().to_string(), "6".into(), "50".into()]);
-    let client = finish(client);
-    let _ = server.wait();
-    let done = proxy.wait_with_output().unwrap();
-    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
-    assert!(client.sent > 150, "the exchange ran: {client:?}");
-    let live: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    let live = with_connected_pair([24, 25, 26], |seed| {
+        let free = || UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let (server_addr, listen) = (free(), free());
+        let _ = std::fs::remove_file(&out);
+        let server = spawn(&exe, &["server".into(), server_addr.port().to_string(), "6".into()]);
+        let proxy = Command::new(env!("CARGO_BIN_EXE_ackscope"))
+            .args(["proxy", "--listen", &listen.to_string(), "--forward", &server_addr.to_string()])
+            .args(["--set", "link.latency_ms=50", "--set", "link.loss_percent=20", "--set", &format!("seed={seed}")])
+            .args(["--seconds", "8", "--json", "--out"])
+            .arg(&out)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The client starts once the proxy and the server hold their ports.
+        for (what, addr) in [("the proxy", listen), ("the ENet server", server_addr)] {
+            assert!(crate::common::wait_until_udp_bound(addr, Duration::from_secs(10)), "{what} took its port");
+        }
+        let client = spawn(&exe, &["client".into(), listen.port().to_string(), "6".into(), "50".into()]);
+        let client = finish(client);
+        let server = finish_connected(server);
+        let done = proxy.wait_with_output().unwrap();
+        assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+        server?;
+        assert!(client.sent > 150, "the exchange ran: {client:?}");
+        Some(serde_json::from_slice::<serde_json::Value>(&done.stdout).unwrap())
+    });
 
     let s = ackscope::session::load_verified(&out, ackscope::session::Verify::Checksum).unwrap();
     let lane = ackscope::model::Recording::from_header(&s).info;
