@@ -98,7 +98,8 @@ impl AppState {
             Some((full, events)) => {
                 // The stream file has every event; the bookmarks set in the window are written
                 // into the copy's trailer.
-                let mut job = FileJob::copy_with_bookmarks(path, full, mark.1.clone(), self.wake.clone());
+                let payloads = header.payloads;
+                let mut job = FileJob::copy_with_bookmarks(path, full, mark.1.clone(), payloads, self.wake.clone());
                 job.events = Some(events);
                 job
             }

@@ -177,16 +177,18 @@ impl FileJob {
 
     /// Saves by copying `source`, a complete session file (the stream file of a live run that
     /// keeps only a window in memory), on a worker thread, with `bookmarks` written into the
-    /// copy's trailer (a stream file holds the events, not the window's bookmarks).
+    /// copy's trailer (a stream file holds the events, not the window's bookmarks), and the
+    /// datagrams' bytes the window kept (`payloads`).
     pub fn copy_with_bookmarks(
         path: &Path,
         source: PathBuf,
         bookmarks: Vec<session::Bookmark>,
+        payloads: Vec<session::payloads::SavedPayload>,
         wake: Arc<dyn Fn() + Send + Sync>,
     ) -> Self {
         Self::spawn(JobKind::Save, path, wake, move |path, progress| {
             progress.start(Phase::Writing, 1);
-            session::stream_bookmarks::copy_with_bookmarks(&source, path, &bookmarks).map(Finished::Saved)
+            session::stream_bookmarks::copy_with_bookmarks(&source, path, &bookmarks, &payloads).map(Finished::Saved)
         })
     }
 

@@ -63,10 +63,13 @@ impl AppState {
     fn point_of(&self, b: &Bookmark) -> Mark {
         let at = SimTime(b.at_us);
         match b.target {
-            Some(BookmarkTarget::Packet { lane, uid }) => {
-                let lanes = self.shown();
-                let row = lanes.get(lane).and_then(|l| l.packets.row_by_uid(uid, &l.ledger));
-                row.map_or(Mark::instant(at), |r| Mark::packet(lane, uid, r.dir, r.seq, at))
+            Some(BookmarkTarget::Packet { lane, uid, client }) => {
+                let client = client.unwrap_or(ackscope_protocol::FIRST_CLIENT);
+                let lanes = self.shown_lanes();
+                // That client's packet log: uids count per client.
+                let shown = lanes.get(lane).map(|rec| crate::model::Shown::focus(rec, client));
+                let row = shown.as_ref().and_then(|l| l.packets.row_by_uid(uid, &l.ledger));
+                row.map_or(Mark::instant(at), |r| Mark::packet(lane, uid, r.dir, r.seq, at).of_client(client))
             }
             Some(BookmarkTarget::Message { lane, side, id }) => Mark::message(lane, side, id, at),
             None => Mark::instant(at),
@@ -106,7 +109,12 @@ impl AppState {
                 let Some(b) = self.bookmarks().get(i).cloned() else { return };
                 let at = SimTime(b.at_us);
                 match b.target {
-                    Some(BookmarkTarget::Packet { lane, uid }) => {
+                    Some(BookmarkTarget::Packet { lane, uid, client }) => {
+                        // The packet is in its client's log: show that client first.
+                        let client = client.unwrap_or(ackscope_protocol::FIRST_CLIENT);
+                        if self.lanes.get(lane).is_some_and(|l| l.client(client).is_some()) {
+                            self.focus = client;
+                        }
                         self.reveal_target(RevealTarget::Packet { lane, uid }, Some(at))
                     }
                     Some(BookmarkTarget::Message { lane, side, id }) => {

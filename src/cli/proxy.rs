@@ -11,7 +11,9 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::common::{fail, print, MAX_SECONDS};
+use crate::app::live_log::LiveLimits;
 use crate::capture::relayed::RelayedCapture;
+use crate::model::payloads::Payloads;
 use crate::params::{self, overrides};
 use crate::proxy::config::{transparent_scenario, DEFAULT_EXPIRE_S, DEFAULT_MAX_CLIENTS};
 use crate::proxy::decode::{self, ProxyDecoder};
@@ -114,8 +116,9 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig> {
     cfg.expire_after = Duration::from_secs_f64(args.expire_s);
     cfg.max_clients = args.max_clients;
     cfg.realtime = args.realtime;
-    // Decoding and the capture need each datagram's bytes beside its events.
-    cfg.keep_bytes = decode != DecodeChoice::None || args.pcapng.is_some();
+    // Decoding, the capture and the session file (which saves them) need each datagram's bytes
+    // beside its events.
+    cfg.keep_bytes = decode != DecodeChoice::None || args.pcapng.is_some() || args.out.is_some();
     cfg.decode = decode;
     cfg.decode_name = args.decode.trim().to_string();
     cfg.upstream_bind = args.upstream.as_deref().map(resolve).transpose().context("--upstream")?;
@@ -146,9 +149,16 @@ fn run(args: &ProxyArgs) -> Result<ProxyReport> {
     );
     let local = proxy.local_addr();
     let deadline = args.seconds.map(|s| Instant::now() + Duration::from_secs_f64(s));
+    // The bytes the session file keeps, to the window's live memory caps.
+    let kept = Payloads::shared(LiveLimits::default());
     let mut take = |batch: Batch, out: &mut Option<SessionOut>| -> Result<()> {
         if let Some(c) = capture.as_mut() {
             c.take(&batch)?;
+        }
+        if out.is_some() {
+            for d in &batch.datagrams {
+                kept.keep(d.client, d.uid, d.at, &d.bytes);
+            }
         }
         let events = match decoder.as_mut() {
             Some(d) => d.feed(&batch),
@@ -189,7 +199,10 @@ fn run(args: &ProxyArgs) -> Result<ProxyReport> {
         eprintln!("ackscope: wrote {} ({packets} packets, {bytes} bytes): ackscope fit reads it", path.display());
     }
     let session_bytes = match out {
-        Some(o) => Some(o.finish(end)?),
+        Some(mut o) => {
+            o.keep_payloads(crate::session::payloads::saved(&kept));
+            Some(o.finish(end)?)
+        }
         None => None,
     };
     let report = ProxyReport::new(local, &cfg, &outcome, session_bytes);

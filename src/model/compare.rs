@@ -45,6 +45,51 @@ pub struct CompareTotals {
     pub redundant_copy_bytes: u64,
     /// Copies counted in [`Self::redundant_copy_bytes`].
     pub redundant_copies: u64,
+    /// What every lane has, messages or not (a capture's, a proxy's): the verdict's ground when
+    /// a lane delivered no message.
+    pub packets: PacketTotals,
+}
+
+/// Packet-level figures of a lane: what a capture or a proxy has when it decodes no messages.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PacketTotals {
+    /// Datagrams put on the link, per direction (`[A->B, B->A]`).
+    pub sent: [u64; 2],
+    /// Of them, dropped by the link, per direction.
+    pub dropped: [u64; 2],
+    /// Their bytes, both directions.
+    pub link_bytes: u64,
+    /// Packets the endpoints reported acked (decoded acks for a capture).
+    pub acked: u64,
+    /// Messages sent again (any cause), as decoded.
+    pub resent: u64,
+    pub rtt_samples: u64,
+    pub rtt_sum_ms: f64,
+}
+
+impl PacketTotals {
+    pub fn sent_total(&self) -> u64 {
+        self.sent[0] + self.sent[1]
+    }
+
+    /// Share of `dir`'s datagrams the link dropped (`None`: all of both directions), percent;
+    /// 0 before any was sent.
+    pub fn loss_percent(&self, dir: Option<usize>) -> f64 {
+        let (d, s) = match dir {
+            Some(i) => (self.dropped[i], self.sent[i]),
+            None => (self.dropped[0] + self.dropped[1], self.sent_total()),
+        };
+        if s == 0 {
+            0.0
+        } else {
+            d as f64 * 100.0 / s as f64
+        }
+    }
+
+    /// Mean of the RTT samples, ms (`None` without samples).
+    pub fn rtt_mean_ms(&self) -> Option<f64> {
+        (self.rtt_samples > 0).then(|| self.rtt_sum_ms / self.rtt_samples as f64)
+    }
 }
 
 impl CompareTotals {
@@ -133,10 +178,25 @@ impl LaneFigures {
         let (mut bytes, mut delivered) = (vec![0.0; n_bins], vec![0.0; n_bins]);
         let mut resends: [Vec<f64>; 4] = std::array::from_fn(|_| vec![0.0; n_bins]);
         let (mut spurious, mut hol) = (vec![0.0; n_bins], vec![0.0; n_bins]);
+        let p = &mut totals.packets;
         for e in rec.store.events_until(until) {
-            if let EventKind::PacketSent { bytes: b, .. } = e.kind {
-                totals.wire_bytes += b as u64;
-                bytes[bin(e.time)] += b as f64;
+            match e.kind {
+                EventKind::PacketSent { bytes: b, .. } => {
+                    totals.wire_bytes += b as u64;
+                    bytes[bin(e.time)] += b as f64;
+                }
+                EventKind::LinkSent { dir, bytes: b, .. } => {
+                    p.sent[dir.index()] += 1;
+                    p.link_bytes += b as u64;
+                }
+                EventKind::LinkDropped { dir, .. } => p.dropped[dir.index()] += 1,
+                EventKind::PacketAcked { .. } => p.acked += 1,
+                EventKind::MessageSent { kind, .. } if kind != SendKind::First => p.resent += 1,
+                EventKind::RttSample { rtt_ms, .. } if rtt_ms.is_finite() => {
+                    p.rtt_samples += 1;
+                    p.rtt_sum_ms += f64::from(rtt_ms);
+                }
+                _ => {}
             }
         }
         let (mut clean, mut dropped, mut latencies) = (Vec::new(), Vec::new(), Vec::new());

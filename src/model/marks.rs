@@ -8,7 +8,7 @@
 //! between two packets of one lane and direction (and message id deltas between two messages of
 //! one lane and side): across directions the numbers count different things.
 
-use ackscope_protocol::{Dir, Side, SimTime};
+use ackscope_protocol::{ClientId, Dir, Side, SimTime, FIRST_CLIENT};
 
 use crate::session::{Bookmark, BookmarkTarget};
 
@@ -17,8 +17,8 @@ use crate::session::{Bookmark, BookmarkTarget};
 pub enum MarkTarget {
     /// A moment of the run, nothing in particular.
     Instant,
-    /// Link send `uid` of lane `lane`, with its direction and sequence.
-    Packet { lane: usize, uid: u64, dir: Dir, seq: u32 },
+    /// Link send `uid` of `client` in lane `lane`, with its direction and sequence.
+    Packet { lane: usize, client: ClientId, uid: u64, dir: Dir, seq: u32 },
     /// Message `id` sent by `side` in lane `lane`.
     Message { lane: usize, side: Side, id: u64 },
 }
@@ -35,8 +35,17 @@ impl Mark {
         Self { at, target: MarkTarget::Instant }
     }
 
+    /// A packet of the first client ([`Self::of_client`] names another).
     pub fn packet(lane: usize, uid: u64, dir: Dir, seq: u32, at: SimTime) -> Self {
-        Self { at, target: MarkTarget::Packet { lane, uid, dir, seq } }
+        Self { at, target: MarkTarget::Packet { lane, client: FIRST_CLIENT, uid, dir, seq } }
+    }
+
+    /// This point on `client`'s packet (uids count per client); no change to another target.
+    pub fn of_client(mut self, client: ClientId) -> Self {
+        if let MarkTarget::Packet { client: c, .. } = &mut self.target {
+            *c = client;
+        }
+        self
     }
 
     pub fn message(lane: usize, side: Side, id: u64, at: SimTime) -> Self {
@@ -49,9 +58,9 @@ impl Mark {
         let dt_us = other.at.0 as i64 - self.at.0 as i64;
         let step = match (self.target, other.target) {
             (
-                MarkTarget::Packet { lane: l0, dir: d0, seq: s0, .. },
-                MarkTarget::Packet { lane: l1, dir: d1, seq: s1, .. },
-            ) if l0 == l1 && d0 == d1 => Some(Step::Seq(seq_step(s0, s1, dt_us))),
+                MarkTarget::Packet { lane: l0, client: c0, dir: d0, seq: s0, .. },
+                MarkTarget::Packet { lane: l1, client: c1, dir: d1, seq: s1, .. },
+            ) if l0 == l1 && c0 == c1 && d0 == d1 => Some(Step::Seq(seq_step(s0, s1, dt_us))),
             (
                 MarkTarget::Message { lane: l0, side: s0, id: i0 },
                 MarkTarget::Message { lane: l1, side: s1, id: i1 },
@@ -66,7 +75,8 @@ impl Mark {
         let at = format!("{:.4} s", self.at.as_secs_f64());
         match self.target {
             MarkTarget::Instant => at,
-            MarkTarget::Packet { dir, seq, .. } => format!("{} seq {seq} at {at}", dir.label()),
+            MarkTarget::Packet { dir, seq, client: FIRST_CLIENT, .. } => format!("{} seq {seq} at {at}", dir.label()),
+            MarkTarget::Packet { dir, seq, client, .. } => format!("client {client} {} seq {seq} at {at}", dir.label()),
             MarkTarget::Message { side, id, .. } => format!("message {side:?} #{id} at {at}"),
         }
     }
@@ -75,7 +85,9 @@ impl Mark {
     pub fn bookmark_target(&self) -> Option<BookmarkTarget> {
         match self.target {
             MarkTarget::Instant => None,
-            MarkTarget::Packet { lane, uid, .. } => Some(BookmarkTarget::Packet { lane, uid }),
+            MarkTarget::Packet { lane, client, uid, .. } => {
+                Some(BookmarkTarget::Packet { lane, uid, client: (client != FIRST_CLIENT).then_some(client) })
+            }
             MarkTarget::Message { lane, side, id } => Some(BookmarkTarget::Message { lane, side, id }),
         }
     }

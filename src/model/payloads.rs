@@ -6,7 +6,8 @@
 //! recording, keyed like the link's ground truth by `(client, uid)`. The source fills the store
 //! from its own threads while the window reads it, so it sits behind a mutex shared by both
 //! ([`SharedPayloads`]). It keeps to the live memory caps the window uses, as the proxy's own
-//! byte store does: both are a [`KeptTable`]. Sessions do not save these bytes.
+//! byte store does: both are a [`KeptTable`]. A saved session keeps them
+//! ([`crate::session::payloads`]), and reopening it fills a store again.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -77,6 +78,11 @@ impl Payloads {
     /// The bytes of `client`'s send `uid`, while kept.
     pub fn get(&self, client: ClientId, uid: u64) -> Option<Vec<u8>> {
         self.table().get(client, uid).map(|p| p.bytes.clone())
+    }
+
+    /// A copy of every payload kept, in the order stored (what a save writes).
+    pub fn all(&self) -> Vec<Payload> {
+        self.table().iter().cloned().collect()
     }
 
     pub fn len(&self) -> usize {

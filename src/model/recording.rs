@@ -212,6 +212,7 @@ impl Recording {
         rec.actions = s.actions.clone();
         rec.transport = s.transport;
         rec.bookmarks = s.bookmarks.clone();
+        rec.payloads = crate::session::payloads::store_of(&s.payloads);
         rec
     }
 
@@ -367,6 +368,7 @@ impl Recording {
         }
         s.clients = self.info.named_clients().cloned().collect();
         s.bookmarks = self.bookmarks.clone();
+        s.payloads = self.payloads.as_deref().map(crate::session::payloads::saved).unwrap_or_default();
         s
     }
 

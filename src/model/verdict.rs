@@ -8,6 +8,9 @@
 //! lane's resends by cause and how many were spurious (the peer already had the message), the
 //! bytes spent on copies that brought nothing, and the time messages waited for earlier ones.
 
+#[path = "verdict_packets.rs"]
+mod packets;
+
 use super::compare::{CompareTotals, CAUSES};
 
 /// Differences smaller than this (percent of bytes per message) read as "the same".
@@ -15,12 +18,12 @@ const SAME_BYTES_PERCENT: f64 = 0.5;
 /// p99 differences smaller than this (ms) read as "the same".
 const SAME_P99_MS: f64 = 0.5;
 
-/// One plain sentence comparing lane `a` with lane `b`.
+/// One plain sentence comparing lane `a` with lane `b`: by messages when both delivered
+/// reliable ones, else by what both have, their packets ([`packets::verdict`]: a capture's or a
+/// proxy's lane decodes no messages).
 pub fn verdict(a: (&str, &CompareTotals), b: (&str, &CompareTotals)) -> String {
-    for (s, t) in [a, b] {
-        if t.delivered == 0 {
-            return format!("No reliable message delivered by {} yet: nothing to compare.", s);
-        }
+    if a.1.delivered == 0 || b.1.delivered == 0 {
+        return packets::verdict(a, b);
     }
     let (cheap, dear) = if a.1.bytes_per_message() <= b.1.bytes_per_message() { (a, b) } else { (b, a) };
     let (cb, db) = (cheap.1.bytes_per_message(), dear.1.bytes_per_message());
@@ -49,10 +52,11 @@ pub fn verdict(a: (&str, &CompareTotals), b: (&str, &CompareTotals)) -> String {
 const ONLY_CAUSE: [&str; 4] = ["all on the resend delay", "all on a Nak", "all redundant copies", "all on a timeout"];
 
 /// The second sentence: each lane's resends by cause, the spurious share, the bytes in
-/// redundant copies, then the head-of-line waits; `None` before both lanes delivered.
+/// redundant copies, then the head-of-line waits; each lane's packet figures when one lane
+/// delivered no message ([`packets::why`]); `None` before both lanes sent a packet.
 pub fn why(a: (&str, &CompareTotals), b: (&str, &CompareTotals)) -> Option<String> {
     if a.1.delivered == 0 || b.1.delivered == 0 {
-        return None;
+        return packets::why(a, b);
     }
     let mut clauses: Vec<String> = [a, b].iter().map(|(name, t)| resends_clause(name, t)).collect();
     let (ha, hb) = (a.1.hol_total_ms, b.1.hol_total_ms);
@@ -175,9 +179,9 @@ mod tests {
     }
 
     #[test]
-    fn verdict_waits_for_deliveries() {
+    fn verdict_waits_for_packets_when_a_lane_delivered_no_message() {
         let v = verdict(("glenn", &totals(500, 0, 0.0)), ("ue4", &totals(400, 10, 50.0)));
-        assert_eq!(v, "No reliable message delivered by glenn yet: nothing to compare.");
+        assert_eq!(v, "No packets from glenn yet: nothing to compare.");
     }
 
     #[test]
@@ -201,6 +205,6 @@ mod tests {
             why(("a", &quiet), ("b", &quiet)).unwrap(),
             "Why: a resent nothing; b resent nothing; no message waited for an earlier one."
         );
-        assert_eq!(why(("a", &quiet), ("b", &totals(0, 0, 0.0))), None);
+        assert_eq!(why(("a", &quiet), ("b", &totals(0, 0, 0.0))), None, "b sent no packet");
     }
 }

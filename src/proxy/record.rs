@@ -36,6 +36,8 @@ pub struct SessionOut {
     finished: bool,
     tmp: PathBuf,
     path: PathBuf,
+    /// The datagrams' bytes, written with the last trailer ([`Self::keep_payloads`]).
+    payloads: Vec<crate::session::payloads::SavedPayload>,
 }
 
 impl SessionOut {
@@ -52,8 +54,15 @@ impl SessionOut {
         // Real time on real sockets: a re-run cannot reproduce the traffic.
         header.transport = Transport::Udp;
         header.origin = Some(Origin::Proxy { listen: addr_text(listen), upstream: addr_text(forward) });
-        let mut out =
-            Self { stream: None, header, pending_actions: Vec::new(), finished: false, tmp, path: path.to_path_buf() };
+        let mut out = Self {
+            stream: None,
+            header,
+            pending_actions: Vec::new(),
+            finished: false,
+            tmp,
+            path: path.to_path_buf(),
+            payloads: Vec::new(),
+        };
         out.set_protocol(&crate::proxy::decode::lane_protocol(None));
         Ok(out)
     }
@@ -118,6 +127,12 @@ impl SessionOut {
         Ok(())
     }
 
+    /// The exact bytes of the datagrams relayed (what the proxy read), saved in the file when it
+    /// is finished so a reopened recording shows them as sent.
+    pub fn keep_payloads(&mut self, payloads: Vec<crate::session::payloads::SavedPayload>) {
+        self.payloads = payloads;
+    }
+
     /// Finishes the file covering `duration` and renames it into place: its size.
     pub fn finish(mut self, duration: SimTime) -> Result<u64> {
         if self.stream.is_none() {
@@ -125,6 +140,7 @@ impl SessionOut {
         }
         let mut stream = self.stream.take().expect("opened");
         stream.set_duration(duration.0);
+        stream.keep_payloads(std::mem::take(&mut self.payloads));
         let bytes = stream.finish()?;
         std::fs::rename(&self.tmp, &self.path)
             .with_context(|| format!("{}: cannot replace the file", self.path.display()))?;

@@ -33,6 +33,7 @@ mod fast_load;
 pub mod jsonl;
 pub mod jsonl_export;
 mod lines;
+pub mod payloads;
 mod progress;
 pub mod reencode;
 mod rerun;
@@ -137,6 +138,11 @@ pub struct Session {
     /// files without bookmarks read and write exactly as before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bookmarks: Vec<Bookmark>,
+    /// The exact bytes of the first lane's datagrams, where its source had them (a UDP run, a
+    /// proxy, a capture); absent when there are none, so files without them read and write
+    /// exactly as before ([`payloads`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub payloads: Vec<payloads::SavedPayload>,
     /// FNV-1a 64 of the file text with these digits zeroed; absent in hand-written scenarios.
     #[serde(default)]
     pub checksum: Option<String>,
@@ -159,8 +165,15 @@ pub struct Bookmark {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub enum BookmarkTarget {
-    /// Link send `uid`.
-    Packet { lane: usize, uid: u64 },
+    /// Link send `uid` of `client` (uids count per client: a recording of several clients has
+    /// a uid 12 in each). `client` is left out for the first client, so one-client files read
+    /// and write as before.
+    Packet {
+        lane: usize,
+        uid: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        client: Option<ackscope_protocol::ClientId>,
+    },
     /// Message `id` sent by `side`.
     Message { lane: usize, side: ackscope_protocol::Side, id: u64 },
 }
@@ -209,11 +222,13 @@ impl Session {
             ab_actions: Vec::new(),
             ab_events: Vec::new(),
             bookmarks: Vec::new(),
+            payloads: Vec::new(),
             checksum: None,
         }
     }
 
-    /// The same session without events (header, action logs, duration), copied.
+    /// The same session without events (header, action logs, duration), copied; without the
+    /// datagrams' bytes too, which describe those events.
     pub fn header(&self) -> Session {
         Session {
             format_version: self.format_version,
@@ -232,6 +247,9 @@ impl Session {
             ab_actions: self.ab_actions.clone(),
             ab_events: Vec::new(),
             bookmarks: self.bookmarks.clone(),
+            // The bytes belong to these events: a re-run or a rewrite that takes this header
+            // brings events of its own.
+            payloads: Vec::new(),
             checksum: None,
         }
     }

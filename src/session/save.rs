@@ -8,6 +8,7 @@ use ackscope_protocol::{Event, Scenario, Step, Strategy};
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 
+use super::payloads::SavedPayload;
 use super::{
     codec, event_line, fnv1a, ron_line, Bookmark, Phase, Progress, Session, Transport, CHECKSUM_KEY,
     CHECKSUM_PLACEHOLDER,
@@ -41,6 +42,8 @@ struct SessionOut<'a> {
     ab_events: &'a [Event],
     #[serde(skip_serializing_if = "<[Bookmark]>::is_empty")]
     bookmarks: &'a [Bookmark],
+    #[serde(skip_serializing_if = "<[SavedPayload]>::is_empty")]
+    payloads: &'a [SavedPayload],
     checksum: Option<&'a str>,
 }
 
@@ -105,6 +108,7 @@ fn session_out<'a>(header: &'a Session, lanes: [&'a [Event]; 2]) -> SessionOut<'
         ab_actions: &header.ab_actions,
         ab_events: lanes[1],
         bookmarks: &header.bookmarks,
+        payloads: &header.payloads,
         checksum: Some(CHECKSUM_PLACEHOLDER),
     }
 }

@@ -49,6 +49,9 @@ struct Trailer<'a> {
     clients: &'a [ClientInfo],
     actions: &'a [Step],
     duration_us: u64,
+    /// Set once, before the last flush ([`SessionStream::keep_payloads`]).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    payloads: &'a [super::payloads::SavedPayload],
     checksum: Option<&'a str>,
 }
 
@@ -70,6 +73,8 @@ pub struct SessionStream {
     writer: super::ron_line::LineWriter,
     /// The lane's description, when written in the trailer (see [`Self::describe`]).
     late: Option<Described>,
+    /// The datagrams' bytes, written with the trailer (see [`Self::keep_payloads`]).
+    payloads: Vec<super::payloads::SavedPayload>,
 }
 
 /// What a lane's source learns as it goes: the protocol its decoder picks, the clients it names.
@@ -143,6 +148,7 @@ impl SessionStream {
             last_flush: Instant::now(),
             writer: Default::default(),
             late,
+            payloads: Vec::new(),
         };
         s.file.write_all(head_text.as_bytes()).with_context(|| format!("{origin}: write failed"))?;
         s.flush()?;
@@ -196,6 +202,14 @@ impl SessionStream {
         self.dirty = true;
     }
 
+    /// The exact bytes of the lane's datagrams (a proxy's), written with the trailer from the
+    /// next flush on. Every flush rewrites the trailer, so a source sets them once, just before
+    /// [`Self::finish`], not as it goes.
+    pub fn keep_payloads(&mut self, payloads: Vec<super::payloads::SavedPayload>) {
+        self.payloads = payloads;
+        self.dirty = true;
+    }
+
     /// Writes the trailer after the events and hands everything to the system: from here a
     /// killed process leaves a complete session. The next events overwrite the trailer.
     pub fn flush(&mut self) -> Result<()> {
@@ -207,6 +221,7 @@ impl SessionStream {
             clients: late.map_or(&[], |d| &d.clients[..]),
             actions: &self.actions,
             duration_us: self.duration_us,
+            payloads: &self.payloads,
             checksum: Some(CHECKSUM_PLACEHOLDER),
         };
         let text = ron::ser::to_string_pretty(&trailer, pretty()).context("serialising the trailer")?;

@@ -1,9 +1,10 @@
-//! Saving a live run's stream file with the window's bookmarks in it.
+//! Saving a live run's stream file with the window's bookmarks (and its datagrams' bytes) in it.
 //!
 //! A live run longer than the memory window is saved by copying its stream file
 //! ([`super::stream`]), which has every event but not the bookmarks set in the window. The copy
 //! made here is the stream file line for line up to the end of its events, then its trailer
-//! with a `bookmarks` field added (RON fields may come in any order, and `bookmarks` is the
+//! with a `bookmarks` field added, and a `payloads` field when the run kept its datagrams' bytes
+//! ([`super::payloads`]; a UDP run's, held in the window) (RON fields may come in any order, and `bookmarks` is the
 //! session's optional field, so the result reads as any saved session does) and the checksum
 //! computed again over the whole text. It is read and written a line at a time, never whole in
 //! memory, into a temporary file beside the target that is synced and renamed over it, as every
@@ -16,6 +17,7 @@ use std::path::Path;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::Serialize;
 
+use super::payloads::SavedPayload;
 use super::save::pretty;
 use super::{Bookmark, CHECKSUM_KEY, CHECKSUM_PLACEHOLDER};
 
@@ -29,16 +31,22 @@ fn fnv_more(mut h: u64, bytes: &[u8]) -> u64 {
     h
 }
 
-/// Copies the stream file `source` to `path` atomically with `bookmarks` in it (a plain copy when
-/// there are none): the size written.
-pub fn copy_with_bookmarks(source: &Path, path: &Path, bookmarks: &[Bookmark]) -> Result<u64> {
-    if bookmarks.is_empty() {
+/// Copies the stream file `source` to `path` atomically with `bookmarks` and `payloads` in it (a
+/// plain copy when there are neither; the source's own payloads are kept when `payloads` is
+/// empty): the size written.
+pub fn copy_with_bookmarks(
+    source: &Path,
+    path: &Path,
+    bookmarks: &[Bookmark],
+    payloads: &[SavedPayload],
+) -> Result<u64> {
+    if bookmarks.is_empty() && payloads.is_empty() {
         return super::stream::copy_atomic(source, path);
     }
     super::stream::replace_atomic(path, |tmp, origin| {
         let file = File::create(tmp).with_context(|| format!("{origin}: cannot create"))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
-        let bytes = write_with_bookmarks(source, &mut out, bookmarks)?;
+        let bytes = write_with_bookmarks(source, &mut out, bookmarks, payloads)?;
         let file = out.into_inner().map_err(|e| anyhow!("{origin}: write failed: {}", e.error()))?;
         file.sync_all().with_context(|| format!("{origin}: sync failed"))?;
         Ok(bytes)
@@ -46,7 +54,12 @@ pub fn copy_with_bookmarks(source: &Path, path: &Path, bookmarks: &[Bookmark]) -
 }
 
 /// Writes `source` to `out` with `bookmarks` in its trailer: the bytes written.
-fn write_with_bookmarks(source: &Path, out: &mut impl Write, bookmarks: &[Bookmark]) -> Result<u64> {
+fn write_with_bookmarks(
+    source: &Path,
+    out: &mut impl Write,
+    bookmarks: &[Bookmark],
+    payloads: &[SavedPayload],
+) -> Result<u64> {
     let from = source.display().to_string();
     let file = File::open(source).with_context(|| format!("{from}: cannot read"))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
@@ -69,8 +82,8 @@ fn write_with_bookmarks(source: &Path, out: &mut impl Write, bookmarks: &[Bookma
     }
     let mut rest = String::new();
     reader.read_to_string(&mut rest).with_context(|| format!("{from}: cannot read"))?;
-    let tail =
-        trailer_with(&rest, bookmarks).ok_or_else(|| anyhow!("{from}: its trailer is not as ackscope writes it"))?;
+    let tail = trailer_with(&rest, bookmarks, payloads)
+        .ok_or_else(|| anyhow!("{from}: its trailer is not as ackscope writes it"))?;
     let at = tail.rfind(CHECKSUM_KEY).ok_or_else(|| anyhow!("{from}: checksum missing"))? + CHECKSUM_KEY.len();
     let mut tail = tail;
     let sum = format!("{:016x}", fnv_more(hash, tail.as_bytes()));
@@ -80,13 +93,17 @@ fn write_with_bookmarks(source: &Path, out: &mut impl Write, bookmarks: &[Bookma
 }
 
 /// The trailer `rest` (the fields after the events, one a line at the top level) with any
-/// `bookmarks` field it had replaced by `bookmarks`, and its checksum the placeholder.
-fn trailer_with(rest: &str, bookmarks: &[Bookmark]) -> Option<String> {
+/// `bookmarks` field it had replaced by `bookmarks`, its `payloads` by `payloads` when there are
+/// any, and its checksum the placeholder.
+fn trailer_with(rest: &str, bookmarks: &[Bookmark], payloads: &[SavedPayload]) -> Option<String> {
     #[derive(Serialize)]
     struct Field<'a> {
+        #[serde(skip_serializing_if = "<[Bookmark]>::is_empty")]
         bookmarks: &'a [Bookmark],
+        #[serde(skip_serializing_if = "<[SavedPayload]>::is_empty")]
+        payloads: &'a [SavedPayload],
     }
-    let text = ron::ser::to_string_pretty(&Field { bookmarks }, pretty()).ok()?;
+    let text = ron::ser::to_string_pretty(&Field { bookmarks, payloads }, pretty()).ok()?;
     let field = text.strip_prefix("(\n")?.strip_suffix(')')?;
     let key_at = rest.rfind(CHECKSUM_KEY)?;
     let mut kept = String::with_capacity(rest.len() + field.len());
@@ -97,7 +114,7 @@ fn trailer_with(rest: &str, bookmarks: &[Bookmark]) -> Option<String> {
             skipping = !l.starts_with(']');
             continue;
         }
-        if l.starts_with("bookmarks:") {
+        if l.starts_with("bookmarks:") || (!payloads.is_empty() && l.starts_with("payloads:")) {
             skipping = !l.trim_end().ends_with("],");
             continue;
         }
@@ -130,15 +147,19 @@ mod tests {
         stream.finish().unwrap();
         let marks = vec![
             Bookmark { name: "loss burst".into(), at_us: 250_000, target: None },
-            Bookmark { name: "b".into(), at_us: 700_000, target: Some(BookmarkTarget::Packet { lane: 0, uid: 12 }) },
+            Bookmark {
+                name: "b".into(),
+                at_us: 700_000,
+                target: Some(BookmarkTarget::Packet { lane: 0, uid: 12, client: None }),
+            },
         ];
-        copy_with_bookmarks(&src, &dst, &marks).unwrap();
+        copy_with_bookmarks(&src, &dst, &marks, &[]).unwrap();
         let back = crate::session::load_verified(&dst, crate::session::Verify::Checksum).unwrap();
         assert_eq!(back.bookmarks, marks);
         assert_eq!(back.events, events);
         // Again over the copy: the bookmarks are replaced, not doubled.
         let again = dir.join("again.ron");
-        copy_with_bookmarks(&dst, &again, &marks[..1]).unwrap();
+        copy_with_bookmarks(&dst, &again, &marks[..1], &[]).unwrap();
         let back = crate::session::load_verified(&again, crate::session::Verify::Checksum).unwrap();
         assert_eq!(back.bookmarks, marks[..1]);
         let _ = std::fs::remove_dir_all(&dir);

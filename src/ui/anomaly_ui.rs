@@ -445,10 +445,9 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
 /// packet or message.
 pub fn anomaly_point(rec: &Shown<'_>, lane: usize, a: &Anomaly) -> Mark {
     match a.target {
-        Target::Packet(uid) => rec
-            .packets
-            .row_by_uid(uid, &rec.ledger)
-            .map_or(Mark::instant(a.time), |r| Mark::packet(lane, uid, r.dir, r.seq, a.time)),
+        Target::Packet(uid) => rec.packets.row_by_uid(uid, &rec.ledger).map_or(Mark::instant(a.time), |r| {
+            Mark::packet(lane, uid, r.dir, r.seq, a.time).of_client(rec.conn.client)
+        }),
         Target::Message((side, id)) => Mark::message(lane, side, id, a.time),
         Target::Nothing => Mark::instant(a.time),
     }

@@ -100,6 +100,9 @@ pub fn decode_with(
     }
 }
 
+/// The format of exact bytes no decoder reads: shown as bytes, without fields.
+pub const OPAQUE: &str = "opaque";
+
 /// Reads `bytes` with the decoder named `name` (a foreign format a capture or the proxy picked:
 /// `enet`, `kcp`, ...), when ackscope has one by that name.
 pub fn decode_named(name: &str, dir: Dir, bytes: &[u8]) -> Option<(&'static str, Vec<Field>, Option<String>, bool)> {
@@ -129,8 +132,13 @@ impl Asked {
     fn decoded(&self, bytes: Vec<u8>, provenance: Provenance) -> Result<PacketBytes, String> {
         let (format, fields, error, lsb_first) = match self.strategy {
             Some(strategy) => decode_with(strategy, &self.scenario, self.dir, &bytes),
-            None => decode_named(&self.protocol, self.dir, &bytes)
-                .ok_or_else(|| format!("{} is a protocol ackscope does not decode", self.protocol))?,
+            // Exact bytes of a protocol ackscope has no decoder for (a proxy's opaque traffic)
+            // are still the bytes: shown without fields.
+            None => match decode_named(&self.protocol, self.dir, &bytes) {
+                Some(d) => d,
+                None if provenance == Provenance::Exact => (OPAQUE, Vec::new(), None, true),
+                None => return Err(format!("{} is a protocol ackscope does not decode", self.protocol)),
+            },
         };
         Ok(PacketBytes { uid: self.uid, bytes, provenance, format, fields, error, lsb_first })
     }

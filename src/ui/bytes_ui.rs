@@ -43,7 +43,7 @@ pub fn field_row_label(f: &Field) -> String {
 /// The heading naming where the bytes came from (the tests look for "RE-ENCODED").
 pub fn provenance_text(p: &PacketBytes) -> String {
     match p.provenance {
-        Provenance::Exact => format!("{} bytes as sent, read as {}", p.bytes.len(), p.format),
+        Provenance::Exact => format!("EXACT  {} bytes as sent, read as {}", p.bytes.len(), p.format),
         Provenance::ReEncoded => format!("RE-ENCODED  {} bytes, read as {}", p.bytes.len(), p.format),
     }
 }
@@ -99,6 +99,9 @@ pub fn bytes_pane_ui(view: &mut BytesView, ui: &mut egui::Ui) {
     }
     match view.selected.filter(|&i| i < p.fields.len()) {
         Some(i) => bits_ui(&p, i, ui),
+        None if p.fields.is_empty() => {
+            ui.weak("no decoder reads this protocol: the bytes as they were, without fields");
+        }
         None => {
             ui.weak("click a field or a byte to see its bits");
         }

@@ -6,6 +6,9 @@ use ackscope_protocol::SimTime;
 use crate::app::{AppCommand, AppState};
 use crate::model::SPEEDS;
 
+const PLAY: &str = "Play";
+const PAUSE: &str = "Pause replay";
+
 /// Draws the row; returns the x range the slider's handle travels (for the strip under it).
 pub fn cursor_ui(
     state: &AppState,
@@ -15,8 +18,18 @@ pub fn cursor_ui(
 ) -> egui::Rangef {
     let end = state.end_time();
     let mut t = state.cursor().as_secs_f64();
-    let play = if state.playback.playing { "Pause replay" } else { "Play" };
-    if ui.button(play).on_hover_text("Replay from the cursor at the chosen speed (Space)").clicked() {
+    let play = if state.playback.playing { PAUSE } else { PLAY };
+    // One width for both labels: "Pause replay" is wider than "Play", and the speed menu beside
+    // it moved right when the replay started, so a click where the menu had stood landed on
+    // "Pause replay" and stopped the replay (issue 25: "opening the speed menu stops the replay").
+    let font = egui::TextStyle::Button.resolve(ui.style());
+    let text_w = [PLAY, PAUSE]
+        .map(|t| ui.painter().layout_no_wrap(t.to_string(), font.clone(), egui::Color32::WHITE).size().x)
+        .into_iter()
+        .fold(0.0f32, f32::max);
+    let button_w = text_w + 2.0 * ui.spacing().button_padding.x;
+    let button = egui::Button::new(play).min_size(egui::vec2(button_w, 0.0));
+    if ui.add(button).on_hover_text("Replay from the cursor at the chosen speed (Space)").clicked() {
         cmds.push(AppCommand::TogglePlay);
     }
     let mut speed = state.playback.speed;

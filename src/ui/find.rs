@@ -232,7 +232,7 @@ pub fn resolve(q: Query, lanes: &[Recording], focus: ClientId, end: SimTime, tab
                     .map(|r| {
                         vec![
                             AppCommand::Reveal(RevealTarget::Packet { lane, uid: r.uid }, Some(r.time)),
-                            select(Mark::packet(lane, r.uid, r.dir, r.seq, r.time)),
+                            select(Mark::packet(lane, r.uid, r.dir, r.seq, r.time).of_client(c.client)),
                         ]
                     })
             }
@@ -260,7 +260,7 @@ pub fn resolve(q: Query, lanes: &[Recording], focus: ClientId, end: SimTime, tab
                 match row.filter(|_| tab == Tab::Packets) {
                     Some(r) => cmds.extend([
                         AppCommand::Reveal(RevealTarget::Packet { lane, uid: r.uid }, Some(t)),
-                        select(Mark::packet(lane, r.uid, r.dir, r.seq, r.time)),
+                        select(Mark::packet(lane, r.uid, r.dir, r.seq, r.time).of_client(c.client)),
                     ]),
                     None => cmds.push(select(Mark::instant(t))),
                 }

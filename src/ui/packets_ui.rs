@@ -33,6 +33,9 @@ pub struct PacketsView {
     pub selected: Option<u32>,
     /// This lane's position among the shown lanes (for links to other tabs).
     pub lane: usize,
+    /// The client whose packets the log shows (set each frame): uids count per client, so a
+    /// mark or bookmark on a row names it.
+    pub client: ackscope_protocol::ClientId,
     /// The last reveal acted on.
     pub seen: RevealSeen,
     /// Scroll the log to this row next frame (a reveal).
@@ -169,9 +172,9 @@ pub fn with_delta(delta: Option<String>, text: String) -> String {
     }
 }
 
-/// The row's point: what a click selects and Ctrl+M marks.
-pub fn row_point(lane: usize, r: &PacketRow) -> Mark {
-    Mark::packet(lane, r.uid, r.dir, r.seq, r.time)
+/// The row's point: what a click selects and Ctrl+M marks (`client`'s packet).
+pub fn row_point(lane: usize, client: ackscope_protocol::ClientId, r: &PacketRow) -> Mark {
+    Mark::packet(lane, r.uid, r.dir, r.seq, r.time).of_client(client)
 }
 
 /// Dropped rows' colour, readable on the theme's background.
@@ -323,7 +326,7 @@ pub fn packets_ui(
             let Some(row) = index.row(i as usize, ledger) else { continue };
             let r = &row;
             let later = r.time > cursor;
-            let point = row_point(view.lane, r);
+            let point = row_point(view.lane, view.client, r);
             let marked = mark == Some(point);
             let line =
                 with_delta(column_for(mark.as_ref(), &point), text_of(r, if later { KNOWN_NOW } else { cursor }));

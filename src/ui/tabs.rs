@@ -105,6 +105,7 @@ impl Panel for PacketsPanel {
         let mark = state.current_mark();
         lane_columns_ui(&lanes, &mut self.0, cursor, ui, |lane, view, ui| {
             view.lane = k;
+            view.client = lane.conn.client;
             view.mark = mark;
             k += 1;
             super::packets_ui::packets_panel_ui(lane, view, cursor, reveal, ui, cmds)

@@ -22,7 +22,7 @@ fn window(state: AppState) -> Harness<'static, Window> {
     window_harness(state)
 }
 
-fn temp(name: &str) -> PathBuf {
+pub(crate) fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ackscope-clients-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
@@ -31,7 +31,7 @@ fn temp(name: &str) -> PathBuf {
 /// A stream as a game would write it, by hand: three clients (named, two groups), each with 60
 /// packets each way at 20 Hz over 3 s, every seventh server packet dropped for client 3,
 /// reliable messages, RTT samples and stats; client `k`'s link delay is 20 ms x k each way.
-fn hand_written_stream() -> String {
+pub(crate) fn hand_written_stream() -> String {
     let mut lines = vec![
         r#"{"ackscope_events":1,"producer":"handmade 1.0","protocol":"mygame-net","clients":[{"id":1,"name":"alice","group":"EU"},{"id":2,"name":"bob","group":"EU"}]}"#.to_string(),
         r#"{"event":"ClientInfo","client":3,"name":"carol","group":"4G"}"#.to_string(),

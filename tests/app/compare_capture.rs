@@ -81,3 +81,34 @@ fn the_window_compares_a_session_with_a_capture_beside_it() {
     h.run_steps(6);
     h.get_by_label("B - A");
 }
+
+#[test]
+fn a_capture_without_messages_is_judged_by_its_packets_on_the_command_line_and_in_the_window() {
+    let (glenn_ron, glenn_pcap) = recorded_pair(Strategy::Glenn, 73);
+    let (_, ue4_pcap) = recorded_pair(Strategy::Ue4, 73);
+    for (a, b) in [(&glenn_pcap, &glenn_ron), (&glenn_ron, &ue4_pcap)] {
+        let text = compare(a, b);
+        let verdict = text.lines().find(|l| l.starts_with("Verdict,")).unwrap_or_else(|| panic!("no verdict:\n{text}"));
+        assert!(!verdict.contains("nothing to compare"), "{verdict}");
+        assert!(verdict.contains("lost") && verdict.contains("RTT"), "loss and RTT compared: {verdict}");
+        assert!(
+            ["is better", "a trade-off", "neither is better"].iter().any(|w| verdict.contains(w)),
+            "says which is better: {verdict}"
+        );
+        let why = text.lines().find(|l| l.starts_with("Why:")).unwrap_or_else(|| panic!("no reasons:\n{text}"));
+        assert!(why.contains("packets (A->B") && why.contains("on the wire"), "{why}");
+    }
+    // A capture of a session drops what the session dropped: the same share.
+    let text = compare(&glenn_pcap, &glenn_ron);
+    assert!(text.contains("lost the same share of packets"), "{text}");
+    // The window: the same sentence above the Compare plots.
+    let rec = Recording::from_session(ackscope::session::load(&glenn_ron).unwrap(), &Default::default()).unwrap();
+    let mut h = replay_window(vec![rec], Tab::Compare);
+    h.state_mut().0.read_beside(&ue4_pcap, true);
+    assert!(step_until(&mut h, 30.0, |s| s.0.compare_with.shown().is_some() || s.0.error.is_some()));
+    assert_eq!(h.state().0.error, None);
+    h.state_mut().0.settings.tab = Tab::Compare;
+    h.run_steps(6);
+    h.get_by_label_contains("lost");
+    assert!(h.query_by_label_contains("nothing to compare").is_none());
+}

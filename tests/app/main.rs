@@ -6,6 +6,7 @@
 mod common;
 
 mod anomaly;
+mod bookmark_clients;
 mod bytes;
 mod capture_flows;
 mod capture_import;
@@ -51,6 +52,7 @@ mod replay;
 mod replay_controls;
 mod rerun;
 mod run_flow_json;
+mod saved_bytes;
 mod sessions;
 mod stream_bookmarks;
 mod strict;

@@ -190,8 +190,11 @@ fn sessions_without_bookmarks_are_written_as_before() {
     let mut s = rec.to_session();
     let plain = session::to_text(&s).unwrap();
     assert!(!plain.contains("bookmarks"), "no bookmarks field when there are none");
-    s.bookmarks =
-        vec![Bookmark { name: "x".into(), at_us: 5, target: Some(BookmarkTarget::Packet { lane: 0, uid: 3 }) }];
+    s.bookmarks = vec![Bookmark {
+        name: "x".into(),
+        at_us: 5,
+        target: Some(BookmarkTarget::Packet { lane: 0, uid: 3, client: None }),
+    }];
     let marked = session::to_text(&s).unwrap();
     // The same text, the bookmarks' lines and the checksum apart.
     let without = |t: &str| -> Vec<String> {

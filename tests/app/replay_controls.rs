@@ -22,11 +22,17 @@ fn recording(secs: f64) -> Session {
 
 /// A window replaying a 60 s recording at 1x on `clock`, a few frames in.
 fn playing(clock: &ManualClock) -> Window {
+    playing_with_speed_menu_at(clock).0
+}
+
+/// [`playing`], and where the speed menu's box stood before Play was clicked (paused).
+fn playing_with_speed_menu_at(clock: &ManualClock) -> (Window, egui::Pos2) {
     let mut state = AppState::new(Scenario::default(), || {});
     state.set_clock(clock.clone());
     let mut h = window_harness(state);
     h.state_mut().0.show_session(recording(60.0), None);
     h.step();
+    let paused_at = h.get_by_role_and_label(Role::ComboBox, "speed").rect().center();
     h.get_by_label("Play").click();
     h.step();
     for _ in 0..3 {
@@ -34,14 +40,19 @@ fn playing(clock: &ManualClock) -> Window {
         h.step();
     }
     assert!(h.state().0.playback.is_replaying(), "the replay plays");
-    h
+    (h, paused_at)
 }
 
 #[test]
 fn the_replay_keeps_playing_while_the_speed_menu_is_open_and_takes_the_speed_chosen() {
     let clock = ManualClock::new();
-    let mut h = playing(&clock);
-    h.get_by_role_and_label(Role::ComboBox, "speed").click();
+    let (mut h, paused_at) = playing_with_speed_menu_at(&clock);
+    // Seen in the real window: the user clicks the menu where it stood before Play. The play
+    // button read "Play" then and "Pause replay" now, 50 px wider, so the menu had moved right
+    // and the click landed on "Pause replay": the replay stopped. The button keeps one width.
+    let now_at = h.get_by_role_and_label(Role::ComboBox, "speed").rect().center();
+    assert_eq!(now_at, paused_at, "the speed menu moved when the replay started");
+    crate::common::click_at(&h, paused_at);
     h.run_steps(2);
     // The menu is open: its entries are listed.
     assert!(h.query_by_label("16x").is_some(), "the speed menu did not open");
