@@ -50,6 +50,7 @@ mod relay;
 mod replay;
 mod replay_controls;
 mod rerun;
+mod rtt_no_sample;
 mod run_flow_json;
 mod sessions;
 mod stream_bookmarks;
