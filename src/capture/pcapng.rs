@@ -230,6 +230,39 @@ fn packet_of(interfaces: &[Interface], origin: &str, epb: EnhancedPacketBlock) -
     Ok(CapturedPacket { interface: epb.interface_id, time_ns, comment, data: epb.data.into_owned() })
 }
 
+impl<R: Read> CaptureReader<R> {
+    /// The next packet's interface link type and bytes, lent to `f` without copying them or
+    /// joining its comments (the import's first look at a capture reads only the ends of each
+    /// datagram); `None` at the end, an error for a damaged block or an undeclared interface.
+    pub fn next_packet_with<T>(&mut self, f: impl FnOnce(DataLink, &[u8]) -> T) -> Option<Result<T>> {
+        while !self.failed {
+            let block = match self.inner.next_block()? {
+                Ok(b) => b,
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(anyhow!("{}: damaged pcapng block: {e}", self.origin)));
+                }
+            };
+            match block {
+                Block::SectionHeader(_) => self.interfaces.clear(),
+                Block::InterfaceDescription(idb) => self.interfaces.push(interface_of(&idb)),
+                Block::EnhancedPacket(epb) => {
+                    let Some(iface) = self.interfaces.get(epb.interface_id as usize) else {
+                        return Some(Err(anyhow!(
+                            "{}: a packet names interface {}, which was not declared",
+                            self.origin,
+                            epb.interface_id
+                        )));
+                    };
+                    return Some(Ok(f(iface.linktype, &epb.data)));
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
 impl<R: Read> Iterator for CaptureReader<R> {
     type Item = Result<CapturedPacket>;
     fn next(&mut self) -> Option<Self::Item> {

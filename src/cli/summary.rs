@@ -108,7 +108,8 @@ fn joined(args: &SummaryArgs, partner: &std::path::Path) -> anyhow::Result<Joine
 fn capture_summary(args: &SummaryArgs) -> anyhow::Result<crate::capture::import::ImportSummary> {
     use crate::capture::import::{decode_choice, summarize, ImportOptions};
     let client_filter = args.client_filter.as_deref().map(str::parse).transpose()?;
-    let opts = ImportOptions { decode: decode_choice(&args.decode)?, port: args.port, client_filter };
+    let opts =
+        ImportOptions { decode: decode_choice(&args.decode)?, port: args.port, client_filter, ..Default::default() };
     summarize(&args.session, &opts)
 }
 

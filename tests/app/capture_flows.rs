@@ -156,3 +156,30 @@ fn a_capture_of_a_thousand_flows_opens_with_memory_bounded_by_the_window() {
     assert!(stats <= 3 * sends * 2, "{stats} stats samples for {} datagrams", sends * 2);
     assert!(held_max as u64 * 3 < sends, "held {held_max} of {sends}: the window is a small part of the file");
 }
+
+#[test]
+fn the_first_look_reads_the_ends_a_full_read_sees_once_per_file() {
+    use ackscope::capture::import::read::Packets;
+    use std::collections::BTreeSet;
+    let path = temp_path("first-look.pcapng");
+    many_flows(&path, 40, 3);
+    let opts = ImportOptions::default();
+    let pairs = opts.first_look.pairs(&path).unwrap();
+    // Every pair of ends a full read of the datagrams sees, each once (the order ignored).
+    let key = |(x, y): (std::net::SocketAddr, std::net::SocketAddr)| (x.min(y), x.max(y));
+    let mut full = BTreeSet::new();
+    let mut packets = Packets::open(&path).unwrap();
+    while let Some(p) = packets.next_udp() {
+        full.insert(key((p.src, p.dst)));
+    }
+    let looked: BTreeSet<_> = pairs.iter().copied().map(key).collect();
+    assert_eq!(looked.len(), pairs.len(), "each pair once");
+    assert_eq!(looked, full);
+    assert_eq!(full.len(), 40, "one pair per flow (both directions, both interfaces)");
+    // A clone of the options (the window's lane naming, then its reader) reads the file once.
+    let again = opts.clone().first_look.pairs(&path).unwrap();
+    assert!(std::sync::Arc::ptr_eq(&pairs, &again), "read again");
+    // The same path rewritten with other flows is read anew.
+    many_flows(&path, 7, 2);
+    assert_eq!(opts.first_look.pairs(&path).unwrap().len(), 7);
+}

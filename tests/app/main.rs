@@ -51,6 +51,7 @@ mod relay;
 mod replay;
 mod replay_controls;
 mod rerun;
+mod rtt_no_sample;
 mod run_flow_json;
 mod saved_bytes;
 mod sessions;

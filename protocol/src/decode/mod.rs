@@ -26,6 +26,7 @@ pub mod blocks;
 pub mod choice;
 pub mod datagram;
 pub mod decoder;
+pub mod dir_stats;
 pub mod enet;
 pub mod format;
 pub mod glenn;

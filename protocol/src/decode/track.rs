@@ -16,6 +16,8 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
+pub use super::dir_stats::DirStats;
+
 use crate::event::SimTime;
 use crate::reliability::stats::StatsConfig;
 
@@ -65,42 +67,6 @@ pub struct AckRule {
     /// update, the decoder at the instant the ack arrives: an ack landing between the two is
     /// the one place they can differ.
     pub timeout_us: Option<u64>,
-}
-
-/// What one endpoint believes about its sends, plus what the relay saw of them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct DirStats {
-    /// Datagrams sent in this direction and their bytes.
-    pub datagrams: u64,
-    pub bytes: u64,
-    /// Fates the relay reported.
-    pub delivered: u64,
-    pub dropped: u64,
-    /// Datagrams no decoder could read (malformed or foreign).
-    pub malformed: u64,
-    /// Packets the sender learned were acked / reported lost (Nak; for an [`AckRule`] with an
-    /// order or a timeout, also the packets that rule failed).
-    pub packets_acked: u64,
-    pub packets_nakked: u64,
-    /// Packets judged by the `Unacked` rule, and those never acked.
-    pub judged: u64,
-    pub judged_lost: u64,
-    /// Reliable item copies sent (first sends and resends), resends alone, resends of an item
-    /// one of whose earlier copies the relay delivered, distinct items acked.
-    pub items_sent: u64,
-    pub resends: u64,
-    pub spurious_resends: u64,
-    pub items_acked: u64,
-    /// RTT samples the sender took, smoothed by its protocol's rule, and their mean, range and
-    /// last value.
-    pub rtt_samples: u64,
-    pub rtt_ms: f64,
-    pub rtt_mean_ms: f64,
-    pub rtt_min_ms: f64,
-    pub rtt_max_ms: f64,
-    pub rtt_last_ms: f64,
-    /// The sender's loss estimate by its protocol's rule.
-    pub loss_percent: f64,
 }
 
 #[derive(Debug, Clone, Copy)]

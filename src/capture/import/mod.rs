@@ -54,11 +54,14 @@ pub struct ImportOptions {
     /// Only flows with this port at one end (which is then the server end).
     pub port: Option<u16>,
     pub client_filter: Option<ClientFilter>,
+    /// The first look at the file's start, shared by every importer opened with clones of these
+    /// options (the window opens a capture twice: to name its lane, then to read it).
+    pub first_look: engine::FirstLook,
 }
 
 impl Default for ImportOptions {
     fn default() -> Self {
-        Self { decode: DecodeChoice::Auto, port: None, client_filter: None }
+        Self { decode: DecodeChoice::Auto, port: None, client_filter: None, first_look: Default::default() }
     }
 }
 

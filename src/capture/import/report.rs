@@ -90,7 +90,7 @@ pub struct DirSummary {
 
 impl DirSummary {
     fn new(s: DirStats, truth: DirTruth) -> Self {
-        let rtt = |v: f64| (s.rtt_samples > 0).then_some(v);
+        let rtt = |v: f64| s.rtt(v);
         let delivered = truth.delivered > 0;
         Self {
             packets: s.datagrams,
@@ -246,15 +246,16 @@ impl ImportSummary {
             ));
             for (name, d) in [("server -> client", &c.server_to_client), ("client -> server", &c.client_to_server)] {
                 out.push_str(&format!(
-                    "\n  {name}: {} packets, {} bytes, {} malformed; acks {}, RTT {} ms (mean {}, {} samples), \
+                    "\n  {name}: {} packets, {} bytes, {} malformed; acks {}, RTT {}, \
                      estimated loss {:.1} %, {} resends ({} spurious)",
                     d.packets,
                     d.bytes,
                     d.malformed,
                     d.acks,
-                    f(d.rtt_ms),
-                    f(d.rtt_mean_ms),
-                    d.rtt_samples,
+                    match d.rtt_ms {
+                        Some(_) => format!("{} ms (mean {}, {} samples)", f(d.rtt_ms), f(d.rtt_mean_ms), d.rtt_samples),
+                        None => "no sample".to_string(),
+                    },
                     d.loss_estimated_percent,
                     d.resends,
                     d.spurious_resends
