@@ -26,9 +26,10 @@ use crate::event::{ClientId, Dir};
 /// Records dropped at a time (the table holds between two and four of these).
 const CHUNK: usize = 1 << 16;
 
-/// Records dropped at a time by the ledgers of a run's many clients: each holds a few hundred
-/// records instead of up to 262,144 (their sends settle within a round trip or two).
-const CLIENT_CHUNK: usize = 256;
+/// Records dropped at a time by the ledgers of a run's many clients: each table holds 128 to 256
+/// records (24 KB at most) instead of up to 262,144, as their sends settle within a round trip or
+/// two; what is not settled yet waits aside as a straggler.
+const CLIENT_CHUNK: usize = 64;
 
 /// What a counting ledger keeps beside the table.
 #[derive(Debug, Clone, Default)]
