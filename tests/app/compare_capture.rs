@@ -23,7 +23,9 @@ fn temp(name: &str) -> PathBuf {
 /// A 3 s lossy recording of `strategy`, saved as a session and exported as a capture: the paths.
 fn recorded_pair(strategy: Strategy, seed: u64) -> (PathBuf, PathBuf) {
     let session = recorded(lossy(strategy, seed), Vec::new(), 3.0);
-    let name = strategy.name();
+    // The seed in the name: the tests of this file run at once in one process (one temp dir) and
+    // record the same strategies; one test's glenn.ron must not be the other's.
+    let name = format!("{}-{seed}", strategy.name());
     let (ron, pcap) = (temp(&format!("{name}.ron")), temp(&format!("{name}.pcapng")));
     ackscope::session::save(&session, &ron).unwrap();
     write_capture(&session, std::fs::File::create(&pcap).unwrap()).unwrap();
