@@ -16,11 +16,13 @@
 
 pub mod chunks;
 pub mod clients;
+mod id_table;
 pub mod ledger;
 pub mod messages;
 pub mod percentile;
 pub mod server;
 pub mod snapshots;
+mod step_runs;
 pub mod summary;
 pub mod ue4;
 

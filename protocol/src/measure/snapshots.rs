@@ -12,12 +12,12 @@
 //! `reliable` mode where they are in fact resent: `reliable` in that event is the workload's
 //! class of the message, so generic reliable-message metrics compare like with like.
 
-use std::collections::{HashMap, HashSet};
-
 use serde::{Deserialize, Serialize};
 
 use super::clients::{ClientFold, PerClient};
+use super::id_table::{IdSet, IdTimes};
 use super::percentile::StalenessMs;
+use super::step_runs::{self, Run};
 use crate::event::{ClientId, Event, EventKind, SendKind, SimTime};
 
 /// Spacing of the staleness samples.
@@ -70,15 +70,16 @@ impl SnapshotAccumulator {
     /// The summary over every client so far.
     pub fn finish(&self) -> SnapshotSummary {
         let mut out = SnapshotSummary::default();
-        let mut ages = Vec::new();
+        // Every client's runs in one vector sized once (each client's open runs may add two).
+        let mut runs = Vec::with_capacity(self.clients.iter().map(|c| c.runs.len() + 2).sum());
         for c in self.clients.iter() {
             out.queued += c.out.queued;
             out.sent += c.out.sent;
             out.resent += c.out.resent;
             out.received += c.out.received;
-            ages.extend(c.ages_to_end());
+            c.runs_to_end(&mut runs);
         }
-        SnapshotSummary { staleness_ms: StalenessMs::of(ages), ..out }
+        SnapshotSummary { staleness_ms: staleness_of(&runs), ..out }
     }
 
     /// Client `k`'s summary so far (None before any event of it).
@@ -91,25 +92,56 @@ impl SnapshotAccumulator {
 #[derive(Debug, Clone, Default)]
 struct ClientSnapshots {
     /// Per sending side: queue time of each snapshot id.
-    queued_at: [HashMap<u64, SimTime>; 2],
+    queued_at: [IdTimes; 2],
     /// Per receiving side: ids delivered; newest held (id, queued at) and the next sample time.
-    delivered: [HashSet<u64>; 2],
+    delivered: [IdSet; 2],
     held: [Option<(u64, SimTime)>; 2],
     next_sample: [u64; 2],
     out: SnapshotSummary,
-    ages: Vec<f64>,
+    /// The staleness samples so far, as runs of [`STEP_US`] (see [`step_runs`](super::step_runs)).
+    runs: Vec<Run>,
+    /// Per receiver: the run its next sample may extend.
+    open: [Option<usize>; 2],
     last_us: Option<u64>,
 }
 
-/// Staleness samples for each receiver holding a snapshot, from `next` up to (not including) `t`.
-fn sample_until(t: u64, held: &[Option<(u64, SimTime)>; 2], next: &mut [u64; 2], ages: &mut Vec<f64>) {
+/// The staleness percentiles of the samples `runs` stand for.
+fn staleness_of(runs: &[Run]) -> StalenessMs {
+    let [p50, p99, max] = step_runs::nearest_ranks(runs, STEP_US, [0.5, 0.99, 1.0]);
+    StalenessMs { p50, p99, max, samples: runs.iter().map(|r| r.count).sum() }
+}
+
+/// Staleness samples for each receiver holding a snapshot, from `next` up to (not including) `t`,
+/// appended to `runs` (each receiver's continuing its `open` run when they follow on from it).
+fn sample_until(
+    t: u64,
+    held: &[Option<(u64, SimTime)>; 2],
+    next: &mut [u64; 2],
+    runs: &mut Vec<Run>,
+    open: &mut [Option<usize>; 2],
+) {
     for r in 0..2 {
-        if let Some((_, q)) = held[r] {
-            while next[r] < t {
-                ages.push(next[r].saturating_sub(q.0) as f64 / 1000.0);
-                next[r] += STEP_US;
+        let Some((_, q)) = held[r] else { continue };
+        // A sample before the snapshot was queued reads 0 (never in a run: held snapshots were
+        // queued before they arrived); one run of a single sample each.
+        while next[r] < t && next[r] < q.0 {
+            runs.push(Run { first_us: 0, count: 1 });
+            open[r] = None;
+            next[r] += STEP_US;
+        }
+        if next[r] >= t {
+            continue;
+        }
+        let count = (t - next[r]).div_ceil(STEP_US);
+        let first_us = next[r] - q.0;
+        match open[r].and_then(|i| runs.get_mut(i)) {
+            Some(run) if run.first_us + run.count * STEP_US == first_us => run.count += count,
+            _ => {
+                open[r] = Some(runs.len());
+                runs.push(Run { first_us, count });
             }
         }
+        next[r] += count * STEP_US;
     }
 }
 
@@ -121,7 +153,7 @@ impl ClientFold for ClientSnapshots {
 
 impl ClientSnapshots {
     fn observe(&mut self, e: &Event) {
-        sample_until(e.time.0, &self.held, &mut self.next_sample, &mut self.ages);
+        sample_until(e.time.0, &self.held, &mut self.next_sample, &mut self.runs, &mut self.open);
         self.last_us = Some(e.time.0);
         if e.kind.is_restart() {
             // New endpoints: snapshot ids count from zero again and nothing is held yet.
@@ -134,13 +166,13 @@ impl ClientSnapshots {
                 self.queued_at[side.index()].insert(msg, e.time);
                 self.out.queued += 1;
             }
-            EventKind::MessageSent { side, msg, kind, .. } if self.queued_at[side.index()].contains_key(&msg) => {
+            EventKind::MessageSent { side, msg, kind, .. } if self.queued_at[side.index()].get(msg).is_some() => {
                 self.out.sent += 1;
                 self.out.resent += (kind != SendKind::First) as u64;
             }
             EventKind::MessageDelivered { side, msg } => {
                 let r = side.index();
-                let Some(&q) = self.queued_at[side.other().index()].get(&msg) else { return };
+                let Some(q) = self.queued_at[side.other().index()].get(msg) else { return };
                 if self.delivered[r].insert(msg) {
                     self.out.received += 1;
                     match self.held[r] {
@@ -157,18 +189,20 @@ impl ClientSnapshots {
         }
     }
 
-    /// The staleness samples so far, sampled up to the last event observed.
-    fn ages_to_end(&self) -> Vec<f64> {
-        let mut ages = self.ages.clone();
+    /// Appends the staleness samples so far to `out`, sampled up to the last event observed.
+    fn runs_to_end(&self, out: &mut Vec<Run>) {
+        let base = out.len();
+        out.extend_from_slice(&self.runs);
         if let Some(last) = self.last_us {
-            let mut next = self.next_sample;
-            sample_until(last + 1, &self.held, &mut next, &mut ages);
+            let (mut next, mut open) = (self.next_sample, self.open.map(|i| i.map(|i| base + i)));
+            sample_until(last + 1, &self.held, &mut next, out, &mut open);
         }
-        ages
     }
 
     fn finish(&self) -> SnapshotSummary {
-        SnapshotSummary { staleness_ms: StalenessMs::of(self.ages_to_end()), ..self.out }
+        let mut runs = Vec::with_capacity(self.runs.len() + 2);
+        self.runs_to_end(&mut runs);
+        SnapshotSummary { staleness_ms: staleness_of(&runs), ..self.out }
     }
 }
 

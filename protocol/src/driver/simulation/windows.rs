@@ -34,7 +34,48 @@ pub(super) struct Windows {
     /// Each connection's events of the current window, in its own order.
     events: Vec<Vec<Event>>,
     /// Every instant of the window: (time, connection index, how many events it made).
-    instants: Vec<(u64, u32, u32)>,
+    instants: Vec<Slot>,
+    /// Room for [`sort_by_time`]'s passes.
+    scratch: Vec<Slot>,
+}
+
+/// An instant of one connection: (time, connection index, how many events it made).
+type Slot = (u64, u32, u32);
+
+/// Sorts `instants`, pushed connection by connection (each connection's in time order), into
+/// (time, connection) order.
+///
+/// Why not `sort_unstable`: a second of 1000 clients has about 300,000 instants, and comparing
+/// them was about a tenth of the windowed loop's time (perf, `run --set clients=1000`). Pushed in
+/// connection order, a stable sort by time alone gives (time, connection); a window's times span
+/// at most [`WINDOW_US`] (under 2^20 us), so two stable counting passes of 10 bits do it in
+/// linear time. A span any wider (a caller's window longer than that) takes the comparison sort.
+fn sort_by_time(instants: &mut Vec<Slot>, scratch: &mut Vec<Slot>) {
+    const BITS: u32 = 10;
+    let (lo, hi) = instants.iter().fold((u64::MAX, 0), |(lo, hi), &(t, _, _)| (lo.min(t), hi.max(t)));
+    if instants.len() < 64 || hi - lo >= 1 << (2 * BITS) {
+        instants.sort_unstable_by_key(|&(t, i, _)| (t, i));
+        return;
+    }
+    scratch.clear();
+    scratch.resize(instants.len(), (0, 0, 0));
+    for pass in 0..2 {
+        let digit = |t: u64| ((t - lo) >> (pass * BITS)) as usize & ((1 << BITS) - 1);
+        let mut at = [0usize; 1 << BITS];
+        for &(t, _, _) in instants.iter() {
+            at[digit(t)] += 1;
+        }
+        let mut sum = 0;
+        for a in at.iter_mut() {
+            (*a, sum) = (sum, sum + *a);
+        }
+        for &x in instants.iter() {
+            let d = digit(x.0);
+            scratch[at[d]] = x;
+            at[d] += 1;
+        }
+        std::mem::swap(instants, scratch);
+    }
 }
 
 impl Simulation {
@@ -102,7 +143,7 @@ impl Simulation {
             return;
         }
         // A connection runs at most once per instant, so (time, index) keys are unique.
-        w.instants.sort_unstable_by_key(|&(t, i, _)| (t, i));
+        sort_by_time(&mut w.instants, &mut w.scratch);
         let mark = self.events.len();
         let mut drains: Vec<_> = w.events.iter_mut().map(|e| e.drain(..)).collect();
         for &(_, i, n) in &w.instants {
@@ -178,6 +219,32 @@ mod tests {
                 none.first()
             );
             assert_eq!(sn, sb, "{}", strategy.name());
+        }
+    }
+
+    #[test]
+    fn instants_sorted_by_time_come_in_time_then_connection_order() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for (n, span) in [(10u32, 1_000_000u64), (1000, 1_000_000), (300, 1_048_575), (300, 1 << 21), (50, 3)] {
+            // Connection by connection, each one's times rising, as the window pushes them.
+            let mut instants = Vec::new();
+            for i in 0..n {
+                let mut t = 7_000_000;
+                for _ in 0..(i % 9) {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    t += 1 + x % (span / 8).max(1);
+                    if t - 7_000_000 > span {
+                        break;
+                    }
+                    instants.push((t, i, (x % 5) as u32));
+                }
+            }
+            let mut want = instants.clone();
+            want.sort_unstable_by_key(|&(t, i, _)| (t, i));
+            sort_by_time(&mut instants, &mut Vec::new());
+            assert_eq!(instants, want, "{n} connections over {span} us");
         }
     }
 

@@ -150,8 +150,16 @@ impl PacketLedger {
     /// no send of `seq` (a process that sees only its own end: `ackscope peer`), on the copy the
     /// link delivered to it at this instant.
     pub(super) fn judge_latest(&mut self, t: SimTime, receiver: Side, seq: u32, report: Verdict) {
+        let dir = receiver.other().outgoing();
         match self.uid_of(receiver.other(), seq as u16) {
-            Some(uid) => self.judge_uid(receiver.other().outgoing(), uid, report),
+            // Left the table settled (a counting ledger's): its verdict is kept by sequence.
+            Some(uid) if uid < self.retired.below && !self.retired.stragglers.contains_key(&uid) => {
+                let Some(s) = self.settled_mut(dir, seq as u16) else { return };
+                let (was, now) = (s.verdict(), s.verdict().after(report));
+                s.set_verdict(now);
+                self.count_verdict_change(dir, was, now);
+            }
+            Some(uid) => self.judge_uid(dir, uid, report),
             None => self.judge_last_delivery(t, receiver, report),
         }
     }

@@ -107,6 +107,12 @@ pub struct PacketRecord {
     pub naks: u32,
 }
 
+/// The latest send of a sequence, as [`PacketLedger::latest`] finds it.
+enum Latest<'a> {
+    Record(&'a mut Record),
+    Settled(&'a mut retire::Settled),
+}
+
 /// A time that may not have happened yet, in 8 bytes (records are kept for every send of a run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct At(u64);
@@ -279,6 +285,7 @@ impl PacketLedger {
                     table.resize(i + 1, NO_UID);
                 }
                 table[i] = uid;
+                self.unsettle(dir, seq as u16);
                 if let Some(r) = self.record_mut(uid) {
                     r.dir = Some(dir);
                     r.seq = Some(seq as u16);
@@ -399,12 +406,24 @@ impl PacketLedger {
     }
 
     fn latest_mut(&mut self, sender: Side, seq: u32) -> Option<&mut Record> {
+        match self.latest(sender, seq)? {
+            Latest::Record(r) => Some(r),
+            Latest::Settled(_) => None,
+        }
+    }
+
+    /// The latest send of `seq` by `sender`: its record, or what a counting ledger keeps of it
+    /// once it left the table settled (see [`retire`]).
+    fn latest(&mut self, sender: Side, seq: u32) -> Option<Latest<'_>> {
         let uid = self.uid_of(sender, seq as u16)?;
         if uid < self.retired.below {
-            return self.retired.stragglers.get_mut(&uid);
+            if self.retired.stragglers.contains_key(&uid) {
+                return self.retired.stragglers.get_mut(&uid).map(Latest::Record);
+            }
+            return self.settled_mut(sender.outgoing(), seq as u16).map(Latest::Settled);
         }
         let i = usize::try_from(uid.checked_sub(self.uid_base)?).ok()?;
-        self.records.get_mut(i)
+        self.records.get_mut(i).map(Latest::Record)
     }
 
     fn on_delivered(&mut self, t: SimTime, dir: Dir, uid: u64, delay_us: u32) {
@@ -432,22 +451,34 @@ impl PacketLedger {
     }
 
     fn on_acked(&mut self, t: SimTime, side: Side, seq: u32) {
-        let Some(r) = self.latest_mut(side, seq) else {
-            // A sequence this side never sent: an ack of nothing is false.
-            self.unnamed_acks += 1;
-            self.acked[side.index()] += 1;
-            self.false_acks += 1;
-            return;
+        let (first, repeated, false_ack) = match self.latest(side, seq) {
+            None => {
+                // A sequence this side never sent: an ack of nothing is false.
+                self.unnamed_acks += 1;
+                self.acked[side.index()] += 1;
+                self.false_acks += 1;
+                return;
+            }
+            Some(Latest::Record(r)) => {
+                r.acks += 1;
+                let (first, repeated) = (r.acks == 1, r.acks + r.naks > 1);
+                r.acked_at.set_once(t);
+                // A false ack is a send reported acked before the link delivered it: judged on
+                // the send's first ack (a repeat is counted as a duplicate ack, not as a second
+                // false one).
+                let false_ack = first && r.delivered_at == At::NEVER;
+                if false_ack {
+                    r.unsettled_acks = 1;
+                }
+                (first, repeated, false_ack)
+            }
+            Some(Latest::Settled(s)) => {
+                let (first, repeated) = (!s.acked(), s.has_outcome());
+                s.add_outcome(true);
+                // Settled: no delivery can come to settle a false ack.
+                (first, repeated, first && !s.delivered())
+            }
         };
-        r.acks += 1;
-        let (first, repeated) = (r.acks == 1, r.acks + r.naks > 1);
-        r.acked_at.set_once(t);
-        // A false ack is a send reported acked before the link delivered it: judged on the
-        // send's first ack (a repeat is counted as a duplicate ack, not as a second false one).
-        let false_ack = first && r.delivered_at == At::NEVER;
-        if false_ack {
-            r.unsettled_acks = 1;
-        }
         self.ack_events += 1;
         if first {
             self.acked[side.index()] += 1;
@@ -459,14 +490,22 @@ impl PacketLedger {
     }
 
     fn on_nakked(&mut self, t: SimTime, side: Side, seq: u32) {
-        let Some(r) = self.latest_mut(side, seq) else {
-            self.unnamed_naks += 1;
-            return;
+        let (repeated, false_nak) = match self.latest(side, seq) {
+            None => {
+                self.unnamed_naks += 1;
+                return;
+            }
+            Some(Latest::Record(r)) => {
+                r.naks += 1;
+                r.nakked_at.set_once(t);
+                (r.acks + r.naks > 1, r.delivered_at != At::NEVER)
+            }
+            Some(Latest::Settled(s)) => {
+                let repeated = s.has_outcome();
+                s.add_outcome(false);
+                (repeated, s.delivered())
+            }
         };
-        r.naks += 1;
-        let repeated = r.acks + r.naks > 1;
-        r.nakked_at.set_once(t);
-        let false_nak = r.delivered_at != At::NEVER;
         self.nak_events += 1;
         self.repeated_outcomes += repeated as u64;
         self.false_naks += false_nak as u64;

@@ -9,14 +9,27 @@
 //! Records past both are dropped, in chunks from the oldest; a record not settled yet is kept
 //! aside as a straggler until it is. Every counter stays exactly what the full ledger counts;
 //! per-send queries ([`PacketLedger::packet`], fates, recent loss) are for full ledgers only.
+//!
+//! A settled send that is still the latest of its sequence leaves the table too: of its record,
+//! acks, naks and the receiver's reports read only whether it was acked, acked or nakked,
+//! delivered, and the receiver's verdict, one byte ([`Settled`]) kept by sequence until the
+//! sequence is sent again. Why: a sequence is sent again only after 65,536 sends, so before the
+//! latest sends were kept whole (96 bytes each), a ledger held every send of its first 65,536
+//! per direction: at 1000 clients sending 60 packets/s each way, 700 MB after a minute.
 
 use std::collections::BTreeMap;
 
+use super::discards::Verdict;
 use super::{At, PacketLedger, Record, NO_UID};
-use crate::event::ClientId;
+use crate::event::{ClientId, Dir};
 
 /// Records dropped at a time (the table holds between two and four of these).
 const CHUNK: usize = 1 << 16;
+
+/// Records dropped at a time by the ledgers of a run's many clients: each table holds 128 to 256
+/// records (24 KB at most) instead of up to 262,144, as their sends settle within a round trip or
+/// two; what is not settled yet waits aside as a straggler.
+const CLIENT_CHUNK: usize = 64;
 
 /// What a counting ledger keeps beside the table.
 #[derive(Debug, Clone, Default)]
@@ -31,6 +44,79 @@ pub(super) struct Retired {
     sweep_at: usize,
     /// Records dropped at a time ([`CHUNK`]; smaller in tests).
     chunk: usize,
+    /// Per direction, by sequence: the latest send of it, when it left the table settled.
+    pub settled: [Vec<Settled>; 2],
+}
+
+/// What an event can still change of a settled send that is the latest of its sequence: see the
+/// module doc. [`Settled::EMPTY`] when the sequence's latest send is not such a one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Settled(u8);
+
+impl Settled {
+    pub const EMPTY: Settled = Settled(0);
+    const HELD: u8 = 1;
+    const ACKED: u8 = 2;
+    /// Acked or nakked.
+    const OUTCOME: u8 = 4;
+    const DELIVERED: u8 = 8;
+    const VERDICT_SHIFT: u32 = 4;
+
+    fn of(rec: &Record) -> Self {
+        let flag = |on: bool, bit: u8| if on { bit } else { 0 };
+        Settled(
+            Self::HELD
+                | flag(rec.acks > 0, Self::ACKED)
+                | flag(rec.acks > 0 || rec.naks > 0, Self::OUTCOME)
+                | flag(rec.delivered_at != At::NEVER, Self::DELIVERED)
+                | Self::verdict_bits(rec.verdict),
+        )
+    }
+
+    fn verdict_bits(v: Verdict) -> u8 {
+        let n = match v {
+            Verdict::None => 0,
+            Verdict::Accepted => 1,
+            Verdict::Discarded => 2,
+            Verdict::Refused => 3,
+        };
+        n << Self::VERDICT_SHIFT
+    }
+
+    pub fn held(self) -> bool {
+        self.0 & Self::HELD != 0
+    }
+
+    pub fn acked(self) -> bool {
+        self.0 & Self::ACKED != 0
+    }
+
+    /// Acked or nakked before.
+    pub fn has_outcome(self) -> bool {
+        self.0 & Self::OUTCOME != 0
+    }
+
+    pub fn delivered(self) -> bool {
+        self.0 & Self::DELIVERED != 0
+    }
+
+    /// One more ack (`ack`) or nak reported.
+    pub fn add_outcome(&mut self, ack: bool) {
+        self.0 |= Self::OUTCOME | if ack { Self::ACKED } else { 0 };
+    }
+
+    pub fn verdict(self) -> Verdict {
+        match (self.0 >> Self::VERDICT_SHIFT) & 3 {
+            0 => Verdict::None,
+            1 => Verdict::Accepted,
+            2 => Verdict::Discarded,
+            _ => Verdict::Refused,
+        }
+    }
+
+    pub fn set_verdict(&mut self, v: Verdict) {
+        self.0 = (self.0 & !(3 << Self::VERDICT_SHIFT)) | Self::verdict_bits(v);
+    }
 }
 
 impl Retired {
@@ -60,7 +146,7 @@ impl PacketLedger {
     /// ledgers of a run's many clients (a thousand reservations of 25 MB of address space each
     /// would be more than a machine may grant), which are not folded in a window's frame.
     pub fn counting_growing_for(client: ClientId) -> Self {
-        Self { client_index: client.wrapping_sub(1), ..Self::counting_growing_by(CHUNK) }
+        Self { client_index: client.wrapping_sub(1), ..Self::counting_growing_by(CLIENT_CHUNK) }
     }
 
     fn counting_growing_by(chunk: usize) -> Self {
@@ -85,25 +171,73 @@ impl PacketLedger {
         let (base, last_uid, r) = (self.uid_base, &self.last_uid, &mut self.retired);
         for (k, rec) in self.records.drain(..n).enumerate() {
             let uid = base + k as u64;
-            if !settled(last_uid, uid, &rec) {
-                r.stragglers.insert(uid, rec);
+            match fate(last_uid, uid, &rec) {
+                Fate::Straggler => {
+                    r.stragglers.insert(uid, rec);
+                }
+                Fate::Latest(dir, seq) => settle(&mut r.settled, dir, seq, &rec),
+                Fate::Forgotten => {}
             }
         }
         self.uid_base += n as u64;
         r.below = self.uid_base;
         if r.stragglers.len() > r.sweep_at {
-            r.stragglers.retain(|&uid, rec| !settled(last_uid, uid, rec));
+            let settled = &mut r.settled;
+            r.stragglers.retain(|&uid, rec| match fate(last_uid, uid, rec) {
+                Fate::Straggler => true,
+                Fate::Latest(dir, seq) => {
+                    settle(settled, dir, seq, rec);
+                    false
+                }
+                Fate::Forgotten => false,
+            });
             r.sweep_at = r.stragglers.len() * 3 / 2 + chunk;
+        }
+    }
+
+    /// The settled latest send of `seq` by `dir`'s sender, when it left the table.
+    pub(super) fn settled_mut(&mut self, dir: Dir, seq: u16) -> Option<&mut Settled> {
+        self.retired.settled[dir.index()].get_mut(seq as usize).filter(|s| s.held())
+    }
+
+    /// A new send of `seq` by `dir`'s sender: the one before is no longer the latest.
+    #[inline]
+    pub(super) fn unsettle(&mut self, dir: Dir, seq: u16) {
+        if let Some(s) = self.retired.settled[dir.index()].get_mut(seq as usize) {
+            *s = Settled::EMPTY;
         }
     }
 }
 
-/// No event can change a counter through `rec` (send `uid`) any more.
-fn settled(last_uid: &[Vec<u64>; 2], uid: u64, rec: &Record) -> bool {
-    let (Some(dir), Some(seq)) = (rec.dir, rec.seq) else { return false };
-    let link_done = rec.dropped.is_some() || rec.delivered_at != At::NEVER;
+/// What becomes of a record leaving the table.
+enum Fate {
+    /// Not settled by the link yet: kept whole.
+    Straggler,
+    /// Settled and the latest send of its sequence: kept as [`Settled`].
+    Latest(Dir, u16),
+    /// Settled and a later send has its sequence: nothing can reach it.
+    Forgotten,
+}
+
+fn fate(last_uid: &[Vec<u64>; 2], uid: u64, rec: &Record) -> Fate {
+    let (Some(dir), Some(seq)) = (rec.dir, rec.seq) else { return Fate::Straggler };
+    if rec.dropped.is_none() && rec.delivered_at == At::NEVER {
+        return Fate::Straggler;
+    }
     let latest = last_uid[dir.index()].get(seq as usize).is_some_and(|&u| u == uid && u != NO_UID);
-    link_done && !latest
+    if latest {
+        Fate::Latest(dir, seq)
+    } else {
+        Fate::Forgotten
+    }
+}
+
+fn settle(settled: &mut [Vec<Settled>; 2], dir: Dir, seq: u16, rec: &Record) {
+    let table = &mut settled[dir.index()];
+    if table.len() <= seq as usize {
+        table.resize(seq as usize + 1, Settled::EMPTY);
+    }
+    table[seq as usize] = Settled::of(rec);
 }
 
 #[cfg(test)]
