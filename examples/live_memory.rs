@@ -13,53 +13,24 @@
 #[path = "support/memory.rs"]
 mod memory;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::alloc::System;
 use std::time::Instant;
 
 use ackscope::app::live_log::{LiveLimits, LiveLog};
 use ackscope::model::Recording;
 use ackscope_protocol::{Event, Scenario, SimTime, Simulation};
+use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
 
-/// The system allocator, counting the bytes the process holds.
-struct Counting;
-
-static HELD: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: every call is passed to the system allocator unchanged; the count is a side effect.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            HELD.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc_zeroed(layout) };
-        if !p.is_null() {
-            HELD.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        HELD.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            HELD.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
-        }
-        p
-    }
-}
-
+/// The system allocator, counting the bytes asked for and given back (the truth
+/// `Recording::heap_bytes` is checked against).
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Bytes the process holds, as the allocator was asked for them.
+fn held() -> isize {
+    let s = ALLOCATOR.stats();
+    s.bytes_allocated as isize - s.bytes_deallocated as isize + s.bytes_reallocated
+}
 
 fn scenario() -> Scenario {
     Scenario { send_rate_pps: 1000.0, ..Scenario::default() }
@@ -77,9 +48,9 @@ fn bytes_per_event(clients: usize, pps: f64, secs: u64) {
         rec.ingest(sim.drain_events().collect());
     }
     let (events, counted) = (rec.len(), rec.heap_bytes());
-    let before = HELD.load(Ordering::Relaxed);
+    let before = held();
     drop(rec);
-    let truth = (before - HELD.load(Ordering::Relaxed)) as f64;
+    let truth = (before - held()) as f64;
     println!(
         "  {clients:3} clients at {pps:4} pps, {secs:3} s: {events:9} events, held {:7.1} MiB = {:4.0} bytes/event, counted {:7.1} MiB = {:4.0} bytes/event ({:+.1} %)",
         truth / 1048576.0,

@@ -31,7 +31,6 @@ mod fit;
 mod fit_proxy;
 mod fit_window;
 mod goto_lanes;
-mod live_memory_cap;
 mod live_window;
 mod marks;
 mod new_strategy;
