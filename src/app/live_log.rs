@@ -549,7 +549,7 @@ mod tests {
     fn the_byte_limit_holds_with_many_clients() {
         let dir = temp_dir("bytes");
         let mut log = LiveLog::new(dir.clone());
-        let cap: u64 = 24 << 20;
+        let cap: u64 = 96 << 20;
         log.limits.max_bytes = cap;
         let mut s = Scenario { seed: 4, send_rate_pps: 60.0, ..Scenario::default() };
         crate::params::overrides::apply_all(&mut s, &["clients=16".to_string()]).unwrap();
@@ -572,9 +572,11 @@ mod tests {
         // Each client's events are kept beside the lane's log, with 16 sets of indexes.
         let per_event = lane.heap_bytes() as f64 / lane.len() as f64;
         assert!(per_event > 150.0, "{per_event:.0} bytes per event");
-        // Trimmed at a third of the cap: with the rebuild's half beside it, half the cap.
+        // Trimmed at a third of the cap: with the rebuild's half beside it, half the cap. (The
+        // cap is well above the 16 MiB every client's ledger takes before its first event: a
+        // table of the latest send of each 16-bit sequence, per direction.)
         assert!(most_bytes <= cap / 2, "{most_bytes} bytes held at most ({most_events} events), cap {cap}");
-        assert!(lane.heap_bytes() as u64 >= cap / 8, "{} bytes kept", lane.heap_bytes());
+        assert!(lane.heap_bytes() as u64 >= cap / 16, "{} bytes kept", lane.heap_bytes());
         log.finish();
         let _ = std::fs::remove_dir_all(&dir);
     }
