@@ -13,7 +13,7 @@
 //! The live run is paced by the wall clock, so 600 s of run take 600 s.
 //!
 //! Run: `cargo run --release --example live_clients [-- --seconds 600 --set clients=64
-//! --set send_rate_pps=60 --max-mib 2048]` (the defaults shown; more `--set NAME=VALUE` as the CLI
+//! --set send_rate_pps=60 --max-mib 2048 --tab-seconds 30]` (the defaults shown; more `--set NAME=VALUE` as the CLI
 //! takes them)
 
 #[path = "support/memory.rs"]
@@ -21,7 +21,7 @@ mod memory;
 
 use std::time::{Duration, Instant};
 
-use ackscope::app::live_log::{LiveLimits, LiveLog, BYTES_PER_EVENT};
+use ackscope::app::live_log::{LiveLimits, LiveLog};
 use ackscope::app::{AppState, Tab};
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
@@ -33,7 +33,7 @@ type Window = (AppState, WindowView);
 
 /// The app's frame interval while a live run animates (`window::ANIMATION_FRAME`).
 const FRAME: Duration = Duration::from_millis(33);
-/// How long each tab is shown before the next.
+/// How long each tab is shown before the next, unless `--tab-seconds` says.
 const TAB_SECONDS: f64 = 30.0;
 /// The frame target the figure is judged by.
 const TARGET_MS: f64 = 16.0;
@@ -42,10 +42,11 @@ struct Args {
     seconds: f64,
     set: Vec<String>,
     max_mib: u64,
+    tab_seconds: f64,
 }
 
 fn args() -> Args {
-    let mut a = Args { seconds: 600.0, set: Vec::new(), max_mib: 2048 };
+    let mut a = Args { seconds: 600.0, set: Vec::new(), max_mib: 2048, tab_seconds: TAB_SECONDS };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().unwrap_or_else(|| panic!("{name} needs a value"));
@@ -53,7 +54,8 @@ fn args() -> Args {
             "--seconds" => a.seconds = value("--seconds").parse().expect("--seconds: a number"),
             "--set" => a.set.push(value("--set")),
             "--max-mib" => a.max_mib = value("--max-mib").parse().expect("--max-mib: whole MiB"),
-            other => panic!("unknown argument {other} (--seconds S, --set NAME=VALUE, --max-mib N)"),
+            "--tab-seconds" => a.tab_seconds = value("--tab-seconds").parse().expect("--tab-seconds: a number"),
+            other => panic!("unknown argument {other} (--seconds S, --set NAME=VALUE, --max-mib N, --tab-seconds S)"),
         }
     }
     // Issue 23's run unless told otherwise: 64 clients at 60 packets/s each way.
@@ -105,7 +107,7 @@ fn main() {
     state.live_log = LiveLog::new(dir.clone());
     let limits: LiveLimits = state.settings.live_limits();
     println!(
-        "{} for {} s; live cap {:.0} min / {} MiB (estimated at {BYTES_PER_EVENT} bytes per event); load average before: {}",
+        "{} for {} s; live cap {:.0} min / {} MiB (as `Recording::heap_bytes` counts); load average before: {}",
         a.set.join(" "),
         a.seconds,
         limits.window_s / 60.0,
@@ -129,28 +131,29 @@ fn main() {
         if t >= a.seconds {
             break;
         }
-        let i = (t / TAB_SECONDS) as usize % tabs.len();
+        let i = (t / a.tab_seconds) as usize % tabs.len();
         h.state_mut().0.settings.tab = tabs[i];
         let before: u64 = h.state().0.lanes.iter().map(|l| l.len() as u64).sum();
         let f = Instant::now();
         h.step();
         let ms = f.elapsed().as_secs_f64() * 1000.0;
         let held: usize = h.state().0.lanes.iter().map(|l| l.len()).sum();
+        let held_bytes: u64 = h.state().0.lanes.iter().map(|l| l.heap_bytes() as u64).sum();
         per_tab[i].ms.push(ms);
         all.ms.push(ms);
         slowest.push((ms, t, tabs[i], (held as u64).saturating_sub(before)));
         slowest.sort_by(|x, y| y.0.total_cmp(&x.0));
         slowest.truncate(8);
         most_events = most_events.max(held);
-        most_estimate = most_estimate.max(held as u64 * BYTES_PER_EVENT);
+        most_estimate = most_estimate.max(held_bytes);
         if t >= next_report {
             next_report += 60.0;
             let s = &h.state().0;
             println!(
-                "  {:4.0} s: run at {:.1} s, {held} events in memory (est. {} MiB), RSS {:.0} MiB (peak {:.0}), {:.0} events/s, {}; load {}",
+                "  {:4.0} s: run at {:.1} s, {held} events in memory ({} MiB counted), RSS {:.0} MiB (peak {:.0}), {:.0} events/s, {}; load {}",
                 t,
                 s.end_time().as_secs_f64(),
-                (held as u64 * BYTES_PER_EVENT) >> 20,
+                held_bytes >> 20,
                 memory::status_mib("VmRSS"),
                 memory::status_mib("VmHWM"),
                 s.events_per_second(),
@@ -181,7 +184,7 @@ fn main() {
         lag.unwrap_or_else(|| "not behind".into())
     );
     println!(
-        "memory: {events_now} events held at the end, at most {most_events} (est. {} MiB of the {} MiB cap); peak RSS {:.0} MiB",
+        "memory: {events_now} events held at the end, at most {most_events} (at most {} MiB counted, of the {} MiB cap); peak RSS {:.0} MiB",
         most_estimate >> 20,
         limits.max_bytes >> 20,
         memory::status_mib("VmHWM")

@@ -2,49 +2,77 @@
 //! (`LiveLog::ingest`, what `AppState` does with each batch from the run thread): peak RSS, the
 //! events held in memory, and the stream file on disk. Virtual time runs as fast as it can.
 //!
-//! First it measures what one event costs in a recording (the figure behind
-//! `live_log::BYTES_PER_EVENT`), then it runs the hour with the default limits (30 minutes or
-//! 2 GiB), or with `-- MINUTES MAX_MIB` for others.
+//! First it measures what a recording holds per event with 1, 16 and 64 clients at 60 packets/s
+//! each way, and at 1000 packets/s with one client: the bytes a counting allocator saw freed when
+//! the recording was dropped (the truth) beside what `Recording::heap_bytes` counts (what the
+//! live cap is held to). Then it runs the hour with the default limits (30 minutes or 2 GiB), or
+//! with `-- MINUTES MAX_MIB` for others; `-- per-event` stops after the first part.
 //!
 //! Run: `cargo run --release --example live_memory`
 
 #[path = "support/memory.rs"]
 mod memory;
 
+use std::alloc::System;
 use std::time::Instant;
 
-use ackscope::app::live_log::{LiveLimits, LiveLog, BYTES_PER_EVENT};
+use ackscope::app::live_log::{LiveLimits, LiveLog};
 use ackscope::model::Recording;
 use ackscope_protocol::{Event, Scenario, SimTime, Simulation};
+use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
+
+/// The system allocator, counting the bytes asked for and given back (the truth
+/// `Recording::heap_bytes` is checked against).
+#[global_allocator]
+static ALLOCATOR: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Bytes the process holds, as the allocator was asked for them.
+fn held() -> isize {
+    let s = ALLOCATOR.stats();
+    s.bytes_allocated as isize - s.bytes_deallocated as isize + s.bytes_reallocated
+}
 
 fn scenario() -> Scenario {
     Scenario { send_rate_pps: 1000.0, ..Scenario::default() }
 }
 
-/// Memory per event of a recording fed 3 simulated minutes.
-fn bytes_per_event() -> f64 {
-    let s = scenario();
+/// What a recording of `clients` clients at `pps` each way holds after `secs` simulated
+/// seconds fed in one-second batches: per event, as the allocator saw it and as counted.
+fn bytes_per_event(clients: usize, pps: f64, secs: u64) {
+    let mut s = Scenario { send_rate_pps: pps, ..Scenario::default() };
+    ackscope::params::overrides::apply_all(&mut s, &[format!("clients={clients}")]).expect("clients");
     let mut sim = Simulation::new(s.clone());
     let mut rec = Recording::new(s);
-    let before = memory::status_mib("VmRSS");
-    for second in 1..=180u64 {
+    for second in 1..=secs {
         sim.run_until(SimTime(second * 1_000_000));
         rec.ingest(sim.drain_events().collect());
     }
-    let after = memory::status_mib("VmRSS");
-    let per = (after - before) * 1024.0 * 1024.0 / rec.store.len() as f64;
+    let (events, counted) = (rec.len(), rec.heap_bytes());
+    let before = held();
+    drop(rec);
+    let truth = (before - held()) as f64;
     println!(
-        "a recording at 1000 pps each way: {} events in 180 s, {per:.0} bytes/event in memory (estimate used: {BYTES_PER_EVENT})",
-        rec.store.len()
+        "  {clients:3} clients at {pps:4} pps, {secs:3} s: {events:9} events, held {:7.1} MiB = {:4.0} bytes/event, counted {:7.1} MiB = {:4.0} bytes/event ({:+.1} %)",
+        truth / 1048576.0,
+        truth / events as f64,
+        counted as f64 / 1048576.0,
+        counted as f64 / events as f64,
+        (counted as f64 / truth - 1.0) * 100.0
     );
-    per
 }
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let minutes: f64 = args.next().map_or(30.0, |a| a.parse().expect("MINUTES"));
+    let first = args.next();
+    println!("what a recording holds (allocator's truth beside Recording::heap_bytes):");
+    for (clients, pps, secs) in [(1, 60.0, 180), (16, 60.0, 60), (64, 60.0, 60), (1, 1000.0, 180)] {
+        bytes_per_event(clients, pps, secs);
+    }
+    if first.as_deref() == Some("per-event") {
+        return;
+    }
+    let minutes: f64 = first.map_or(30.0, |a| a.parse().expect("MINUTES"));
     let max_mib: u64 = args.next().map_or(2048, |a| a.parse().expect("MAX_MIB"));
-    bytes_per_event();
     let dir = std::env::temp_dir().join(format!("ackscope-live-memory-{}", std::process::id()));
     let mut log = LiveLog::new(dir.clone());
     log.limits = LiveLimits { window_s: minutes * 60.0, max_bytes: max_mib << 20 };

@@ -234,6 +234,12 @@ impl AnomalyIndex {
         Self::default()
     }
 
+    /// Heap bytes the index holds (see [`crate::model::heap`]).
+    pub fn heap_bytes(&self) -> usize {
+        use crate::model::heap;
+        heap::vec(&self.list) + heap::vec(&self.reasons) + self.reasons.iter().map(String::capacity).sum::<usize>()
+    }
+
     /// Identity of this index (a cache built from another one starts again).
     pub fn instance(&self) -> u64 {
         self.instance

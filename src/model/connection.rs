@@ -80,6 +80,19 @@ impl Connection {
         self.store.push(e, &self.ledger);
     }
 
+    /// Heap bytes the connection holds: ledger, store, indexes and tallies (see
+    /// [`super::heap`]).
+    pub fn heap_bytes(&self) -> usize {
+        self.ledger.heap_bytes()
+            + self.store.heap_bytes()
+            + self.messages.heap_bytes()
+            + self.chunks.heap_bytes()
+            + self.packets.heap_bytes()
+            + self.anomalies.heap_bytes()
+            + super::heap::vec(&self.deliveries)
+            + super::heap::vec(&self.resends)
+    }
+
     /// Reliable messages delivered by `t`, with their latencies in µs (delivery order).
     pub fn deliveries_by(&self, t: SimTime) -> &[(SimTime, u64)] {
         &self.deliveries[..self.deliveries.partition_point(|(at, _)| *at <= t)]

@@ -8,6 +8,7 @@ pub mod anomaly_filter;
 pub mod clients;
 pub mod compare;
 pub mod connection;
+pub mod heap;
 pub mod index;
 pub mod kept;
 pub mod lane;

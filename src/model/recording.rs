@@ -275,6 +275,16 @@ impl Recording {
         self.len() == 0
     }
 
+    /// Heap bytes the recording holds: the lane's log, every client's connection and the
+    /// run-wide events (see [`super::heap`]); what a live run's memory cap counts. The datagram
+    /// bytes ([`Self::payloads`]) are capped apart.
+    pub fn heap_bytes(&self) -> usize {
+        use super::heap;
+        let log = self.log.as_deref().map_or(0, super::store::log_bytes);
+        let clients: usize = self.clients.iter().map(Connection::heap_bytes).sum();
+        log + heap::vec(&self.clients) + clients + heap::vec(&self.run_wide) + heap::vec(&self.actions)
+    }
+
     /// Time of the latest event of any client.
     pub fn end_time(&self) -> SimTime {
         self.end

@@ -15,6 +15,8 @@ use std::sync::Arc;
 
 use ackscope_protocol::{Dir, Event, EventKind, PacketLedger, Side, SimTime};
 
+use super::heap;
+
 /// Link sends per direction over which the true loss is measured (the estimator's window).
 pub const TRUE_LOSS_WINDOW: usize = 256;
 /// Smoothing of the true one-way delay shown as "true RTT".
@@ -66,6 +68,35 @@ pub struct Store {
     /// Parameter changes (live edits and scripted steps): time in seconds and a label.
     pub changes: Vec<(f64, String)>,
     last_budget: [Option<SimTime>; 2],
+}
+
+/// Heap bytes of an event log's buffer. The few strings events carry (a parameter change's name
+/// and value, a close reason: one per live edit) are left out, not worth a walk of the log.
+pub fn log_bytes(events: &Vec<Event>) -> usize {
+    heap::vec(events)
+}
+
+impl SideSeries {
+    /// Heap bytes of the side's series.
+    pub fn heap_bytes(&self) -> usize {
+        [
+            &self.rtt_smoothed_ms,
+            &self.rtt_display_ms,
+            &self.rtt_raw_ms,
+            &self.loss_estimate_percent,
+            &self.loss_true_percent,
+            &self.loss_effective_percent,
+            &self.sent_kbps,
+            &self.received_kbps,
+            &self.acked_kbps,
+            &self.budget_available,
+            &self.budget_spent,
+            &self.flow_good,
+        ]
+        .into_iter()
+        .map(heap::vec)
+        .sum()
+    }
 }
 
 fn pt(t: SimTime, y: f64) -> Sample {
@@ -159,6 +190,13 @@ impl Store {
 
     pub fn events(&self) -> &[Event] {
         &self.events
+    }
+
+    /// Heap bytes the store holds: its event log and series (see [`super::heap`]).
+    pub fn heap_bytes(&self) -> usize {
+        let series: usize = self.sides.iter().map(SideSeries::heap_bytes).sum();
+        let changes: usize = self.changes.iter().map(|(_, s)| s.capacity()).sum();
+        log_bytes(&self.events) + series + heap::vec(&self.true_rtt_ms) + heap::vec(&self.changes) + changes
     }
 
     /// Events at or before `t` (events are in time order).

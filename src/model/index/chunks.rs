@@ -10,6 +10,8 @@ use std::collections::HashMap;
 
 use ackscope_protocol::{Event, EventKind, Side, SimTime};
 
+use crate::model::heap;
+
 /// What one slice's sender and receiver knew at some instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum SliceState {
@@ -194,11 +196,18 @@ pub struct ChunkIndex {
     attempt_seq: HashMap<(Side, u32), usize>,
     /// Slice events naming a chunk that was never started (should stay 0).
     pub unmatched: u64,
+    /// Bytes of the chunks' nested buffers (slices, their sends, ignored copies, attempts).
+    nested_bytes: usize,
 }
 
 impl ChunkIndex {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Heap bytes the index holds (see [`heap`]).
+    pub fn heap_bytes(&self) -> usize {
+        heap::vec(&self.chunks) + self.nested_bytes + heap::map(&self.latest) + heap::map(&self.attempt_seq)
     }
 
     pub fn ingest_all<'a>(&mut self, events: impl IntoIterator<Item = &'a Event>) {
@@ -213,6 +222,7 @@ impl ChunkIndex {
         match e.kind {
             EventKind::ChunkStarted { side, chunk, bytes, slices } => {
                 self.latest.insert((side, chunk), self.chunks.len());
+                self.nested_bytes += slices as usize * std::mem::size_of::<SliceRecord>();
                 self.chunks.push(ChunkRecord {
                     side,
                     chunk,
@@ -227,9 +237,11 @@ impl ChunkIndex {
                 });
             }
             EventKind::SliceSent { side, chunk, slice, .. } => {
+                let mut grown = 0;
                 if let Some(s) = self.slice_mut(side, chunk, slice) {
-                    s.sends.push(t);
+                    heap::push_counted(&mut s.sends, t, &mut grown);
                 }
+                self.nested_bytes += grown;
             }
             EventKind::SliceAcked { side, chunk, slice } => {
                 if let Some(s) = self.slice_mut(side, chunk, slice) {
@@ -243,9 +255,11 @@ impl ChunkIndex {
                 }
             }
             EventKind::SliceIgnored { side, chunk, .. } => {
+                let mut grown = 0;
                 if let Some(c) = self.chunk_mut(side.other(), chunk) {
-                    c.ignored.push(t);
+                    heap::push_counted(&mut c.ignored, t, &mut grown);
                 }
+                self.nested_bytes += grown;
             }
             EventKind::ChunkCompleted { side, chunk, .. } => {
                 if let Some(c) = self.chunk_mut(side, chunk) {
@@ -264,7 +278,7 @@ impl ChunkIndex {
             }
             EventKind::FragmentBlockSent { side, chunk, seq, .. } => {
                 if let Some(&i) = self.latest.get(&(side, chunk)) {
-                    self.chunks[i].attempts.push((seq, t));
+                    heap::push_counted(&mut self.chunks[i].attempts, (seq, t), &mut self.nested_bytes);
                     self.attempt_seq.insert((side, seq), i);
                 } else {
                     self.unmatched += 1;

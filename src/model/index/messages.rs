@@ -154,6 +154,8 @@ pub struct MessageIndex {
     /// Refusals of messages never queued, per side.
     refused_unknown: [u64; 2],
     end: SimTime,
+    /// Bytes of the messages' `sends` buffers ([`Self::heap_bytes`]).
+    sends_bytes: usize,
 }
 
 impl MessageIndex {
@@ -172,6 +174,18 @@ impl MessageIndex {
 
     pub fn len(&self) -> usize {
         self.messages.len()
+    }
+
+    /// Heap bytes the index holds (see [`crate::model::heap`]).
+    pub fn heap_bytes(&self) -> usize {
+        use crate::model::heap;
+        let pending: usize = self.pending.values().map(heap::vec).sum();
+        heap::vec(&self.messages)
+            + self.sends_bytes
+            + heap::map(&self.by_key)
+            + heap::vec(&self.block_end)
+            + heap::map(&self.pending)
+            + pending
     }
 
     pub fn is_empty(&self) -> bool {
@@ -244,7 +258,8 @@ impl MessageIndex {
                 let i = match self.by_key.get(&(side, msg)) {
                     // Re-queued id (should not happen): start it over in place.
                     Some(&i) => {
-                        self.messages[i] = rec;
+                        let old = std::mem::replace(&mut self.messages[i], rec);
+                        self.sends_bytes -= crate::model::heap::vec(&old.sends);
                         i
                     }
                     None => {
@@ -263,7 +278,8 @@ impl MessageIndex {
                 let Some(&i) = self.by_key.get(&(side, msg)) else { return };
                 let m = &mut self.messages[i];
                 let spurious = send_is_spurious(m.deliveries);
-                m.sends.push(SendRecord { time: t, seq, kind, uid: None, spurious });
+                let send = SendRecord { time: t, seq, kind, uid: None, spurious };
+                crate::model::heap::push_counted(&mut m.sends, send, &mut self.sends_bytes);
                 let s = m.sends.len() - 1;
                 self.pending.entry((side, seq)).or_default().push((i, s));
                 self.touch(i, t);

@@ -274,6 +274,12 @@ impl PacketIndex {
         Self::default()
     }
 
+    /// Heap bytes the index holds (see [`crate::model::heap`]).
+    pub fn heap_bytes(&self) -> usize {
+        use crate::model::heap;
+        heap::vec(&self.rows) + heap::vec(&self.uid_row) + self.chunk_slices.iter().map(heap::map).sum::<usize>()
+    }
+
     /// Adds one event (events must come in time order) that `ledger` has just folded, after
     /// every event before it: whether an ack names a packet sent is asked of the ledger as of then.
     pub fn ingest(&mut self, e: &Event, ledger: &PacketLedger) {

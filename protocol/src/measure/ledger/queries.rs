@@ -41,6 +41,19 @@ impl PacketLedger {
         self.records.len()
     }
 
+    /// Heap bytes the ledger holds, from its tables' capacities: what a live window's memory
+    /// cap counts (the per-send table grows with the run, the sequence tables with the
+    /// clients).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let records = self.records.capacity() * size_of::<super::Record>();
+        let last_uid: usize = self.last_uid.iter().map(|v| v.capacity() * size_of::<u64>()).sum();
+        let link_sends: usize = self.link_sends.iter().map(|v| v.capacity() * size_of::<(SimTime, u64)>()).sum();
+        // A B-tree node holds up to 11 entries and is about two thirds full.
+        let stragglers = self.retired.stragglers.len() * (size_of::<u64>() + size_of::<super::Record>()) * 3 / 2;
+        records + last_uid + link_sends + stragglers
+    }
+
     /// One past the largest send id folded so far (0 before any): the table ends there.
     pub fn uid_end(&self) -> u64 {
         self.uid_base + self.records.len() as u64
