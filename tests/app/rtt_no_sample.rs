@@ -74,11 +74,14 @@ fn run_summary_and_compare_print_no_rtt_without_a_sample() {
     let dir = temp_dir("sessions");
     let (run, glenn) = lost_run(&dir, "glenn");
     all_null("run --json", &run, 1);
+    // Nothing delivered either way: the link's own RTT has no sample either (it printed 0.0, and
+    // half an RTT with one direction lost).
+    assert!(run["estimates"]["true_rtt_ms"].is_null(), "{run}");
     let (_, ue4) = lost_run(&dir, "ue4");
     let summary: Value = serde_json::from_str(&ok(&["summary", s(&glenn), "--json"])).unwrap();
     all_null("summary SESSION --json", &summary, 1);
     let text = ok(&["summary", s(&glenn)]);
-    assert!(text.contains("RTT: estimated no sample"), "{text}");
+    assert!(text.contains("RTT: estimated no sample, true no sample"), "{text}");
     let compare: Value = serde_json::from_str(&ok(&["compare", s(&glenn), s(&ue4), "--json"])).unwrap();
     all_null("compare A B --json", &compare, 2);
     std::fs::remove_dir_all(&dir).ok();
@@ -94,6 +97,13 @@ fn a_capture_where_nothing_was_acked_has_no_rtt() {
     // Both directions of the one client: rtt_ms, mean, min and max.
     all_null("summary CAPTURE --json", &j, 8);
     assert_eq!(j["clients"][0]["client_to_server"]["rtt_samples"], 0, "{j}");
+    // Every datagram was dropped (the export's comments say so, though no copy was captured):
+    // the resends are not spurious (they were all counted spurious, as if delivered).
+    for dir in ["client_to_server", "server_to_client"] {
+        let d = &j["clients"][0][dir];
+        assert!(d["resends"].as_u64().unwrap() > 0, "{dir}: {d}");
+        assert_eq!(d["spurious_resends"], 0, "{dir}: {d}");
+    }
     let text = ok(&["summary", s(&pcap)]);
     assert_eq!(text.matches("RTT no sample").count(), 2, "{text}");
     std::fs::remove_dir_all(&dir).ok();

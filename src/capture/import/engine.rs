@@ -396,8 +396,15 @@ impl Importer {
             None => at_end && time_ns + longest_ns > self.now_ns,
         };
         let input = if !t.two_sided {
-            // One side only: the capture saw the datagram once; it counts as delivered when seen.
-            Input::Fate { uid, client, fate: Fate::Delivered { at }, link: None }
+            match hint {
+                // ackscope's own export says what the link did where no copy was captured (a
+                // direction whose every datagram was dropped has no delivered side): a resend of
+                // a dropped send is not spurious. The truth still needs both sides.
+                Some(Hint::Dropped(_)) => Input::Fate { uid, client, fate: Fate::Dropped, link: None },
+                Some(Hint::InFlight) => return,
+                // One side only: the capture saw the datagram once; it counts as delivered when seen.
+                None => Input::Fate { uid, client, fate: Fate::Delivered { at }, link: None },
+            }
         } else if in_flight {
             t.in_flight += 1;
             return;
