@@ -16,7 +16,7 @@ impl RunReport {
             "ackscope: {} {}, seed {}, {:.1} s simulated in {:.3} s\n\
              packets: {} sent, {} dropped by the link, {} delivered ({} duplicated), {} acked\n\
              ground truth: {} false acks, {} duplicate acks, {} malformed\n\
-             RTT: estimated {}, true {:.1} ms\n\
+             RTT: estimated {}, true {}\n\
              loss: estimated {}, true {:.2} % (link drops), effective {:.2} % (with {} discarded by the receiver{})\n\
              events: {}{}",
             // A decoded lane (a proxy's, a capture's) runs a protocol, not one of the strategies.
@@ -34,7 +34,7 @@ impl RunReport {
             p.duplicate_acks,
             p.malformed,
             opt_figure(e.rtt_ms, 1, "ms", "no sample"),
-            e.true_rtt_ms,
+            opt_figure(e.true_rtt_ms, 1, "ms", "no sample"),
             opt_figure(e.loss_percent, 2, "%", "no verdict yet"),
             e.true_loss_percent,
             e.effective_loss_percent,
@@ -152,11 +152,11 @@ fn clients_text(clients: &[ClientReport]) -> String {
             .as_ref()
             .map_or(String::new(), |r| format!(", p99 {:.1}, lost {}", r.latency_ms.p99, r.lost));
         out.push_str(&format!(
-            "\n  client {}{}: RTT {}/{:.1}, loss {}/{:.2}, {} sent, {} acked, {} false{reliable}",
+            "\n  client {}{}: RTT {}/{}, loss {}/{:.2}, {} sent, {} acked, {} false{reliable}",
             c.client,
             c.group.map_or(String::new(), |g| format!(" (group {g})")),
             e.rtt_ms.map_or("-".into(), |v| format!("{v:.1}")),
-            e.true_rtt_ms,
+            e.true_rtt_ms.map_or("-".into(), |v| format!("{v:.1}")),
             e.loss_percent.map_or("-".into(), |v| format!("{v:.2}")),
             e.true_loss_percent,
             p.sent,

@@ -73,8 +73,8 @@ fn rows(f: &SummaryFigures) -> Vec<Row> {
         row("false acks (ground truth)", p.false_acks.to_string(), &[n(p.false_acks as f64)]),
         row(
             "RTT est. / true ms",
-            format!("{} / {:.1}", figure(e.rtt_ms, 1, "no sample"), e.true_rtt_ms),
-            &[(e.rtt_ms, Unit::Ms), ms(e.true_rtt_ms)],
+            format!("{} / {}", figure(e.rtt_ms, 1, "no sample"), figure(e.true_rtt_ms, 1, "no sample")),
+            &[(e.rtt_ms, Unit::Ms), (e.true_rtt_ms, Unit::Ms)],
         ),
         row(
             "loss est. / true / effective %",

@@ -32,8 +32,9 @@ pub struct EstimateSummary {
     /// Final smoothed RTT, mean over the sides that have an RTT estimate; `None` (JSON `null`)
     /// when no side measured one (100 % loss, a receive-only endpoint).
     pub rtt_ms: Option<f64>,
-    /// Mean one-way link delay A->B plus B->A over delivered packets.
-    pub true_rtt_ms: f64,
+    /// Mean one-way link delay A->B plus B->A over delivered packets; `None` (JSON `null`)
+    /// unless both directions delivered some.
+    pub true_rtt_ms: Option<f64>,
     /// Mean loss estimate over the stats samples after [`LOSS_WARMUP`] that had judged at least
     /// one packet, of the sides that estimate loss; `None` when there is no such sample.
     pub loss_percent: Option<f64>,
@@ -194,11 +195,6 @@ impl ClientSummary {
     fn has_link_sends(&self) -> bool {
         Dir::BOTH.iter().any(|&d| self.ledger.link_sent(d) > 0)
     }
-
-    /// Whether any packet of this client's connection was delivered.
-    fn has_deliveries(&self) -> bool {
-        Dir::BOTH.iter().any(|&d| self.ledger.link_delivered(d) > 0)
-    }
 }
 
 impl SummaryAccumulator {
@@ -264,7 +260,7 @@ impl SummaryAccumulator {
         }
         let est = EstimateSummary {
             rtt_ms: self.rtt_ms(),
-            true_rtt_ms: mean(self.clients.iter().filter(|c| c.has_deliveries()).map(|c| c.ledger.true_rtt_ms())),
+            true_rtt_ms: mean_of_some(self.clients.iter().filter_map(|c| c.ledger.true_rtt_ms())),
             loss_percent: self.loss_percent(),
             true_loss_percent: mean(
                 self.clients.iter().filter(|c| c.has_link_sends()).map(|c| c.ledger.loss_percent_of(&c.truth_dirs())),

@@ -133,9 +133,11 @@ impl PacketLedger {
         (n > 0).then(|| self.delay_sum_us[dir.index()] / n as f64 / 1000.0)
     }
 
-    /// Mean one-way delay A->B plus B->A over delivered copies (a direction without any counts 0).
-    pub fn true_rtt_ms(&self) -> f64 {
-        self.mean_delay_ms(Dir::AtoB).unwrap_or(0.0) + self.mean_delay_ms(Dir::BtoA).unwrap_or(0.0)
+    /// Mean one-way delay A->B plus B->A over delivered copies; `None` unless both directions
+    /// delivered one (a direction with none has no delay: counting it 0 printed half an RTT, or
+    /// 0.0 ms with nothing delivered at all).
+    pub fn true_rtt_ms(&self) -> Option<f64> {
+        Some(self.mean_delay_ms(Dir::AtoB)? + self.mean_delay_ms(Dir::BtoA)?)
     }
 
     /// Packets the link dropped / packets it was given, both directions, in percent.

@@ -251,7 +251,12 @@ mod tests {
         let t = l.totals();
         let mut v = vec![t.sent, t.link_dropped, t.delivered, t.duplicated, t.acked, t.false_acks, t.duplicate_acks];
         v.extend([t.malformed, l.false_naks(), l.unnamed_acks(), l.unnamed_naks(), l.repeated_outcomes()]);
-        v.extend([l.acks_reported(), l.naks_reported(), l.true_rtt_ms().to_bits(), l.true_loss_percent().to_bits()]);
+        v.extend([
+            l.acks_reported(),
+            l.naks_reported(),
+            l.true_rtt_ms().unwrap_or(-1.0).to_bits(),
+            l.true_loss_percent().to_bits(),
+        ]);
         for d in Dir::BOTH {
             v.extend([l.discarded_sends(d), l.discards(&[d]).total(), l.effective_loss_percent(&[d]).to_bits()]);
         }
