@@ -1,6 +1,6 @@
 //! Display filter evaluation speed over a recording of about a million events: each filter run
 //! over every row of its kind from scratch, as `export --filter` and a new filter in the window
-//! do (the window spreads it over frames, `FRAME_BUDGET_ROWS` rows per frame).
+//! do (the window spreads it over frames, `filter::budget::FRAME_BUDGET` of each).
 //!
 //! Run: `cargo run --release --example filter_speed` (`-- SECONDS` to simulate another length;
 //! 600 s gives about 1M events).

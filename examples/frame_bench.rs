@@ -8,7 +8,9 @@
 //! graph: the frames while each filter's cache is first built, then scrubbing those tabs.
 //!
 //! Run: `cargo run --release --example frame_bench` (`-- --ab-only` for the A/B part alone,
-//! `-- --filter-only` for the display filter part alone)
+//! `-- --filter-only` for the display filter part alone; `--frames` lists each frame of a
+//! filter's build and every frame over 4 ms with its start on the monotonic clock, to match
+//! against `perf record -k mono`)
 
 use std::time::Instant;
 
@@ -36,7 +38,21 @@ fn window(state: AppState) -> Harness<'static, Window> {
 fn timed_step(h: &mut Harness<'static, Window>) -> f64 {
     let f = Instant::now();
     h.step();
-    f.elapsed().as_secs_f64() * 1000.0
+    let ms = f.elapsed().as_secs_f64() * 1000.0;
+    if ms > SLOW_FRAME_MS && frames_listed() {
+        // The frame's start on the monotonic clock (`perf record -k mono` stamps samples on it),
+        // to find what a slow frame spent its time on.
+        println!("  slow frame: {ms:.2} ms from {f:?}");
+    }
+    ms
+}
+
+/// With `--frames`, frames slower than this are listed.
+const SLOW_FRAME_MS: f64 = 4.0;
+
+/// `--frames`: list each frame of a filter's build, and the slow frames with their start.
+fn frames_listed() -> bool {
+    std::env::args().any(|a| a == "--frames")
 }
 
 /// Each of `tabs` scrubbed back and played forward from the middle, 50 ms a frame: the average
@@ -179,11 +195,13 @@ fn type_filter(h: &mut Harness<'static, Window>, tab: Tab, text: &str) -> f64 {
     h.step();
     h.get_by_role_and_label(label, "filter").type_text(text);
     let (mut frames, mut worst, mut total) = (0, 0.0f64, 0.0f64);
+    let mut listed = Vec::new();
     loop {
         let ms = timed_step(h);
         frames += 1;
         worst = worst.max(ms);
         total += ms;
+        listed.push(format!("{ms:.2}"));
         let v = &h.state().1.panels;
         let building = match tab {
             Tab::Packets => v.packets.0.get(0).is_some_and(|p| p.expr.progress.is_some_and(|u| !u.complete)),
@@ -192,7 +210,10 @@ fn type_filter(h: &mut Harness<'static, Window>, tab: Tab, text: &str) -> f64 {
                 let lane = &h.state().0.lanes[0];
                 v.anomalies.per_lane.get(0).is_some_and(|l| l.expr.rows_checked() < lane.anomalies.len())
             }
-            _ => false,
+            _ => {
+                let (checked, rows) = v.overview.io.progress;
+                checked < rows
+            }
         };
         // Two more frames than the build needs: the frame that typed it and the first after.
         if !building && frames > 2 || frames > 1000 {
@@ -204,6 +225,9 @@ fn type_filter(h: &mut Harness<'static, Window>, tab: Tab, text: &str) -> f64 {
         tab.name(),
         total / frames as f64
     );
+    if frames_listed() {
+        println!("  each frame, ms: {}", listed.join(" "));
+    }
     worst
 }
 

@@ -47,9 +47,12 @@ pub fn frame_ui(state: &mut AppState, view: &mut WindowView, ui: &mut egui::Ui) 
     state.poll_readback();
     close_request_ui(state, ui.ctx());
     let mut cmds = Vec::new();
+    // The display filters' caches share this frame's budget for rows they have not checked.
+    crate::filter::budget::start_frame();
     crate::ui::window_ui(state, view, ui, &mut cmds);
-    if behind || loading_behind || !cmds.is_empty() {
-        // Events left for the next frame, or changes this frame did not draw yet.
+    if behind || loading_behind || !cmds.is_empty() || crate::filter::budget::pending() {
+        // Events left for the next frame, changes this frame did not draw yet, or a filter's
+        // rows not all checked yet.
         ui.ctx().request_repaint();
     }
     state.apply_all(cmds);

@@ -7,13 +7,15 @@
 //! about (a link delivery names its send, an ack its sender's sequence, a message event its
 //! message) and checks only those again. Anomalies never change once listed. A frame thus
 //! costs the new events and rows, not the recording; a new filter or recording starts over,
-//! spread over frames by a row budget so typing a filter never stalls the window.
+//! spread over frames by a time budget ([`super::budget`]) so typing a filter never stalls the
+//! window.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use ackscope_protocol::{Event, EventKind};
 
+use super::budget::Budget;
 use super::compile::Compiled;
 use super::fields::Row;
 use super::matchset::MatchSet;
@@ -204,15 +206,17 @@ impl<R> std::fmt::Debug for Matches<R> {
     }
 }
 
-/// Rows checked per update while a cache is being (re)built: about a millisecond's work, so
-/// typing a filter over a million events keeps the window drawing.
-pub const FRAME_BUDGET_ROWS: usize = 100_000;
-
 impl<R: Source> Matches<R> {
     /// Brings the set up to date with `view`'s connection under `filter` and an optional `extra` test (the
-    /// view's own checkboxes, identified by `extra.0` so a change starts over), checking at most
-    /// `budget` new rows (rows whose facts changed are always checked).
-    pub fn update(&mut self, view: Shown, filter: &SharedFilter<R>, extra: Option<Extra<R>>, budget: usize) -> Updated {
+    /// view's own checkboxes, identified by `extra.0` so a change starts over), checking the new
+    /// rows `budget` allows (rows whose facts changed are always checked).
+    pub fn update(
+        &mut self,
+        view: Shown,
+        filter: &SharedFilter<R>,
+        extra: Option<Extra<R>>,
+        budget: Budget,
+    ) -> Updated {
         let conn = view.conn;
         let key = (filter.id, view.id(), extra.as_ref().map_or(0, |e| e.0));
         if self.key != Some(key) {
@@ -252,12 +256,10 @@ impl<R: Source> Matches<R> {
         }
         self.events_seen = events.len();
         let len = R::len(conn);
-        let to = len.min(self.set.rows().saturating_add(budget));
-        for i in self.set.rows()..to {
-            let m = R::eval(conn, i, acks, &test);
-            self.set.push(m);
-            checked += 1;
-        }
+        let from = self.set.rows();
+        let set = &mut self.set;
+        let to = budget.run(from, len, |i| set.push(R::eval(conn, i, acks, &test)));
+        checked += to - from;
         Updated { complete: self.set.rows() >= len, checked }
     }
 
@@ -305,6 +307,6 @@ impl<R: Source> Matches<R> {
 /// writes and `summary --filter` counts: the same cache, run to completion).
 pub fn matching_rows<R: Source>(view: Shown, filter: &SharedFilter<R>) -> Vec<u32> {
     let mut m = Matches::<R>::default();
-    m.update(view, filter, None, usize::MAX);
+    m.update(view, filter, None, Budget::UNLIMITED);
     m.set.iter().map(|i| i as u32).collect()
 }

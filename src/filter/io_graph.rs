@@ -2,11 +2,13 @@
 //! count, the rate per second, or a field's sum, mean or max), one series per client's
 //! connection.
 //!
-//! The bins are kept between frames. Rows the filter's cache adds go into their bin; rows it
+//! The bins are kept between frames, and built under the frame's budget as the cache is. Rows
+//! the filter's cache adds go into their bin; rows it
 //! checks again (a live packet acked after it was binned, which may change its match or its
 //! field) make their bins be recomputed from the rows of that interval alone. Rows are in time
 //! order in every list, so an interval's rows are found by binary search.
 
+use super::budget::Budget;
 use super::cache::{Matches, SharedFilter, Source};
 use super::fields::{Get, Row};
 use crate::model::{Connection, Shown};
@@ -111,7 +113,14 @@ impl<R> Default for IoBins<R> {
 impl<R: Source> IoBins<R> {
     /// Brings the bins up to date with `view`'s connection under `filter`; `interval_us` at
     /// least 1.
-    pub fn update(&mut self, view: Shown, filter: &SharedFilter<R>, measure: Measure, interval_us: u64, budget: usize) {
+    pub fn update(
+        &mut self,
+        view: Shown,
+        filter: &SharedFilter<R>,
+        measure: Measure,
+        interval_us: u64,
+        budget: Budget,
+    ) {
         let interval_us = interval_us.max(1);
         let before = self.matches.rows_checked();
         let rebuilds = self.matches.rebuilds;
@@ -147,11 +156,19 @@ impl<R: Source> IoBins<R> {
                 add_row::<R>(&mut self.bins, conn, i, acks, get, &bin_of);
             }
         }
-        let upto = self.matches.rows_checked();
-        for i in self.matches.set().iter_range(self.binned, upto) {
-            add_row::<R>(&mut self.bins, conn, i, acks, get, &bin_of);
-        }
-        self.binned = upto;
+        // Rows checked and not binned yet: under the same budget (a new measure or interval
+        // bins every matching row again, a frame's share at a time).
+        let (set, bins) = (self.matches.set(), &mut self.bins);
+        self.binned = budget.run(self.binned, self.matches.rows_checked(), |i| {
+            if set.get(i) {
+                add_row::<R>(bins, conn, i, acks, get, &bin_of);
+            }
+        });
+    }
+
+    /// Rows of the connection binned so far (matching or not): all of them once built.
+    pub fn rows_binned(&self) -> usize {
+        self.binned
     }
 }
 

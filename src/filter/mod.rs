@@ -16,12 +16,14 @@
 //! - [`complete`]: the candidates at a cursor, for the filter bar.
 //! - [`cache`]: a filter's matching rows in one recording, kept and extended as it grows (only
 //!   rows whose facts changed are checked again); [`matchset`] is its rank/select bit set.
+//! - [`budget`]: how much of a frame the caches may spend on rows they have not checked.
 //! - [`io_graph`]: per-interval count, rate, sum, mean or max of a field over a filter's rows.
 //! - [`summary`]: the figures over a filter's rows (`ackscope summary --filter`).
 //!
 //! Every user of a filter (the Packets, Messages and Anomalies tabs, the IO graph, `export
 //! --filter`, `summary --filter`) goes through [`cache::Matches`], so they agree row for row.
 
+pub mod budget;
 pub mod cache;
 pub mod compile;
 pub mod complete;
@@ -33,6 +35,7 @@ pub mod rows;
 pub mod summary;
 pub mod syntax;
 
+pub use budget::Budget;
 pub use cache::{matching_rows, Matches, SharedFilter, Source, Updated};
 pub use compile::Compiled;
 pub use complete::{complete, Candidate, CandidateKind, Completion};

@@ -19,7 +19,6 @@ use super::filter_bar::FilterBar;
 use super::lanes::PerLane;
 use super::packets_ui::with_delta;
 use crate::app::{AppCommand, AppState, MarkCommand, Tab};
-use crate::filter::cache::FRAME_BUDGET_ROWS;
 use crate::filter::Matches;
 use crate::model::anomaly::{Anomaly, AnomalyClass, Target, CLASSES, STALL_FLOOR_US};
 use crate::model::anomaly_filter::{AnomalyFilter, FilteredAnomalies, StripCounts};
@@ -103,7 +102,7 @@ impl AnomalyView {
         for (rec, cache) in &mut out {
             match &expr {
                 Some(f) => {
-                    cache.expr.update(**rec, f, None, FRAME_BUDGET_ROWS);
+                    cache.expr.update(**rec, f, None, crate::filter::Budget::frame());
                     cache.filtered.update_with(&rec.anomalies, &filter, Some((f.id(), cache.expr.set())));
                 }
                 None => cache.filtered.update(&rec.anomalies, &filter),

@@ -297,6 +297,13 @@ fn applied_color(ui: &egui::Ui) -> Color32 {
     }
 }
 
+/// What a view says while its filter's cache is being built: `checked` of `rows` so far.
+pub fn progress_text(checked: usize, rows: usize) -> String {
+    // Never "100 %" before the last row.
+    let pct = if rows == 0 { 0 } else { (checked as u128 * 100 / rows as u128).min(99) };
+    format!("filtering... {pct} % ({checked} of {rows} rows checked)")
+}
+
 /// A view's filter and its rows in one lane: the bar, and the filter's cache of matching rows.
 pub struct FilteredBy<R> {
     pub bar: FilterBar<R>,
@@ -328,11 +335,8 @@ impl<R: Source> FilteredBy<R> {
     /// Brings the matches up to date with `view` (a frame's budget of rows); `extra` is the
     /// view's own test, ANDed with the filter. Nothing to do without a filter.
     pub fn update(&mut self, view: Shown, extra: Option<crate::filter::cache::Extra<R>>) {
-        self.progress = self
-            .bar
-            .filter
-            .as_ref()
-            .map(|f| self.matches.update(view, f, extra, crate::filter::cache::FRAME_BUDGET_ROWS));
+        self.progress =
+            self.bar.filter.as_ref().map(|f| self.matches.update(view, f, extra, crate::filter::Budget::frame()));
         if self.bar.filter.is_none() {
             self.matches.reset();
         }
@@ -343,10 +347,10 @@ impl<R: Source> FilteredBy<R> {
         self.bar.filter.as_ref().map(|_| &self.matches)
     }
 
-    /// "checking 300,000 of 1,000,000 rows" while a rebuild is under way.
+    /// "filtering... 30 % (300000 of 1000000 rows checked)" while a rebuild is under way.
     pub fn progress_text(&self, rows: usize) -> Option<String> {
         let p = self.progress?;
-        (!p.complete).then(|| format!("filtering: {} of {rows} rows checked", self.matches.rows_checked()))
+        (!p.complete).then(|| progress_text(self.matches.rows_checked(), rows))
     }
 
     /// Keeps in `rows` (indices of the view's rows) those the filter matches, when one applies.

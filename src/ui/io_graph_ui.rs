@@ -13,9 +13,8 @@ use egui_plot::{Line, Plot, PlotPoints, VLine};
 
 use super::filter_bar::FilterBar;
 use crate::app::AppCommand;
-use crate::filter::cache::FRAME_BUDGET_ROWS;
 use crate::filter::io_graph::{numeric_field, IoBins, Measure};
-use crate::filter::{PacketFacts, Row, RowKind, SharedFilter, Source};
+use crate::filter::{Budget, PacketFacts, Row, RowKind, SharedFilter, Source};
 use crate::model::anomaly::Anomaly;
 use crate::model::index::MessageRecord;
 use crate::model::Shown;
@@ -102,6 +101,8 @@ pub struct IoGraphView {
     pub anomalies: IoSeries<Anomaly>,
     /// What the last frame drew (tests read it).
     pub drawn: Vec<DrawnLine>,
+    /// Rows the filter's caches had checked in the last frame, of all rows (equal once built).
+    pub progress: (usize, usize),
 }
 
 impl Default for IoGraphView {
@@ -117,6 +118,7 @@ impl Default for IoGraphView {
             messages: IoSeries::default(),
             anomalies: IoSeries::default(),
             drawn: Vec::new(),
+            progress: (0, 0),
         }
     }
 }
@@ -217,20 +219,22 @@ fn choices_ui(view: &mut IoGraphView, many_clients: bool, ui: &mut egui::Ui) {
     });
 }
 
-/// Brings `series`' bins up to date for `conns` and returns each connection's values.
+/// Brings `series`' bins up to date for `conns` (this frame's budget shared by all of them) and
+/// returns each connection's values, and the rows checked so far of all rows.
 fn fold<R: Source>(
     series: &mut IoSeries<R>,
     conns: &[(u64, Shown<'_>)],
     measure: Measure,
     interval_us: u64,
-) -> Vec<Vec<Option<f64>>> {
+) -> (Vec<Vec<Option<f64>>>, (usize, usize)) {
     let filter = match &series.bar.filter {
         Some(f) => f.clone(),
         None => series.every.get_or_insert_with(|| SharedFilter::compile(EVERY_ROW).expect("valid")).clone(),
     };
     series.bins.retain(|(id, _)| conns.iter().any(|(c, _)| c == id));
     let interval_s = interval_us as f64 / 1e6;
-    conns
+    let mut progress = (0, 0);
+    let values = conns
         .iter()
         .map(|(id, shown)| {
             let k = match series.bins.iter().position(|(b, _)| b == id) {
@@ -241,10 +245,13 @@ fn fold<R: Source>(
                 }
             };
             let bins = &mut series.bins[k].1;
-            bins.update(*shown, &filter, measure, interval_us, FRAME_BUDGET_ROWS);
+            bins.update(*shown, &filter, measure, interval_us, Budget::frame());
+            progress.0 += bins.rows_binned();
+            progress.1 += R::len(shown.conn);
             bins.bins.iter().map(|b| b.value(measure, interval_s)).collect()
         })
-        .collect()
+        .collect();
+    (values, progress)
 }
 
 /// The points of `values` (one per interval from 0) in `lo..hi`, folded to at most
@@ -311,11 +318,12 @@ pub fn io_graph_ui(
     }
     let ids: Vec<(u64, Shown<'_>)> = conns.iter().map(|(id, s, _, _)| (*id, *s)).collect();
     let (measure, interval_us) = (view.measure(), view.interval_ms.max(1) * 1000);
-    let values = match view.kind {
+    let (values, (checked, rows)) = match view.kind {
         RowKind::Packet => fold(&mut view.packets, &ids, measure, interval_us),
         RowKind::Message => fold(&mut view.messages, &ids, measure, interval_us),
         RowKind::Anomaly => fold(&mut view.anomalies, &ids, measure, interval_us),
     };
+    view.progress = (checked, rows);
     let interval_s = interval_us as f64 / 1e6;
     view.drawn = conns
         .iter()
@@ -355,6 +363,13 @@ pub fn io_graph_ui(
             }
             p.vline(VLine::new("", cursor.as_secs_f64()).color(Color32::GRAY).width(1.0));
         });
+    if checked < rows {
+        // Over the plot, so the plot does not move while the filter's rows are checked.
+        let text = super::filter_bar::progress_text(checked, rows);
+        let font = egui::TextStyle::Body.resolve(ui.style());
+        let at = resp.response.rect.right_top() + egui::vec2(-8.0, 6.0);
+        ui.painter().text(at, egui::Align2::RIGHT_TOP, text, font, ui.visuals().weak_text_color());
+    }
     if resp.response.clicked() {
         if let Some(pos) = resp.response.interact_pointer_pos() {
             let v = resp.transform.value_from_position(pos);

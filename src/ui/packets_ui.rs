@@ -273,13 +273,17 @@ pub fn packets_ui(
     let count = rows.count_at(index, cursor);
     let total = rows.len();
     let by_filter = view.expr.bar.applied().map_or(String::new(), |f| format!(" `{f}`"));
-    ui.label(format!(
-        "{total} packets match{by_filter}, {count} of them sent by the cursor (later ones shaded); {} sent in all by the cursor",
-        index.sent_by(cursor)
-    ));
-    if let Some(p) = view.expr.progress_text(index.len()) {
-        ui.weak(p);
-    }
+    // The build's progress on the same line: a line of its own would move the log down for the
+    // frames it takes and back up after.
+    ui.horizontal_wrapped(|ui| {
+        ui.label(format!(
+            "{total} packets match{by_filter}, {count} of them sent by the cursor (later ones shaded); {} sent in all by the cursor",
+            index.sent_by(cursor)
+        ));
+        if let Some(p) = view.expr.progress_text(index.len()) {
+            ui.weak(p);
+        }
+    });
     let font = egui::TextStyle::Monospace.resolve(ui.style());
     let mark = view.mark;
     let headed = |h: &str| with_delta(mark.as_ref().map(delta_header), h.to_string());

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use ackscope::filter::{matching_rows, Matches, PacketFacts, SharedFilter};
+use ackscope::filter::{matching_rows, Budget, Matches, PacketFacts, SharedFilter};
 use ackscope::model::index::MessageRecord;
 use ackscope::model::{Recording, Shown};
 use ackscope::session::{self, Progress};
@@ -217,12 +217,12 @@ fn a_live_cache_extended_block_by_block_equals_one_built_at_the_end() {
     let (mut pc, mut mc) = (Matches::<PacketFacts>::default(), Matches::<MessageRecord>::default());
     for block in events.chunks(997) {
         live.ingest(block.to_vec());
-        pc.update(Shown::from(&live), &p, None, 5_000);
-        mc.update(Shown::from(&live), &m, None, 5_000);
+        pc.update(Shown::from(&live), &p, None, Budget::rows(5_000));
+        mc.update(Shown::from(&live), &m, None, Budget::rows(5_000));
     }
     for _ in 0..100 {
-        pc.update(Shown::from(&live), &p, None, 5_000);
-        mc.update(Shown::from(&live), &m, None, 5_000);
+        pc.update(Shown::from(&live), &p, None, Budget::rows(5_000));
+        mc.update(Shown::from(&live), &m, None, Budget::rows(5_000));
     }
     assert_eq!(pc.rebuilds, 1, "the cache started over");
     let lp: Vec<u32> = pc.set().iter().map(|i| i as u32).collect();
@@ -242,7 +242,7 @@ fn window_export_and_summary_give_the_same_rows() {
     // The window's cache, extended a frame budget at a time.
     let pf = SharedFilter::<PacketFacts>::compile(text).unwrap();
     let mut window = Matches::<PacketFacts>::default();
-    while !window.update(Shown::from(&rec), &pf, None, 1000).complete {}
+    while !window.update(Shown::from(&rec), &pf, None, Budget::rows(1000)).complete {}
     let window_ids: Vec<String> = window.set().iter().map(|i| rec.packets.rows()[i].uid.to_string()).collect();
     let p = export(&session, &dir, Some(text), &["packets"]).remove(0);
     assert_eq!(p.keys(&["link_id"], |_| true), window_ids);

@@ -36,8 +36,21 @@ fn type_filter(h: &mut Window, text: &str) {
     h.get_by_role_and_label(Role::TextInput, "filter").click();
     h.run_steps(2);
     h.get_by_role_and_label(Role::TextInput, "filter").type_text(text);
-    // The cache is built a frame budget at a time.
-    h.run_steps(8);
+    settle(h);
+}
+
+/// Steps frames until no filter cache has rows left to check: a cache checks the rows a frame's
+/// time budget allows, so a debug build on a loaded machine takes more frames than a release one.
+fn settle(h: &mut Window) {
+    h.run_steps(2);
+    for _ in 0..5000 {
+        if !ackscope::filter::budget::pending() {
+            break;
+        }
+        h.step();
+    }
+    assert!(!ackscope::filter::budget::pending(), "a filter cache never finished");
+    h.run_steps(2);
 }
 
 /// The link ids `export --filter` writes for `session`'s packets.
@@ -86,12 +99,56 @@ fn the_packets_tab_lists_the_rows_export_filter_writes() {
     h.run();
     // The list's entry (the popup is drawn last), not the box's own text.
     h.query_all_by_label("B->A").last().unwrap().click();
-    h.run_steps(6);
+    settle(&mut h);
     let pv = h.state().1.panels.packets.0.get(0).unwrap();
     let rec = &h.state().0.lanes[0];
     let narrowed: Vec<u64> = pv.expr.active().unwrap().set().iter().map(|i| rec.packets.rows()[i].uid).collect();
     let b_to_a: Vec<u64> = exported_link_ids(&session, &format!("({text}) && dir == b_to_a"));
     assert_eq!(narrowed, b_to_a);
+}
+
+#[test]
+fn a_filter_built_over_frames_says_how_far_it_got_and_ends_with_every_row() {
+    use ackscope::filter::budget::{set_frame_budget, MIN_ROWS};
+    // Several thousand packets: a build of several frames.
+    let rec = crate::common::lossy_recording(7, ackscope_protocol::Strategy::Glenn, 10.0, 120.0);
+    let text = "fate == dropped || delay_ms > 60";
+    let want = matching_rows(Shown::from(&rec), &SharedFilter::<PacketFacts>::compile(text).unwrap());
+    let all = rec.packets.len();
+    assert!(all > 3 * MIN_ROWS, "{all} packets: too few to take several frames");
+    let mut h = window(rec, Tab::Packets);
+    // No time per frame: every frame checks exactly MIN_ROWS rows, so the build takes a known
+    // number of frames whatever the machine's speed.
+    set_frame_budget(std::time::Duration::ZERO);
+    h.get_by_role_and_label(Role::TextInput, "filter").click();
+    h.run_steps(2);
+    h.get_by_role_and_label(Role::TextInput, "filter").type_text(text);
+    h.step();
+    let checked = |h: &Window| h.state().1.panels.packets.0.get(0).unwrap().expr.matches.rows_checked();
+    let first = checked(&h);
+    assert_eq!(first % MIN_ROWS, 0, "{first}");
+    assert!(first < all, "built in the frame it was typed: {first} of {all}");
+    h.step();
+    let pct = checked(&h) * 100 / all;
+    assert!(ackscope::filter::budget::pending(), "a partial build asks for another frame");
+    assert!(
+        h.query_by_label_contains(&format!("filtering... {pct} % ({} of {all} rows checked)", checked(&h))).is_some(),
+        "no progress shown at {} of {all}",
+        checked(&h)
+    );
+    let mut frames = 2;
+    while checked(&h) < all && frames < 1000 {
+        h.step();
+        frames += 1;
+    }
+    set_frame_budget(ackscope::filter::budget::FRAME_BUDGET);
+    assert_eq!(checked(&h), all);
+    assert!(frames >= all / MIN_ROWS, "{frames} frames for {all} rows");
+    h.run_steps(2);
+    assert!(h.query_by_label_contains("filtering...").is_none(), "progress still shown once built");
+    let got: Vec<u32> =
+        h.state().1.panels.packets.0.get(0).unwrap().expr.matches.set().iter().map(|i| i as u32).collect();
+    assert_eq!(got, want, "the rows built over frames are not the filter's");
 }
 
 #[test]
@@ -102,7 +159,7 @@ fn an_error_points_at_its_character_and_keeps_the_last_valid_filter() {
     assert!(rows > 0);
     // Typo: "&& seqq" (character 12 counting from 1).
     h.get_by_role_and_label(Role::TextInput, "filter").type_text(" && seqq > 5");
-    h.run_steps(4);
+    settle(&mut h);
     let pv = h.state().1.panels.packets.0.get(0).unwrap();
     let e = pv.expr.bar.error.clone().expect("an error");
     assert_eq!(e.column(), 12, "{e}");
@@ -121,7 +178,7 @@ fn tab_takes_a_completion_in_the_messages_filter() {
     let bar = &h.state().1.panels.messages.0.get(0).unwrap().expr.bar;
     assert_eq!(bar.text, "resend.cause ");
     h.get_by_role_and_label(Role::TextInput, "filter").type_text("== delay");
-    h.run_steps(8);
+    settle(&mut h);
     let (state, view) = h.state();
     let tl = view.panels.messages.0.get(0).unwrap();
     let rec = &state.lanes[0];
@@ -188,7 +245,7 @@ fn the_io_graph_draws_the_filters_count_per_interval() {
     // The rate of the same rows per 100 ms is ten times each 100 ms count.
     h.state_mut().1.panels.overview.io.measure = MeasureKind::Rate;
     h.state_mut().1.panels.overview.io.interval_ms = 100;
-    h.run_steps(6);
+    settle(&mut h);
     let io = &h.state().1.panels.overview.io;
     let total: f64 = io.drawn[0].points.iter().map(|p| p[1] / 10.0).sum();
     assert!((total - rows.len() as f64).abs() < 1e-6, "{total} vs {}", rows.len());
