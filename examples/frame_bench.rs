@@ -7,6 +7,9 @@
 //! With a display filter typed into the Packets, Messages and Anomalies tabs and the Overview's IO
 //! graph: the frames while each filter's cache is first built, then scrubbing those tabs.
 //!
+//! Each figure is the frame's wall time and, beside it, the UI thread's CPU time in that frame:
+//! on a machine shared with other builds the first includes the time the scheduler ran them.
+//!
 //! Run: `cargo run --release --example frame_bench` (`-- --ab-only` for the A/B part alone,
 //! `-- --filter-only` for the display filter part alone; `--frames` lists each frame of a
 //! filter's build and every frame over 4 ms with its start on the monotonic clock, to match
@@ -34,17 +37,86 @@ fn window(state: AppState) -> Harness<'static, Window> {
         .build_ui_state(|ui, s: &mut Window| frame_ui(&mut s.0, &mut s.1, ui), (state, WindowView::default()))
 }
 
-/// Steps one frame; its wall time in ms.
-fn timed_step(h: &mut Harness<'static, Window>) -> f64 {
-    let f = Instant::now();
+/// This thread's CPU time in ms (0 where it cannot be read): a frame's own cost, without the
+/// time the scheduler gave other processes meanwhile, which on a loaded machine is most of a slow
+/// frame's wall time.
+fn thread_cpu_ms() -> f64 {
+    #[cfg(unix)]
+    {
+        use nix::time::{clock_gettime, ClockId};
+        clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID)
+            .map_or(0.0, |t| t.tv_sec() as f64 * 1000.0 + t.tv_nsec() as f64 / 1e6)
+    }
+    #[cfg(not(unix))]
+    {
+        0.0
+    }
+}
+
+/// One frame's wall and CPU time, in ms.
+#[derive(Debug, Clone, Copy, Default)]
+struct FrameMs {
+    wall: f64,
+    cpu: f64,
+}
+
+/// Steps one frame; its wall and CPU time.
+fn timed_step(h: &mut Harness<'static, Window>) -> FrameMs {
+    let (f, c) = (Instant::now(), thread_cpu_ms());
     h.step();
-    let ms = f.elapsed().as_secs_f64() * 1000.0;
-    if ms > SLOW_FRAME_MS && frames_listed() {
+    let ms = FrameMs { wall: f.elapsed().as_secs_f64() * 1000.0, cpu: thread_cpu_ms() - c };
+    if ms.wall > SLOW_FRAME_MS && frames_listed() {
         // The frame's start on the monotonic clock (`perf record -k mono` stamps samples on it),
-        // to find what a slow frame spent its time on.
-        println!("  slow frame: {ms:.2} ms from {f:?}");
+        // to find what a slow frame spent its time on; and the passes egui ran (a second one
+        // when a widget asked to discard the first).
+        let out = &h.output().platform_output;
+        let why: Vec<String> = out.request_discard_reasons.iter().map(|r| r.to_string()).collect();
+        println!(
+            "  slow frame: {:.2} ms (CPU {:.2} ms) from {f:?}, {} passes {why:?}",
+            ms.wall, ms.cpu, out.num_completed_passes
+        );
     }
     ms
+}
+
+/// Frames' average and worst, wall and CPU.
+#[derive(Debug, Clone, Copy, Default)]
+struct Frames {
+    n: usize,
+    total: FrameMs,
+    worst: FrameMs,
+}
+
+impl Frames {
+    fn add(&mut self, f: FrameMs) {
+        self.n += 1;
+        self.total.wall += f.wall;
+        self.total.cpu += f.cpu;
+        self.worst.wall = self.worst.wall.max(f.wall);
+        self.worst.cpu = self.worst.cpu.max(f.cpu);
+    }
+
+    fn merge(&mut self, o: Frames) {
+        self.n += o.n;
+        self.total.wall += o.total.wall;
+        self.total.cpu += o.total.cpu;
+        self.worst.wall = self.worst.wall.max(o.worst.wall);
+        self.worst.cpu = self.worst.cpu.max(o.worst.cpu);
+    }
+}
+
+impl std::fmt::Display for Frames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.n.max(1) as f64;
+        write!(
+            f,
+            "{:6.2} ms per frame (worst {:5.2} ms); CPU {:5.2} ms (worst {:5.2} ms)",
+            self.total.wall / n,
+            self.worst.wall,
+            self.total.cpu / n,
+            self.worst.cpu
+        )
+    }
 }
 
 /// With `--frames`, frames slower than this are listed.
@@ -56,10 +128,10 @@ fn frames_listed() -> bool {
 }
 
 /// Each of `tabs` scrubbed back and played forward from the middle, 50 ms a frame: the average
-/// and worst frame of each; returns the worst of all.
-fn scrub_tabs(h: &mut Harness<'static, Window>, tabs: impl IntoIterator<Item = Tab>, prefix: &str) -> f64 {
+/// and worst frame of each; returns them all.
+fn scrub_tabs(h: &mut Harness<'static, Window>, tabs: impl IntoIterator<Item = Tab>, prefix: &str) -> Frames {
     let end = h.state().0.end_time();
-    let mut worst_all = 0.0f64;
+    let mut all = Frames::default();
     for tab in tabs {
         let name = format!("{prefix}{}", tab.name().to_lowercase());
         h.state_mut().0.settings.tab = tab;
@@ -70,21 +142,18 @@ fn scrub_tabs(h: &mut Harness<'static, Window>, tabs: impl IntoIterator<Item = T
             for _ in 0..3 {
                 h.step();
             }
-            let frames = 60;
-            let (mut total, mut worst) = (0.0f64, 0.0f64);
-            for i in 0..frames {
+            let mut frames = Frames::default();
+            for i in 0..60 {
                 // Move the cursor 50 ms a frame, as a user dragging it or a 3x replay would.
                 let c = if forward { mid.plus_micros(i * 50_000) } else { SimTime(mid.0.saturating_sub(i * 50_000)) };
                 h.state_mut().0.playback.seek(c);
-                let ms = timed_step(h);
-                total += ms;
-                worst = worst.max(ms);
+                frames.add(timed_step(h));
             }
-            worst_all = worst_all.max(worst);
-            println!("{name:12} {label:16} {:6.2} ms per frame (worst {worst:5.2} ms)", total / frames as f64);
+            all.merge(frames);
+            println!("{name:12} {label:16} {frames}");
         }
     }
-    worst_all
+    all
 }
 
 /// Opens `path` in a fresh window and steps frames until it is shown: how long that took, how many
@@ -163,26 +232,21 @@ fn ab_compare_and_anomalies() {
     let mut h = window(state);
     let anomalies: usize = h.state().0.lanes.iter().map(|l| l.anomalies.len()).sum();
     println!("anomalies indexed: {anomalies}");
-    let mut worst = scrub_tabs(&mut h, [Tab::Compare, Tab::Anomalies, Tab::Overview], "A/B ");
+    let mut all = scrub_tabs(&mut h, [Tab::Compare, Tab::Anomalies, Tab::Overview], "A/B ");
     h.state_mut().0.settings.tab = Tab::Anomalies;
-    let (mut total, mut filter_worst) = (0.0f64, 0.0f64);
+    let mut changes = Frames::default();
     for class in AnomalyClass::ALL {
         h.state_mut().1.panels.anomalies.filter.solo(class);
-        let ms = timed_step(&mut h);
-        total += ms;
-        filter_worst = filter_worst.max(ms);
+        changes.add(timed_step(&mut h));
     }
-    println!(
-        "A/B anomalies, the frame after a filter change: {:.2} ms (worst {filter_worst:.2} ms)",
-        total / AnomalyClass::ALL.len() as f64
-    );
-    worst = worst.max(filter_worst);
-    println!("A/B worst frame of all: {worst:.2} ms (target: under 8 ms)");
+    println!("A/B anomalies, the frame after a filter change: {changes}");
+    all.merge(changes);
+    println!("A/B worst frame of all: {:.2} ms, CPU {:.2} ms (target: under 8 ms)", all.worst.wall, all.worst.cpu);
 }
 
 /// Types `text` into the filter box of `tab` (its IO graph's on the Overview) and steps frames
-/// until the filter's cache has checked every row: the frames that took, the worst of them.
-fn type_filter(h: &mut Harness<'static, Window>, tab: Tab, text: &str) -> f64 {
+/// until the filter's cache has checked every row: the frames that took.
+fn type_filter(h: &mut Harness<'static, Window>, tab: Tab, text: &str) -> Frames {
     h.state_mut().0.settings.tab = tab;
     if tab == Tab::Overview {
         h.state_mut().1.panels.overview.io.open = true;
@@ -194,14 +258,12 @@ fn type_filter(h: &mut Harness<'static, Window>, tab: Tab, text: &str) -> f64 {
     h.get_by_role_and_label(label, "filter").focus();
     h.step();
     h.get_by_role_and_label(label, "filter").type_text(text);
-    let (mut frames, mut worst, mut total) = (0, 0.0f64, 0.0f64);
+    let mut frames = Frames::default();
     let mut listed = Vec::new();
     loop {
         let ms = timed_step(h);
-        frames += 1;
-        worst = worst.max(ms);
-        total += ms;
-        listed.push(format!("{ms:.2}"));
+        frames.add(ms);
+        listed.push(format!("{:.2}/{:.2}", ms.wall, ms.cpu));
         let v = &h.state().1.panels;
         let building = match tab {
             Tab::Packets => v.packets.0.get(0).is_some_and(|p| p.expr.progress.is_some_and(|u| !u.complete)),
@@ -216,34 +278,33 @@ fn type_filter(h: &mut Harness<'static, Window>, tab: Tab, text: &str) -> f64 {
             }
         };
         // Two more frames than the build needs: the frame that typed it and the first after.
-        if !building && frames > 2 || frames > 1000 {
+        if !building && frames.n > 2 || frames.n > 1000 {
             break;
         }
     }
-    println!(
-        "filter `{text}` on {}: built in {frames} frames, {:.2} ms per frame (worst {worst:.2} ms)",
-        tab.name(),
-        total / frames as f64
-    );
+    println!("filter `{text}` on {}: built in {} frames, {frames}", tab.name(), frames.n);
     if frames_listed() {
-        println!("  each frame, ms: {}", listed.join(" "));
+        println!("  each frame, wall/CPU ms: {}", listed.join(" "));
     }
-    worst
+    frames
 }
 
 /// The Packets, Messages and Anomalies tabs and the IO graph, each with a display filter.
 fn filtered_tabs(h: &mut Harness<'static, Window>) {
-    let mut worst = 0.0f64;
+    let mut all = Frames::default();
     for (tab, text) in [
         (Tab::Packets, "fate == dropped || (dir == b_to_a && delay_ms > 60)"),
         (Tab::Messages, "resend.cause in {nak, timeout} || latency_ms > 150"),
         (Tab::Anomalies, "kind == drop && side == a"),
         (Tab::Overview, "dropped && dir == a_to_b"),
     ] {
-        worst = worst.max(type_filter(h, tab, text));
+        all.merge(type_filter(h, tab, text));
     }
-    worst = worst.max(scrub_tabs(h, [Tab::Packets, Tab::Messages, Tab::Anomalies, Tab::Overview], "filtered "));
-    println!("display filters: worst frame of all {worst:.2} ms (target: under 8 ms)");
+    all.merge(scrub_tabs(h, [Tab::Packets, Tab::Messages, Tab::Anomalies, Tab::Overview], "filtered "));
+    println!(
+        "display filters: worst frame of all {:.2} ms, CPU {:.2} ms (target: under 8 ms)",
+        all.worst.wall, all.worst.cpu
+    );
 }
 
 /// The single-lane session of about a million events the bench scrubs.
