@@ -12,8 +12,8 @@
 //!
 //! Run: `cargo run --release --example frame_bench` (`-- --ab-only` for the A/B part alone,
 //! `-- --filter-only` for the display filter part alone; `--frames` lists each frame of a
-//! filter's build and every frame over 4 ms with its start on the monotonic clock, to match
-//! against `perf record -k mono`)
+//! filter's build and every frame over 4 ms with its CPU time, how often the scheduler preempted
+//! it and its start on the monotonic clock, to match against `perf record -k mono`)
 
 use std::time::Instant;
 
@@ -60,19 +60,31 @@ struct FrameMs {
     cpu: f64,
 }
 
+/// This thread's (voluntary, involuntary) context switches so far (zeros where unknown): an
+/// involuntary one is the scheduler running another process, a voluntary one a wait.
+fn context_switches() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/thread-self/status").unwrap_or_default();
+    let field =
+        |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
+    (field("voluntary_ctxt_switches:"), field("nonvoluntary_ctxt_switches:"))
+}
+
 /// Steps one frame; its wall and CPU time.
 fn timed_step(h: &mut Harness<'static, Window>) -> FrameMs {
+    let switches = if frames_listed() { context_switches() } else { (0, 0) };
     let (f, c) = (Instant::now(), thread_cpu_ms());
     h.step();
     let ms = FrameMs { wall: f.elapsed().as_secs_f64() * 1000.0, cpu: thread_cpu_ms() - c };
     if ms.wall > SLOW_FRAME_MS && frames_listed() {
+        let after = context_switches();
+        let (waits, preempted) = (after.0 - switches.0, after.1 - switches.1);
         // The frame's start on the monotonic clock (`perf record -k mono` stamps samples on it),
         // to find what a slow frame spent its time on; and the passes egui ran (a second one
         // when a widget asked to discard the first).
         let out = &h.output().platform_output;
         let why: Vec<String> = out.request_discard_reasons.iter().map(|r| r.to_string()).collect();
         println!(
-            "  slow frame: {:.2} ms (CPU {:.2} ms) from {f:?}, {} passes {why:?}",
+            "  slow frame: {:.2} ms (CPU {:.2} ms; preempted {preempted}, waited {waits} times) from {f:?}, {} passes {why:?}",
             ms.wall, ms.cpu, out.num_completed_passes
         );
     }
@@ -122,7 +134,8 @@ impl std::fmt::Display for Frames {
 /// With `--frames`, frames slower than this are listed.
 const SLOW_FRAME_MS: f64 = 4.0;
 
-/// `--frames`: list each frame of a filter's build, and the slow frames with their start.
+/// `--frames`: list each frame of a filter's build, and the slow frames with their start and
+/// their context switches.
 fn frames_listed() -> bool {
     std::env::args().any(|a| a == "--frames")
 }
