@@ -413,6 +413,7 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
     let mark = state.current_mark();
     let focused = state.focused_lanes();
     let lanes = &focused[..];
+    let filtering = view.expr.filter.is_some();
     let mut per_lane = view.update(lanes);
     ui.columns(shown.len().max(1), |cols| {
         for (col, &lane) in cols.iter_mut().zip(&shown) {
@@ -422,6 +423,10 @@ pub fn anomalies_ui(state: &AppState, view: &mut AnomalyView, ui: &mut egui::Ui,
                     let label = super::lanes::focused_label(rec);
                     let color = super::lane_colors::lane_color(ui, rec.color_at(cursor));
                     ui.label(RichText::new(label).strong().color(color));
+                }
+                let (checked, all) = (cache.expr.rows_checked(), rec.anomalies.len());
+                if filtering && checked < all {
+                    ui.weak(super::filter_bar::progress_text(checked, all));
                 }
                 let sel = selected.filter(|(l, _)| *l == lane).map(|(_, r)| r);
                 if let Some(hit) = lane_list_ui(rec, lane, cache, sel, (cursor, mark), ui, cmds) {
