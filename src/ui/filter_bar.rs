@@ -297,11 +297,12 @@ fn applied_color(ui: &egui::Ui) -> Color32 {
     }
 }
 
-/// What a view says while its filter's cache is being built: `checked` of `rows` so far.
+/// What a view says while its filter's cache is being built: `checked` of `rows` so far. Short,
+/// so it fits beside a view's count line without wrapping it (which would move the list).
 pub fn progress_text(checked: usize, rows: usize) -> String {
     // Never "100 %" before the last row.
     let pct = if rows == 0 { 0 } else { (checked as u128 * 100 / rows as u128).min(99) };
-    format!("filtering... {pct} % ({checked} of {rows} rows checked)")
+    format!("filtering... {pct} %")
 }
 
 /// A view's filter and its rows in one lane: the bar, and the filter's cache of matching rows.
@@ -347,7 +348,7 @@ impl<R: Source> FilteredBy<R> {
         self.bar.filter.as_ref().map(|_| &self.matches)
     }
 
-    /// "filtering... 30 % (300000 of 1000000 rows checked)" while a rebuild is under way.
+    /// "filtering... 30 %" while a rebuild is under way.
     pub fn progress_text(&self, rows: usize) -> Option<String> {
         let p = self.progress?;
         (!p.complete).then(|| progress_text(self.matches.rows_checked(), rows))

@@ -281,7 +281,7 @@ pub fn packets_ui(
             index.sent_by(cursor)
         ));
         if let Some(p) = view.expr.progress_text(index.len()) {
-            ui.weak(p);
+            ui.weak(p).on_hover_text(format!("{} of {} rows checked", view.expr.matches.rows_checked(), index.len()));
         }
     });
     let font = egui::TextStyle::Monospace.resolve(ui.style());

@@ -132,7 +132,7 @@ fn a_filter_built_over_frames_says_how_far_it_got_and_ends_with_every_row() {
     let pct = checked(&h) * 100 / all;
     assert!(ackscope::filter::budget::pending(), "a partial build asks for another frame");
     assert!(
-        h.query_by_label_contains(&format!("filtering... {pct} % ({} of {all} rows checked)", checked(&h))).is_some(),
+        h.query_by_label(&format!("filtering... {pct} %")).is_some(),
         "no progress shown at {} of {all}",
         checked(&h)
     );
