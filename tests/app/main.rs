@@ -23,6 +23,7 @@ mod decode_kcp;
 mod dnm_capacity;
 mod edits;
 mod export;
+mod export_real;
 mod false_acks_window;
 mod files;
 mod filter_grammar;
