@@ -52,6 +52,7 @@ mod relay;
 mod replay;
 mod replay_controls;
 mod rerun;
+mod round_trip_figures;
 mod rtt_no_sample;
 mod run_flow_json;
 mod saved_bytes;
