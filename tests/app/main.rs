@@ -5,6 +5,7 @@
 
 mod common;
 
+mod ab_payloads;
 mod anomaly;
 mod bookmark_clients;
 mod bytes;
