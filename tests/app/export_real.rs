@@ -57,8 +57,13 @@ impl Want {
     }
 }
 
-/// Every datagram of `s` (by client and uid) and every delivered copy (client, uid, instant).
-fn wanted(s: &Session) -> (BTreeMap<(ClientId, u64), Want>, Vec<(ClientId, u64, SimTime)>) {
+/// Every datagram by client and uid.
+type Datagrams = BTreeMap<(ClientId, u64), Want>;
+/// Every delivered copy: client, uid, instant.
+type Copies = Vec<(ClientId, u64, SimTime)>;
+
+/// Every datagram of `s` and every delivered copy.
+fn wanted(s: &Session) -> (Datagrams, Copies) {
     let mut d: BTreeMap<(ClientId, u64), Want> = BTreeMap::new();
     let mut copies = Vec::new();
     for e in &s.events {
