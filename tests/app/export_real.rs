@@ -151,7 +151,7 @@ fn export_and_check(session_path: &Path, name: &str) -> Session {
     s
 }
 
-/// Two `ackscope peer` processes on loopback, 5 % loss into each: both recordings export, and
+/// Two `ackscope peer` processes on loopback, 10 % loss into each: both recordings export, and
 /// what side b's socket read is what side a's wrote.
 #[test]
 fn peer_recordings_export_with_the_bytes_their_sockets_wrote_and_read() {
@@ -160,7 +160,7 @@ fn peer_recordings_export_with_the_bytes_their_sockets_wrote_and_read() {
     let peer = |side: &str, bind, connect, out: &Path| {
         let mut c = ackscope();
         c.args(["peer", "--side", side, "--bind", &format!("{bind}"), "--connect", &format!("{connect}")])
-            .args(["--seconds", "2", "--set", "seed=4", "--set", "link.loss_percent=5", "--force", "--out"])
+            .args(["--seconds", "2", "--set", "seed=4", "--set", "link.loss_percent=10", "--force", "--out"])
             .arg(out)
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -189,14 +189,16 @@ fn peer_recordings_export_with_the_bytes_their_sockets_wrote_and_read() {
     };
     let (a_wrote, b_read) = (bytes_of(&sa, true), bytes_of(&sb, false));
     assert!(a_wrote.len() > 50 && b_read.len() > 50, "{} written, {} read", a_wrote.len(), b_read.len());
-    let wrote: HashSet<&Vec<u8>> = a_wrote.iter().collect();
-    assert!(b_read.iter().all(|r| wrote.contains(r)), "every datagram b read is one a wrote");
-    // b may start after a's first sends or stop before its last: nearly all the rest arrive.
-    assert!(b_read.len() * 10 >= a_wrote.len() * 8, "{} of {} arrived", b_read.len(), a_wrote.len());
+    // b may start after a's first sends or stop before its last (those never reach a socket):
+    // what it read is a's writes, in a's order.
+    let mut rest = a_wrote.iter();
+    for (i, r) in b_read.iter().enumerate() {
+        assert!(rest.any(|w| w == r), "datagram {i} b read is not one a wrote next");
+    }
     for s in [&sa, &sb] {
         assert!(
             s.events.iter().any(|e| matches!(e.kind, EventKind::LinkDropped { .. })),
-            "5 % loss drops some arrivals"
+            "10 % loss drops some arrivals"
         );
     }
 }
