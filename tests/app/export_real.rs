@@ -1,6 +1,6 @@
 //! `ackscope export --pcapng` of recordings whose datagrams crossed real sockets: a pair of
-//! `ackscope peer --out` processes and an `ackscope proxy --out` between a client and an echo
-//! server, on loopback. The capture is read back and checked datagram by datagram against the
+//! `ackscope peer --out` processes, an `ackscope proxy --out` between a client and an echo
+//! server, and a UDP loopback run exported from the window, on loopback. The capture is read back and checked datagram by datagram against the
 //! session: one packet on the sent interface per datagram at its send instant, one on the
 //! delivered interface per copy the recorded link delivered, sizes as the events say, bytes as
 //! the sockets wrote them (the proxy's as the client made them), fates as the link decided. A
@@ -109,19 +109,14 @@ fn wanted(s: &Session) -> (Datagrams, Copies) {
     (d, copies)
 }
 
-/// Exports `session_path` with the command line and checks the capture against the session
-/// (module doc); returns the session.
-fn export_and_check(session_path: &Path, name: &str) -> Session {
-    let s = session::load(session_path).unwrap();
+/// Checks the capture `bytes` against the session `s` (module doc); the numbers of datagrams
+/// and of delivered copies.
+fn check_capture(s: &Session, bytes: &[u8], name: &str) -> (usize, usize) {
     assert!(!s.payloads.is_empty(), "{name}: the recording keeps its datagrams' bytes");
-    let out = temp(&format!("{name}.pcapng"));
-    let done = ackscope().arg("export").arg(session_path).arg("--pcapng").arg(&out).arg("--json").output().unwrap();
-    assert!(done.status.success(), "{name}: {}", String::from_utf8_lossy(&done.stderr));
-    let summary: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
-    let (packets, interfaces) = read_all(&std::fs::read(&out).unwrap());
+    let (packets, interfaces) = read_all(bytes);
     let names: Vec<&str> = interfaces.iter().map(|i| i.name.as_str()).collect();
     assert_eq!(names, ["lane1-sent", "lane1-delivered"], "{name}");
-    let (want, copies) = wanted(&s);
+    let (want, copies) = wanted(s);
     let kept: HashMap<(ClientId, u64), &[u8]> = s.payloads.iter().map(|p| ((p.client, p.uid), &p.hex[..])).collect();
     let (mut sent, mut delivered) = (HashSet::new(), Vec::new());
     for p in &packets {
@@ -145,10 +140,62 @@ fn export_and_check(session_path: &Path, name: &str) -> Session {
     copies.sort();
     delivered.sort();
     assert_eq!(delivered, copies, "{name}: every copy the link delivered, when it arrived");
-    assert_eq!(summary["sent"].as_u64(), Some(want.len() as u64), "{name}: {summary}");
-    assert_eq!(summary["delivered"].as_u64(), Some(copies.len() as u64), "{name}: {summary}");
+    (want.len(), copies.len())
+}
+
+/// Exports `session_path` with the command line and checks the capture against the session
+/// (module doc); returns the session.
+fn export_and_check(session_path: &Path, name: &str) -> Session {
+    let s = session::load(session_path).unwrap();
+    let out = temp(&format!("{name}.pcapng"));
+    let done = ackscope().arg("export").arg(session_path).arg("--pcapng").arg(&out).arg("--json").output().unwrap();
+    assert!(done.status.success(), "{name}: {}", String::from_utf8_lossy(&done.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    let (sent, delivered) = check_capture(&s, &std::fs::read(&out).unwrap(), name);
+    assert_eq!(summary["sent"].as_u64(), Some(sent as u64), "{name}: {summary}");
+    assert_eq!(summary["delivered"].as_u64(), Some(delivered as u64), "{name}: {summary}");
     assert!(summary.get("without_bytes").is_none(), "{name}: nothing left out: {summary}");
     s
+}
+
+/// A UDP loopback run in the window, exported with *Export...* to a `.pcapng`: the capture has
+/// the bytes both sockets wrote, with the link's fates (15 % loss each way).
+#[test]
+fn the_window_exports_a_udp_run_with_the_bytes_its_sockets_wrote() {
+    use ackscope::app::AppState;
+    let mut s = ackscope_protocol::Scenario { seed: 8, ..Default::default() };
+    for d in Dir::BOTH {
+        s.link.get_mut(d).loss_percent = 15.0;
+    }
+    let mut state = AppState::new(s.clone(), || {});
+    state.start_source(ackscope::source::Spec::UdpLoopback(Box::new(s)));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while state.is_running() && state.lanes[0].packets.rows().len() < 150 {
+        state.pull_events();
+        assert!(Instant::now() < deadline, "not enough UDP traffic within 120 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    state.stop();
+    state.pull_events();
+    let path = temp("window-udp.pcapng");
+    state.export_pcapng(&path);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !state.file_jobs().is_empty() {
+        state.poll_files();
+        assert!(Instant::now() < deadline, "the export did not finish within 60 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    state.poll_files();
+    assert_eq!(state.error, None);
+    let session = state.lanes[0].to_session();
+    let (sent, _) = check_capture(&session, &std::fs::read(&path).unwrap(), "window-udp");
+    assert!(sent >= 150, "{sent} datagrams");
+    let (want, _) = wanted(&session);
+    assert!(want.values().any(|w| w.dropped.is_some()), "15 % loss drops some");
+    // Both ends are in this process, so the link's fate is known for every datagram the other
+    // socket read (the last few may still be in the kernel when the run stops).
+    let known = want.values().filter(|w| w.on_link).count();
+    assert!(known + 20 >= want.len(), "{known} fates known of {}", want.len());
 }
 
 /// Two `ackscope peer` processes on loopback, 10 % loss into each: both recordings export, and
