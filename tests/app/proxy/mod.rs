@@ -2,12 +2,14 @@
 //! an echo server behind it, clients in front, the recording checked against what was sent and
 //! against a re-run of its link decisions. Every wait is a condition with a deadline.
 
+mod bandwidth;
 mod cli;
 mod clients;
 mod decode;
 mod echo;
 mod enet;
 mod kcp;
+mod kcptun;
 mod robustness;
 
 use std::net::{SocketAddr, UdpSocket};
