@@ -85,7 +85,7 @@ fn snmp_last(path: &Path) -> Option<BTreeMap<String, u64>> {
     let text = std::fs::read_to_string(path).ok()?;
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next()?.split(',').collect();
-    let last = lines.filter(|l| !l.trim().is_empty()).next_back()?;
+    let last = lines.rfind(|l| !l.trim().is_empty())?;
     let values = last.split(',').map(|v| v.parse::<u64>().ok());
     Some(header.iter().zip(values).filter_map(|(k, v)| Some((k.to_string(), v?))).collect())
 }
