@@ -20,6 +20,7 @@
 
 pub mod check;
 pub mod delay;
+pub mod hmm;
 pub mod links;
 pub mod loss;
 pub mod rate;

@@ -29,6 +29,7 @@ mod filter_grammar;
 mod filter_rows;
 mod filter_window;
 mod fit;
+mod fit_ge;
 mod fit_proxy;
 mod fit_window;
 mod goto_lanes;
