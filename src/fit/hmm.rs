@@ -110,9 +110,12 @@ pub fn log_likelihood(obs: &[LossObs], m: Params) -> f64 {
     ll + product.ln()
 }
 
+/// Expected one-step transitions inside a gap, indexed `[x][y][u][v]`.
+type GapSteps = [[[[f64; 2]; 2]; 2]; 2];
+
 /// For a gap of `k` steps: `T[x][y][u][v] = P[u][v] * sum_{t<k} P^t[x][u] P^(k-1-t)[v][y]`, the
 /// (unnormalised) expected u -> v steps inside a gap from x to y (see the module doc).
-fn gap_transitions(m: Params, k: u64) -> [[[[f64; 2]; 2]; 2]; 2] {
+fn gap_transitions(m: Params, k: u64) -> GapSteps {
     let pi = [1.0 - m.stationary_bad(), m.stationary_bad()];
     let lambda = 1.0 - m.p - m.r;
     let s = if (1.0 - lambda).abs() < 1e-12 { k as f64 } else { (1.0 - lambda_pow(lambda, k)) / (1.0 - lambda) };
@@ -181,12 +184,12 @@ fn expect(obs: &[LossObs], m: Params) -> Expected {
     // Backward, accumulating the counts as it goes.
     let mut out = Expected::default();
     let mut beta = [1.0f64; 2];
-    let mut tcache: Vec<(u64, [[[[f64; 2]; 2]; 2]; 2])> = Vec::new();
+    let mut tcache: Vec<(u64, GapSteps)> = Vec::new();
     for i in (0..n).rev() {
         let gamma = [alpha[i][0] * beta[0], alpha[i][1] * beta[1]];
         let norm = gamma[0] + gamma[1];
-        for x in 0..2 {
-            let g = gamma[x] / norm;
+        for (x, g) in gamma.iter().enumerate() {
+            let g = g / norm;
             out.packets[x] += g;
             if obs[i].lost {
                 out.lost[x] += g;
@@ -213,9 +216,9 @@ fn expect(obs: &[LossObs], m: Params) -> Expected {
             for (x, tx) in t.iter().enumerate() {
                 for (y, txy) in tx.iter().enumerate() {
                     let wxy = w(x, y);
-                    for u in 0..2 {
-                        for v in 0..2 {
-                            out.steps[u][v] += wxy * txy[u][v];
+                    for (row, trow) in out.steps.iter_mut().zip(txy) {
+                        for (cell, t) in row.iter_mut().zip(trow) {
+                            *cell += wxy * t;
                         }
                     }
                 }
@@ -256,7 +259,7 @@ pub fn baum_welch(obs: &[LossObs], start: Params) -> (Params, f64, usize) {
         let next_ll = log_likelihood(obs, next);
         // EM never lowers the likelihood but for the first packet's term it leaves out: stop
         // there, or when the gain is below the tolerance.
-        if !(next_ll >= ll) {
+        if next_ll.is_nan() || next_ll < ll {
             return (m, ll, it);
         }
         let gain = next_ll - ll;
@@ -314,7 +317,7 @@ fn invert(a: [[f64; 4]; 4]) -> Option<[[f64; 4]; 4]> {
         row[i] = 1.0;
     }
     for c in 0..4 {
-        if !(a[c][c] > 0.0) {
+        if a[c][c].is_nan() || a[c][c] <= 0.0 {
             return None;
         }
         let pivot = (c..4).max_by(|x, y| m[*x][c].abs().total_cmp(&m[*y][c].abs()))?;

@@ -8,8 +8,12 @@
 //! steps apart the chain's transition is closed-form, `P_k(bad | good) = pi (1 - lambda^k)` and
 //! `P_k(bad | bad) = pi + (1 - pi) lambda^k` with `pi = p / (p + r)`, `lambda = 1 - p - r`, so the
 //! likelihood of the observed lost / delivered sequence is one forward pass of a two-state hidden
-//! Markov model over the packets, whatever their spacing. It is maximised over `(p, r, h, l)` by
-//! Nelder-Mead from several starting points (one from the runs of losses, two around it).
+//! Markov model over the packets, whatever their spacing ([`super::hmm`]). It is maximised over
+//! `(p, r, h, l)` by Nelder-Mead from several starting points (one from the runs of losses, two
+//! around it), then by Baum-Welch from the best of them, which climbs whatever the simplex left.
+//! The likelihood's curvature there gives each fitted value's standard deviation, the limit a
+//! capture of this length sets (`sd_percent`): the loss in the bad state is the hardest to pin
+//! down, since a burst holds few packets and the good state's losses next to it look alike.
 //!
 //! Bursts are kept only when they explain the losses clearly better than independent loss: twice
 //! the log-likelihood gain over the best independent-loss model must exceed

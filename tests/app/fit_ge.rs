@@ -4,11 +4,12 @@
 //! fitted back by `fit::fit`: `burst.p_percent` and `burst.r_percent` within 10 %,
 //! `burst.loss_in_bad_percent` and `loss_percent` within 1 point, latency and jitter within 10 %.
 //!
-//! The captures are long enough (240,000 packets, a quarter of them or so in the bad state) that
-//! the likelihood's own standard deviation of `loss_in_bad` is near 0.3 points, so 1 point is
-//! about three of them; the test asserts that limit too, so a capture too short for its bound
-//! fails saying so rather than passing by luck. The 120 s Glenn captures of
-//! `examples/fit_accuracy.rs` are 5-10 times too short for 1 point (README, "Fit accuracy").
+//! The captures are long enough (240,000 packets, 15-25 % of them in the bad state, several
+//! packets in each burst) that the likelihood's own standard deviation of `loss_in_bad` is
+//! 0.18-0.26 points, so 1 point is three of them or more; the test asserts that limit too, so a
+//! capture too short for its bound fails saying so rather than passing by luck. The 120 s Glenn
+//! captures of `examples/fit_accuracy.rs` (120 packets/s, one or two packets per burst) are 90
+//! and 500 times too short for 1 point (README, "Fit accuracy").
 
 use ackscope::capture::records::{LinkRecords, RecordsInfo};
 use ackscope::fit;
