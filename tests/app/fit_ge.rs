@@ -91,6 +91,12 @@ fn fitted_back(burst: BurstLoss, loss_percent: f64, seed: u64) {
         assert!(fit.dirs[1].is_none(), "no B to A records");
         let (l, what) = (&d.link, format!("{what}, jitter {jitter_ms} ms, short capture seed {seed}"));
         assert!(l.burst.p_percent > 0.0, "{what}: bursts found: {l:?}");
+        // `fit --json` gives each burst value's own limit at this length, under the link's names.
+        let json = fit::report::to_json(&fit, 1, 0.0, None);
+        let sd = &json["a_to_b"]["burst_sd"];
+        let h_sd = sd["burst.loss_in_bad_percent"].as_f64().unwrap_or_else(|| panic!("{what}: burst_sd in {json}"));
+        assert!(h_sd > 0.0 && h_sd < 10.0, "{what}: {sd}");
+        assert!(sd["burst.p_percent"].as_f64().is_some_and(|v| v > 0.0), "{what}: {sd}");
         share(&what, "latency_ms", l.latency_ms, 47.0);
         if jitter_ms > 0.0 {
             share(&what, "jitter_ms", l.jitter_ms, jitter_ms);
