@@ -178,10 +178,12 @@ fn main() {
         if known.link.burst.p_percent > 0.0 && !sds.is_empty() {
             let names = ["burst.p_percent", "burst.r_percent", "burst.loss_in_bad_percent", "loss_percent"];
             for (i, name) in names.iter().enumerate() {
-                let sd = sds.iter().map(|s| s[i]).sum::<f64>() / sds.len() as f64;
+                // A value fitted on its bound (sd 0: no curvature to read) is left out.
+                let read: Vec<f64> = sds.iter().map(|s| s[i]).filter(|v| *v > 0.0).collect();
+                let sd = read.iter().sum::<f64>() / read.len().max(1) as f64;
                 println!(
                     "  likelihood sd of {name}: {sd:.3} ({} of {} fits); 3 sd within 1 point needs {:.0} s",
-                    sds.len(),
+                    read.len(),
                     fits.len(),
                     secs * (3.0 * sd).powi(2)
                 );

@@ -274,11 +274,17 @@ pub fn baum_welch(obs: &[LossObs], start: Params) -> (Params, f64, usize) {
 
 /// The standard deviations of the maximum-likelihood `m` over `obs`: the square roots of the
 /// diagonal of the inverse of the observed information (minus the log-likelihood's Hessian,
-/// by central differences). `None` when the Hessian is not negative definite there (a maximum on
-/// a bound, or a flat direction).
+/// by central differences). A value on its bound (a good state that loses nothing, `l = 0`, or
+/// a bad state that loses everything) has no curvature to read: it is held there, left out of
+/// the matrix, and its deviation given as 0. `None` when the Hessian of the rest is not
+/// negative definite (a flat direction).
 pub fn standard_errors(obs: &[LossObs], m: Params) -> Option<Params> {
     let x = [m.p, m.r, m.h, m.l];
-    let step: Vec<f64> = x.iter().map(|v| (v.abs() * 1e-3).max(1e-7)).collect();
+    let bounds = [(0.0, P_MAX), (R_MIN, 1.0), (0.0, 1.0), (0.0, 1.0)];
+    // Each step stays inside the bounds: half the room there is, at most 0.1 % of the value.
+    let room: Vec<f64> = x.iter().zip(bounds).map(|(v, (lo, hi))| (v - lo).min(hi - v)).collect();
+    let free: Vec<usize> = (0..4).filter(|i| room[*i] > 1e-7).collect();
+    let step: Vec<f64> = (0..4).map(|i| (x[i].abs() * 1e-3).max(1e-7).min(room[i] / 2.0)).collect();
     let at = |d: &[(usize, f64)]| {
         let mut y = x;
         for (i, s) in d {
@@ -287,54 +293,57 @@ pub fn standard_errors(obs: &[LossObs], m: Params) -> Option<Params> {
         log_likelihood(obs, Params { p: y[0], r: y[1], h: y[2], l: y[3] })
     };
     let centre = at(&[]);
-    let mut info = [[0.0f64; 4]; 4];
-    for i in 0..4 {
-        let (hi, lo) = (at(&[(i, step[i])]), at(&[(i, -step[i])]));
-        info[i][i] = -(hi - 2.0 * centre + lo) / (step[i] * step[i]);
-        for j in 0..i {
-            let (si, sj) = (step[i], step[j]);
+    let n = free.len();
+    let mut info = vec![vec![0.0f64; n]; n];
+    for (a, &i) in free.iter().enumerate() {
+        let si = step[i];
+        info[a][a] = -(at(&[(i, si)]) - 2.0 * centre + at(&[(i, -si)])) / (si * si);
+        for (b, &j) in free.iter().enumerate().take(a) {
+            let sj = step[j];
             let v = (at(&[(i, si), (j, sj)]) - at(&[(i, si), (j, -sj)]) - at(&[(i, -si), (j, sj)])
                 + at(&[(i, -si), (j, -sj)]))
                 / (4.0 * si * sj);
-            info[i][j] = -v;
-            info[j][i] = -v;
+            info[a][b] = -v;
+            info[b][a] = -v;
         }
     }
     let inv = invert(info)?;
-    let sd: Vec<f64> = (0..4).map(|i| inv[i][i]).collect();
-    if sd.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
-        return None;
+    let mut sd = [0.0f64; 4];
+    for (a, &i) in free.iter().enumerate() {
+        let v = inv[a][a];
+        if !(v.is_finite() && v > 0.0) {
+            return None;
+        }
+        sd[i] = v.sqrt();
     }
-    Some(Params { p: sd[0].sqrt(), r: sd[1].sqrt(), h: sd[2].sqrt(), l: sd[3].sqrt() })
+    Some(Params { p: sd[0], r: sd[1], h: sd[2], l: sd[3] })
 }
 
 /// The inverse of a symmetric positive-definite matrix by Gauss-Jordan with partial pivoting;
 /// `None` when it is singular or not positive definite.
-fn invert(a: [[f64; 4]; 4]) -> Option<[[f64; 4]; 4]> {
-    let mut m = a;
-    let mut inv = [[0.0; 4]; 4];
-    for (i, row) in inv.iter_mut().enumerate() {
-        row[i] = 1.0;
+fn invert(a: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
+    let n = a.len();
+    if a.iter().enumerate().any(|(i, row)| row[i].is_nan() || row[i] <= 0.0 || !row[i].is_finite()) {
+        return None;
     }
-    for c in 0..4 {
-        if a[c][c].is_nan() || a[c][c] <= 0.0 {
-            return None;
-        }
-        let pivot = (c..4).max_by(|x, y| m[*x][c].abs().total_cmp(&m[*y][c].abs()))?;
+    let mut m = a;
+    let mut inv: Vec<Vec<f64>> = (0..n).map(|i| (0..n).map(|j| if i == j { 1.0 } else { 0.0 }).collect()).collect();
+    for c in 0..n {
+        let pivot = (c..n).max_by(|x, y| m[*x][c].abs().total_cmp(&m[*y][c].abs()))?;
         if m[pivot][c].abs() < 1e-300 {
             return None;
         }
         m.swap(c, pivot);
         inv.swap(c, pivot);
         let d = m[c][c];
-        for k in 0..4 {
+        for k in 0..n {
             m[c][k] /= d;
             inv[c][k] /= d;
         }
-        for r in 0..4 {
+        for r in 0..n {
             if r != c {
                 let f = m[r][c];
-                for k in 0..4 {
+                for k in 0..n {
                     m[r][k] -= f * m[c][k];
                     inv[r][k] -= f * inv[c][k];
                 }
@@ -454,5 +463,9 @@ mod tests {
         assert!(sd.h > 0.0 && sd.h < 0.01, "{sd:?}");
         assert!((m.h - truth.h).abs() < 4.0 * sd.h, "{m:?} {sd:?}");
         assert!((m.p - truth.p).abs() < 4.0 * sd.p, "{m:?} {sd:?}");
+        // The good state's loss held on its bound: no step below 0, the others still read.
+        let on_bound = standard_errors(&obs, Params { l: 0.0, ..m }).expect("the rest is curved");
+        assert_eq!(on_bound.l, 0.0);
+        assert!(on_bound.h > 0.0 && on_bound.h < 0.01 && on_bound.p > 0.0, "{on_bound:?}");
     }
 }
