@@ -5,6 +5,7 @@
 
 mod common;
 
+mod ab_payloads;
 mod anomaly;
 mod bookmark_clients;
 mod bytes;
@@ -23,6 +24,7 @@ mod decode_kcp;
 mod dnm_capacity;
 mod edits;
 mod export;
+mod export_real;
 mod false_acks_window;
 mod files;
 mod filter_grammar;
@@ -52,6 +54,7 @@ mod relay;
 mod replay;
 mod replay_controls;
 mod rerun;
+mod round_trip_figures;
 mod rtt_no_sample;
 mod run_flow_json;
 mod saved_bytes;
