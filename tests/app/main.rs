@@ -31,6 +31,7 @@ mod filter_grammar;
 mod filter_rows;
 mod filter_window;
 mod fit;
+mod fit_ge;
 mod fit_proxy;
 mod fit_window;
 mod goto_lanes;
