@@ -121,8 +121,11 @@ fn main() {
     let tabs: Vec<Tab> = Tab::all().filter(|t| !matches!(t, Tab::Tune | Tab::Compare)).collect();
     let mut per_tab: Vec<Frames> = tabs.iter().map(|_| Frames::default()).collect();
     let mut all = Frames::default();
-    // The slowest frames: (ms, wall s, tab, events taken in that frame).
-    let mut slowest: Vec<(f64, f64, Tab, u64)> = Vec::new();
+    // The slowest frames: (ms, wall s, tab, events taken in that frame, where its time went).
+    let mut slowest: Vec<(f64, f64, Tab, u64, String)> = Vec::new();
+    // Every span's frames: (name, ms per frame it ran in).
+    let mut spans: Vec<(&'static str, Vec<f64>)> = Vec::new();
+    ackscope::app::live_log_spans::enable(true);
     let (mut most_events, mut most_estimate) = (0usize, 0u64);
     let started = Instant::now();
     let mut next_report = 60.0;
@@ -141,9 +144,17 @@ fn main() {
         let held_bytes: u64 = h.state().0.lanes.iter().map(|l| l.heap_bytes() as u64).sum();
         per_tab[i].ms.push(ms);
         all.ms.push(ms);
-        slowest.push((ms, t, tabs[i], (held as u64).saturating_sub(before)));
+        let took = ackscope::app::live_log_spans::take();
+        for (name, d) in &took {
+            match spans.iter_mut().find(|(n, _)| n == name) {
+                Some((_, v)) => v.push(d.as_secs_f64() * 1000.0),
+                None => spans.push((name, vec![d.as_secs_f64() * 1000.0])),
+            }
+        }
+        let split = || took.iter().map(|(n, d)| format!("{n} {:.1}", d.as_secs_f64() * 1000.0)).collect::<Vec<_>>();
+        slowest.push((ms, t, tabs[i], (held as u64).saturating_sub(before), split().join(", ")));
         slowest.sort_by(|x, y| y.0.total_cmp(&x.0));
-        slowest.truncate(8);
+        slowest.truncate(12);
         most_events = most_events.max(held);
         most_estimate = most_estimate.max(held_bytes);
         if t >= next_report {
@@ -175,8 +186,12 @@ fn main() {
     }
     println!("  {}", all.line("all"));
     println!("slowest frames (ms, at wall s, tab, events taken in):");
-    for (ms, t, tab, n) in &slowest {
-        println!("  {ms:7.2} ms at {t:5.1} s on {:9} ({n} events)", tab.name());
+    for (ms, t, tab, n, split) in &slowest {
+        println!("  {ms:7.2} ms at {t:5.1} s on {:9} ({n} events): {split}", tab.name());
+    }
+    println!("spans (ms in the frames each ran in: intake.* is the fold of the run's events, the rest views):");
+    for (name, ms) in &spans {
+        println!("  {}", Frames { ms: ms.clone() }.line(name));
     }
     println!(
         "run shown to {shown:.1} s of {:.1} s wall, {clients} clients; status: {}",
