@@ -191,50 +191,24 @@ impl<R: Read> CaptureReader<R> {
 
     /// The next packet, `None` at the end; a damaged block is an error naming the file.
     pub fn next_packet(&mut self) -> Option<Result<CapturedPacket>> {
-        while !self.failed {
-            let block = match self.inner.next_block()? {
-                Ok(b) => b,
-                Err(e) => {
-                    self.failed = true;
-                    return Some(Err(anyhow!("{}: damaged pcapng block: {e}", self.origin)));
-                }
-            };
-            match block {
-                Block::SectionHeader(_) => self.interfaces.clear(),
-                Block::InterfaceDescription(idb) => self.interfaces.push(interface_of(&idb)),
-                Block::EnhancedPacket(epb) => return Some(packet_of(&self.interfaces, &self.origin, epb)),
-                _ => {}
-            }
-        }
-        None
+        self.with_next_enhanced_block(packet_of)
     }
-}
 
-/// A packet block read under `interfaces`.
-fn packet_of(interfaces: &[Interface], origin: &str, epb: EnhancedPacketBlock) -> Result<CapturedPacket> {
-    let Some(iface) = interfaces.get(epb.interface_id as usize) else {
-        bail!("{origin}: a packet names interface {}, which was not declared", epb.interface_id);
-    };
-    // pcap-file hands the raw 64-bit timestamp over as nanoseconds (module doc).
-    let raw = epb.timestamp.as_nanos();
-    let time_ns = (raw * 1_000_000_000 / iface.units_per_sec as u128).min(u64::MAX as u128) as u64;
-    let comment = epb
-        .options
-        .iter()
-        .filter_map(|o| match o {
-            EnhancedPacketOption::Comment(c) => Some(c.as_ref()),
-            _ => None,
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    Ok(CapturedPacket { interface: epb.interface_id, time_ns, comment, data: epb.data.into_owned() })
-}
-
-impl<R: Read> CaptureReader<R> {
     /// The next packet's interface link type and bytes, lent to `f` without copying them or
     /// joining its comments (the import's first look at a capture reads only the ends of each
     /// datagram); `None` at the end, an error for a damaged block or an undeclared interface.
     pub fn next_packet_with<T>(&mut self, f: impl FnOnce(DataLink, &[u8]) -> T) -> Option<Result<T>> {
+        self.with_next_enhanced_block(|iface, epb| f(iface.linktype, &epb.data))
+    }
+
+    /// The next packet block lent to `f` with the interface it names, reading the section and
+    /// interface blocks before it; `None` at the end, an error naming the file for a damaged block
+    /// (reading stops there) or a packet naming an undeclared interface. (A callback rather than
+    /// a returned borrow: the block borrows the reader's buffer, which the loop reuses.)
+    fn with_next_enhanced_block<T>(
+        &mut self,
+        f: impl FnOnce(&Interface, EnhancedPacketBlock<'_>) -> T,
+    ) -> Option<Result<T>> {
         while !self.failed {
             let block = match self.inner.next_block()? {
                 Ok(b) => b,
@@ -254,13 +228,30 @@ impl<R: Read> CaptureReader<R> {
                             epb.interface_id
                         )));
                     };
-                    return Some(Ok(f(iface.linktype, &epb.data)));
+                    return Some(Ok(f(iface, epb)));
                 }
                 _ => {}
             }
         }
         None
     }
+}
+
+/// A packet block read on `iface`.
+fn packet_of(iface: &Interface, epb: EnhancedPacketBlock) -> CapturedPacket {
+    // pcap-file hands the raw 64-bit timestamp over as nanoseconds (module doc).
+    let raw = epb.timestamp.as_nanos();
+    let time_ns = (raw * 1_000_000_000 / iface.units_per_sec as u128).min(u64::MAX as u128) as u64;
+    let comment = epb
+        .options
+        .iter()
+        .filter_map(|o| match o {
+            EnhancedPacketOption::Comment(c) => Some(c.as_ref()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    CapturedPacket { interface: epb.interface_id, time_ns, comment, data: epb.data.into_owned() }
 }
 
 impl<R: Read> Iterator for CaptureReader<R> {
