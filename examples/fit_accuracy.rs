@@ -171,6 +171,24 @@ fn main() {
             let worst = got.iter().map(|g| (g - truth).abs()).fold(0.0, f64::max);
             println!("  {name:27} {truth:9.2} {m:9.2} {sd:8.2} {worst:10.2}");
         }
+        // The statistical limit: the likelihood's own standard deviation of each burst
+        // parameter at these captures (mean over the fits), and the capture length at which
+        // three of them fit in 1 point (the sd falls as one over the root of the length).
+        let sds: Vec<[f64; 4]> = fits.iter().filter_map(|f| f.loss.sd_percent).collect();
+        if known.link.burst.p_percent > 0.0 && !sds.is_empty() {
+            let names = ["burst.p_percent", "burst.r_percent", "burst.loss_in_bad_percent", "loss_percent"];
+            for (i, name) in names.iter().enumerate() {
+                // A value fitted on its bound (sd 0: no curvature to read) is left out.
+                let read: Vec<f64> = sds.iter().map(|s| s[i]).filter(|v| *v > 0.0).collect();
+                let sd = read.iter().sum::<f64>() / read.len().max(1) as f64;
+                println!(
+                    "  likelihood sd of {name}: {sd:.3} ({} of {} fits); 3 sd within 1 point needs {:.0} s",
+                    read.len(),
+                    fits.len(),
+                    secs * (3.0 * sd).powi(2)
+                );
+            }
+        }
         let delay_ks: Vec<f64> = fits.iter().map(|f| mean_sd(&f.check.delay_ks).0).collect();
         let burst_ks: Vec<f64> = fits.iter().map(|f| mean_sd(&f.check.burst_ks).0).collect();
         let model_ks: Vec<f64> = fits.iter().map(|f| f.check.delay_ks_model).collect();

@@ -16,7 +16,11 @@
 //! 3. relay rate: rising offered rates through the proxy (0 ms) and directly, the datagrams each
 //!    path lost; the highest rate the proxy relays without losing any it read or should have read,
 //!    the relay at the normal policy and realtime (sender and sink at the normal policy);
-//! 4. memory: resident size with 10,000 clients that came and expired, then with 1,000 live.
+//! 4. memory: resident size with 10,000 clients that came and expired, then with 1,000 live;
+//! 5. a bandwidth cap (`link.bandwidth_kbps`, `link.queue_bytes`, 0 ms delay) offered below and
+//!    above its rate: the delivered rate, the one-way time (the queue's delay: buffer bloat up
+//!    to `queue_bytes / rate`) p50/p99 and the drops, beside what a full queue and the offered
+//!    rate predict (phase `5`, not in the default run).
 //!
 //! Prints the machine's load average before and after: the figures mean little without it. The
 //! benchmark's own sender and sink threads ask for SCHED_FIFO (where the system allows it, as the
@@ -45,6 +49,8 @@ const PAYLOAD_BYTES: usize = 64;
 struct SinkLog {
     one_way_ns: [Vec<f64>; 2],
     received: [u64; 2],
+    /// The first and last arrival (ns since the run's start) per path.
+    span_ns: [(u64, u64); 2],
 }
 
 /// The sink: a socket and a thread reading it, logging per path.
@@ -80,6 +86,10 @@ impl Sink {
                         let path = buf[0] as usize & 1;
                         let sent = u64::from_le_bytes(buf[1..9].try_into().unwrap());
                         local.one_way_ns[path].push(now.saturating_sub(sent) as f64);
+                        if local.received[path] == 0 {
+                            local.span_ns[path].0 = now;
+                        }
+                        local.span_ns[path].1 = now;
                         local.received[path] += 1;
                     }
                 }
@@ -417,6 +427,52 @@ fn memory_figure() {
     );
 }
 
+fn bandwidth_cap(t0: Instant, seconds: f64) {
+    const CAP_KBPS: f64 = 1000.0;
+    const QUEUE_BYTES: f64 = 32_768.0;
+    // The link counts IPv4 + UDP headers (28 bytes) with the payload.
+    let wire_bytes = PAYLOAD_BYTES as f64 + 28.0;
+    let full_ms = QUEUE_BYTES * 8.0 / CAP_KBPS;
+    println!(
+        "5. bandwidth cap {CAP_KBPS} kbps, queue {QUEUE_BYTES} bytes (full: {full_ms:.1} ms), 0 ms delay, \
+         {PAYLOAD_BYTES}-byte datagrams ({wire_bytes} on the wire), {seconds} s per load:"
+    );
+    for load in [0.5, 1.5, 2.0, 4.0] {
+        let rate = load * CAP_KBPS * 1000.0 / 8.0 / wire_bytes;
+        let sink = Sink::start(t0, true);
+        let sets = [format!("link.bandwidth_kbps={CAP_KBPS}"), format!("link.queue_bytes={QUEUE_BYTES}")];
+        let p = proxy(sink.addr, &sets.iter().map(String::as_str).collect::<Vec<_>>(), Duration::from_secs(30));
+        let via = sender(p.local_addr());
+        let sent = offer(t0, &[(PROXIED, &via)], rate, seconds, true)[1];
+        // The queue drains after the sender stops: wait for its last copy before counting.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while p.status().map(|s| s.in_flight > 0).unwrap_or(false) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let log = sink.finish();
+        let own = p.stop().unwrap();
+        let c = &own.clients[0].client_to_server;
+        let (first, last) = log.span_ns[1];
+        let span_s = (last.saturating_sub(first)) as f64 / 1e9;
+        let kbps = log.received[1].saturating_sub(1) as f64 * wire_bytes * 8.0 / 1000.0 / span_s.max(1e-9);
+        let q = Percentiles::of(log.one_way_ns[1].clone());
+        // Above the cap the link sends at the cap for the whole run and one full queue after it;
+        // the rest is dropped.
+        let leaves = (CAP_KBPS * 1000.0 / 8.0 * seconds + QUEUE_BYTES) / wire_bytes;
+        let predicted = (sent as f64 - leaves).max(0.0);
+        println!(
+            "   offered {:>4.0} kbps ({load}x, {rate:>5.0}/s): delivered {kbps:>6.1} kbps; one-way p50 {:>6.1} ms p99 {:>6.1} ms; \
+             dropped {} of {sent} ({:.1} %; at the cap plus a full queue: {predicted:.0}), all by the link's queue: {}",
+            load * CAP_KBPS,
+            ms(q.at(0.5)),
+            ms(q.at(0.99)),
+            c.dropped,
+            100.0 * c.dropped as f64 / sent.max(1) as f64,
+            c.dropped == sent - log.received[1] && c.send_failed == 0
+        );
+    }
+}
+
 fn main() {
     let seconds: f64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(3.0);
     let phases = std::env::args().nth(2).unwrap_or_else(|| "1234".into());
@@ -438,6 +494,9 @@ fn main() {
     }
     if phases.contains('4') {
         memory_figure();
+    }
+    if phases.contains('5') {
+        bandwidth_cap(t0, seconds);
     }
     println!("load average after: {}", load());
 }

@@ -44,11 +44,19 @@ pub struct PcapngSummary {
     pub delivered: u64,
     /// File size.
     pub bytes: u64,
+    /// Real-UDP recordings: datagrams left out because the recording no longer had their bytes
+    /// (its store dropped the oldest to keep to the live memory cap); absent when none were.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub without_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl PcapngSummary {
     pub fn to_text(&self, path: &Path) -> String {
-        format!(
+        let mut text = format!(
             "{}: {} packets sent and {} delivered, {} lane{} ({} bytes)",
             path.display(),
             self.sent,
@@ -56,7 +64,15 @@ impl PcapngSummary {
             self.lanes,
             if self.lanes == 1 { "" } else { "s" },
             self.bytes
-        )
+        );
+        if self.without_bytes > 0 {
+            text.push_str(&format!(
+                "; {} datagrams left out: the recording no longer had their bytes (dropped to keep to the live \
+                 memory cap)",
+                self.without_bytes
+            ));
+        }
+        text
     }
 }
 
@@ -68,14 +84,21 @@ pub fn write_pcapng(session: &Session, path: &Path) -> Result<PcapngSummary> {
     Ok(summary)
 }
 
-/// Writes `session` as pcapng to `out`; `bytes` is left at 0.
+/// Writes `session` as pcapng to `out`; `bytes` is left at 0. A simulated recording is re-run
+/// with its endpoints tapped (module doc); one whose datagrams crossed real sockets (a peer, a
+/// proxy, a UDP run) is written from its events and the bytes it kept
+/// ([`super::export_recorded`]).
 pub fn write_capture(session: &Session, out: impl Write) -> Result<PcapngSummary> {
-    if let Some(at) = session.udp_from() {
-        bail!(
-            "the recording ran over real UDP from {:.3} s: its packets were never simulated, so they cannot be \
-             re-run into a capture (only in-process recordings export to pcapng)",
+    match session.udp_from() {
+        Some(at) if at > SimTime::ZERO && session.is_simulated() => bail!(
+            "the recording ran in-process and then over real UDP from {:.3} s: the first part's bytes would come \
+             from a re-run and the rest from its sockets, and a capture of both is not written (export a \
+             recording made on one transport)",
             at.as_secs_f64()
-        );
+        ),
+        Some(_) => return super::export_recorded::write_recorded(session, out),
+        None if !session.is_simulated() => return super::export_recorded::write_recorded(session, out),
+        None => {}
     }
     let until = SimTime(session.duration_us);
     let recorded = [&session.events, &session.ab_events];

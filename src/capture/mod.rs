@@ -6,6 +6,8 @@
 //!   when it arrived). A drop is a packet on the first and not the second; delay, duplicates and
 //!   reordering show in the second's times and order. An A/B session's second lane has its own
 //!   pair (interfaces 2 and 3) and its own client port.
+//! - [`export_recorded`]: a real-UDP recording (peer, proxy, UDP run) on the same interfaces,
+//!   from its events and the bytes its sockets wrote or read, at their real instants.
 //! - [`address`]: who is who on the wire: the server (side A) `10.0.0.1` on a port naming the
 //!   wire format, client K `10.1.K/256.K%256` on a port naming the lane.
 //! - [`comment`]: the packet comment (uid, the link's fate, resends, spurious resends, naks).
@@ -21,6 +23,7 @@
 pub mod address;
 pub mod comment;
 pub mod export;
+pub mod export_recorded;
 pub mod import;
 pub mod pcapng;
 pub mod records;

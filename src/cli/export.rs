@@ -29,9 +29,10 @@ pub struct ExportArgs {
     /// Write one row per stats instant per side (the plotted estimates and truths) to this CSV file.
     #[arg(long, value_name = "FILE.csv")]
     pub series: Option<PathBuf>,
-    /// Write every datagram of the session (re-run with its endpoints tapped) to this pcapng file
-    /// for Wireshark: per lane a sent and a delivered interface, IPv4/UDP, virtual timestamps,
-    /// a comment per packet (README, "Wireshark"). Simulated (in-process) recordings only.
+    /// Write every datagram of the session to this pcapng file for Wireshark: per lane a sent and
+    /// a delivered interface, IPv4/UDP, a comment per packet (README, "Wireshark"). A simulated
+    /// recording is re-run with its endpoints tapped (virtual timestamps); a peer, proxy or UDP
+    /// recording is written from the bytes its sockets wrote and read (real timestamps).
     #[arg(long, value_name = "FILE.pcapng", conflicts_with_all = ["packets", "messages", "series", "events"])]
     pub pcapng: Option<PathBuf>,
     /// Write every event as JSON lines (one event per line, the format README describes), the
@@ -88,7 +89,7 @@ row an object keyed by column (empty fields null). With files it prints what was
     out
 }
 
-/// `--pcapng`: re-runs the session with its endpoints tapped and writes the capture.
+/// `--pcapng`: writes the session's datagrams as a capture (`capture::write_pcapng`).
 fn pcapng_main(args: &ExportArgs, path: &std::path::Path) -> ExitCode {
     let comparable =
         |p: &std::path::Path| std::fs::canonicalize(p).or_else(|_| std::path::absolute(p)).unwrap_or_else(|_| p.into());

@@ -70,8 +70,8 @@ pub struct ProxyArgs {
     /// Print one JSON object instead of the human summary.
     #[arg(long)]
     pub json: bool,
-    /// Which decoder reads the payloads: auto, ackscope, reliable, enet, kcp, header:FILE.ron,
-    /// none.
+    /// Which decoder reads the payloads: auto, ackscope, reliable, glenn, ue4, chunks, fragments,
+    /// dnm, rellikt, enet, kcp, kcptun, header:FILE.ron, none.
     #[arg(long, value_name = "DECODER", default_value = "auto")]
     pub decode: String,
     /// Seconds a client may send nothing before it expires.

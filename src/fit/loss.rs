@@ -8,26 +8,25 @@
 //! steps apart the chain's transition is closed-form, `P_k(bad | good) = pi (1 - lambda^k)` and
 //! `P_k(bad | bad) = pi + (1 - pi) lambda^k` with `pi = p / (p + r)`, `lambda = 1 - p - r`, so the
 //! likelihood of the observed lost / delivered sequence is one forward pass of a two-state hidden
-//! Markov model over the packets, whatever their spacing. It is maximised over `(p, r, h, l)` by
-//! Nelder-Mead from several starting points (one from the runs of losses, two around it).
+//! Markov model over the packets, whatever their spacing ([`super::hmm`]). It is maximised over
+//! `(p, r, h, l)` by Nelder-Mead from several starting points (one from the runs of losses, two
+//! around it), then by Baum-Welch from the best of them, which climbs whatever the simplex left.
+//! The likelihood's curvature there gives each fitted value's standard deviation, the limit a
+//! capture of this length sets (`sd_percent`): the loss in the bad state is the hardest to pin
+//! down, since a burst holds few packets and the good state's losses next to it look alike.
 //!
 //! Bursts are kept only when they explain the losses clearly better than independent loss: twice
 //! the log-likelihood gain over the best independent-loss model must exceed
 //! [`BURST_EVIDENCE`] (a likelihood-ratio test for the three extra parameters, far past the 0.1 %
 //! level). Otherwise `p = 0` and `l` is the lost share.
 
+pub use super::hmm::LossObs;
+use super::hmm::{baum_welch, log_likelihood, standard_errors, Params, P_MAX, R_MIN};
 use super::stats::{logit, nelder_mead, sigmoid};
 
 /// Twice the log-likelihood gain bursts must bring (chi-square with 3 degrees of freedom: 16.3
 /// at 0.1 %; higher, since `p` and `r` sit on the boundary when bursts are absent).
 pub const BURST_EVIDENCE: f64 = 25.0;
-
-/// One packet for the loss fit: its step on the 1 ms grid and whether it was lost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LossObs {
-    pub step: u64,
-    pub lost: bool,
-}
 
 /// The fitted loss, in the link's units (percent; `p` and `r` per 1 ms step).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -39,74 +38,21 @@ pub struct LossFit {
     pub loss_in_bad_percent: f64,
     /// Twice the log-likelihood gain of the burst model over independent loss.
     pub evidence: f64,
+    /// Baum-Welch iterations taken (0 when bursts were not searched for).
+    pub em_iterations: usize,
+    /// The statistical limit of this capture: the standard deviations of the fitted
+    /// `[p, r, loss_in_bad, loss]` (percent) that the likelihood's curvature at its maximum gives
+    /// (the Cramer-Rao bound); `None` without bursts or where the curvature is not negative.
+    pub sd_percent: Option<[f64; 4]>,
 }
 
-/// The four chances as fractions.
-#[derive(Debug, Clone, Copy)]
-struct Params {
-    p: f64,
-    r: f64,
-    h: f64,
-    l: f64,
+/// `Params` to and from the unbounded coordinates Nelder-Mead searches.
+fn from_x(x: &[f64]) -> Params {
+    Params { p: P_MAX * sigmoid(x[0]), r: R_MIN + (1.0 - R_MIN) * sigmoid(x[1]), h: sigmoid(x[2]), l: sigmoid(x[3]) }
 }
 
-/// Bounds of the link's parameter table: p up to 50 %, r from 0.1 % to 100 %.
-const P_MAX: f64 = 0.5;
-const R_MIN: f64 = 0.001;
-
-impl Params {
-    fn from_x(x: &[f64]) -> Self {
-        Params {
-            p: P_MAX * sigmoid(x[0]),
-            r: R_MIN + (1.0 - R_MIN) * sigmoid(x[1]),
-            h: sigmoid(x[2]),
-            l: sigmoid(x[3]),
-        }
-    }
-    fn to_x(self) -> Vec<f64> {
-        vec![logit(self.p / P_MAX), logit((self.r - R_MIN) / (1.0 - R_MIN)), logit(self.h), logit(self.l)]
-    }
-}
-
-/// The log-likelihood of `obs` under `m` (the chain stationary at the first packet).
-fn log_likelihood(obs: &[LossObs], m: Params) -> f64 {
-    let pi = m.p / (m.p + m.r);
-    let lambda = 1.0 - m.p - m.r;
-    let lost_bad = m.h + (1.0 - m.h) * m.l;
-    let (mut good, mut bad) = (1.0 - pi, pi);
-    let mut last_step = obs.first().map_or(0, |o| o.step);
-    // lambda^k for the gap between consecutive packets: most gaps repeat (a fixed send rate).
-    let (mut cached_k, mut cached_pow) = (u64::MAX, 0.0);
-    // The product of the packets' likelihoods, its logarithm taken only before it could
-    // underflow: one `ln` per packet was most of the fit's time (4 s of a 150,000-packet fit).
-    let (mut ll, mut product) = (0.0, 1.0f64);
-    for o in obs {
-        let k = o.step - last_step;
-        last_step = o.step;
-        if k > 0 {
-            if k != cached_k {
-                cached_k = k;
-                cached_pow = lambda.powi(k.min(i32::MAX as u64) as i32);
-            }
-            let to_bad = pi * (1.0 - cached_pow);
-            let stay_bad = pi + (1.0 - pi) * cached_pow;
-            bad = good * to_bad + bad * stay_bad;
-            good = 1.0 - bad;
-        }
-        let (eg, eb) = if o.lost { (m.l, lost_bad) } else { (1.0 - m.l, 1.0 - lost_bad) };
-        let c = good * eg + bad * eb;
-        if c <= 0.0 {
-            return f64::NEG_INFINITY;
-        }
-        product *= c;
-        if product < 1e-200 {
-            ll += product.ln();
-            product = 1.0;
-        }
-        good = good * eg / c;
-        bad = 1.0 - good;
-    }
-    ll + product.ln()
+fn to_x(m: Params) -> Vec<f64> {
+    vec![logit(m.p / P_MAX), logit((m.r - R_MIN) / (1.0 - R_MIN)), logit(m.h), logit(m.l)]
 }
 
 /// Fits loss to `obs` (in send order; see the module doc).
@@ -125,13 +71,17 @@ pub fn fit(obs: &[LossObs]) -> LossFit {
     }
     let mut best: Option<(Params, f64)> = None;
     for start in starts(obs, f) {
-        let mut objective = |x: &[f64]| -log_likelihood(obs, Params::from_x(x));
-        let (x, v) = nelder_mead(&mut objective, &start.to_x(), &[1.0, 1.0, 1.0, 1.0], 600, 1e-10);
+        let mut objective = |x: &[f64]| -log_likelihood(obs, from_x(x));
+        let (x, v) = nelder_mead(&mut objective, &to_x(start), &[1.0, 1.0, 1.0, 1.0], 600, 1e-10);
         if best.is_none_or(|(_, b)| -v > b) {
-            best = Some((Params::from_x(&x), -v));
+            best = Some((from_x(&x), -v));
         }
     }
-    let (m, ll) = best.expect("at least one start");
+    // Baum-Welch from Nelder-Mead's best: it climbs whatever the simplex left (on captures of
+    // the links in `examples/fit_accuracy.rs` it finds nothing left: the simplex's point is the
+    // maximum, and the spread of the fitted values is the capture's own, `sd_percent`).
+    let (nm, _) = best.expect("at least one start");
+    let (m, ll, em_iterations) = baum_welch(obs, nm);
     let evidence = 2.0 * (ll - bernoulli);
     if evidence < BURST_EVIDENCE || !evidence.is_finite() {
         return LossFit { evidence: evidence.max(0.0), ..independent };
@@ -142,6 +92,8 @@ pub fn fit(obs: &[LossObs]) -> LossFit {
         r_percent: 100.0 * m.r,
         loss_in_bad_percent: 100.0 * m.h,
         evidence,
+        em_iterations,
+        sd_percent: standard_errors(obs, m).map(|s| [100.0 * s.p, 100.0 * s.r, 100.0 * s.h, 100.0 * s.l]),
     }
 }
 

@@ -9,7 +9,8 @@
 //! 2. **Rate cap** ([`rate`]): the bandwidth and queue whose queue explains the delays best, if
 //!    the capture shows one; its tail drops and waits are taken off before the next steps.
 //! 3. **Loss** ([`loss`]): independent loss and Gilbert-Elliott bursts on the link's 1 ms grid, by
-//!    maximum likelihood, bursts kept only on clear evidence.
+//!    maximum likelihood (the two-state hidden Markov model the link is: [`hmm`]), bursts kept
+//!    only on clear evidence.
 //! 4. **Duplicates**: the share of delivered datagrams that arrived more than once.
 //! 5. **Delay** ([`delay`]): latency, jitter (uniform or normal), the reorder hold and its share,
 //!    and whether jitter reorders (a FIFO link's path is told apart by the swaps it never makes).
@@ -20,6 +21,7 @@
 
 pub mod check;
 pub mod delay;
+pub mod hmm;
 pub mod links;
 pub mod loss;
 pub mod rate;

@@ -118,6 +118,14 @@ fn dir_json(d: &DirFit) -> Value {
         "span_s": c.span_s,
         "link": dir_link_json(d),
         "burst_evidence": d.loss.evidence,
+        // The standard deviation each burst value has at this capture's length (the
+        // likelihood's curvature): null without bursts.
+        "burst_sd": d.loss.sd_percent.map(|sd| json!({
+            "burst.p_percent": sd[0],
+            "burst.r_percent": sd[1],
+            "burst.loss_in_bad_percent": sd[2],
+            "loss_percent": sd[3],
+        })),
         "swaps": d.delay.swaps,
         "expected_swaps_if_jitter_reorders": d.delay.expected_swaps,
         "trusted": distances.trusted(),
@@ -225,6 +233,12 @@ fn dir_text(d: &DirFit) -> String {
             100.0 * l.burst.p_percent / (l.burst.p_percent + l.burst.r_percent),
             d.loss.evidence
         );
+        if let Some(sd) = d.loss.sd_percent {
+            s += &format!(
+                "\n  this capture's own limit (the likelihood's sd): p +-{:.3}  r +-{:.2}  loss_in_bad +-{:.1}  loss +-{:.2}",
+                sd[0], sd[1], sd[2], sd[3]
+            );
+        }
     } else {
         s += &format!("\n  no bursts (independent loss explains the losses; evidence {:.1} < 25)", d.loss.evidence);
     }

@@ -138,6 +138,8 @@ impl Recording {
             let mut rec = Self::of(LaneInfo::of_scenario(&scenario, false), Some(scenario));
             rec.actions = std::mem::take(&mut s.ab_actions);
             rec.transport = s.transport;
+            // The second lane's bytes, as `from_header` gives the first lane its own.
+            rec.payloads = crate::session::payloads::store_of(&s.ab_payloads);
             (rec, std::mem::take(&mut s.ab_events))
         });
         let done = s.events.len();

@@ -147,7 +147,7 @@ fn partial<T: Serialize>(section: T, paired: &[&str]) -> Option<serde_json::Valu
 pub fn run(opts: EndpointOptions, record: bool) -> Result<PeerRun> {
     let (side, scenario, connect, seconds) = (opts.side, opts.scenario.clone(), opts.connect, opts.seconds);
     let start = Instant::now();
-    let mut ep = UdpEndpoint::spawn(opts, || {})?;
+    let mut ep = UdpEndpoint::spawn_keeping(opts, record, || {})?;
     let mut tally = EventTally::new();
     let mut fold = RunFold::new(&scenario);
     let (mut kept, mut actions): (Vec<Event>, Vec<Step>) = (Vec::new(), Vec::new());
@@ -233,6 +233,8 @@ pub fn run(opts: EndpointOptions, record: bool) -> Result<PeerRun> {
         s.actions = actions;
         s.duration_us = kept.iter().map(|e| e.time.0).max().unwrap_or(0).max((ran_s * 1e6) as u64);
         s.events = kept;
+        // The datagrams' exact bytes, so the file shows them (and exports them to pcapng).
+        s.payloads = ep.payloads().map(|p| crate::session::payloads::saved(&p)).unwrap_or_default();
         s
     });
     Ok(PeerRun { report, session })

@@ -70,7 +70,8 @@ pub struct EndpointSpec {
     pub records_changes: bool,
     /// How a restart builds the new endpoint (None: the scenario's strategy, `make_peer`).
     pub factory: Option<PeerFactory>,
-    /// Where every datagram sent is kept, byte for byte, for the bytes pane (None: nowhere).
+    /// Where every datagram sent (and every datagram read that no uid book names) is kept, byte
+    /// for byte, for the bytes pane and the session file (None: nowhere).
     pub payloads: Option<crate::model::payloads::SharedPayloads>,
 }
 
@@ -283,7 +284,13 @@ impl Endpoint {
             Some(e) => (e.uid, e.sent_at.unwrap_or(now).min(now)),
             None => {
                 self.unnamed += 1;
-                (unnamed_uid(self.side, self.unnamed - 1), now)
+                let uid = unnamed_uid(self.side, self.unnamed - 1);
+                // Another process's datagram: its sender kept no bytes here, so its reader does
+                // (named as its link events name it).
+                if let Some(p) = &self.payloads {
+                    p.keep(ackscope_protocol::FIRST_CLIENT, uid, now, &bytes);
+                }
+                (uid, now)
             }
         };
         self.advance_to(sent_at, ev);

@@ -83,15 +83,30 @@ pub struct UdpEndpoint {
     exit: Option<EndpointExit>,
     clock: Arc<RunClock>,
     local: SocketAddr,
+    /// The bytes of every datagram the endpoint sent or read, when asked to keep them (its
+    /// `--out` file keeps them).
+    payloads: Option<SharedPayloads>,
 }
 
 impl UdpEndpoint {
     /// Binds, connects and starts the endpoint; `wake` is called whenever events are ready.
     pub fn spawn(opts: EndpointOptions, wake: impl Fn() + Send + Sync + 'static) -> Result<Self> {
+        Self::spawn_keeping(opts, false, wake)
+    }
+
+    /// [`Self::spawn`], keeping every datagram's bytes when `keep_bytes` ([`Self::payloads`]).
+    pub fn spawn_keeping(
+        opts: EndpointOptions,
+        keep_bytes: bool,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) -> Result<Self> {
         let socket = bind(opts.bind)?;
         socket.connect(opts.connect).with_context(|| format!("cannot connect to {}", opts.connect))?;
         let local = socket.local_addr().context("socket address")?;
         let clock = Arc::new(RunClock::start());
+        // To the window's default live caps, as the proxy keeps what it relays.
+        let payloads =
+            keep_bytes.then(|| crate::model::payloads::Payloads::shared(crate::app::live_log::LiveLimits::default()));
         let end = match opts.seconds {
             Some(s) if !(s.is_finite() && s > 0.0) => return Err(anyhow!("seconds must be positive, got {s}")),
             Some(s) => Some(SimTime::from_secs_f64(s)),
@@ -107,12 +122,18 @@ impl UdpEndpoint {
             books: None,
             records_changes: true,
             factory: Some(peer_factory(opts.raw)),
-            payloads: None,
+            payloads: payloads.clone(),
         };
         let (cmd_tx, cmd_rx) = bounded(1024);
         let (ev_tx, ev_rx) = bounded(EVENT_CHANNEL_BATCHES);
         let thread = spawn_thread(format!("ackscope-udp-{:?}", opts.side), spec, cmd_rx, ev_tx, Arc::new(wake))?;
-        Ok(Self { commands: Some(cmd_tx), events: ev_rx, thread: Some(thread), exit: None, clock, local })
+        Ok(Self { commands: Some(cmd_tx), events: ev_rx, thread: Some(thread), exit: None, clock, local, payloads })
+    }
+
+    /// The bytes of every datagram sent (by its send id) and read (by the id its link gave it),
+    /// to the window's default live memory caps; `None` unless spawned keeping them.
+    pub fn payloads(&self) -> Option<SharedPayloads> {
+        self.payloads.clone()
     }
 
     /// The address the socket is bound to (the real port when bound to port 0).

@@ -143,6 +143,10 @@ pub struct Session {
     /// exactly as before ([`payloads`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub payloads: Vec<payloads::SavedPayload>,
+    /// A/B: the exact bytes of the second lane's datagrams, kept as `payloads` keeps the first
+    /// lane's (absent when there are none, so every file without them reads and writes as before).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ab_payloads: Vec<payloads::SavedPayload>,
     /// FNV-1a 64 of the file text with these digits zeroed; absent in hand-written scenarios.
     #[serde(default)]
     pub checksum: Option<String>,
@@ -193,8 +197,8 @@ impl Session {
         steps(&self.scenario, &self.actions, "actions")?;
         if let Some(b) = self.ab {
             steps(&Scenario { strategy: b, ..self.scenario.clone() }, &self.ab_actions, "ab_actions")?;
-        } else if !self.ab_actions.is_empty() || !self.ab_events.is_empty() {
-            bail!("ab_actions or ab_events are given without `ab` (the second lane's strategy)");
+        } else if !self.ab_actions.is_empty() || !self.ab_events.is_empty() || !self.ab_payloads.is_empty() {
+            bail!("ab_actions, ab_events or ab_payloads are given without `ab` (the second lane's strategy)");
         }
         Ok(())
     }
@@ -223,6 +227,7 @@ impl Session {
             ab_events: Vec::new(),
             bookmarks: Vec::new(),
             payloads: Vec::new(),
+            ab_payloads: Vec::new(),
             checksum: None,
         }
     }
@@ -250,6 +255,7 @@ impl Session {
             // The bytes belong to these events: a re-run or a rewrite that takes this header
             // brings events of its own.
             payloads: Vec::new(),
+            ab_payloads: Vec::new(),
             checksum: None,
         }
     }

@@ -44,6 +44,8 @@ struct SessionOut<'a> {
     bookmarks: &'a [Bookmark],
     #[serde(skip_serializing_if = "<[SavedPayload]>::is_empty")]
     payloads: &'a [SavedPayload],
+    #[serde(skip_serializing_if = "<[SavedPayload]>::is_empty")]
+    ab_payloads: &'a [SavedPayload],
     checksum: Option<&'a str>,
 }
 
@@ -109,6 +111,7 @@ fn session_out<'a>(header: &'a Session, lanes: [&'a [Event]; 2]) -> SessionOut<'
         ab_events: lanes[1],
         bookmarks: &header.bookmarks,
         payloads: &header.payloads,
+        ab_payloads: &header.ab_payloads,
         checksum: Some(CHECKSUM_PLACEHOLDER),
     }
 }

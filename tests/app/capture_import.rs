@@ -22,7 +22,8 @@ pub fn temp_path(name: &str) -> PathBuf {
 }
 
 /// What the link did in one direction, from a session's own events: sends, drops, first
-/// copies, extra copies, the sum of first copies' delays (µs).
+/// copies, extra copies, the sum of every delivered copy's delay (µs: the one-way delay is a
+/// mean over copies, as the session's ledger takes it).
 fn truth_of(events: &[Event], dir: Dir) -> [u64; 5] {
     let mut first = std::collections::HashSet::new();
     let mut t = [0u64; 5];
@@ -33,10 +34,10 @@ fn truth_of(events: &[Event], dir: Dir) -> [u64; 5] {
             EventKind::LinkDelivered { dir: d, uid, delay_us } if d == dir => {
                 if first.insert(uid) {
                     t[2] += 1;
-                    t[4] += u64::from(delay_us);
                 } else {
                     t[3] += 1;
                 }
+                t[4] += u64::from(delay_us);
             }
             _ => {}
         }

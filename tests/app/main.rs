@@ -5,6 +5,7 @@
 
 mod common;
 
+mod ab_payloads;
 mod anomaly;
 mod bookmark_clients;
 mod bytes;
@@ -23,12 +24,14 @@ mod decode_kcp;
 mod dnm_capacity;
 mod edits;
 mod export;
+mod export_real;
 mod false_acks_window;
 mod files;
 mod filter_grammar;
 mod filter_rows;
 mod filter_window;
 mod fit;
+mod fit_ge;
 mod fit_proxy;
 mod fit_window;
 mod goto_lanes;
@@ -51,6 +54,7 @@ mod relay;
 mod replay;
 mod replay_controls;
 mod rerun;
+mod round_trip_figures;
 mod rtt_no_sample;
 mod run_flow_json;
 mod saved_bytes;

@@ -212,7 +212,8 @@ fn the_command_line_exports_a_shipped_session_and_refuses_what_it_cannot() {
     assert_eq!(json["sent"].as_u64().unwrap() + json["delivered"].as_u64().unwrap(), packets.len() as u64);
     assert_eq!(json["bytes"], std::fs::metadata(&out).unwrap().len());
 
-    // A recording made over UDP was never simulated: refused, nothing written.
+    // A recording made over UDP without its datagrams' bytes (saved before they were kept):
+    // refused, nothing written.
     let udp = dir.join("udp.ron");
     let mut u = recorded(lossy(Strategy::Glenn, 1), Vec::new(), 1.0);
     u.transport = ackscope_protocol::Transport::Udp;

@@ -56,8 +56,12 @@ fn udp_run_delivers_and_acks_over_loopback_through_the_lossy_link() {
     let ctx = format!("seed {seed}: {p:?} {e:?}");
     for side in Side::BOTH {
         let (sent, acked) = (t.sent(side), t.acked(side));
-        // 60 pps for 6 s.
-        assert!((330..=370).contains(&sent), "{side:?} sent {sent}; {ctx}");
+        // 60 pps for as long as the run ran: the run's own clock, not the test's 6 s, which a
+        // loaded machine cuts into (threads started late, the last batches still in the channel).
+        let ran_s = t.end().as_secs_f64();
+        assert!(ran_s > 3.0, "the run ran {ran_s} s of 6; {ctx}");
+        let expected = 60.0 * ran_s;
+        assert!((sent as f64 - expected).abs() <= 12.0, "{side:?} sent {sent} in {ran_s:.2} s; {ctx}");
         assert!(acked > 0 && acked < sent, "{side:?} acked {acked} of {sent}; {ctx}");
         // An ack needs the packet through the 20 % link: about 80 % of sends.
         let ratio = acked as f64 / sent as f64;

@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::event::{ClientId, Dir, Event, EventKind, SendKind, SimTime, StatsSample};
+use crate::event::{ClientId, Dir, DiscardReason, Event, EventKind, SendKind, SimTime, StatsSample};
+use crate::strategies::notify::endpoint::MIN_ARRIVALS_FOR_CORRECTION;
 
 use super::choice::{DecodeChoice, FormatKind};
 use super::datagram::{Datagram, Fate};
@@ -24,12 +25,48 @@ pub struct ClientStats {
 struct ClientState {
     format: Option<Box<dyn WireFormat>>,
     tracks: [DirTrack; 2],
+    /// Datagrams per direction (`Dir::index`) their receiver dropped unread (late, duplicate):
+    /// with the link's drops, the packets whose acks never reached the other end.
+    unread: [u64; 2],
     malformed: u64,
     resend_kind: SendKind,
     loss_rule: LossRule,
 }
 
 impl ClientState {
+    /// Each direction's figures, the loss as its sender's endpoint estimates it: where the format's
+    /// endpoints correct for acks lost on the way back ([`WireFormat::ack_redundancy`]), the same
+    /// correction on the whole run's counts. The return path's loss `q` is the share of the
+    /// other direction's datagrams its receiver never read (the link's drops, packets refused as
+    /// late), and with each ack in `n` packets the count of unacked packets `f` says
+    /// `1 - (1 - f) / (1 - q^n)`, from [`MIN_ARRIVALS_FOR_CORRECTION`] read packets on, as
+    /// `strategies::notify::endpoint` does over its window. (Without it a capture of dnm at
+    /// 12.6 % loss each way read 54.5 % where the endpoints said 32.1 %.)
+    fn dir_stats(&self) -> [DirStats; 2] {
+        let mut dirs = [self.tracks[0].stats, self.tracks[1].stats];
+        let Some(n) = self.format.as_ref().and_then(|f| f.ack_redundancy()) else { return dirs };
+        if self.loss_rule != LossRule::Unacked {
+            return dirs;
+        }
+        for dir in Dir::BOTH {
+            let (me, back) = (dir.index(), 1 - dir.index());
+            let back_sent = dirs[back].datagrams as f64;
+            let unread = (dirs[back].dropped + self.unread[back]) as f64;
+            let arrivals = back_sent - unread;
+            let s = &mut dirs[me];
+            if back_sent <= 0.0 || arrivals < MIN_ARRIVALS_FOR_CORRECTION || s.judged == 0 {
+                continue;
+            }
+            let q = unread / back_sent;
+            let acks_arrive = 1.0 - q.powi(n.clamp(1, 64) as i32);
+            if acks_arrive > 1e-6 {
+                let f = s.loss_percent / 100.0;
+                s.loss_percent = (1.0 - (1.0 - f) / acks_arrive).clamp(0.0, 1.0) * 100.0;
+            }
+        }
+        dirs
+    }
+
     fn new(kind: Option<&FormatKind>) -> Self {
         let format = kind.map(FormatKind::make);
         let (bits, rtt, loss, resend_kind) = match &format {
@@ -38,7 +75,7 @@ impl ClientState {
         };
         let acks = format.as_ref().map(|f| f.ack_rule()).unwrap_or_default();
         let track = || DirTrack::new(bits, rtt, loss).with_ack_rule(acks);
-        Self { format, tracks: [track(), track()], malformed: 0, resend_kind, loss_rule: loss }
+        Self { format, tracks: [track(), track()], unread: [0; 2], malformed: 0, resend_kind, loss_rule: loss }
     }
 }
 
@@ -185,17 +222,16 @@ impl Decoder {
     }
 
     pub fn client_stats(&self, client: ClientId) -> Option<ClientStats> {
-        self.clients
-            .get(&client)
-            .map(|c| ClientStats { dirs: [c.tracks[0].stats, c.tracks[1].stats], malformed: c.malformed })
+        self.clients.get(&client).map(|c| ClientStats { dirs: c.dir_stats(), malformed: c.malformed })
     }
 
     /// One `Stats` event per client and side with that side's decoded estimates at `now`.
     pub fn stats_events(&self, now: SimTime) -> Vec<Event> {
         let mut out = Vec::new();
         for (&client, c) in &self.clients {
+            let dirs = c.dir_stats();
             for dir in Dir::BOTH {
-                let s = &c.tracks[dir.index()].stats;
+                let s = &dirs[dir.index()];
                 let stats = StatsSample {
                     rtt_ms: s.rtt_ms as f32,
                     rtt_display_ms: s.rtt_mean_ms as f32,
@@ -369,6 +405,9 @@ impl Decoder {
         };
         if let Some(reason) = discard {
             // Dropped unread by its receiver: neither its items nor its acks reach anyone.
+            if reason == DiscardReason::Late {
+                c.unread[p.dir.index()] += 1;
+            }
             self.events.push(Event::for_client(at, p.client, EventKind::PacketDiscarded { side, seq: p.seq, reason }));
             return;
         }

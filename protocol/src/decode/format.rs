@@ -26,6 +26,12 @@ pub trait WireFormat: Send {
     fn loss_rule(&self) -> LossRule {
         LossRule::Unacked
     }
+    /// In how many of its packets an endpoint writes each ack, where its endpoints correct their
+    /// loss estimate for acks lost on the way back (dnm: `ack_repeat`); `None` where they report
+    /// the count of unacked packets as it is. See [`return_path_corrected`](super::decoder).
+    fn ack_redundancy(&self) -> Option<u32> {
+        None
+    }
     /// What a resend of one of its items is called in `MessageSent`.
     fn resend_kind(&self) -> SendKind {
         SendKind::TimeoutResend

@@ -62,6 +62,12 @@ impl WireFormat for DnmFormat {
         AckRule { in_order: true, timeout_us: Some((self.config.timeout_ms * 1000.0) as u64) }
     }
 
+    /// dnm's endpoints read the loss the acks lost on the way back explain out of their count
+    /// (`strategies::notify::endpoint`), with each ack range in `ack_repeat` packets.
+    fn ack_redundancy(&self) -> Option<u32> {
+        Some(self.config.ack_repeat.max(1))
+    }
+
     fn admit(&mut self, dir: Dir, seq: u32, at: SimTime) -> Option<DiscardReason> {
         let m = &mut self.receivers[dir.index()];
         let seen = m.processed_recently(seq as u16);

@@ -36,15 +36,20 @@ pub struct DirTruth {
 }
 
 impl DirTruth {
+    /// Counts a delivered copy. Its delay counts whether it is the first copy or a duplicate:
+    /// the one-way delay is the mean over every copy the link delivered, as a session's ledger
+    /// takes it (`true_rtt_ms` is the two directions' sum), so a session and its capture give
+    /// the same figure.
     pub(super) fn copy(&mut self, first: bool, delay_us: u32) {
+        let before = self.delivered + self.duplicates;
         if first {
             self.delivered += 1;
-            self.delay_sum_us += u64::from(delay_us);
-            self.delay_min_us = if self.delivered == 1 { delay_us } else { self.delay_min_us.min(delay_us) };
-            self.delay_max_us = self.delay_max_us.max(delay_us);
         } else {
             self.duplicates += 1;
         }
+        self.delay_sum_us += u64::from(delay_us);
+        self.delay_min_us = if before == 0 { delay_us } else { self.delay_min_us.min(delay_us) };
+        self.delay_max_us = self.delay_max_us.max(delay_us);
     }
 
     /// Dropped over sent, percent (as a session's true loss: in-flight sends count as sent).
@@ -52,9 +57,10 @@ impl DirTruth {
         (self.two_sided && self.sent > 0).then(|| self.dropped as f64 * 100.0 / self.sent as f64)
     }
 
-    /// Mean one-way delay of first copies, ms.
+    /// Mean one-way delay of every delivered copy (duplicates too: [`Self::copy`]), ms.
     pub fn delay_mean_ms(&self) -> Option<f64> {
-        (self.delivered > 0).then(|| self.delay_sum_us as f64 / self.delivered as f64 / 1000.0)
+        let copies = self.delivered + self.duplicates;
+        (copies > 0).then(|| self.delay_sum_us as f64 / copies as f64 / 1000.0)
     }
 }
 

@@ -10,11 +10,27 @@ use ackscope_protocol::{Dir, EventKind};
 
 use super::*;
 
-/// Datagrams the client sends: enough that each direction's drop share has a standard deviation
-/// near a quarter of a point at 20 % (so "within 1 point" holds by 4 deviations).
-const ECHO_DATAGRAMS: u32 = 24_000;
-/// The client's pace: 6000 datagrams/s, 4 s of sending.
-const PACE_PER_MS: u32 = 6;
+/// Datagrams the client sends. The link's draws are keyed by each datagram's arrival instant, so
+/// its drop share is a binomial draw, not a fixed figure: with 40,000 up (and about 32,000
+/// echoed back) its standard deviation at 20 % is 0.2 (0.22) points, and "within 1 point of 20 %
+/// over at least 10,000 datagrams" (issue 24) holds by 4.5 deviations each way.
+const ECHO_DATAGRAMS: u32 = 40_000;
+/// Sent in bursts, each once the proxy has read the one before (no sleeps, no socket buffer
+/// overflowing on a busy machine): 3.4 s at load 4 on two cores. A burst's copies leave the
+/// relay one after another at their deadline and queue at each reader: 100 a burst put the
+/// medians below 0.3 ms later than 40 did.
+const BURST: u32 = 40;
+
+/// The least of `v`.
+fn least(v: &[f64]) -> f64 {
+    v.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+/// The median of `v` (sorted here).
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
 
 #[test]
 fn a_udp_echo_at_20_percent_loss_and_50_ms_each_way_meets_its_link_exactly() {
@@ -24,15 +40,24 @@ fn a_udp_echo_at_20_percent_loss_and_50_ms_each_way_meets_its_link_exactly() {
     let client = Client::to(proxy.local_addr());
     let mut rec = recording();
 
-    let t0 = Instant::now();
+    // Each datagram's send instant, taken before the send: no datagram can be read earlier.
+    let mut sent_at = Vec::with_capacity(ECHO_DATAGRAMS as usize);
+    let (mut scanned, mut read) = (0, 0u32);
     for i in 0..ECHO_DATAGRAMS {
+        sent_at.push(Instant::now());
         client.send(&payload(i));
-        if i % PACE_PER_MS == PACE_PER_MS - 1 {
-            let due = t0 + Duration::from_millis((i / PACE_PER_MS) as u64 + 1);
-            if let Some(wait) = due.checked_duration_since(Instant::now()) {
-                std::thread::sleep(wait);
+        if i % BURST == BURST - 1 {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while read <= i {
+                assert!(Instant::now() < deadline, "the proxy read {read} of {} datagrams in 10 s", i + 1);
+                if let Ok(b) = proxy.batches().recv_timeout(Duration::from_millis(20)) {
+                    rec.take(b);
+                }
+                for e in &rec.events[scanned..] {
+                    read += u32::from(matches!(e.kind, EventKind::LinkSent { dir: Dir::BtoA, .. }));
+                }
+                scanned = rec.events.len();
             }
-            drain(&proxy, &mut rec);
         }
     }
     // Every datagram has met its fate both ways, and what the proxy forwarded has arrived.
@@ -62,6 +87,7 @@ fn a_udp_echo_at_20_percent_loss_and_50_ms_each_way_meets_its_link_exactly() {
         assert!((d.added_delay_p50_ms - 50.0).abs() <= 1.0, "{name}: p50 {} ms", d.added_delay_p50_ms);
         assert!(d.added_delay_p50_ms >= 50.0, "{name}: nothing leaves early");
     }
+    // The link's decision for every copy: exactly 50 ms.
     for e in &rec.events {
         if let EventKind::LinkDelivered { delay_us, .. } = e.kind {
             assert_eq!(delay_us, 50_000);
@@ -71,22 +97,35 @@ fn a_udp_echo_at_20_percent_loss_and_50_ms_each_way_meets_its_link_exactly() {
 
     // No datagram altered: each arrived as sent (its index and bytes match), none twice.
     let mut at_server = BTreeMap::new();
-    for (_, bytes) in server.log() {
-        let i = index_of(&bytes).expect("the server got a datagram the client never sent");
-        assert!(at_server.insert(i, ()).is_none(), "datagram {i} arrived twice");
+    for ((_, bytes), at) in server.log().iter().zip(server.arrivals()) {
+        let i = index_of(bytes).expect("the server got a datagram the client never sent");
+        assert!(at_server.insert(i, at).is_none(), "datagram {i} arrived twice");
     }
     let mut at_client = BTreeMap::new();
-    for bytes in client.received() {
-        let i = index_of(&bytes).expect("the client got back a datagram it never sent");
+    for (bytes, at) in client.received().iter().zip(client.arrivals()) {
+        let i = index_of(bytes).expect("the client got back a datagram it never sent");
         assert!(at_server.contains_key(&i), "echo of {i}, which never reached the server");
-        assert!(at_client.insert(i, ()).is_none(), "echo {i} arrived twice");
+        assert!(at_client.insert(i, at).is_none(), "echo {i} arrived twice");
     }
-    // The bytes side table holds each datagram as read, and when its copy left: never early, most
-    // within 50 +- 1 ms and nearly all within 10 ms of it. A relay thread kept off the CPU by the
-    // other tests of this binary on two cores is late by a scheduler slice (CI saw 88 % within 1 ms);
-    // examples/proxy_bench measures the tail on a machine of its own.
+    // The delay each copy was given. By the proxy's clock (the bytes side table: when it read
+    // the datagram, when its copy left) never under 50 ms and the median within 1 ms of it: the
+    // issue's "added delay 50 +- 1 ms", measured by the relay thread, whose timer spins to the
+    // deadline. By the receivers' (the sender stamps before its send, the reader after its read)
+    // never under 50 ms either, but the median only within 5 ms: it also counts a burst's
+    // datagrams queueing behind each other at each reader and the reading threads' wake-ups,
+    // which on two cores shared with the rest of this binary's tests take milliseconds (a run at
+    // load 5.7 measured a median of 52.4 ms there while the proxy's own was under 51). The tail is
+    // the machine's likewise (CI saw 88 % of copies within 1 ms by the proxy's clock);
+    // examples/proxy_bench measures it with the cores to itself.
+    let mut by_receivers = [Vec::new(), Vec::new()];
+    for (i, at) in &at_server {
+        by_receivers[0].push(at.duration_since(sent_at[*i as usize]).as_secs_f64() * 1e3);
+        if let Some(back) = at_client.get(i) {
+            by_receivers[1].push(back.duration_since(*at).as_secs_f64() * 1e3);
+        }
+    }
     let mut checked = 0;
-    let (mut copies, mut within, mut within_10ms) = (0, 0, 0);
+    let mut by_proxy = [Vec::new(), Vec::new()];
     for d in rec.bytes.iter() {
         let i = index_of(&d.bytes).expect("recorded bytes are what the client sent");
         if d.dir == Dir::BtoA {
@@ -94,16 +133,27 @@ fn a_udp_echo_at_20_percent_loss_and_50_ms_each_way_meets_its_link_exactly() {
             checked += 1;
         }
         for f in &d.forwarded {
-            let added = f.saturating_since(d.at).0;
-            assert!(added >= 50_000, "datagram {i} left after {added} us");
-            copies += 1;
-            within += usize::from(added <= 51_000);
-            within_10ms += usize::from(added <= 60_000);
+            by_proxy[usize::from(d.dir == Dir::AtoB)].push(f.saturating_since(d.at).0 as f64 / 1e3);
         }
     }
+    for (k, name) in ["client->server", "server->client"].iter().enumerate() {
+        let (proxy_ms, receiver_ms) = (&mut by_proxy[k], &mut by_receivers[k]);
+        let (p_least, r_least) = (least(proxy_ms), least(receiver_ms));
+        let (p_m, r_m) = (median(proxy_ms), median(receiver_ms));
+        let p99 = |v: &[f64]| v[v.len() * 99 / 100];
+        println!(
+            "{name}: added delay by the proxy's clock median {p_m:.3} ms, least {p_least:.3}, p99 {:.3} over {}; \
+             by the receivers' median {r_m:.3} ms, least {r_least:.3}, p99 {:.3} over {}",
+            p99(proxy_ms),
+            proxy_ms.len(),
+            p99(receiver_ms),
+            receiver_ms.len()
+        );
+        assert!(p_least >= 50.0 && r_least >= 50.0, "{name}: a copy left or arrived early");
+        assert!(p_m <= 51.0, "{name}: median added delay {p_m} ms by the proxy's clock");
+        assert!(r_m <= 55.0, "{name}: median one-way {r_m} ms by the receivers");
+    }
     assert_eq!(checked, ECHO_DATAGRAMS);
-    assert!(within as f64 >= copies as f64 * 0.5, "{within} of {copies} copies within 50 +- 1 ms");
-    assert!(within_10ms as f64 >= copies as f64 * 0.95, "{within_10ms} of {copies} copies within 60 ms");
 }
 
 #[test]

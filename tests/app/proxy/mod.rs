@@ -2,12 +2,14 @@
 //! an echo server behind it, clients in front, the recording checked against what was sent and
 //! against a re-run of its link decisions. Every wait is a condition with a deadline.
 
+mod bandwidth;
 mod cli;
 mod clients;
 mod decode;
 mod echo;
 mod enet;
 mod kcp;
+mod kcptun;
 mod robustness;
 
 use std::net::{SocketAddr, UdpSocket};
@@ -23,6 +25,8 @@ use ackscope_protocol::{ClientId, Dir, EventKind, Scenario};
 
 /// What a server got: source address and bytes, in arrival order.
 type Log = Arc<Mutex<Vec<(SocketAddr, Vec<u8>)>>>;
+/// When each datagram of a log arrived (read from the socket), in the same order.
+type Stamps = Arc<Mutex<Vec<Instant>>>;
 
 /// A UDP server on loopback that sends every datagram back to its sender (or only keeps it) and
 /// logs what it got: source address and bytes.
@@ -30,6 +34,7 @@ pub struct Server {
     pub addr: SocketAddr,
     stop: Arc<AtomicBool>,
     log: Log,
+    stamps: Stamps,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -54,19 +59,28 @@ impl Server {
         let addr = socket.local_addr().unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let log: Log = Arc::new(Mutex::new(Vec::new()));
-        let (s, l) = (stop.clone(), log.clone());
+        let stamps: Stamps = Arc::new(Mutex::new(Vec::new()));
+        let (s, l, st) = (stop.clone(), log.clone(), stamps.clone());
         let thread = std::thread::spawn(move || {
             let mut buf = vec![0u8; 65_536];
             while !s.load(Ordering::Relaxed) {
                 if let Ok((n, from)) = socket.recv_from(&mut buf) {
+                    let at = Instant::now();
                     if echo {
                         let _ = socket.send_to(&buf[..n], from);
                     }
                     l.lock().unwrap().push((from, buf[..n].to_vec()));
+                    st.lock().unwrap().push(at);
                 }
             }
         });
-        Self { addr, stop, log, thread: Some(thread) }
+        Self { addr, stop, log, stamps, thread: Some(thread) }
+    }
+
+    /// When each datagram of [`Self::log`] was read, in the same order (a lock apart: compare
+    /// lengths or take both once the traffic is over).
+    pub fn arrivals(&self) -> Vec<Instant> {
+        self.stamps.lock().unwrap().clone()
     }
 
     pub fn received(&self) -> usize {
@@ -92,6 +106,7 @@ pub struct Client {
     pub socket: UdpSocket,
     stop: Arc<AtomicBool>,
     got: Arc<Mutex<Vec<Vec<u8>>>>,
+    stamps: Stamps,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -105,16 +120,24 @@ impl Client {
         reader.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
         let stop = Arc::new(AtomicBool::new(false));
         let got = Arc::new(Mutex::new(Vec::new()));
-        let (s, g) = (stop.clone(), got.clone());
+        let stamps: Stamps = Arc::new(Mutex::new(Vec::new()));
+        let (s, g, st) = (stop.clone(), got.clone(), stamps.clone());
         let thread = std::thread::spawn(move || {
             let mut buf = vec![0u8; 65_536];
             while !s.load(Ordering::Relaxed) {
                 if let Ok(n) = reader.recv(&mut buf) {
+                    let at = Instant::now();
                     g.lock().unwrap().push(buf[..n].to_vec());
+                    st.lock().unwrap().push(at);
                 }
             }
         });
-        Self { socket, stop, got, thread: Some(thread) }
+        Self { socket, stop, got, stamps, thread: Some(thread) }
+    }
+
+    /// When each datagram of [`Self::received`] was read, in the same order.
+    pub fn arrivals(&self) -> Vec<Instant> {
+        self.stamps.lock().unwrap().clone()
     }
 
     pub fn send(&self, bytes: &[u8]) {
