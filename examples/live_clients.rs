@@ -7,8 +7,11 @@
 //! the run's events in within the frame's budget and draws the views, paced like the app's
 //! animation frames (33 ms). The tab shown changes every 30 s (Overview, Clients, Messages,
 //! Packets, Anomalies, Summary, ...), so every view meets the growing recording. It prints the
-//! frame time per tab (average, p99, worst), the slowest frames with what they did, and memory:
-//! the lanes' events in memory and their estimate against the live cap, and peak RSS.
+//! frame time per tab (average, p99, worst), the window thread's time on a core per frame (its
+//! work, without the waits for a core a loaded machine adds), the slowest frames with what they
+//! did (the timing spans of `app::live_log_spans`: intake of the run's events, the Clients and
+//! Slices views), and memory: the lanes' events in memory and their estimate against the live
+//! cap, and peak RSS.
 //!
 //! The live run is paced by the wall clock, so 600 s of run take 600 s.
 //!
@@ -89,6 +92,14 @@ impl Frames {
     }
 }
 
+/// This thread's time on a core and its time waiting for one, in ns (Linux's schedstat; `None`
+/// elsewhere).
+fn schedstat() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let mut f = s.split_whitespace().map(|v| v.parse::<u64>().ok());
+    Some((f.next()??, f.next()??))
+}
+
 fn load() -> String {
     let l = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
@@ -121,8 +132,15 @@ fn main() {
     let tabs: Vec<Tab> = Tab::all().filter(|t| !matches!(t, Tab::Tune | Tab::Compare)).collect();
     let mut per_tab: Vec<Frames> = tabs.iter().map(|_| Frames::default()).collect();
     let mut all = Frames::default();
-    // The slowest frames: (ms, wall s, tab, events taken in that frame).
-    let mut slowest: Vec<(f64, f64, Tab, u64)> = Vec::new();
+    // The window thread's own time on a core per frame (its work, without the waits for a core
+    // that a loaded machine adds to the wall time).
+    let mut per_tab_cpu: Vec<Frames> = tabs.iter().map(|_| Frames::default()).collect();
+    let mut all_cpu = Frames::default();
+    // The slowest frames: (ms, wall s, tab, events taken in that frame, where its time went).
+    let mut slowest: Vec<(f64, f64, Tab, u64, String)> = Vec::new();
+    // Every span's frames: (name, ms per frame it ran in).
+    let mut spans: Vec<(&'static str, Vec<f64>)> = Vec::new();
+    ackscope::app::live_log_spans::enable(true);
     let (mut most_events, mut most_estimate) = (0usize, 0u64);
     let started = Instant::now();
     let mut next_report = 60.0;
@@ -134,16 +152,31 @@ fn main() {
         let i = (t / a.tab_seconds) as usize % tabs.len();
         h.state_mut().0.settings.tab = tabs[i];
         let before: u64 = h.state().0.lanes.iter().map(|l| l.len() as u64).sum();
-        let f = Instant::now();
+        let (f, sched) = (Instant::now(), schedstat());
         h.step();
         let ms = f.elapsed().as_secs_f64() * 1000.0;
+        let (cpu_ms, waited_ms) = schedstat().map_or((0.0, 0.0), |(c, w)| {
+            let (c0, w0) = sched.unwrap_or((c, w));
+            ((c - c0) as f64 / 1e6, (w - w0) as f64 / 1e6)
+        });
+        per_tab_cpu[i].ms.push(cpu_ms);
+        all_cpu.ms.push(cpu_ms);
         let held: usize = h.state().0.lanes.iter().map(|l| l.len()).sum();
         let held_bytes: u64 = h.state().0.lanes.iter().map(|l| l.heap_bytes() as u64).sum();
         per_tab[i].ms.push(ms);
         all.ms.push(ms);
-        slowest.push((ms, t, tabs[i], (held as u64).saturating_sub(before)));
+        let took = ackscope::app::live_log_spans::take();
+        for (name, d) in &took {
+            match spans.iter_mut().find(|(n, _)| n == name) {
+                Some((_, v)) => v.push(d.as_secs_f64() * 1000.0),
+                None => spans.push((name, vec![d.as_secs_f64() * 1000.0])),
+            }
+        }
+        let split = || took.iter().map(|(n, d)| format!("{n} {:.1}", d.as_secs_f64() * 1000.0)).collect::<Vec<_>>();
+        let split = format!("on a core {cpu_ms:.1}, waiting for one {waited_ms:.1}: {}", split().join(", "));
+        slowest.push((ms, t, tabs[i], (held as u64).saturating_sub(before), split));
         slowest.sort_by(|x, y| y.0.total_cmp(&x.0));
-        slowest.truncate(8);
+        slowest.truncate(12);
         most_events = most_events.max(held);
         most_estimate = most_estimate.max(held_bytes);
         if t >= next_report {
@@ -174,9 +207,18 @@ fn main() {
         println!("  {}", frames.line(tab.name()));
     }
     println!("  {}", all.line("all"));
+    println!("time on a core per frame (the window thread's, from /proc/thread-self/schedstat: its work alone):");
+    for (tab, frames) in tabs.iter().zip(&per_tab_cpu) {
+        println!("  {}", frames.line(tab.name()));
+    }
+    println!("  {}", all_cpu.line("all"));
     println!("slowest frames (ms, at wall s, tab, events taken in):");
-    for (ms, t, tab, n) in &slowest {
-        println!("  {ms:7.2} ms at {t:5.1} s on {:9} ({n} events)", tab.name());
+    for (ms, t, tab, n, split) in &slowest {
+        println!("  {ms:7.2} ms at {t:5.1} s on {:9} ({n} events): {split}", tab.name());
+    }
+    println!("spans (ms in the frames each ran in: intake.* is the fold of the run's events, the rest views):");
+    for (name, ms) in &spans {
+        println!("  {}", Frames { ms: ms.clone() }.line(name));
     }
     println!(
         "run shown to {shown:.1} s of {:.1} s wall, {clients} clients; status: {}",

@@ -20,15 +20,14 @@
 //! the run stops, and is what a save of a trimmed run writes.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use ackscope_protocol::{Event, SimTime, Step};
 use anyhow::Result;
-use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
+use super::live_log_rebuild::{background, Rebuild, Stepped};
+use super::live_log_spans::span;
 use crate::model::{Origin, Recording};
 use crate::session::stream::SessionStream;
-use crate::session::Progress;
 
 /// The part of a lane's share of [`LiveLimits::max_bytes`] at which it is trimmed.
 ///
@@ -57,35 +56,6 @@ impl Default for LiveLimits {
     fn default() -> Self {
         Self { window_s: 1800.0, max_bytes: 2 << 30 }
     }
-}
-
-/// Events of the lane a finished rebuild takes in per ingest while it catches up: a few frames'
-/// worth of events at the most a live source brings (the frame's intake hands the lane 4096 at a
-/// time), so it catches up within frames and no frame folds more than about 20 ms of it.
-const CATCH_UP_EVENTS: usize = 16_384;
-
-/// Events of the lane handed to a rebuild's worker per ingest. Copying the whole newest half in
-/// one go held a frame for 500-700 ms with 5 M events in memory (`examples/capture_open.rs`);
-/// a piece this size copies in a few ms, and the worker is handed all of it within a second of
-/// frames.
-const HAND_OVER_EVENTS: usize = 65_536;
-
-/// A recording of a lane's newest events being built on a worker thread.
-struct Rebuild {
-    /// The recording it replaces (a restart makes its result useless).
-    replaces: u64,
-    /// Events of the replaced recording it was given or has caught up with.
-    upto: usize,
-    /// Hands the worker the events it is to hold, a piece per ingest; dropped once it has
-    /// them all, which tells it to send its recording back.
-    feed: Option<Sender<Vec<Event>>>,
-    result: Receiver<Option<Recording>>,
-    /// The finished recording while it catches up with the lane, a piece per ingest.
-    ///
-    /// Catching up in one go held a frame for all the events that came while the worker built
-    /// it: 816 ms opening a 1 GB capture (`examples/capture_open.rs`), whose reader fills the
-    /// lane as fast as the window takes events.
-    fresh: Option<Recording>,
 }
 
 #[derive(Default)]
@@ -179,22 +149,23 @@ impl LiveLog {
                     stream.describe(Some(first.name.clone()), Some(first.wire.name().to_string()), clients);
                     log.described = now;
                 }
-                result = stream.append(&events, &actions);
+                result = span("intake.stream", || stream.append(&events, &actions));
                 if result.is_err() {
                     log.stream = None;
                 }
             }
         }
         lane.actions.extend(actions);
-        lane.ingest(events);
+        let added = events.len();
+        span("intake.fold", || lane.ingest(events));
         let lanes = self.lanes.len().max(1) as u64;
         let limits = self.limits;
         if let Some(log) = self.lanes.get_mut(i) {
-            log.swap_in_rebuild(lane);
+            span("intake.rebuild", || log.swap_in_rebuild(lane, added));
             log.lane_id = lane.id();
             if log.rebuild.is_none() {
-                if let Some(from) = cut_for(lane, limits, lanes) {
-                    log.rebuild = Some(spawn_rebuild(lane, from));
+                if let Some(from) = span("intake.cut", || cut_for(lane, limits, lanes)) {
+                    log.rebuild = Some(Rebuild::spawn(lane, from));
                 }
             }
         }
@@ -204,19 +175,8 @@ impl LiveLog {
     /// Waits for rebuilds under way and swaps them in (tests and examples, to see the result).
     pub fn settle(&mut self, lanes: &mut [Recording]) {
         for (log, lane) in self.lanes.iter_mut().zip(lanes) {
-            // The worker is handed every event first, then it sends its recording back.
-            while log.rebuild.as_ref().is_some_and(|r| r.feed.is_some()) {
-                log.swap_in_rebuild(lane);
-            }
-            if let Some(r) = log.rebuild.take() {
-                if r.fresh.is_some() {
-                    log.rebuild = Some(r);
-                } else if let Ok(rec) = r.result.recv() {
-                    log.rebuild = Some(Rebuild { result: ready(rec), ..r });
-                }
-            }
-            while log.rebuild.is_some() {
-                log.swap_in_rebuild(lane);
+            if let Some(fresh) = log.rebuild.take().and_then(|r| r.finish(lane)) {
+                log.swap_in(lane, fresh);
             }
             log.lane_id = lane.id();
         }
@@ -313,46 +273,22 @@ impl LiveLog {
 }
 
 impl LaneLog {
-    /// Catches a finished rebuild up with the events that came meanwhile, [`CATCH_UP_EVENTS`] per
-    /// call, and replaces `lane` with it once it has every one.
-    fn swap_in_rebuild(&mut self, lane: &mut Recording) {
+    /// Moves the lane's rebuild, if any, on by one ingest's share ([`Rebuild::step`]; `added`:
+    /// the events this ingest brought), and replaces `lane` with it once it has every event.
+    fn swap_in_rebuild(&mut self, lane: &mut Recording, added: usize) {
         let Some(r) = &mut self.rebuild else { return };
-        if let Some(feed) = &r.feed {
-            let end = lane.events().len();
-            let to = end.min(r.upto + HAND_OVER_EVENTS);
-            if r.replaces != lane.id() || feed.send(lane.events()[r.upto..to].to_vec()).is_err() {
+        match r.step(lane, added) {
+            Stepped::Going => {}
+            Stepped::Abandoned => self.rebuild = None,
+            Stepped::Done(fresh) => {
                 self.rebuild = None;
-                return;
-            }
-            r.upto = to;
-            if to == end {
-                r.feed = None;
-            }
-            return;
-        }
-        if r.fresh.is_none() {
-            match r.result.try_recv() {
-                Ok(Some(rec)) if r.replaces == lane.id() => r.fresh = Some(rec),
-                Err(crossbeam_channel::TryRecvError::Empty) => return,
-                _ => {
-                    self.rebuild = None;
-                    return;
-                }
+                self.swap_in(lane, *fresh);
             }
         }
-        if r.replaces != lane.id() {
-            self.rebuild = None;
-            return;
-        }
-        let end = lane.events().len();
-        let to = end.min(r.upto + CATCH_UP_EVENTS);
-        let fresh = r.fresh.as_mut().expect("set above");
-        fresh.ingest(lane.events()[r.upto..to].to_vec());
-        r.upto = to;
-        if to < end {
-            return;
-        }
-        let mut fresh = self.rebuild.take().and_then(|r| r.fresh).expect("caught up");
+    }
+
+    /// Replaces `lane` with `fresh`, its newest events rebuilt and caught up with every one.
+    fn swap_in(&mut self, lane: &mut Recording, mut fresh: Recording) {
         fresh.actions = std::mem::take(&mut lane.actions);
         // The anomaly index stays the whole run's (a few dozen bytes per drop, nak or stall), so
         // the Anomalies tab and the strip under the scrubber keep what was trimmed, and a jump to
@@ -362,7 +298,10 @@ impl LaneLog {
         self.trimmed_id = Some(fresh.id());
         // Freeing millions of events and their indexes took 300-500 ms: a thread does it.
         let old = std::mem::replace(lane, fresh);
-        let _ = std::thread::Builder::new().name("ackscope-free".into()).spawn(move || drop(old));
+        let _ = std::thread::Builder::new().name("ackscope-free".into()).spawn(move || {
+            background();
+            drop(old)
+        });
         self.window_start = lane.events().first().map_or(SimTime::ZERO, |e| e.time);
         self.trims += 1;
     }
@@ -371,13 +310,6 @@ impl LaneLog {
 /// What a lane's stream file says of it: its protocol and how many clients it names.
 fn described(lane: &Recording) -> (String, usize) {
     (lane.info.first().name.clone(), lane.info.named_clients().count())
-}
-
-/// A channel already holding `rec`.
-fn ready(rec: Option<Recording>) -> Receiver<Option<Recording>> {
-    let (tx, rx) = bounded(1);
-    let _ = tx.send(rec);
-    rx
 }
 
 /// Where to cut `lane` when it is over `limits` (one of `lanes` sharing the bytes): the first
@@ -402,28 +334,6 @@ fn cut_for(lane: &Recording, limits: LiveLimits, lanes: u64) -> Option<usize> {
     // Cut between instants, so no instant is split between the file alone and memory.
     let at = events.get(from)?.time;
     Some(events.partition_point(|e| e.time < at)).filter(|&f| f > 0)
-}
-
-/// Starts building a recording of `lane`'s events from `from` on a worker thread; the events are
-/// handed to it a piece per ingest ([`HAND_OVER_EVENTS`]).
-fn spawn_rebuild(lane: &Recording, from: usize) -> Rebuild {
-    let header = lane.header();
-    let (feed, pieces) = unbounded::<Vec<Event>>();
-    let (tx, rx) = bounded(1);
-    std::thread::Builder::new()
-        .name("ackscope-window".into())
-        .spawn(move || {
-            // The same fold as opening a file: the header's recording, then every event in order.
-            let rec = Recording::from_session(header, &Arc::new(Progress::new())).map(|mut rec| {
-                for piece in pieces {
-                    rec.ingest(piece);
-                }
-                rec
-            });
-            let _ = tx.send(rec);
-        })
-        .expect("spawn window thread");
-    Rebuild { replaces: lane.id(), upto: from, feed: Some(feed), result: rx, fresh: None }
 }
 
 /// Removes all but the newest `keep` stream files (`live-STAMP-...`) in `dir`; errors are ignored.
@@ -537,6 +447,52 @@ mod tests {
         assert!(want.len() > 100, "{} anomalies before the window", want.len());
         assert!(kept == want, "{} anomalies before the window kept, {} in the run", kept.len(), want.len());
         assert!(lane.anomalies.len() >= whole.anomalies.len() - 5, "and those after it");
+        log.finish();
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_trim_is_swapped_in_ingest_by_ingest_without_waiting_and_keeps_every_event() {
+        let dir = temp_dir("frames");
+        let mut log = LiveLog::new(dir.clone());
+        log.limits.window_s = 8.0;
+        let mut s = Scenario { seed: 3, ..Scenario::default() };
+        crate::params::overrides::apply_all(&mut s, &["clients=4".to_string()]).unwrap();
+        let mut lanes = vec![Recording::new(s.clone())];
+        log.start(&lanes).unwrap();
+        let mut sim = Simulation::new(s.clone());
+        let mut all = Vec::new();
+        // A tenth of a second per ingest, as frames take a live run in, never waiting for the
+        // worker: it is fed the lane's new events until level, then caught up here.
+        for tenth in 1..=300 {
+            sim.run_until(SimTime(tenth * 100_000));
+            let batch: Vec<Event> = sim.drain_events().collect();
+            all.extend(batch.iter().cloned());
+            log.ingest(0, &mut lanes[0], batch, Vec::new()).unwrap();
+        }
+        // Ingests with nothing new until a rebuild still under way is swapped in.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while log.lanes[0].rebuild.is_some() && std::time::Instant::now() < deadline {
+            log.ingest(0, &mut lanes[0], Vec::new(), Vec::new()).unwrap();
+            std::thread::yield_now();
+        }
+        assert!(log.lanes[0].rebuild.is_none(), "the rebuild was never swapped in");
+        assert!(log.lanes[0].trims >= 2, "{} trims", log.lanes[0].trims);
+        let lane = &lanes[0];
+        let events = lane.events();
+        let span = events.last().unwrap().time.saturating_since(events[0].time).as_secs_f64();
+        assert!((3.0..=9.0).contains(&span), "{span} s in memory");
+        assert!(events == &all[all.len() - events.len()..], "the window is exactly the end of the run");
+        // Every client's indexes are those of a recording of the window's events alone.
+        let mut whole = Recording::new(s);
+        whole.ingest(events.to_vec());
+        assert_eq!(lane.clients().len(), 4);
+        for (c, w) in lane.clients().iter().zip(whole.clients()) {
+            assert_eq!(
+                (c.packets.len(), c.messages.len(), c.store.len()),
+                (w.packets.len(), w.messages.len(), w.store.len())
+            );
+        }
         log.finish();
         let _ = std::fs::remove_dir_all(&dir);
     }

@@ -10,6 +10,8 @@ pub mod files;
 pub mod lag;
 mod link_file;
 pub mod live_log;
+mod live_log_rebuild;
+pub mod live_log_spans;
 mod load_flow;
 pub mod marks;
 pub mod paths;

@@ -216,19 +216,34 @@ pub fn groups(rec: &Recording) -> Vec<String> {
 /// The spread of `metric` across `clients` over `[lo_s, hi_s]` in `bins` steps: at each step's
 /// time, the 5th, 50th and 95th percentile of every client's value in force then (clients with
 /// no value yet left out).
+///
+/// Each client's series is walked once across the steps (the value in force at each, as
+/// [`value_at`] reads it) rather than searched at every step: with 64 clients and 240 steps a
+/// search per pair was 15,000 binary searches each time the plot was computed.
 pub fn band(clients: &[&Connection], metric: Metric, lo_s: f64, hi_s: f64, bins: usize) -> Vec<[f64; 4]> {
     let bins = bins.max(2);
+    let times: Vec<f64> = (0..bins).map(|i| lo_s + (hi_s - lo_s) * i as f64 / (bins - 1) as f64).collect();
+    let mut values: Vec<Vec<f64>> = vec![Vec::with_capacity(clients.len()); bins];
+    for c in clients {
+        let pts = metric.series(c);
+        // Samples at or before the current step's time.
+        let mut n = pts.partition_point(|p| p.t_s <= times[0]);
+        for (t, at) in times.iter().zip(values.iter_mut()) {
+            while n < pts.len() && pts[n].t_s <= *t {
+                n += 1;
+            }
+            if let Some(i) = n.checked_sub(1) {
+                at.push(pts[i].y);
+            }
+        }
+    }
     let mut out = Vec::with_capacity(bins);
-    let mut values = Vec::with_capacity(clients.len());
-    for i in 0..bins {
-        let t = lo_s + (hi_s - lo_s) * i as f64 / (bins - 1) as f64;
-        values.clear();
-        values.extend(clients.iter().filter_map(|c| value_at(metric.series(c), t)));
-        if values.is_empty() {
+    for (t, mut v) in times.into_iter().zip(values) {
+        if v.is_empty() {
             continue;
         }
-        values.sort_by(f64::total_cmp);
-        let q = |q: f64| values[((q * (values.len() - 1) as f64).round() as usize).min(values.len() - 1)];
+        v.sort_by(f64::total_cmp);
+        let q = |q: f64| v[((q * (v.len() - 1) as f64).round() as usize).min(v.len() - 1)];
         out.push([t, q(0.05), q(0.5), q(0.95)]);
     }
     out

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use ackscope_protocol::{ClientId, SimTime};
 use egui::{Color32, RichText, Sense};
 
+use crate::app::live_log_spans::span;
 use crate::app::AppCommand;
 use crate::model::clients::{groups, rows_at, sort_rows, value_at, ClientRow, Column, Metric};
 use crate::model::Recording;
@@ -110,7 +111,7 @@ pub fn clients_ui(
     cmds: &mut Vec<AppCommand>,
 ) {
     let Some(rec) = lanes.first() else { return };
-    let rows = view.rows(rec, cursor);
+    let rows = span("clients.rows", || view.rows(rec, cursor));
     if view.lagging(rec, cursor) {
         ui.ctx().request_repaint_after(REFRESH);
     }
@@ -145,23 +146,27 @@ pub fn clients_ui(
     let table_h = (ui.available_height() - plot_h - 40.0).max(ROW_H * 3.0);
     header_ui(view, ui);
     let dark = ui.visuals().dark_mode;
-    egui::ScrollArea::vertical().id_salt("clients_rows").max_height(table_h).auto_shrink([false, true]).show_rows(
-        ui,
-        ROW_H,
-        rows.len(),
-        |ui, range| {
-            for (k, r) in rows.iter().enumerate().skip(range.start).take(range.len()) {
-                let conn = rec.client(r.client);
-                let spark = conn.map(|c| view.metric.series(c)).unwrap_or(&[]);
-                if row_ui(ui, r, r.client == focus, k, spark, cursor, dark) {
-                    cmds.push(AppCommand::FocusClient(r.client));
+    span("clients.table", || {
+        egui::ScrollArea::vertical().id_salt("clients_rows").max_height(table_h).auto_shrink([false, true]).show_rows(
+            ui,
+            ROW_H,
+            rows.len(),
+            |ui, range| {
+                for (k, r) in rows.iter().enumerate().skip(range.start).take(range.len()) {
+                    let conn = rec.client(r.client);
+                    let spark = conn.map(|c| view.metric.series(c)).unwrap_or(&[]);
+                    if row_ui(ui, r, r.client == focus, k, spark, cursor, dark) {
+                        cmds.push(AppCommand::FocusClient(r.client));
+                    }
                 }
-            }
-        },
-    );
+            },
+        )
+    });
     ui.separator();
     let shown: Vec<ClientId> = rows.iter().map(|r| r.client).collect();
-    super::clients_plot::all_clients_plot_ui(rec, &shown, focus, view.metric, &mut view.plot, cursor, ui, cmds);
+    span("clients.plot", || {
+        super::clients_plot::all_clients_plot_ui(rec, &shown, focus, view.metric, &mut view.plot, cursor, ui, cmds)
+    });
 }
 
 /// The header: a button per column that sorts by it (again: the other way).

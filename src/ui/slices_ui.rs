@@ -95,6 +95,16 @@ pub fn slices_ui(
     ui: &mut egui::Ui,
     commands: &mut Vec<AppCommand>,
 ) {
+    crate::app::live_log_spans::span("slices", || slices_inner_ui(index, view, cursor, ui, commands));
+}
+
+fn slices_inner_ui(
+    index: &ChunkIndex,
+    view: &mut SlicesView,
+    cursor: SimTime,
+    ui: &mut egui::Ui,
+    commands: &mut Vec<AppCommand>,
+) {
     let started = index.started_by(cursor);
     if index.is_empty() {
         ui.label("No chunks yet: the chunks and fragments strategies send workload.chunk_kib blocks from side A.");

@@ -1,0 +1,213 @@
+//! A live lane's newest events rebuilt into a fresh recording on a worker thread, for the memory
+//! window of [`super::live_log`]: the worker is handed the lane's events from the cut on, a piece
+//! per ingest, and then the lane's new events as they come until it is level with the lane; the
+//! window's thread folds only the last frame or two of events into it, within a budget, and the
+//! lane is replaced with it.
+//!
+//! Everything heavy runs on the worker, at a lower priority than the window's thread (see
+//! [`background`]): a trim of a 64-client run (1.5 M events) held frames for 17-25 ms while the
+//! window's thread caught the rebuild up 16,384 events per ingest (`examples/live_clients.rs`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ackscope_protocol::Event;
+use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
+
+use crate::model::Recording;
+use crate::session::Progress;
+
+/// Events of the lane a finished rebuild takes in per ingest beyond those that ingest brought,
+/// so the gap closes by at least this much each time: the rest waits for [`CATCH_UP_BUDGET`].
+///
+/// The worker is fed the lane's new events until it is within [`LEVEL_EVENTS`] of the lane, so
+/// what is left to fold here is a frame or two of events. Catching up 16,384 events per ingest
+/// from the whole time the worker built held 64-client frames for 17-25 ms
+/// (`examples/live_clients.rs`, 2026-11-27).
+const CATCH_UP_EVENTS: usize = 1024;
+
+/// Time a finished rebuild may spend per ingest catching up beyond [`CATCH_UP_EVENTS`] and the
+/// events that ingest brought.
+const CATCH_UP_BUDGET: Duration = Duration::from_millis(2);
+
+/// How close (in events) the worker's recording must be to the lane before it is sent back:
+/// the rest is folded here, on the window's thread.
+const LEVEL_EVENTS: usize = 4096;
+
+/// Events of the lane handed to a rebuild's worker per ingest. Copying the whole newest half in
+/// one go held a frame for 500-700 ms with 5 M events in memory (`examples/capture_open.rs`);
+/// a piece this size copies in a few ms, and the worker is handed all of it within a second of
+/// frames.
+const HAND_OVER_EVENTS: usize = 65_536;
+
+/// A recording of a lane's newest events being built on a worker thread.
+pub(super) struct Rebuild {
+    /// The recording it replaces (a restart makes its result useless).
+    replaces: u64,
+    /// Events of the replaced recording it was given or has caught up with.
+    upto: usize,
+    /// Hands the worker the events it is to hold, a piece per ingest, and then the lane's new
+    /// ones until it has folded nearly all of them ([`LEVEL_EVENTS`]); dropped then, which tells
+    /// it to send its recording back.
+    feed: Option<Sender<Vec<Event>>>,
+    /// Events the worker was handed: the lane's from `from` to `upto`.
+    from: usize,
+    /// Events the worker has folded so far.
+    folded: Arc<AtomicUsize>,
+    result: Receiver<Option<Recording>>,
+    /// The finished recording while it catches up with the lane, a piece per ingest.
+    ///
+    /// Catching up in one go held a frame for all the events that came while the worker built
+    /// it: 816 ms opening a 1 GB capture (`examples/capture_open.rs`), whose reader fills the
+    /// lane as fast as the window takes events.
+    fresh: Option<Recording>,
+}
+
+/// What a step of a rebuild came to.
+pub(super) enum Stepped {
+    /// Still building or catching up.
+    Going,
+    /// Of no use: the lane was replaced (a restart) or the worker is gone.
+    Abandoned,
+    /// Level with the lane: the recording to put in its place.
+    Done(Box<Recording>),
+}
+
+impl Rebuild {
+    /// Starts building a recording of `lane`'s events from `from` on a worker thread; the events
+    /// are handed to it a piece per [`Self::step`] ([`HAND_OVER_EVENTS`]).
+    pub(super) fn spawn(lane: &Recording, from: usize) -> Self {
+        let header = lane.header();
+        let (feed, pieces) = unbounded::<Vec<Event>>();
+        let (tx, rx) = bounded(1);
+        let folded = Arc::new(AtomicUsize::new(0));
+        let count = Arc::clone(&folded);
+        std::thread::Builder::new()
+            .name("ackscope-window".into())
+            .spawn(move || {
+                background();
+                // The same fold as opening a file: the header's recording, then every event in order.
+                let rec = Recording::from_session(header, &Arc::new(Progress::new())).map(|mut rec| {
+                    for piece in pieces {
+                        let n = piece.len();
+                        rec.ingest(piece);
+                        count.fetch_add(n, Ordering::Relaxed);
+                    }
+                    rec
+                });
+                let _ = tx.send(rec);
+            })
+            .expect("spawn window thread");
+        Self { replaces: lane.id(), upto: from, from, folded, feed: Some(feed), result: rx, fresh: None }
+    }
+
+    /// One ingest's share: hands the worker the next piece of `lane` (and lets it send its
+    /// recording back once it is within [`LEVEL_EVENTS`] of the lane), or catches the recording
+    /// it sent up with the lane: `added` (the events this ingest brought) and
+    /// [`CATCH_UP_EVENTS`] more at least, then as many as [`CATCH_UP_BUDGET`] allows.
+    pub(super) fn step(&mut self, lane: &Recording, added: usize) -> Stepped {
+        if self.replaces != lane.id() {
+            return Stepped::Abandoned;
+        }
+        let end = lane.events().len();
+        if let Some(feed) = &self.feed {
+            let to = end.min(self.upto + HAND_OVER_EVENTS);
+            if to > self.upto && feed.send(lane.events()[self.upto..to].to_vec()).is_err() {
+                return Stepped::Abandoned;
+            }
+            self.upto = to;
+            if to == end && self.folded.load(Ordering::Relaxed) + LEVEL_EVENTS >= to - self.from {
+                self.feed = None;
+            }
+            return Stepped::Going;
+        }
+        if self.fresh.is_none() {
+            match self.result.try_recv() {
+                Ok(Some(rec)) => self.fresh = Some(rec),
+                Err(crossbeam_channel::TryRecvError::Empty) => return Stepped::Going,
+                _ => return Stepped::Abandoned,
+            }
+        }
+        let fresh = self.fresh.as_mut().expect("set above");
+        let (started, at_least) = (Instant::now(), self.upto.saturating_add(added.saturating_add(CATCH_UP_EVENTS)));
+        while self.upto < end && (self.upto < at_least || started.elapsed() < CATCH_UP_BUDGET) {
+            let to = end.min(self.upto + CATCH_UP_EVENTS);
+            fresh.ingest(lane.events()[self.upto..to].to_vec());
+            self.upto = to;
+        }
+        match self.fresh.take() {
+            Some(fresh) if self.upto == end => Stepped::Done(Box::new(fresh)),
+            fresh => {
+                self.fresh = fresh;
+                Stepped::Going
+            }
+        }
+    }
+
+    /// Waits for the rebuild: hands the worker the rest of `lane`, takes its recording back and
+    /// catches it up with every event (tests and examples, to see the result); `None` when it
+    /// was abandoned.
+    pub(super) fn finish(mut self, lane: &Recording) -> Option<Recording> {
+        if self.replaces != lane.id() {
+            return None;
+        }
+        if let Some(feed) = self.feed.take() {
+            let rest = lane.events()[self.upto..].to_vec();
+            self.upto = lane.events().len();
+            if !rest.is_empty() && feed.send(rest).is_err() {
+                return None;
+            }
+        }
+        if self.fresh.is_none() {
+            self.fresh = Some(self.result.recv().ok()??);
+        }
+        loop {
+            match self.step(lane, usize::MAX) {
+                Stepped::Going => {}
+                Stepped::Abandoned => return None,
+                Stepped::Done(fresh) => return Some(*fresh),
+            }
+        }
+    }
+}
+
+/// Lowers the calling thread (a rebuild's worker, the thread freeing a replaced recording) to
+/// nice 10, so the window's thread and the run's take a core first when they wake.
+///
+/// With 64 clients the worker folds a million events or more per trim and the freeing takes
+/// 300-500 ms: at the same priority, on 2 cores beside the run's thread, the window's frames
+/// waited for a core behind them. Nice 10 is a tenth of the weight, not an idle class, so a
+/// rebuild still finishes on a machine busy with other work (the lane grows meanwhile). Errors
+/// are ignored: lowering one's own priority needs no privilege, and where it fails nothing is
+/// worse than before.
+pub(super) fn background() {
+    #[cfg(target_os = "linux")]
+    {
+        use thread_priority::{set_current_thread_priority, ThreadPriority, ThreadPriorityValue};
+        // The crate maps [0, 99] onto nice [19, -20] in 39 steps, truncating: 22 is nice 10
+        // (the test reads it back).
+        if let Ok(p) = ThreadPriorityValue::try_from(22u8) {
+            let _ = set_current_thread_priority(ThreadPriority::Crossplatform(p));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_background_thread_runs_at_nice_10() {
+        let nice = std::thread::spawn(|| {
+            super::background();
+            // Field 19 of the thread's stat line (after the parenthesised name) is its nice value.
+            let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+            let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split_whitespace().collect();
+            fields[16].parse::<i32>().unwrap()
+        })
+        .join()
+        .unwrap();
+        // A process started under `nice` starts its threads there; lowering goes no higher.
+        assert!(nice >= 10, "nice {nice}");
+    }
+}
