@@ -24,8 +24,9 @@ mod memory;
 
 use std::time::{Duration, Instant};
 
-use ackscope::app::live_log::{LiveLimits, LiveLog};
+use ackscope::app::live_log::LiveLog;
 use ackscope::app::{AppState, Tab};
+use ackscope::model::limits::LiveLimits;
 use ackscope::ui::WindowView;
 use ackscope::window::frame_ui;
 use ackscope_protocol::Scenario;

@@ -16,7 +16,8 @@ mod memory;
 use std::alloc::System;
 use std::time::Instant;
 
-use ackscope::app::live_log::{LiveLimits, LiveLog};
+use ackscope::app::live_log::LiveLog;
+use ackscope::model::limits::LiveLimits;
 use ackscope::model::Recording;
 use ackscope_protocol::{Event, Scenario, SimTime, Simulation};
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};

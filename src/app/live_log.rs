@@ -26,6 +26,7 @@ use anyhow::Result;
 
 use super::live_log_rebuild::{background, Rebuild, Stepped};
 use super::live_log_spans::span;
+use crate::model::limits::LiveLimits;
 use crate::model::{Origin, Recording};
 use crate::session::stream::SessionStream;
 
@@ -40,23 +41,6 @@ pub const TRIM_SHARE: f64 = 1.0 / 3.0;
 
 /// Stream files kept in the directory: older ones are removed when a run starts.
 pub const KEEP_FILES: usize = 20;
-
-/// How much of a live run stays in memory.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LiveLimits {
-    /// Run time a lane's recording covers at most, in seconds.
-    pub window_s: f64,
-    /// Memory a live run's recordings may take, in bytes: each lane is trimmed at
-    /// [`TRIM_SHARE`] of its share of it (as [`Recording::heap_bytes`] counts).
-    pub max_bytes: u64,
-}
-
-impl Default for LiveLimits {
-    /// 30 minutes or 2 GiB, whichever comes first.
-    fn default() -> Self {
-        Self { window_s: 1800.0, max_bytes: 2 << 30 }
-    }
-}
 
 #[derive(Default)]
 struct LaneLog {

@@ -135,7 +135,7 @@ impl AppState {
             header.ab = b.scenario.as_ref().map(|s| s.strategy);
             header.ab_actions = b.actions.clone();
             // Its datagrams' bytes, saved as the first lane's are.
-            header.ab_payloads = b.payloads.as_deref().map(crate::session::payloads::saved).unwrap_or_default();
+            header.ab_payloads = b.payloads.as_deref().map(crate::model::payloads::saved).unwrap_or_default();
             header.duration_us = header.duration_us.max(b.end_time().0);
         }
         Some(header)

@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use ackscope_protocol::Strategy;
 use serde::{Deserialize, Serialize};
 
-use super::live_log::LiveLimits;
 use super::tab::Tab;
+use crate::model::limits::LiveLimits;
 use crate::params::presets::Preset;
 
 /// How the window starts (command-line options).

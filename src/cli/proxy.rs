@@ -11,8 +11,8 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::common::{fail, print, MAX_SECONDS};
-use crate::app::live_log::LiveLimits;
 use crate::capture::relayed::RelayedCapture;
+use crate::model::limits::LiveLimits;
 use crate::model::payloads::Payloads;
 use crate::params::{self, overrides};
 use crate::proxy::config::{transparent_scenario, DEFAULT_EXPIRE_S, DEFAULT_MAX_CLIENTS};
@@ -200,7 +200,7 @@ fn run(args: &ProxyArgs) -> Result<ProxyReport> {
     }
     let session_bytes = match out {
         Some(mut o) => {
-            o.keep_payloads(crate::session::payloads::saved(&kept));
+            o.keep_payloads(crate::model::payloads::saved(&kept));
             Some(o.finish(end)?)
         }
         None => None,

@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 
 use ackscope_protocol::{ClientId, SimTime};
 
-use crate::app::live_log::LiveLimits;
+use crate::model::limits::LiveLimits;
 
 /// Memory one entry costs besides its payload: the entry, its index slot, the allocation.
 pub const ENTRY_OVERHEAD_BYTES: u64 = 96;

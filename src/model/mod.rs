@@ -12,6 +12,7 @@ pub mod heap;
 pub mod index;
 pub mod kept;
 pub mod lane;
+pub mod limits;
 pub mod marks;
 pub mod payloads;
 pub mod playback;

@@ -7,14 +7,16 @@
 //! from its own threads while the window reads it, so it sits behind a mutex shared by both
 //! ([`SharedPayloads`]). It keeps to the live memory caps the window uses, as the proxy's own
 //! byte store does: both are a [`KeptTable`]. A saved session keeps them
-//! ([`crate::session::payloads`]), and reopening it fills a store again.
+//! ([`crate::session::payloads`]: [`saved`] turns a store into its entries), and reopening it
+//! fills a store again ([`store_of`]).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
 use ackscope_protocol::{ClientId, SimTime};
 
 use super::kept::{Kept, KeptTable};
-use crate::app::live_log::LiveLimits;
+use crate::model::limits::LiveLimits;
+use crate::session::payloads::SavedPayload;
 
 /// One datagram's bytes as its source saw them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +104,31 @@ impl Payloads {
     pub fn held_bytes(&self) -> u64 {
         self.table().held_bytes()
     }
+}
+
+/// Every payload `store` holds, oldest first (ties by client and uid), as a session keeps them.
+pub fn saved(store: &Payloads) -> Vec<SavedPayload> {
+    let mut v: Vec<SavedPayload> = store
+        .all()
+        .into_iter()
+        .map(|p| SavedPayload { client: p.client, uid: p.uid, at_us: p.at.0, hex: p.bytes })
+        .collect();
+    v.sort_by_key(|p| (p.at_us, p.client, p.uid));
+    v
+}
+
+/// A store holding `saved`, uncapped (a file's payloads are all kept, as its events are); `None`
+/// when there are none, so the bytes pane re-encodes as it does for any recording without them.
+pub fn store_of(saved: &[SavedPayload]) -> Option<SharedPayloads> {
+    if saved.is_empty() {
+        return None;
+    }
+    // Caps no file reaches: a thousand million seconds, all the memory there is.
+    let store = Payloads::shared(LiveLimits { window_s: 1e9, max_bytes: u64::MAX });
+    for p in saved {
+        store.push(Payload { client: p.client, uid: p.uid, at: SimTime(p.at_us), bytes: p.hex.clone() });
+    }
+    Some(store)
 }
 
 #[cfg(test)]

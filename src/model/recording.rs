@@ -139,7 +139,7 @@ impl Recording {
             rec.actions = std::mem::take(&mut s.ab_actions);
             rec.transport = s.transport;
             // The second lane's bytes, as `from_header` gives the first lane its own.
-            rec.payloads = crate::session::payloads::store_of(&s.ab_payloads);
+            rec.payloads = crate::model::payloads::store_of(&s.ab_payloads);
             (rec, std::mem::take(&mut s.ab_events))
         });
         let done = s.events.len();
@@ -214,7 +214,7 @@ impl Recording {
         rec.actions = s.actions.clone();
         rec.transport = s.transport;
         rec.bookmarks = s.bookmarks.clone();
-        rec.payloads = crate::session::payloads::store_of(&s.payloads);
+        rec.payloads = crate::model::payloads::store_of(&s.payloads);
         rec
     }
 
@@ -380,7 +380,7 @@ impl Recording {
         }
         s.clients = self.info.named_clients().cloned().collect();
         s.bookmarks = self.bookmarks.clone();
-        s.payloads = self.payloads.as_deref().map(crate::session::payloads::saved).unwrap_or_default();
+        s.payloads = self.payloads.as_deref().map(crate::model::payloads::saved).unwrap_or_default();
         s
     }
 

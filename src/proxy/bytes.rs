@@ -8,8 +8,8 @@
 use ackscope_protocol::{ClientId, Dir, SimTime};
 use serde::Serialize;
 
-use crate::app::live_log::LiveLimits;
 use crate::model::kept::{Kept, KeptTable};
+use crate::model::limits::LiveLimits;
 
 /// One datagram as it reached the proxy, and when each copy left it.
 #[derive(Debug, Clone, PartialEq, Serialize)]

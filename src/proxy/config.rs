@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use crate::app::live_log::LiveLimits;
+use crate::model::limits::LiveLimits;
 use ackscope_protocol::{LinkConfig, LinkPair, Scenario};
 
 /// How long a client may send nothing before it expires, by default (see [`ProxyConfig::expire_after`]).

@@ -234,7 +234,7 @@ pub fn run(opts: EndpointOptions, record: bool) -> Result<PeerRun> {
         s.duration_us = kept.iter().map(|e| e.time.0).max().unwrap_or(0).max((ran_s * 1e6) as u64);
         s.events = kept;
         // The datagrams' exact bytes, so the file shows them (and exports them to pcapng).
-        s.payloads = ep.payloads().map(|p| crate::session::payloads::saved(&p)).unwrap_or_default();
+        s.payloads = ep.payloads().map(|p| crate::model::payloads::saved(&p)).unwrap_or_default();
         s
     });
     Ok(PeerRun { report, session })

@@ -106,7 +106,7 @@ impl UdpEndpoint {
         let clock = Arc::new(RunClock::start());
         // To the window's default live caps, as the proxy keeps what it relays.
         let payloads =
-            keep_bytes.then(|| crate::model::payloads::Payloads::shared(crate::app::live_log::LiveLimits::default()));
+            keep_bytes.then(|| crate::model::payloads::Payloads::shared(crate::model::limits::LiveLimits::default()));
         let end = match opts.seconds {
             Some(s) if !(s.is_finite() && s > 0.0) => return Err(anyhow!("seconds must be positive, got {s}")),
             Some(s) => Some(SimTime::from_secs_f64(s)),

@@ -1,7 +1,7 @@
 //! The exact bytes of a lane's datagrams in a session file: the optional `payloads` field.
 //!
 //! A UDP run, a proxy or a capture has each datagram's bytes as its socket or file held them
-//! ([`crate::model::payloads`]); without this field a saved session kept only the events, and
+//! (`model::payloads`, which turns its store into these entries and back); without this field a saved session kept only the events, and
 //! reopening it showed re-encoded bytes (or none, for a foreign protocol). Each entry names the
 //! datagram as the events do, `(client, uid)`, with its instant and its bytes as a hex string (a
 //! RON byte list would take four to five characters a byte, hex two, and stays readable). The
@@ -9,10 +9,8 @@
 //! written before it, every simulated recording) reads and writes exactly as before; a hex
 //! string that is not hex is refused with the entry it is in.
 
-use ackscope_protocol::{ClientId, SimTime, FIRST_CLIENT};
+use ackscope_protocol::{ClientId, FIRST_CLIENT};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-
-use crate::model::payloads::{Payload, Payloads, SharedPayloads};
 
 /// One datagram's bytes as the recording's source saw them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,31 +73,6 @@ pub fn unhex(text: &str) -> Result<Vec<u8>, String> {
         .enumerate()
         .map(|(i, p)| Ok((digit(2 * i, p[0])? << 4) | digit(2 * i + 1, p[1])?))
         .collect()
-}
-
-/// Every payload `store` holds, oldest first (ties by client and uid), as a session keeps them.
-pub fn saved(store: &Payloads) -> Vec<SavedPayload> {
-    let mut v: Vec<SavedPayload> = store
-        .all()
-        .into_iter()
-        .map(|p| SavedPayload { client: p.client, uid: p.uid, at_us: p.at.0, hex: p.bytes })
-        .collect();
-    v.sort_by_key(|p| (p.at_us, p.client, p.uid));
-    v
-}
-
-/// A store holding `saved`, uncapped (a file's payloads are all kept, as its events are); `None`
-/// when there are none, so the bytes pane re-encodes as it does for any recording without them.
-pub fn store_of(saved: &[SavedPayload]) -> Option<SharedPayloads> {
-    if saved.is_empty() {
-        return None;
-    }
-    // Caps no file reaches: a thousand million seconds, all the memory there is.
-    let store = Payloads::shared(crate::app::live_log::LiveLimits { window_s: 1e9, max_bytes: u64::MAX });
-    for p in saved {
-        store.push(Payload { client: p.client, uid: p.uid, at: SimTime(p.at_us), bytes: p.hex.clone() });
-    }
-    Some(store)
 }
 
 #[cfg(test)]

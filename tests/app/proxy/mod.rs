@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use ackscope::app::live_log::LiveLimits;
+use ackscope::model::limits::LiveLimits;
 use ackscope::proxy::config::transparent_scenario;
 use ackscope::proxy::{Proxy, ProxyConfig, Recording};
 use ackscope_protocol::{ClientId, Dir, EventKind, Scenario};
