@@ -23,6 +23,8 @@
 
 use std::collections::BTreeMap;
 
+use ackscope_protocol::DropReason;
+
 /// The first word of every comment.
 pub const TAG: &str = "ackscope";
 
@@ -70,17 +72,30 @@ pub fn parse(text: &str) -> Option<BTreeMap<String, String>> {
     Some(words.filter_map(|w| w.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect())
 }
 
+/// The `fate=` value of a send the link dropped (`dropped`), delivered (`first_delay_us`, with
+/// `copies` copies) or still held when the recording ended: [`fate_hint`] reads it back.
+pub fn fate_name(dropped: Option<DropReason>, first_delay_us: Option<u32>, copies: u32) -> &'static str {
+    match (dropped, first_delay_us, copies) {
+        (Some(DropReason::Random), ..) => "dropped_loss",
+        (Some(DropReason::Burst), ..) => "dropped_burst",
+        (Some(DropReason::QueueFull), ..) => "dropped_queue",
+        (Some(DropReason::Mtu), ..) => "dropped_mtu",
+        (None, Some(_), n) if n > 1 => "duplicated",
+        (None, Some(_), _) => "delivered",
+        (None, None, _) => "in_flight",
+    }
+}
+
 /// What a comment says of a sent packet's fate when the capture alone cannot tell: the link
 /// dropped it (and why), or the recording ended with it still in flight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FateHint {
-    Dropped(ackscope_protocol::DropReason),
+    Dropped(DropReason),
     InFlight,
 }
 
 /// The [`FateHint`] of an ackscope comment's `fate` field (`None` for any other text or fate).
 pub fn fate_hint(text: &str) -> Option<FateHint> {
-    use ackscope_protocol::DropReason;
     Some(match parse(text)?.get("fate")?.as_str() {
         "dropped_loss" => FateHint::Dropped(DropReason::Random),
         "dropped_burst" => FateHint::Dropped(DropReason::Burst),

@@ -23,58 +23,14 @@ use ackscope_protocol::{
     Simulation, Step, Strategy, Tap, TapHook,
 };
 use anyhow::{anyhow, bail, Context, Result};
-use serde::Serialize;
 
 use super::address::endpoint;
 use super::comment::Comment;
-use super::pcapng::{CaptureWriter, Udp};
+use super::pcapng::{CaptureWriter, PcapngSummary, Udp};
 use crate::model::anomaly::{AnomalyKind, Target};
 use crate::model::Recording;
 use crate::report::export::atomic::AtomicFile;
 use crate::session::{run_lane_on, Session};
-
-/// What an export wrote.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct PcapngSummary {
-    /// Lanes exported (2 for an A/B session), each on its own pair of interfaces.
-    pub lanes: usize,
-    /// Packets on the sent interfaces (every send).
-    pub sent: u64,
-    /// Packets on the delivered interfaces (every copy the link delivered).
-    pub delivered: u64,
-    /// File size.
-    pub bytes: u64,
-    /// Real-UDP recordings: datagrams left out because the recording no longer had their bytes
-    /// (its store dropped the oldest to keep to the live memory cap); absent when none were.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub without_bytes: u64,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
-impl PcapngSummary {
-    pub fn to_text(&self, path: &Path) -> String {
-        let mut text = format!(
-            "{}: {} packets sent and {} delivered, {} lane{} ({} bytes)",
-            path.display(),
-            self.sent,
-            self.delivered,
-            self.lanes,
-            if self.lanes == 1 { "" } else { "s" },
-            self.bytes
-        );
-        if self.without_bytes > 0 {
-            text.push_str(&format!(
-                "; {} datagrams left out: the recording no longer had their bytes (dropped to keep to the live \
-                 memory cap)",
-                self.without_bytes
-            ));
-        }
-        text
-    }
-}
 
 /// Writes `session` to `path` as pcapng; the file appears only when complete.
 pub fn write_pcapng(session: &Session, path: &Path) -> Result<PcapngSummary> {
@@ -279,15 +235,7 @@ struct SendTruth {
 
 impl SendTruth {
     fn fate(&self) -> &'static str {
-        match (self.dropped, self.first_delay_us, self.copies) {
-            (Some(DropReason::Random), ..) => "dropped_loss",
-            (Some(DropReason::Burst), ..) => "dropped_burst",
-            (Some(DropReason::QueueFull), ..) => "dropped_queue",
-            (Some(DropReason::Mtu), ..) => "dropped_mtu",
-            (None, Some(_), n) if n > 1 => "duplicated",
-            (None, Some(_), _) => "delivered",
-            (None, None, _) => "in_flight",
-        }
+        super::comment::fate_name(self.dropped, self.first_delay_us, self.copies)
     }
 }
 

@@ -32,8 +32,7 @@ use anyhow::{bail, Context, Result};
 
 use super::address::{client_addr, client_port, server_port, SERVER_ADDR};
 use super::comment::Comment;
-use super::export::PcapngSummary;
-use super::pcapng::{CaptureWriter, Udp};
+use super::pcapng::{CaptureWriter, PcapngSummary, Udp};
 use crate::model::lane::Origin;
 use crate::session::Session;
 
@@ -63,15 +62,7 @@ impl Datagram {
         if !self.on_link {
             return "";
         }
-        match (self.dropped, self.first_delay_us, self.copies) {
-            (Some(DropReason::Random), ..) => "dropped_loss",
-            (Some(DropReason::Burst), ..) => "dropped_burst",
-            (Some(DropReason::QueueFull), ..) => "dropped_queue",
-            (Some(DropReason::Mtu), ..) => "dropped_mtu",
-            (None, Some(_), n) if n > 1 => "duplicated",
-            (None, Some(_), _) => "delivered",
-            (None, None, _) => "in_flight",
-        }
+        super::comment::fate_name(self.dropped, self.first_delay_us, self.copies)
     }
 }
 

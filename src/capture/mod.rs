@@ -30,5 +30,6 @@ pub mod records;
 pub mod relayed;
 pub mod server_end;
 
-pub use export::{write_capture, write_pcapng, PcapngSummary};
+pub use export::{write_capture, write_pcapng};
+pub use pcapng::PcapngSummary;
 pub use pcapng::{CaptureReader, CaptureWriter, CapturedPacket, Interface, Udp};

@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 use std::io::{Read, Write};
 use std::net::Ipv4Addr;
+use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -21,6 +22,7 @@ use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock
 use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
 use pcap_file::pcapng::{Block, PcapNgReader, PcapNgWriter};
 use pcap_file::{DataLink, Endianness};
+use serde::Serialize;
 
 /// The `if_tsresol` every interface written here declares: 10^-9 s.
 const TSRESOL_NANOS: u8 = 9;
@@ -151,6 +153,49 @@ impl CapturedPacket {
             dst: (h.destination_addr(), udp.destination_port()),
             payload: udp.payload().to_vec(),
         })
+    }
+}
+
+/// What an export wrote.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PcapngSummary {
+    /// Lanes exported (2 for an A/B session), each on its own pair of interfaces.
+    pub lanes: usize,
+    /// Packets on the sent interfaces (every send).
+    pub sent: u64,
+    /// Packets on the delivered interfaces (every copy the link delivered).
+    pub delivered: u64,
+    /// File size.
+    pub bytes: u64,
+    /// Real-UDP recordings: datagrams left out because the recording no longer had their bytes
+    /// (its store dropped the oldest to keep to the live memory cap); absent when none were.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub without_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl PcapngSummary {
+    pub fn to_text(&self, path: &Path) -> String {
+        let mut text = format!(
+            "{}: {} packets sent and {} delivered, {} lane{} ({} bytes)",
+            path.display(),
+            self.sent,
+            self.delivered,
+            self.lanes,
+            if self.lanes == 1 { "" } else { "s" },
+            self.bytes
+        );
+        if self.without_bytes > 0 {
+            text.push_str(&format!(
+                "; {} datagrams left out: the recording no longer had their bytes (dropped to keep to the live \
+                 memory cap)",
+                self.without_bytes
+            ));
+        }
+        text
     }
 }
 
