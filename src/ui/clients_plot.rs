@@ -4,13 +4,12 @@
 //! so a thousand clients read as one shape, and the focused client is always drawn on top as
 //! its own line, so it shows where it sits in the crowd. Click the plot to move the cursor.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use ackscope_protocol::{ClientId, SimTime};
 use egui::Color32;
 use egui_plot::{Line, Plot, PlotPoints, Polygon, VLine};
 
-use super::clients_ui::REFRESH;
 use crate::app::AppCommand;
 use crate::model::clients::{band, Metric};
 use crate::model::{Connection, Recording};
@@ -33,6 +32,9 @@ pub struct PlotState {
     /// The lines and band as last computed ([`Shapes`]).
     cache: Option<Shapes>,
 }
+
+/// How often the Clients tab's rows and this plot, while they keep changing, are recomputed.
+pub const REFRESH: Duration = Duration::from_millis(300);
 
 /// What the plot draws, computed from the recording at most every [`REFRESH`] while it keeps
 /// changing (a live run), as the table's rows are: the band's percentiles search and sort every

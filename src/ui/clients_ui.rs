@@ -9,18 +9,17 @@
 //! playing), so a thousand clients cost a sort now and then, not every frame. Only the rows on
 //! screen are drawn.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ackscope_protocol::{ClientId, SimTime};
 use egui::{Color32, RichText, Sense};
 
+use super::clients_plot::REFRESH;
 use crate::app::live_log_spans::span;
 use crate::app::AppCommand;
 use crate::model::clients::{groups, rows_at, sort_rows, value_at, ClientRow, Column, Metric};
 use crate::model::Recording;
 
-/// How often rows that keep changing are recomputed.
-pub const REFRESH: Duration = Duration::from_millis(300);
 /// Height of a table row (the sparkline's too).
 const ROW_H: f32 = 20.0;
 /// Points a sparkline keeps.
