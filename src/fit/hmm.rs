@@ -354,7 +354,7 @@ fn invert(a: Vec<Vec<f64>>) -> Option<Vec<Vec<f64>>> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::fit) mod tests {
     use super::*;
 
     /// The expected counts the plain way: forward-backward over every 1 ms step of the chain,
@@ -408,7 +408,9 @@ mod tests {
         out
     }
 
-    fn sample(m: Params, gaps: &[u64], packets: usize, seed: u64) -> Vec<LossObs> {
+    /// Packets after each of `gaps` ms in turn (cycled) through a Gilbert-Elliott chain stepped
+    /// per ms, with a generator of its own (xorshift): the model simulated apart from the fit.
+    pub(in crate::fit) fn sample(m: Params, gaps: &[u64], packets: usize, seed: u64) -> Vec<LossObs> {
         let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut u = || {
             state ^= state << 13;

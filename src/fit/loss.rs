@@ -131,26 +131,9 @@ mod tests {
     use super::*;
 
     /// Packets every `gap` ms through a Gilbert-Elliott chain stepped per ms (an independent
-    /// simulation of the model, with its own generator).
+    /// simulation of the model, with its own generator: `hmm`'s test sampler).
     fn simulate(m: Params, gap: u64, packets: usize, seed: u64) -> Vec<LossObs> {
-        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
-        let mut u = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 53) as f64
-        };
-        let mut bad = false;
-        let mut out = Vec::new();
-        for step in 0..(packets as u64 * gap) {
-            let x = u();
-            bad = if bad { x >= m.r } else { x < m.p };
-            if step % gap == 0 {
-                let lost = (bad && u() < m.h) || u() < m.l;
-                out.push(LossObs { step, lost });
-            }
-        }
-        out
+        crate::fit::hmm::tests::sample(m, &[gap], packets, seed)
     }
 
     #[test]
