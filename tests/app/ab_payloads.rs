@@ -3,7 +3,6 @@
 //! on lane B shows them as sent (EXACT), and the window saves them back unchanged.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use ackscope::app::AppState;
 use ackscope::model::Recording;
@@ -42,22 +41,10 @@ fn run_keeping_bytes(scenario: &Scenario, secs: f64) -> (Vec<ackscope_protocol::
     (events, saved)
 }
 
-/// Polls `state`'s file jobs until none is left (generous deadline).
-fn finish_jobs(state: &mut AppState, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !state.file_jobs().is_empty() {
-        state.poll_files();
-        assert!(Instant::now() < deadline, "{what}: the file job did not finish within 60 s");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    state.poll_files();
-    assert_eq!(state.error, None, "{what}");
-}
-
 fn opened(path: &Path) -> AppState {
     let mut state = AppState::new(Scenario::default(), || {});
     state.open_path(path);
-    finish_jobs(&mut state, "open");
+    crate::common::finish_jobs(&mut state, "open");
     state
 }
 
@@ -105,7 +92,7 @@ fn an_ab_sessions_second_lane_keeps_shows_and_saves_the_bytes_it_sent() {
     // Saved again from the window: lane B's bytes go back into the file unchanged.
     let again = temp("ab-again.ron");
     state.save_path(&again);
-    finish_jobs(&mut state, "save");
+    crate::common::finish_jobs(&mut state, "save");
     let s = session::load(&again).unwrap();
     assert_eq!(s.ab_payloads, sent);
     assert!(s.payloads.is_empty());

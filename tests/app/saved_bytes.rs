@@ -25,23 +25,11 @@ fn pane_of(rec: &Recording, uid: u64) -> Result<ackscope::ui::bytes::PacketBytes
     view.shown.take().unwrap().1
 }
 
-/// Polls `state`'s file jobs until none is left (generous deadline).
-fn finish_jobs(state: &mut AppState, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !state.file_jobs().is_empty() {
-        state.poll_files();
-        assert!(Instant::now() < deadline, "{what}: the file job did not finish within 60 s");
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    state.poll_files();
-    assert_eq!(state.error, None, "{what}");
-}
-
 /// `path` opened in a fresh window state, as File > Open does: its first lane.
 fn reopened(path: &Path) -> Recording {
     let mut state = AppState::new(Scenario::default(), || {});
     state.open_path(path);
-    finish_jobs(&mut state, "open");
+    crate::common::finish_jobs(&mut state, "open");
     state.lanes.remove(0)
 }
 
@@ -64,7 +52,7 @@ fn a_udp_run_saved_and_reopened_shows_the_bytes_its_socket_sent() {
     let sent = state.lanes[0].payloads.clone().expect("a UDP lane keeps what its sockets wrote");
     let path = temp("udp.ron");
     state.save_path(&path);
-    finish_jobs(&mut state, "save");
+    crate::common::finish_jobs(&mut state, "save");
     let file = session::load(&path).unwrap();
     assert!(!file.payloads.is_empty(), "the file holds the datagrams' bytes");
     let rec = reopened(&path);
@@ -101,12 +89,7 @@ fn a_proxy_recording_reopened_shows_the_bytes_the_client_sent_and_the_server_ech
         .spawn()
         .unwrap();
     let client = Client::to(listen);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while client.count() == 0 && Instant::now() < deadline {
-        client.send(&payload(0));
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(client.count() > 0, "the proxy never answered");
+    client.send_until_answered(&payload(0));
     for i in 1..=60 {
         client.send(&payload(i));
     }

@@ -113,3 +113,15 @@ pub fn until_rtt_agrees<T>(attempts: usize, mut attempt: impl FnMut(usize) -> Re
     }
     panic!("the RTT never agreed in {attempts} attempts: {why:?}")
 }
+
+/// Polls `state`'s file jobs until none is left (generous deadline).
+pub fn finish_jobs(state: &mut ackscope::app::AppState, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !state.file_jobs().is_empty() {
+        state.poll_files();
+        assert!(std::time::Instant::now() < deadline, "{what}: the file job did not finish within 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    state.poll_files();
+    assert_eq!(state.error, None, "{what}");
+}

@@ -29,14 +29,7 @@ fn the_proxy_command_reports_per_client_and_writes_a_session() {
         .unwrap();
     // The proxy is up once a datagram comes back; then 100 more.
     let client = Client::to(listen);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let mut probes = 0;
-    while client.count() == 0 && Instant::now() < deadline {
-        client.send(&payload(0));
-        probes += 1;
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(client.count() > 0, "the proxy never answered");
+    let probes = client.send_until_answered(&payload(0));
     for i in 1..=100 {
         client.send(&payload(i));
     }

@@ -111,6 +111,20 @@ pub struct Client {
 }
 
 impl Client {
+    /// Sends `probe` every 20 ms until a datagram comes back (the proxy is up), at most 10 s;
+    /// the probes sent.
+    pub fn send_until_answered(&self, probe: &[u8]) -> usize {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut probes = 0;
+        while self.count() == 0 && Instant::now() < deadline {
+            self.send(probe);
+            probes += 1;
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(self.count() > 0, "the proxy never answered");
+        probes
+    }
+
     pub fn to(proxy: SocketAddr) -> Self {
         let bind = if proxy.is_ipv6() { "[::1]:0" } else { "127.0.0.1:0" };
         let socket = UdpSocket::bind(bind).unwrap();
