@@ -298,8 +298,7 @@ fn a_proxy_recording_exports_every_datagram_it_relayed_with_its_fate() {
 fn a_real_udp_recording_without_bytes_is_refused_naming_what_is_missing() {
     let mut s = Session::scenario_only(ackscope_protocol::Scenario::default());
     s.transport = session::Transport::Udp;
-    s.origin =
-        Some(ackscope::model::lane::Origin::UdpPeer { local: "127.0.0.1:1".into(), remote: "127.0.0.1:2".into() });
+    s.origin = Some(ackscope::lane::Origin::UdpPeer { local: "127.0.0.1:1".into(), remote: "127.0.0.1:2".into() });
     s.events = vec![ackscope_protocol::Event::new(
         SimTime(1000),
         EventKind::PacketSent { side: ackscope_protocol::Side::A, seq: 0, bytes: 20, uid: 0 },

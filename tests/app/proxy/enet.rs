@@ -134,7 +134,7 @@ fn a_proxy_recording_of_enet_is_described_and_summarised_as_enet() {
     let s = ackscope::session::load_verified(&out, ackscope::session::Verify::Checksum).unwrap();
     let lane = ackscope::model::Recording::from_header(&s).info;
     assert_eq!(lane.label(), "ENet");
-    assert_eq!(lane.first().wire, ackscope::model::lane::WireFormat::Opaque);
+    assert_eq!(lane.first().wire, ackscope::lane::WireFormat::Opaque);
     assert_eq!(lane.first().strategy, None);
 
     let summary = Command::new(env!("CARGO_BIN_EXE_ackscope")).args(["summary", "--json"]).arg(&out).output().unwrap();
