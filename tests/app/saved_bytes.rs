@@ -3,7 +3,6 @@
 //! not re-encoded, and a file without them still reads as before.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ackscope::app::AppState;
@@ -75,19 +74,12 @@ fn a_udp_run_saved_and_reopened_shows_the_bytes_its_socket_sent() {
 
 #[test]
 fn a_proxy_recording_reopened_shows_the_bytes_the_client_sent_and_the_server_echoed() {
-    use crate::proxy::{index_of, payload, Client, Server};
+    use crate::proxy::{index_of, payload, spawn_proxy, Client, Server};
     let server = Server::echo("127.0.0.1:0");
     let listen = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let out = temp("proxied.ron");
-    let child = Command::new(env!("CARGO_BIN_EXE_ackscope"))
-        .args(["proxy", "--listen", &listen.to_string(), "--forward", &server.addr.to_string()])
-        .args(["--set", "link.latency_ms=5", "--set", "seed=3", "--seconds", "3", "--decode", "none"])
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let set = ["--set", "link.latency_ms=5", "--set", "seed=3", "--seconds", "3", "--decode", "none"];
+    let child = spawn_proxy(listen, server.addr, &[&set[..], &["--out", out.to_str().unwrap()]].concat());
     let client = Client::to(listen);
     client.send_until_answered(&payload(0));
     for i in 1..=60 {
