@@ -162,21 +162,11 @@ fn export_and_check(session_path: &Path, name: &str) -> Session {
 /// the bytes both sockets wrote, with the link's fates (15 % loss each way).
 #[test]
 fn the_window_exports_a_udp_run_with_the_bytes_its_sockets_wrote() {
-    use ackscope::app::AppState;
     let mut s = ackscope_protocol::Scenario { seed: 8, ..Default::default() };
     for d in Dir::BOTH {
         s.link.get_mut(d).loss_percent = 15.0;
     }
-    let mut state = AppState::new(s.clone(), || {});
-    state.start_source(ackscope::source::Spec::UdpLoopback(Box::new(s)));
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while state.is_running() && state.lanes[0].packets.rows().len() < 150 {
-        state.pull_events();
-        assert!(Instant::now() < deadline, "not enough UDP traffic within 120 s");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    state.stop();
-    state.pull_events();
+    let mut state = crate::common::udp_run_until(s, 150);
     let path = temp("window-udp.pcapng");
     state.export_pcapng(&path);
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -3,7 +3,6 @@
 //! not re-encoded, and a file without them still reads as before.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use ackscope::app::AppState;
 use ackscope::model::Recording;
@@ -38,16 +37,7 @@ fn a_udp_run_saved_and_reopened_shows_the_bytes_its_socket_sent() {
     for d in Dir::BOTH {
         s.link.get_mut(d).loss_percent = 0.0;
     }
-    let mut state = AppState::new(s.clone(), || {});
-    state.start_source(ackscope::source::Spec::UdpLoopback(Box::new(s)));
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while state.is_running() && state.lanes[0].packets.rows().len() < 150 {
-        state.pull_events();
-        assert!(Instant::now() < deadline, "not enough UDP traffic within 120 s");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    state.stop();
-    state.pull_events();
+    let mut state = crate::common::udp_run_until(s, 150);
     let sent = state.lanes[0].payloads.clone().expect("a UDP lane keeps what its sockets wrote");
     let path = temp("udp.ron");
     state.save_path(&path);
