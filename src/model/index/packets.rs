@@ -321,14 +321,20 @@ impl PacketIndex {
                 }
                 let row = self.rows.len() as u32;
                 self.rows.push(PacketSend { time: t, uid, contents });
-                let base = *self.uid_base.get_or_insert(uid);
-                if uid >= base {
-                    let k = (uid - base) as usize;
-                    if self.uid_row.len() <= k {
-                        self.uid_row.resize(k + 1, u32::MAX);
-                    }
-                    self.uid_row[k] = row;
+                let mut base = *self.uid_base.get_or_insert(uid);
+                if uid < base {
+                    // A UDP run folds its two endpoint threads' batches as they come, so a send
+                    // can arrive after a later uid of the other side: the table grows downwards
+                    // (it used to leave such a send without a uid, so its row was not found).
+                    self.uid_row.splice(0..0, std::iter::repeat_n(u32::MAX, (base - uid) as usize));
+                    base = uid;
+                    self.uid_base = Some(uid);
                 }
+                let k = (uid - base) as usize;
+                if self.uid_row.len() <= k {
+                    self.uid_row.resize(k + 1, u32::MAX);
+                }
+                self.uid_row[k] = row;
             }
             EventKind::LinkDropped { uid, .. }
             | EventKind::LinkDuplicated { uid, .. }
@@ -472,5 +478,26 @@ impl FilteredRows {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sends folded out of uid order (a UDP run's two endpoint threads) are each found by their
+    /// uid, the one below the first row's too.
+    #[test]
+    fn a_send_folded_after_a_later_uid_is_found_by_its_uid() {
+        let (mut ledger, mut index) = (PacketLedger::default(), PacketIndex::new());
+        for (t, side, seq, uid) in [(1_000, Side::B, 0, 7), (1_000, Side::A, 0, 5), (2_000, Side::A, 1, 8)] {
+            let e = Event::new(SimTime(t), EventKind::PacketSent { side, seq, bytes: 100, uid });
+            ledger.observe_event(&e);
+            index.ingest(&e, &ledger);
+        }
+        for uid in [5, 7, 8] {
+            assert_eq!(index.row_by_uid(uid, &ledger).map(|r| r.uid), Some(uid), "uid {uid}");
+        }
+        assert_eq!(index.row_by_uid(6, &ledger), None, "no send had uid 6");
     }
 }
