@@ -76,9 +76,15 @@ impl AckTrack {
                     }
                 }
                 EventKind::PacketSent { side, uid, .. } => {
-                    let base = *self.base.get_or_insert(uid);
-                    let Some(k) = uid.checked_sub(base) else { continue };
-                    let k = k as usize;
+                    let mut base = *self.base.get_or_insert(uid);
+                    if uid < base {
+                        // A send folded after a later uid (a UDP run's two endpoint threads, as
+                        // the packet index): the table grows downwards rather than losing it.
+                        self.acks.splice(0..0, std::iter::repeat_n(u32::MAX, (base - uid) as usize));
+                        base = uid;
+                        self.base = Some(uid);
+                    }
+                    let k = (uid - base) as usize;
                     if self.acks.len() <= k {
                         self.acks.resize(k + 1, u32::MAX);
                     }
@@ -102,4 +108,26 @@ pub fn packet_facts(conn: &Connection, i: usize, acks: Option<&AckTrack>) -> Opt
     let row = conn.packets.row(i, &conn.ledger)?;
     let ack = acks.and_then(|t| t.ack_of(row.uid));
     Some(PacketFacts { row, ack })
+}
+
+#[cfg(test)]
+mod tests {
+    use ackscope_protocol::{Side, SimTime};
+
+    use super::*;
+
+    /// A send folded after a later uid of the other side keeps its ack field.
+    #[test]
+    fn a_send_folded_after_a_later_uid_keeps_its_ack() {
+        let e = |kind| Event::new(SimTime(1_000), kind);
+        let log = [
+            e(EventKind::PacketReceived { side: Side::A, seq: 3, bytes: 100 }),
+            e(EventKind::PacketReceived { side: Side::B, seq: 9, bytes: 100 }),
+            e(EventKind::PacketSent { side: Side::B, seq: 0, bytes: 100, uid: 7 }),
+            e(EventKind::PacketSent { side: Side::A, seq: 0, bytes: 100, uid: 5 }),
+        ];
+        let mut track = AckTrack::new(Some(Strategy::Glenn));
+        track.feed(&log);
+        assert_eq!((track.ack_of(5), track.ack_of(6), track.ack_of(7)), (Some(3), None, Some(9)));
+    }
 }
