@@ -5,7 +5,7 @@
 
 use ackscope_protocol::{Event, EventKind, Strategy};
 
-use crate::model::index::PacketRow;
+use crate::model::index::{PacketRow, UidTable};
 use crate::model::Connection;
 
 /// A packet as a filter sees it.
@@ -41,9 +41,8 @@ pub struct AckTrack {
     /// Sequence bits of the header's ack (`None`: no ack field).
     bits: Option<u32>,
     newest: [Option<u32>; 2],
-    base: Option<u64>,
-    /// Per link send (offset by `base`): its ack, `u32::MAX` for none.
-    acks: Vec<u32>,
+    /// Per link send: its ack.
+    acks: UidTable,
     /// Events of the log taken in so far.
     pub seen: usize,
 }
@@ -57,7 +56,7 @@ impl AckTrack {
             Some(Strategy::Ue4) => Some(ackscope_protocol::wire::UE4_SEQ_BITS),
             Some(_) => Some(ackscope_protocol::wire::RELIABLE_IO_SEQ_BITS),
         };
-        Self { bits, newest: [None; 2], base: None, acks: Vec::new(), seen: 0 }
+        Self { bits, newest: [None; 2], acks: UidTable::default(), seen: 0 }
     }
 
     /// Takes in the events of `log` after those already seen.
@@ -76,19 +75,7 @@ impl AckTrack {
                     }
                 }
                 EventKind::PacketSent { side, uid, .. } => {
-                    let mut base = *self.base.get_or_insert(uid);
-                    if uid < base {
-                        // A send folded after a later uid (a UDP run's two endpoint threads, as
-                        // the packet index): the table grows downwards rather than losing it.
-                        self.acks.splice(0..0, std::iter::repeat_n(u32::MAX, (base - uid) as usize));
-                        base = uid;
-                        self.base = Some(uid);
-                    }
-                    let k = (uid - base) as usize;
-                    if self.acks.len() <= k {
-                        self.acks.resize(k + 1, u32::MAX);
-                    }
-                    self.acks[k] = self.newest[side.index()].unwrap_or(u32::MAX);
+                    self.acks.set(uid, self.newest[side.index()].unwrap_or(u32::MAX));
                 }
                 _ => {}
             }
@@ -98,8 +85,7 @@ impl AckTrack {
 
     /// The ack field of link send `uid`.
     pub fn ack_of(&self, uid: u64) -> Option<u32> {
-        let k = uid.checked_sub(self.base?)? as usize;
-        self.acks.get(k).copied().filter(|&a| a != u32::MAX)
+        self.acks.get(uid)
     }
 }
 

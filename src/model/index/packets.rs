@@ -16,6 +16,8 @@ use std::collections::HashMap;
 
 use ackscope_protocol::{Dir, DropReason, Event, EventKind, PacketLedger, PacketRecord, SendKind, Side, SimTime};
 
+use super::uid_table::UidTable;
+
 /// What a packet carried, gathered from the endpoint's events of the same instant.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RowContents {
@@ -243,9 +245,8 @@ static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU6
 pub struct PacketIndex {
     instance: u64,
     rows: Vec<PacketSend>,
-    /// Row of each link uid, offset by `uid_base` (uids are dense and increasing).
-    uid_row: Vec<u32>,
-    uid_base: Option<u64>,
+    /// Row of each link uid.
+    uid_row: UidTable,
     pending: [Pending; 2],
     /// Slice count of each side's current chunk, for "slice i/n".
     chunk_slices: [HashMap<u32, u32>; 2],
@@ -259,8 +260,7 @@ impl Default for PacketIndex {
         Self {
             instance: NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             rows: Vec::new(),
-            uid_row: Vec::new(),
-            uid_base: None,
+            uid_row: UidTable::default(),
             pending: Default::default(),
             chunk_slices: Default::default(),
             end: SimTime::ZERO,
@@ -277,7 +277,7 @@ impl PacketIndex {
     /// Heap bytes the index holds (see [`crate::model::heap`]).
     pub fn heap_bytes(&self) -> usize {
         use crate::model::heap;
-        heap::vec(&self.rows) + heap::vec(&self.uid_row) + self.chunk_slices.iter().map(heap::map).sum::<usize>()
+        heap::vec(&self.rows) + self.uid_row.heap_bytes() + self.chunk_slices.iter().map(heap::map).sum::<usize>()
     }
 
     /// Adds one event (events must come in time order) that `ledger` has just folded, after
@@ -321,20 +321,7 @@ impl PacketIndex {
                 }
                 let row = self.rows.len() as u32;
                 self.rows.push(PacketSend { time: t, uid, contents });
-                let mut base = *self.uid_base.get_or_insert(uid);
-                if uid < base {
-                    // A UDP run folds its two endpoint threads' batches as they come, so a send
-                    // can arrive after a later uid of the other side: the table grows downwards
-                    // (it used to leave such a send without a uid, so its row was not found).
-                    self.uid_row.splice(0..0, std::iter::repeat_n(u32::MAX, (base - uid) as usize));
-                    base = uid;
-                    self.uid_base = Some(uid);
-                }
-                let k = (uid - base) as usize;
-                if self.uid_row.len() <= k {
-                    self.uid_row.resize(k + 1, u32::MAX);
-                }
-                self.uid_row[k] = row;
+                self.uid_row.set(uid, row);
             }
             EventKind::LinkDropped { uid, .. }
             | EventKind::LinkDuplicated { uid, .. }
@@ -360,8 +347,7 @@ impl PacketIndex {
     }
 
     fn uid_row_index(&self, uid: u64) -> Option<u32> {
-        let k = uid.checked_sub(self.uid_base?)? as usize;
-        self.uid_row.get(k).copied().filter(|&r| r != u32::MAX)
+        self.uid_row.get(uid)
     }
 
     /// Every send, in send (time) order.
