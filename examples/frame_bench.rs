@@ -15,6 +15,9 @@
 //! filter's build and every frame over 4 ms with its CPU time, how often the scheduler preempted
 //! it and its start on the monotonic clock, to match against `perf record -k mono`)
 
+#[path = "support/frames.rs"]
+mod frames;
+
 use std::time::Instant;
 
 use ackscope::app::AppState;
@@ -26,6 +29,7 @@ use ackscope::window::frame_ui;
 use ackscope_protocol::{Scenario, SimTime, Strategy};
 use egui_kittest::kittest::Queryable;
 use egui_kittest::Harness;
+use frames::{step_ms, FrameStats};
 
 /// The window's state and its views' state (the bench reaches into both).
 type Window = (AppState, WindowView);
@@ -94,39 +98,36 @@ fn timed_step(h: &mut Harness<'static, Window>) -> FrameMs {
 /// Frames' average and worst, wall and CPU.
 #[derive(Debug, Clone, Copy, Default)]
 struct Frames {
-    n: usize,
-    total: FrameMs,
-    worst: FrameMs,
+    wall: FrameStats,
+    cpu: FrameStats,
 }
 
 impl Frames {
     fn add(&mut self, f: FrameMs) {
-        self.n += 1;
-        self.total.wall += f.wall;
-        self.total.cpu += f.cpu;
-        self.worst.wall = self.worst.wall.max(f.wall);
-        self.worst.cpu = self.worst.cpu.max(f.cpu);
+        self.wall.add(f.wall);
+        self.cpu.add(f.cpu);
     }
 
     fn merge(&mut self, o: Frames) {
-        self.n += o.n;
-        self.total.wall += o.total.wall;
-        self.total.cpu += o.total.cpu;
-        self.worst.wall = self.worst.wall.max(o.worst.wall);
-        self.worst.cpu = self.worst.cpu.max(o.worst.cpu);
+        self.wall.merge(o.wall);
+        self.cpu.merge(o.cpu);
+    }
+
+    /// Frames counted.
+    fn n(&self) -> usize {
+        self.wall.n
     }
 }
 
 impl std::fmt::Display for Frames {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let n = self.n.max(1) as f64;
         write!(
             f,
             "{:6.2} ms per frame (worst {:5.2} ms); CPU {:5.2} ms (worst {:5.2} ms)",
-            self.total.wall / n,
-            self.worst.wall,
-            self.total.cpu / n,
-            self.worst.cpu
+            self.wall.mean_ms(),
+            self.wall.worst_ms,
+            self.cpu.mean_ms(),
+            self.cpu.worst_ms
         )
     }
 }
@@ -177,17 +178,16 @@ fn open_while_drawing(path: &std::path::Path) {
     let mut h = window(state);
     let t = Instant::now();
     h.state_mut().0.open_path(path);
-    let (mut frames, mut worst) = (0, 0.0f64);
+    let mut frames = FrameStats::default();
     while !h.state().0.file_jobs().is_empty() {
-        let f = Instant::now();
-        h.step();
-        worst = worst.max(f.elapsed().as_secs_f64() * 1000.0);
-        frames += 1;
+        frames.add(step_ms(&mut h));
         std::thread::sleep(std::time::Duration::from_millis(16));
     }
     println!(
-        "opening it from disk on the file thread: shown after {:.2} s; {frames} frames drawn meanwhile (slowest {worst:.2} ms)",
-        t.elapsed().as_secs_f64()
+        "opening it from disk on the file thread: shown after {:.2} s; {} frames drawn meanwhile (slowest {:.2} ms)",
+        t.elapsed().as_secs_f64(),
+        frames.n,
+        frames.worst_ms
     );
     assert!(h.state().0.error.is_none(), "{:?}", h.state().0.error);
 }
@@ -202,21 +202,17 @@ fn live_1000_pps() {
     for tab in [Tab::Overview, Tab::Messages, Tab::Packets, Tab::Anomalies] {
         let name = tab.name().to_lowercase();
         h.state_mut().0.settings.tab = tab;
-        let (mut frames, mut total, mut worst) = (0, 0.0f64, 0.0f64);
+        let mut frames = FrameStats::default();
         let t = Instant::now();
         while t.elapsed().as_secs_f64() < 4.0 {
-            let f = Instant::now();
-            h.step();
-            let ms = f.elapsed().as_secs_f64() * 1000.0;
-            total += ms;
-            worst = worst.max(ms);
-            frames += 1;
+            frames.add(step_ms(&mut h));
             // A 60 Hz display.
             std::thread::sleep(std::time::Duration::from_millis(16));
         }
         println!(
-            "live 1000 pps, {name:9}: {:.2} ms per frame (worst {worst:.2} ms), {:.0} events/s ingested",
-            total / frames as f64,
+            "live 1000 pps, {name:9}: {:.2} ms per frame (worst {:.2} ms), {:.0} events/s ingested",
+            frames.mean_ms(),
+            frames.worst_ms,
             h.state().0.events_per_second()
         );
     }
@@ -254,7 +250,10 @@ fn ab_compare_and_anomalies() {
     }
     println!("A/B anomalies, the frame after a filter change: {changes}");
     all.merge(changes);
-    println!("A/B worst frame of all: {:.2} ms, CPU {:.2} ms (target: under 8 ms)", all.worst.wall, all.worst.cpu);
+    println!(
+        "A/B worst frame of all: {:.2} ms, CPU {:.2} ms (target: under 8 ms)",
+        all.wall.worst_ms, all.cpu.worst_ms
+    );
 }
 
 /// Types `text` into the filter box of `tab` (its IO graph's on the Overview) and steps frames
@@ -291,11 +290,11 @@ fn type_filter(h: &mut Harness<'static, Window>, tab: Tab, text: &str) -> Frames
             }
         };
         // Two more frames than the build needs: the frame that typed it and the first after.
-        if !building && frames.n > 2 || frames.n > 1000 {
+        if !building && frames.n() > 2 || frames.n() > 1000 {
             break;
         }
     }
-    println!("filter `{text}` on {}: built in {} frames, {frames}", tab.name(), frames.n);
+    println!("filter `{text}` on {}: built in {} frames, {frames}", tab.name(), frames.n());
     if frames_listed() {
         println!("  each frame, wall/CPU ms: {}", listed.join(" "));
     }
@@ -316,7 +315,7 @@ fn filtered_tabs(h: &mut Harness<'static, Window>) {
     all.merge(scrub_tabs(h, [Tab::Packets, Tab::Messages, Tab::Anomalies, Tab::Overview], "filtered "));
     println!(
         "display filters: worst frame of all {:.2} ms, CPU {:.2} ms (target: under 8 ms)",
-        all.worst.wall, all.worst.cpu
+        all.wall.worst_ms, all.cpu.worst_ms
     );
 }
 

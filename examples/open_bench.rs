@@ -10,6 +10,8 @@
 //! the app does (streaming: the part parsed so far is drawn while the rest loads), paced like a
 //! 60 Hz display, and prints the machine's load average beside its figures.
 
+#[path = "support/frames.rs"]
+mod frames;
 #[path = "support/memory.rs"]
 mod memory;
 
@@ -26,6 +28,7 @@ use ackscope::window::frame_ui;
 use ackscope::{report, session::Session};
 use ackscope_protocol::{Scenario, SimTime};
 use egui_kittest::Harness;
+use frames::{step_ms, FrameStats};
 
 /// The scenario recorded: 1000 packets/s each way, default workload, 5 % loss each way.
 fn scenario() -> Scenario {
@@ -116,42 +119,20 @@ fn cpu_seconds() -> f64 {
 
 /// Steps one frame and paces the loop like a 60 Hz display would; the frame's own time in ms.
 fn paced_step(h: &mut Harness<'static, AppState>) -> f64 {
-    let f = Instant::now();
-    h.step();
-    let took = f.elapsed();
-    std::thread::sleep(Duration::from_micros(16_667).saturating_sub(took));
-    took.as_secs_f64() * 1000.0
+    let ms = step_ms(h);
+    std::thread::sleep(Duration::from_micros(16_667).saturating_sub(Duration::from_secs_f64(ms / 1000.0)));
+    ms
 }
 
-/// How a frame went while the file was still opening.
-#[derive(Default)]
-struct LoadFrames {
-    frames: usize,
-    total_ms: f64,
-    worst_ms: f64,
-}
-
-impl LoadFrames {
-    fn add(&mut self, ms: f64) {
-        self.frames += 1;
-        self.total_ms += ms;
-        self.worst_ms = self.worst_ms.max(ms);
-    }
-
-    fn line(&self) -> String {
-        format!(
-            "{} frames, {:.1} ms avg, slowest {:.1} ms",
-            self.frames,
-            self.total_ms / self.frames.max(1) as f64,
-            self.worst_ms
-        )
-    }
+/// How the frames went while the file was still opening.
+fn load_line(frames: &FrameStats) -> String {
+    format!("{} frames, {:.1} ms avg, slowest {:.1} ms", frames.n, frames.mean_ms(), frames.worst_ms)
 }
 
 /// Opens `path` in the window and steps frames until it is fully loaded, the user scrubbing the
 /// part shown all along when `scrub` (the pointer moving over the scrubber, the cursor dragged
 /// back and forth): first frame, first frame drawing the run, fully loaded, frames meanwhile.
-fn open_and_load(path: &Path, scrub: bool) -> (Harness<'static, AppState>, LoadFrames) {
+fn open_and_load(path: &Path, scrub: bool) -> (Harness<'static, AppState>, FrameStats) {
     let mut state = AppState::new(Scenario::default(), || {});
     state.settings.intro_dismissed = true;
     let mut h = window(state);
@@ -160,7 +141,7 @@ fn open_and_load(path: &Path, scrub: bool) -> (Harness<'static, AppState>, LoadF
     h.state_mut().open_path(path);
     h.step();
     let first = t.elapsed().as_secs_f64();
-    let mut frames = LoadFrames::default();
+    let mut frames = FrameStats::default();
     let mut first_data = None;
     let mut i = 0u64;
     while !h.state().file_jobs().is_empty() {
@@ -192,7 +173,7 @@ fn open_and_load(path: &Path, scrub: bool) -> (Harness<'static, AppState>, LoadF
     println!(
         "  fully loaded (all {} events)  {loaded:6.2} s; frames meanwhile: {}",
         h.state().lanes[0].store.len(),
-        frames.line()
+        load_line(&frames)
     );
     println!("  CPU time of the whole open: {loaded_cpu:.2} s (all threads)");
     (h, frames)
@@ -207,27 +188,24 @@ fn open_in_window(path: &Path) {
     let end = h.state().end_time();
     for tab in Tab::all() {
         h.state_mut().settings.tab = tab;
-        let mut worst = 0.0f64;
-        let mut total = 0.0;
+        let mut frames = FrameStats::default();
         // Warm the tab's caches, then drag the cursor back and forth across the run.
         h.step();
         let steps = 40;
         for i in 0..steps {
             let frac = if i % 2 == 0 { i as f64 / steps as f64 } else { 1.0 - i as f64 / steps as f64 };
             h.state_mut().playback.seek(SimTime((end.0 as f64 * frac) as u64));
-            let f = Instant::now();
-            h.step();
-            let ms = f.elapsed().as_secs_f64() * 1000.0;
-            total += ms;
-            worst = worst.max(ms);
+            let ms = step_ms(&mut h);
+            frames.add(ms);
             if std::env::var_os("OPEN_BENCH_FRAMES").is_some() && ms > 8.0 {
                 println!("    frame {i} ({frac:.3} of the run): {ms:.2} ms");
             }
         }
         println!(
-            "  scrubbing {:9} {:6.2} ms per frame (worst {worst:6.2} ms)",
+            "  scrubbing {:9} {:6.2} ms per frame (worst {:6.2} ms)",
             tab.name().to_lowercase(),
-            total / steps as f64
+            frames.mean_ms(),
+            frames.worst_ms
         );
         if tab == Tab::Summary {
             // The cursor rests: the fold catches up a budget per frame, then finishes once.

@@ -1,13 +1,13 @@
 //! What the bytes pane costs: the first click on a packet of a recorded session re-runs the
-//! lane to its end with its endpoints tapped (`session::reencode`); every later click is a
+//! lane to its end with its endpoints tapped (`capture::reencode`); every later click is a
 //! lookup. Prints both, the packets kept and their bytes.
 //!
 //! Run: `cargo run --release --example reencode_bench [-- --secs 600 --strategy glenn --pps 60]`
 
 use std::time::Instant;
 
+use ackscope::capture::reencode::Reencoder;
 use ackscope::model::Recording;
-use ackscope::session::reencode::Reencoder;
 use ackscope::session::run_lane;
 use ackscope_protocol::{EventKind, SimTime};
 

@@ -9,6 +9,7 @@ pub mod capture;
 pub mod cli;
 pub mod filter;
 pub mod fit;
+pub mod lane;
 pub mod model;
 pub mod params;
 pub mod proxy;

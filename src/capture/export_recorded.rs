@@ -33,7 +33,7 @@ use anyhow::{bail, Context, Result};
 use super::address::{client_addr, client_port, server_port, SERVER_ADDR};
 use super::comment::Comment;
 use super::pcapng::{CaptureWriter, PcapngSummary, Udp};
-use crate::model::lane::Origin;
+use crate::lane::Origin;
 use crate::session::Session;
 
 /// The server's port when the lane's protocol is none of ackscope's strategies and no upstream

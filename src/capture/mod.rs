@@ -15,6 +15,9 @@
 //! - [`records`]: per-packet link records (send time, size, fate) from a capture with both sides
 //!   or a session, for the exact replay (`link.trace`) and the fit (`ackscope fit`).
 //! - [`import`]: a pcapng or pcap capture read back as a recording, through the passive decoders.
+//! - [`lanes`]: a capture read whole into a recording (*Compare with...*, `ackscope compare`).
+//! - [`reencode`]: a simulated lane's packet bytes, re-encoded by re-running it with its
+//!   endpoints tapped (the bytes pane of a recording that keeps only events).
 //! - [`server_end`]: which end of a flow is the server, one rule for the import and the records.
 //!
 //! `contrib/wireshark/ackscope.lua` dissects every ackscope wire format on these ports and
@@ -25,8 +28,10 @@ pub mod comment;
 pub mod export;
 pub mod export_recorded;
 pub mod import;
+pub mod lanes;
 pub mod pcapng;
 pub mod records;
+pub mod reencode;
 pub mod relayed;
 pub mod server_end;
 

@@ -209,7 +209,8 @@ fn write_out(args: &ExportArgs, targets: ExportTargets, recs: Vec<Recording>) ->
         };
     }
     if let Some(path) = &args.events {
-        match session::jsonl_export::save_events(&recs, path) {
+        let lanes: Vec<_> = recs.iter().map(|r| (&r.info, r.events())).collect();
+        match session::jsonl_export::save_events(&lanes, path) {
             Ok(n) if targets.is_empty() && args.json => {
                 let out = serde_json::json!({"session": args.session, "events": {"path": path, "rows": n}});
                 return print(&out, true, |_| String::new());

@@ -28,8 +28,8 @@ arrival, with its own instance of the scenario's link in each direction (side A 
 side B the client: link.b_to_a conditions what clients send, link.a_to_b what the server sends), \
 seeded per client and changed by the scenario's script on the proxy's clock. Without a SCENARIO \
 the link is transparent (0 ms, 0 % loss, MTU 9000) and --set link... impairs it. Clients silent \
-for --expire-s seconds expire. Without --seconds the proxy runs until Ctrl+C, then prints its \
-report.
+for --expire-s seconds expire. Without --seconds the proxy runs until Ctrl+C (or SIGTERM); \
+either ends a timed run early too. Then it prints its report and finishes its session file.
 
 Example: clients send to port 7000, the server listens on 7777, 50 ms and 20 % loss each way:
   ackscope proxy --listen 127.0.0.1:7000 --forward 127.0.0.1:7777 \\
@@ -57,7 +57,8 @@ pub struct ProxyArgs {
     /// directions) or link.b_to_a.latency_ms=80 (client to server); repeatable.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
-    /// Wall seconds to relay before printing the report (without it: until Ctrl+C).
+    /// Wall seconds to relay before printing the report (without it: until Ctrl+C, which also
+    /// ends a timed run early).
     #[arg(long)]
     pub seconds: Option<f64>,
     /// Record the session (every datagram's link events, per client) to this file.
@@ -125,7 +126,7 @@ fn config(args: &ProxyArgs) -> Result<ProxyConfig> {
     Ok(cfg)
 }
 
-/// Relays until `--seconds` pass or Ctrl+C, writing the session as it goes; the report.
+/// Relays until `--seconds` pass or Ctrl+C (whichever comes first), writing the session as it goes; the report.
 fn run(args: &ProxyArgs) -> Result<ProxyReport> {
     let cfg = config(args)?;
     let mut out =
@@ -135,18 +136,15 @@ fn run(args: &ProxyArgs) -> Result<ProxyReport> {
         Some(p) => Some(RelayedCapture::new(AtomicFile::create(p)?, cfg.forward)?),
         None => None,
     };
-    let proxy = Proxy::start(cfg.clone())?;
+    // Ctrl+C (or SIGTERM) ends the relay early with --seconds too, and the report and the
+    // session file are finished as at the deadline: an interrupted timed run keeps what it
+    // recorded rather than dying with a half-written file. Installed before the proxy listens,
+    // so a stop that follows any relayed datagram is always the handler's.
     let stop = Arc::new(AtomicBool::new(false));
-    if args.seconds.is_none() {
-        let flag = stop.clone();
-        ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context("cannot handle Ctrl+C")?;
-    }
-    eprintln!(
-        "ackscope: proxy listening on {}, forwarding to {}{}",
-        proxy.local_addr(),
-        cfg.forward,
-        if args.seconds.is_none() { " (Ctrl+C stops it)" } else { "" }
-    );
+    let flag = stop.clone();
+    ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst)).context("cannot handle Ctrl+C")?;
+    let proxy = Proxy::start(cfg.clone())?;
+    eprintln!("ackscope: proxy listening on {}, forwarding to {} (Ctrl+C stops it)", proxy.local_addr(), cfg.forward);
     let local = proxy.local_addr();
     let deadline = args.seconds.map(|s| Instant::now() + Duration::from_secs_f64(s));
     // The bytes the session file keeps, to the window's live memory caps.

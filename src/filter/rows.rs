@@ -5,7 +5,7 @@
 
 use ackscope_protocol::{Event, EventKind, Strategy};
 
-use crate::model::index::PacketRow;
+use crate::model::index::{PacketRow, UidTable};
 use crate::model::Connection;
 
 /// A packet as a filter sees it.
@@ -41,9 +41,8 @@ pub struct AckTrack {
     /// Sequence bits of the header's ack (`None`: no ack field).
     bits: Option<u32>,
     newest: [Option<u32>; 2],
-    base: Option<u64>,
-    /// Per link send (offset by `base`): its ack, `u32::MAX` for none.
-    acks: Vec<u32>,
+    /// Per link send: its ack.
+    acks: UidTable,
     /// Events of the log taken in so far.
     pub seen: usize,
 }
@@ -57,7 +56,7 @@ impl AckTrack {
             Some(Strategy::Ue4) => Some(ackscope_protocol::wire::UE4_SEQ_BITS),
             Some(_) => Some(ackscope_protocol::wire::RELIABLE_IO_SEQ_BITS),
         };
-        Self { bits, newest: [None; 2], base: None, acks: Vec::new(), seen: 0 }
+        Self { bits, newest: [None; 2], acks: UidTable::default(), seen: 0 }
     }
 
     /// Takes in the events of `log` after those already seen.
@@ -76,13 +75,7 @@ impl AckTrack {
                     }
                 }
                 EventKind::PacketSent { side, uid, .. } => {
-                    let base = *self.base.get_or_insert(uid);
-                    let Some(k) = uid.checked_sub(base) else { continue };
-                    let k = k as usize;
-                    if self.acks.len() <= k {
-                        self.acks.resize(k + 1, u32::MAX);
-                    }
-                    self.acks[k] = self.newest[side.index()].unwrap_or(u32::MAX);
+                    self.acks.set(uid, self.newest[side.index()].unwrap_or(u32::MAX));
                 }
                 _ => {}
             }
@@ -92,8 +85,7 @@ impl AckTrack {
 
     /// The ack field of link send `uid`.
     pub fn ack_of(&self, uid: u64) -> Option<u32> {
-        let k = uid.checked_sub(self.base?)? as usize;
-        self.acks.get(k).copied().filter(|&a| a != u32::MAX)
+        self.acks.get(uid)
     }
 }
 
@@ -102,4 +94,26 @@ pub fn packet_facts(conn: &Connection, i: usize, acks: Option<&AckTrack>) -> Opt
     let row = conn.packets.row(i, &conn.ledger)?;
     let ack = acks.and_then(|t| t.ack_of(row.uid));
     Some(PacketFacts { row, ack })
+}
+
+#[cfg(test)]
+mod tests {
+    use ackscope_protocol::{Side, SimTime};
+
+    use super::*;
+
+    /// A send folded after a later uid of the other side keeps its ack field.
+    #[test]
+    fn a_send_folded_after_a_later_uid_keeps_its_ack() {
+        let e = |kind| Event::new(SimTime(1_000), kind);
+        let log = [
+            e(EventKind::PacketReceived { side: Side::A, seq: 3, bytes: 100 }),
+            e(EventKind::PacketReceived { side: Side::B, seq: 9, bytes: 100 }),
+            e(EventKind::PacketSent { side: Side::B, seq: 0, bytes: 100, uid: 7 }),
+            e(EventKind::PacketSent { side: Side::A, seq: 0, bytes: 100, uid: 5 }),
+        ];
+        let mut track = AckTrack::new(Some(Strategy::Glenn));
+        track.feed(&log);
+        assert_eq!((track.ack_of(5), track.ack_of(6), track.ack_of(7)), (Some(3), None, Some(9)));
+    }
 }

@@ -254,7 +254,7 @@ mod tests {
     use ackscope_protocol::{Event, EventKind, StatsSample};
 
     use super::*;
-    use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
+    use crate::lane::{ClientInfo, LaneInfo, Origin, Protocol};
 
     fn stats(t_ms: u64, client: ClientId, rtt_ms: f32) -> Event {
         let stats = StatsSample { rtt_ms, ..StatsSample::default() };

@@ -17,7 +17,7 @@ use std::sync::Arc;
 use ackscope_protocol::{ClientId, Event, Scenario, SimTime, Step, RUN_WIDE};
 
 use super::connection::Connection;
-use super::lane::{LaneInfo, Origin};
+use crate::lane::{LaneInfo, Origin};
 use crate::runtime::udp::Transport;
 use crate::session::jsonl::Stream;
 use crate::session::{Bookmark, Phase, Progress, Session};

@@ -8,8 +8,8 @@
 use ackscope_protocol::{ClientId, SimTime};
 
 use super::connection::Connection;
-use super::lane::{LaneColor, LaneInfo};
 use super::recording::Recording;
+use crate::lane::{LaneColor, LaneInfo};
 
 /// A lane and its focused connection.
 #[derive(Clone, Copy)]

@@ -23,7 +23,7 @@ use anyhow::{anyhow, Result};
 
 use super::batch::Batch;
 use super::stats::{DecodedFigures, ProxyReport};
-use crate::model::lane::{Protocol, WireFormat};
+use crate::lane::{Protocol, WireFormat};
 
 /// Bits of a run-wide send id below the client: 2^40 sends per client.
 pub const FILE_UID_CLIENT_SHIFT: u32 = 40;

@@ -14,7 +14,7 @@ use anyhow::{anyhow, Context, Result};
 use super::batch::Batch;
 use super::bytes::ByteStore;
 use super::stats::addr_text;
-use crate::model::lane::{ClientInfo, Protocol};
+use crate::lane::{ClientInfo, Protocol};
 use crate::model::limits::LiveLimits;
 use crate::model::Origin;
 use crate::session::stream::SessionStream;

@@ -25,7 +25,7 @@ use crate::session::{self, Progress, Verify};
 pub fn load_lanes(path: &Path, verify: Verify) -> anyhow::Result<Vec<Recording>> {
     let name = path.display().to_string();
     if crate::capture::import::is_capture_file(path) {
-        return crate::session::capture_lanes::capture_lanes(path);
+        return crate::capture::lanes::capture_lanes(path);
     }
     let progress = Progress::new();
     let lanes = if crate::session::jsonl::is_stream_path(path) {

@@ -19,7 +19,7 @@ use super::bandwidth::BandwidthFold;
 use super::decoded::DecodedFold;
 use super::flow::FlowFold;
 use super::sections::Sections;
-use crate::model::lane::Protocol;
+use crate::lane::Protocol;
 
 /// One client's figures in a run of several (`clients` in `run --json`): every per-connection
 /// section of the report, for this client's connection alone.

@@ -35,7 +35,7 @@ use ackscope_protocol::{
 use anyhow::{anyhow, Context};
 use serde::Serialize;
 
-use crate::model::lane::Origin;
+use crate::lane::Origin;
 use crate::runtime::action;
 use crate::session::stream::SessionStream;
 use crate::session::{self, Session};

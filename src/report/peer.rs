@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::bandwidth::Bandwidth;
 use super::{RunEnd, RunFold, Sections};
-use crate::model::lane::Origin;
+use crate::lane::Origin;
 use crate::runtime::udp::{EndpointOptions, UdpEndpoint};
 use crate::runtime::udp_truth::EventTally;
 use crate::session::{Session, Transport};

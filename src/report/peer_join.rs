@@ -28,7 +28,7 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 
 use super::RunReport;
-use crate::model::lane::Origin;
+use crate::lane::Origin;
 use crate::session::Session;
 
 /// Sends searched past a datagram that does not fit before it is left unpaired.

@@ -25,7 +25,7 @@ use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::model::lane::{ClientInfo, Protocol, WireFormat};
+use crate::lane::{ClientInfo, Protocol, WireFormat};
 
 /// The version this build writes and reads; a stream of a later version is refused.
 pub const VERSION: u32 = 1;

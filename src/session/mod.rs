@@ -26,7 +26,6 @@
 //!
 //! A game's own event stream is read and written as JSON lines ([`jsonl`]).
 
-pub mod capture_lanes;
 mod codec;
 mod event_line;
 mod fast_load;
@@ -35,7 +34,6 @@ pub mod jsonl_export;
 mod lines;
 pub mod payloads;
 mod progress;
-pub mod reencode;
 mod rerun;
 mod ron_line;
 mod save;
@@ -49,7 +47,7 @@ use std::sync::Arc;
 
 use ackscope_protocol::{Action, Event, ParamChange, Scenario, SimTime, Step, Strategy};
 
-use crate::model::lane::{ClientInfo, Origin, Protocol, WireFormat};
+use crate::lane::{ClientInfo, Origin, Protocol, WireFormat};
 use crate::params::strict;
 use anyhow::{anyhow, bail, Context, Result};
 use serde::{Deserialize, Serialize};

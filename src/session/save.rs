@@ -14,7 +14,7 @@ use super::{
     CHECKSUM_PLACEHOLDER,
 };
 use super::{FORMAT_VERSION, PROGRESS_STEP};
-use crate::model::lane::{ClientInfo, Origin};
+use crate::lane::{ClientInfo, Origin};
 
 /// The same layout as [`Session`], borrowing, so a save writes the events where they are.
 #[derive(Serialize)]

@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use super::save::pretty;
 use super::{Session, CHECKSUM_KEY, CHECKSUM_PLACEHOLDER};
-use crate::model::lane::ClientInfo;
+use crate::lane::ClientInfo;
 
 /// Longest wall time between two flushes while events arrive.
 pub const FLUSH_EVERY: Duration = Duration::from_secs(1);

@@ -22,7 +22,7 @@ use anyhow::Result;
 use super::reader::{reader_methods, ReaderHandle, ReaderSide, POLL};
 use super::{EventSource, Spec};
 use crate::capture::import::{ImportOptions, Importer};
-use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
+use crate::lane::{ClientInfo, LaneInfo, Origin, Protocol};
 use crate::model::payloads::SharedPayloads;
 use crate::model::Recording;
 use crate::runtime::{Batch, Lanes};

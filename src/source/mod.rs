@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use ackscope_protocol::{Action, Scenario, Step};
 use anyhow::Result;
 
-use crate::model::lane::{ClientInfo, Origin, Protocol};
+use crate::lane::{ClientInfo, Origin, Protocol};
 use crate::runtime::{Batch, Lanes};
 
 /// A running source of events: what the window needs from it, whatever its origin.

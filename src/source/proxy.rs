@@ -17,7 +17,7 @@ use anyhow::Result;
 
 use super::reader::{reader_methods, ReaderHandle, ReaderSide, POLL};
 use super::EventSource;
-use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
+use crate::lane::{ClientInfo, LaneInfo, Origin, Protocol};
 use crate::model::payloads::SharedPayloads;
 use crate::model::Recording;
 use crate::proxy::decode::{lane_protocol, ProxyDecoder};

@@ -17,7 +17,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use crossbeam_channel::{bounded, Receiver, SendTimeoutError, Sender};
 
-use crate::model::lane::ClientInfo;
+use crate::lane::ClientInfo;
 use crate::runtime::Batch;
 
 /// How often a reader waiting on a full channel looks at the stop flag.
@@ -103,7 +103,7 @@ macro_rules! reader_methods {
         fn stop(&mut self) {
             self.reader.stop();
         }
-        fn take_clients(&self) -> Vec<(usize, $crate::model::lane::ClientInfo)> {
+        fn take_clients(&self) -> Vec<(usize, $crate::lane::ClientInfo)> {
             self.reader.take_clients()
         }
     };

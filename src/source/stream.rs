@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 
 use super::reader::{reader_methods, ReaderHandle, ReaderSide, POLL};
 use super::{EventSource, Spec};
-use crate::model::lane::{LaneInfo, Origin};
+use crate::lane::{LaneInfo, Origin};
 use crate::model::Recording;
 use crate::runtime::{Batch, Lanes};
 use crate::session::jsonl::{Item, StreamReader};

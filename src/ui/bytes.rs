@@ -8,7 +8,7 @@
 //!
 //! Where the recording kept a datagram's bytes (a UDP lane's sockets, the proxy, a capture:
 //! [`crate::model::payloads`]) they are shown as sent (EXACT). Otherwise a simulated lane's
-//! packets are re-encoded by re-running the lane ([`crate::session::reencode`]) and marked so; a
+//! packets are re-encoded by re-running the lane ([`crate::capture::reencode`]) and marked so; a
 //! lane that cannot be re-run says why.
 
 use std::ops::Range;
@@ -17,8 +17,8 @@ use ackscope_protocol::decode::{Field, FormatKind};
 use ackscope_protocol::strategies::ue4::bunch::MIN_PACKET_BYTES;
 use ackscope_protocol::{ClientId, Dir, Scenario, Strategy};
 
+use crate::capture::reencode::{LaneSnapshot, ReencodeWorker};
 use crate::model::Shown;
-use crate::session::reencode::{LaneSnapshot, ReencodeWorker};
 
 /// Where the bytes shown came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use ackscope::app::{AppState, Tab};
+use ackscope::capture::reencode::Reencoder;
 use ackscope::model::Recording;
 use ackscope::runtime::action::apply_and_record;
-use ackscope::session::reencode::Reencoder;
 use ackscope::ui::bytes::{decode_with, Provenance};
 use ackscope::ui::bytes_ui::{byte_label, field_row_label};
 use ackscope::ui::WindowView;

@@ -8,7 +8,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ackscope::capture::comment;
@@ -16,7 +16,7 @@ use ackscope::session::{self, Session};
 use ackscope_protocol::{ClientId, Dir, DropReason, EventKind, SimTime};
 
 use crate::pcapng_export::read_all;
-use crate::proxy::{index_of, payload, Client, Server};
+use crate::proxy::{index_of, payload, spawn_peer, spawn_proxy, Client, Server};
 
 fn temp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ackscope-export-real-{}", std::process::id()));
@@ -162,21 +162,11 @@ fn export_and_check(session_path: &Path, name: &str) -> Session {
 /// the bytes both sockets wrote, with the link's fates (15 % loss each way).
 #[test]
 fn the_window_exports_a_udp_run_with_the_bytes_its_sockets_wrote() {
-    use ackscope::app::AppState;
     let mut s = ackscope_protocol::Scenario { seed: 8, ..Default::default() };
     for d in Dir::BOTH {
         s.link.get_mut(d).loss_percent = 15.0;
     }
-    let mut state = AppState::new(s.clone(), || {});
-    state.start_source(ackscope::source::Spec::UdpLoopback(Box::new(s)));
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while state.is_running() && state.lanes[0].packets.rows().len() < 150 {
-        state.pull_events();
-        assert!(Instant::now() < deadline, "not enough UDP traffic within 120 s");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    state.stop();
-    state.pull_events();
+    let mut state = crate::common::udp_run_until(s, 150);
     let path = temp("window-udp.pcapng");
     state.export_pcapng(&path);
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -205,13 +195,8 @@ fn peer_recordings_export_with_the_bytes_their_sockets_wrote_and_read() {
     let (pa, pb) = (free_port(), free_port());
     let (oa, ob) = (temp("peer-a.ron"), temp("peer-b.ron"));
     let peer = |side: &str, bind, connect, out: &Path| {
-        let mut c = ackscope();
-        c.args(["peer", "--side", side, "--bind", &format!("{bind}"), "--connect", &format!("{connect}")])
-            .args(["--seconds", "2", "--set", "seed=4", "--set", "link.loss_percent=10", "--force", "--out"])
-            .arg(out)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        c.spawn().unwrap()
+        let args = ["--seconds", "2", "--set", "seed=4", "--set", "link.loss_percent=10", "--force", "--out"];
+        spawn_peer(side, bind, connect, &[&args[..], &[out.to_str().unwrap()]].concat())
     };
     let (a, b) = (peer("a", pa, pb, &oa), peer("b", pb, pa, &ob));
     for p in [a, b] {
@@ -257,15 +242,12 @@ fn a_proxy_recording_exports_every_datagram_it_relayed_with_its_fate() {
     let server = Server::echo("127.0.0.1:0");
     let listen = free_port();
     let out = temp("proxied.ron");
-    let child = ackscope()
-        .args(["proxy", "--listen", &listen.to_string(), "--forward", &server.addr.to_string()])
-        .args(["--set", "link.latency_ms=5", "--set", "link.loss_percent=10", "--set", "seed=9"])
-        .args(["--seconds", "3", "--decode", "none", "--out"])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let set = ["--set", "link.latency_ms=5", "--set", "link.loss_percent=10", "--set", "seed=9"];
+    let child = spawn_proxy(
+        listen,
+        server.addr,
+        &[&set[..], &["--seconds", "3", "--decode", "none", "--out", out.to_str().unwrap()]].concat(),
+    );
     let client = Client::to(listen);
     client.send_until_answered(&payload(0));
     for i in 1..=120 {
@@ -298,8 +280,7 @@ fn a_proxy_recording_exports_every_datagram_it_relayed_with_its_fate() {
 fn a_real_udp_recording_without_bytes_is_refused_naming_what_is_missing() {
     let mut s = Session::scenario_only(ackscope_protocol::Scenario::default());
     s.transport = session::Transport::Udp;
-    s.origin =
-        Some(ackscope::model::lane::Origin::UdpPeer { local: "127.0.0.1:1".into(), remote: "127.0.0.1:2".into() });
+    s.origin = Some(ackscope::lane::Origin::UdpPeer { local: "127.0.0.1:1".into(), remote: "127.0.0.1:2".into() });
     s.events = vec![ackscope_protocol::Event::new(
         SimTime(1000),
         EventKind::PacketSent { side: ackscope_protocol::Side::A, seq: 0, bytes: 20, uid: 0 },

@@ -3,8 +3,6 @@
 //! not re-encoded, and a file without them still reads as before.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use ackscope::app::AppState;
 use ackscope::model::Recording;
@@ -39,16 +37,7 @@ fn a_udp_run_saved_and_reopened_shows_the_bytes_its_socket_sent() {
     for d in Dir::BOTH {
         s.link.get_mut(d).loss_percent = 0.0;
     }
-    let mut state = AppState::new(s.clone(), || {});
-    state.start_source(ackscope::source::Spec::UdpLoopback(Box::new(s)));
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while state.is_running() && state.lanes[0].packets.rows().len() < 150 {
-        state.pull_events();
-        assert!(Instant::now() < deadline, "not enough UDP traffic within 120 s");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    state.stop();
-    state.pull_events();
+    let mut state = crate::common::udp_run_until(s, 150);
     let sent = state.lanes[0].payloads.clone().expect("a UDP lane keeps what its sockets wrote");
     let path = temp("udp.ron");
     state.save_path(&path);
@@ -75,19 +64,12 @@ fn a_udp_run_saved_and_reopened_shows_the_bytes_its_socket_sent() {
 
 #[test]
 fn a_proxy_recording_reopened_shows_the_bytes_the_client_sent_and_the_server_echoed() {
-    use crate::proxy::{index_of, payload, Client, Server};
+    use crate::proxy::{index_of, payload, spawn_proxy, Client, Server};
     let server = Server::echo("127.0.0.1:0");
     let listen = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let out = temp("proxied.ron");
-    let child = Command::new(env!("CARGO_BIN_EXE_ackscope"))
-        .args(["proxy", "--listen", &listen.to_string(), "--forward", &server.addr.to_string()])
-        .args(["--set", "link.latency_ms=5", "--set", "seed=3", "--seconds", "3", "--decode", "none"])
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let set = ["--set", "link.latency_ms=5", "--set", "seed=3", "--seconds", "3", "--decode", "none"];
+    let child = spawn_proxy(listen, server.addr, &[&set[..], &["--out", out.to_str().unwrap()]].concat());
     let client = Client::to(listen);
     client.send_until_answered(&payload(0));
     for i in 1..=60 {

@@ -15,6 +15,7 @@ pub mod chunks;
 pub mod messages;
 pub mod packets;
 pub mod summary;
+pub mod uid_table;
 
 pub use chunks::{ChunkIndex, ChunkRecord, SliceRecord, SliceState};
 pub use messages::{MessageFilter, MessageIndex, MessageRecord, MsgKey, SendRecord};
@@ -22,3 +23,4 @@ pub use packets::{
     DirFilter, Fate, FateFilter, FilteredRows, PacketFilter, PacketIndex, PacketRow, PacketSend, RowContents,
 };
 pub use summary::{SummaryFigures, SummaryFold};
+pub use uid_table::UidTable;

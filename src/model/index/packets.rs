@@ -16,6 +16,8 @@ use std::collections::HashMap;
 
 use ackscope_protocol::{Dir, DropReason, Event, EventKind, PacketLedger, PacketRecord, SendKind, Side, SimTime};
 
+use super::uid_table::UidTable;
+
 /// What a packet carried, gathered from the endpoint's events of the same instant.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RowContents {
@@ -243,9 +245,8 @@ static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU6
 pub struct PacketIndex {
     instance: u64,
     rows: Vec<PacketSend>,
-    /// Row of each link uid, offset by `uid_base` (uids are dense and increasing).
-    uid_row: Vec<u32>,
-    uid_base: Option<u64>,
+    /// Row of each link uid.
+    uid_row: UidTable,
     pending: [Pending; 2],
     /// Slice count of each side's current chunk, for "slice i/n".
     chunk_slices: [HashMap<u32, u32>; 2],
@@ -259,8 +260,7 @@ impl Default for PacketIndex {
         Self {
             instance: NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             rows: Vec::new(),
-            uid_row: Vec::new(),
-            uid_base: None,
+            uid_row: UidTable::default(),
             pending: Default::default(),
             chunk_slices: Default::default(),
             end: SimTime::ZERO,
@@ -277,7 +277,7 @@ impl PacketIndex {
     /// Heap bytes the index holds (see [`crate::model::heap`]).
     pub fn heap_bytes(&self) -> usize {
         use crate::model::heap;
-        heap::vec(&self.rows) + heap::vec(&self.uid_row) + self.chunk_slices.iter().map(heap::map).sum::<usize>()
+        heap::vec(&self.rows) + self.uid_row.heap_bytes() + self.chunk_slices.iter().map(heap::map).sum::<usize>()
     }
 
     /// Adds one event (events must come in time order) that `ledger` has just folded, after
@@ -321,14 +321,7 @@ impl PacketIndex {
                 }
                 let row = self.rows.len() as u32;
                 self.rows.push(PacketSend { time: t, uid, contents });
-                let base = *self.uid_base.get_or_insert(uid);
-                if uid >= base {
-                    let k = (uid - base) as usize;
-                    if self.uid_row.len() <= k {
-                        self.uid_row.resize(k + 1, u32::MAX);
-                    }
-                    self.uid_row[k] = row;
-                }
+                self.uid_row.set(uid, row);
             }
             EventKind::LinkDropped { uid, .. }
             | EventKind::LinkDuplicated { uid, .. }
@@ -354,8 +347,7 @@ impl PacketIndex {
     }
 
     fn uid_row_index(&self, uid: u64) -> Option<u32> {
-        let k = uid.checked_sub(self.uid_base?)? as usize;
-        self.uid_row.get(k).copied().filter(|&r| r != u32::MAX)
+        self.uid_row.get(uid)
     }
 
     /// Every send, in send (time) order.
@@ -472,5 +464,26 @@ impl FilteredRows {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Sends folded out of uid order (a UDP run's two endpoint threads) are each found by their
+    /// uid, the one below the first row's too.
+    #[test]
+    fn a_send_folded_after_a_later_uid_is_found_by_its_uid() {
+        let (mut ledger, mut index) = (PacketLedger::default(), PacketIndex::new());
+        for (t, side, seq, uid) in [(1_000, Side::B, 0, 7), (1_000, Side::A, 0, 5), (2_000, Side::A, 1, 8)] {
+            let e = Event::new(SimTime(t), EventKind::PacketSent { side, seq, bytes: 100, uid });
+            ledger.observe_event(&e);
+            index.ingest(&e, &ledger);
+        }
+        for uid in [5, 7, 8] {
+            assert_eq!(index.row_by_uid(uid, &ledger).map(|r| r.uid), Some(uid), "uid {uid}");
+        }
+        assert_eq!(index.row_by_uid(6, &ledger), None, "no send had uid 6");
     }
 }

@@ -125,3 +125,19 @@ pub fn finish_jobs(state: &mut ackscope::app::AppState, what: &str) {
     state.poll_files();
     assert_eq!(state.error, None, "{what}");
 }
+
+/// A UDP loopback run of `s` in a fresh window state, stopped once its first lane shows
+/// `packets` packets (generous deadline); the state, every event pulled.
+pub fn udp_run_until(s: ackscope_protocol::Scenario, packets: usize) -> ackscope::app::AppState {
+    let mut state = ackscope::app::AppState::new(s.clone(), || {});
+    state.start_source(ackscope::source::Spec::UdpLoopback(Box::new(s)));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while state.is_running() && state.lanes[0].packets.rows().len() < packets {
+        state.pull_events();
+        assert!(Instant::now() < deadline, "not enough UDP traffic within 120 s");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    state.stop();
+    state.pull_events();
+    state
+}

@@ -1,6 +1,6 @@
 //! `ackscope proxy` as a process: its JSON report, its session file, its refusals.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use ackscope::session;
 use ackscope_protocol::EventKind;
@@ -18,15 +18,8 @@ fn the_proxy_command_reports_per_client_and_writes_a_session() {
     let dir = std::env::temp_dir().join(format!("ackscope-proxy-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("proxied.ron");
-    let child = Command::new(env!("CARGO_BIN_EXE_ackscope"))
-        .args(["proxy", "--listen", &listen.to_string(), "--forward", &server.addr.to_string()])
-        .args(["--set", "link.latency_ms=10", "--set", "seed=5", "--seconds", "3", "--json", "--decode", "none"])
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let set = ["--set", "link.latency_ms=10", "--set", "seed=5", "--seconds", "3", "--json", "--decode", "none"];
+    let child = spawn_proxy(listen, server.addr, &[&set[..], &["--out", out.to_str().unwrap()]].concat());
     // The proxy is up once a datagram comes back; then 100 more.
     let client = Client::to(listen);
     let probes = client.send_until_answered(&payload(0));
@@ -117,15 +110,12 @@ fn the_proxys_capture_opens_with_summary_and_counts_what_the_proxy_counted() {
     let dir = std::env::temp_dir().join(format!("ackscope-proxy-pcapng-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let capture = dir.join("relayed.pcapng");
-    let child = Command::new(env!("CARGO_BIN_EXE_ackscope"))
-        .args(["proxy", "--listen", &listen.to_string(), "--forward", &server.addr.to_string()])
-        .args(["--set", "link.b_to_a.loss_percent=30", "--set", "seed=3", "--seconds", "3", "--json"])
-        .args(["--decode", "none", "--pcapng"])
-        .arg(&capture)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let set = ["--set", "link.b_to_a.loss_percent=30", "--set", "seed=3", "--seconds", "3", "--json"];
+    let child = spawn_proxy(
+        listen,
+        server.addr,
+        &[&set[..], &["--decode", "none", "--pcapng", capture.to_str().unwrap()]].concat(),
+    );
     assert!(crate::common::wait_until_udp_bound(listen, Duration::from_secs(10)), "the proxy took its port");
     for i in 0..200 {
         client.send(&payload(i));

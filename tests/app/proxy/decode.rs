@@ -2,7 +2,7 @@
 //! (acks the sender got, its RTT) agrees with what the endpoints themselves report; the figures
 //! go into the JSON report and, as `Stats` events of the client, into the v3 recording.
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use ackscope::model::Origin;
 use ackscope::session;
@@ -15,10 +15,7 @@ fn free_port() -> SocketAddr {
 }
 
 fn json_of(child: std::process::Child, what: &str) -> serde_json::Value {
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{what} failed: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{what}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+    json_of_output(child.wait_with_output().unwrap(), what)
 }
 
 #[test]
@@ -27,32 +24,18 @@ fn raw_peers_through_the_proxy_are_decoded_as_they_report_themselves() {
     let dir = std::env::temp_dir().join(format!("ackscope-proxy-decode-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("decoded.ron");
-    let proxy = Command::new(env!("CARGO_BIN_EXE_ackscope"))
-        .args(["proxy", "--listen", &listen.to_string(), "--forward", &server.to_string()])
-        .args(["--upstream", &upstream.to_string(), "--decode", "reliable", "--seconds", "8", "--json"])
-        .args(["--set", "link.latency_ms=40", "--set", "link.loss_percent=10", "--set", "seed=9"])
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    // --seconds 8 is a cap: the proxy is stopped once both peers have finished (4 s).
+    let up = upstream.to_string();
+    let args = ["--upstream", &up, "--decode", "reliable", "--seconds", "8", "--json", "--out", out.to_str().unwrap()];
+    let set = ["--set", "link.latency_ms=40", "--set", "link.loss_percent=10", "--set", "seed=9"];
+    let proxy = spawn_proxy(listen, server, &[&args[..], &set[..]].concat());
     // The proxy is up once its listening port is taken.
     assert!(crate::common::wait_until_udp_bound(listen, Duration::from_secs(10)), "the proxy took its port");
-    let peer = |side: &str, bind: SocketAddr, connect: SocketAddr| {
-        Command::new(env!("CARGO_BIN_EXE_ackscope"))
-            .args(["peer", "--raw", "--json", "--seconds", "4", "--side", side])
-            .args(["--bind", &bind.to_string(), "--connect", &connect.to_string()])
-            .args(["--set", "link.latency_ms=0", "--set", "link.loss_percent=0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let a = peer("a", server, upstream);
-    let b = peer("b", client, listen);
+    let peer_args = ["--raw", "--json", "--seconds", "4", "--set", "link.latency_ms=0", "--set", "link.loss_percent=0"];
+    let a = spawn_peer("a", server, upstream, &peer_args);
+    let b = spawn_peer("b", client, listen, &peer_args);
     let (ja, jb) = (json_of(a, "peer a"), json_of(b, "peer b"));
-    let j = json_of(proxy, "proxy");
+    let j = json_of_output(stop_proxy(proxy), "proxy");
 
     assert_eq!(
         (j["decode"].as_str(), j["decode_format"].as_str(), j["decoded"].as_bool()),

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::net::UdpSocket;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ackscope_protocol::{Dir, EventKind};
@@ -179,9 +178,7 @@ fn free_port() -> std::net::SocketAddr {
 }
 
 fn peer_json(child: std::process::Child) -> serde_json::Value {
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "peer failed: {}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+    json_of_output(child.wait_with_output().unwrap(), "peer")
 }
 
 #[test]
@@ -197,17 +194,9 @@ fn two_raw_peers_pair_through_the_proxy_and_see_its_loss() {
     cfg.upstream_bind = Some(upstream);
     let proxy = ackscope::proxy::Proxy::start(cfg).unwrap();
     // Each peer's own simulated link is made transparent: the proxy is the only impairment.
-    let peer = |side: &str, bind: String, connect: String| {
-        Command::new(env!("CARGO_BIN_EXE_ackscope"))
-            .args(["peer", "--raw", "--json", "--seconds", "4", "--side", side, "--bind", &bind, "--connect", &connect])
-            .args(["--set", "link.latency_ms=0", "--set", "link.loss_percent=0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let a = peer("a", server_addr.to_string(), upstream.to_string());
-    let b = peer("b", client_addr.to_string(), proxy.local_addr().to_string());
+    let peer_args = ["--raw", "--json", "--seconds", "4", "--set", "link.latency_ms=0", "--set", "link.loss_percent=0"];
+    let a = spawn_peer("a", server_addr, upstream, &peer_args);
+    let b = spawn_peer("b", client_addr, proxy.local_addr(), &peer_args);
     let (ja, jb) = (peer_json(a), peer_json(b));
     let outcome = proxy.stop().unwrap();
 

@@ -97,7 +97,7 @@ fn enet_pair_through_the_proxy(seeds: [u64; 3]) -> Result<(), String> {
 /// figures the proxy printed when it ran, not an empty reliable-message section.
 #[test]
 fn a_proxy_recording_of_enet_is_described_and_summarised_as_enet() {
-    use std::process::{Command, Stdio};
+    use std::process::Command;
 
     let exe = build_enet_peer();
     let dir = std::env::temp_dir().join(format!("ackscope-proxy-enet-out-{}", std::process::id()));
@@ -108,15 +108,11 @@ fn a_proxy_recording_of_enet_is_described_and_summarised_as_enet() {
         let (server_addr, listen) = (free(), free());
         let _ = std::fs::remove_file(&out);
         let server = spawn(&exe, &["server".into(), server_addr.port().to_string(), "6".into()]);
-        let proxy = Command::new(env!("CARGO_BIN_EXE_ackscope"))
-            .args(["proxy", "--listen", &listen.to_string(), "--forward", &server_addr.to_string()])
-            .args(["--set", "link.latency_ms=50", "--set", "link.loss_percent=20", "--set", &format!("seed={seed}")])
-            .args(["--seconds", "8", "--json", "--out"])
-            .arg(&out)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let seed_set = format!("seed={seed}");
+        // --seconds 8 is a cap: the proxy is stopped once the ENet pair has finished (6 s).
+        let set = ["--set", "link.latency_ms=50", "--set", "link.loss_percent=20", "--set", &seed_set];
+        let out_arg = ["--seconds", "8", "--json", "--out", out.to_str().unwrap()];
+        let proxy = spawn_proxy(listen, server_addr, &[&set[..], &out_arg[..]].concat());
         // The client starts once the proxy and the server hold their ports.
         for (what, addr) in [("the proxy", listen), ("the ENet server", server_addr)] {
             assert!(crate::common::wait_until_udp_bound(addr, Duration::from_secs(10)), "{what} took its port");
@@ -124,8 +120,7 @@ fn a_proxy_recording_of_enet_is_described_and_summarised_as_enet() {
         let client = spawn(&exe, &["client".into(), listen.port().to_string(), "6".into(), "50".into()]);
         let client = finish(client);
         let server = finish_connected(server);
-        let done = proxy.wait_with_output().unwrap();
-        assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+        let done = stop_proxy(proxy);
         server?;
         assert!(client.sent > 150, "the exchange ran: {client:?}");
         Some(serde_json::from_slice::<serde_json::Value>(&done.stdout).unwrap())
@@ -134,7 +129,7 @@ fn a_proxy_recording_of_enet_is_described_and_summarised_as_enet() {
     let s = ackscope::session::load_verified(&out, ackscope::session::Verify::Checksum).unwrap();
     let lane = ackscope::model::Recording::from_header(&s).info;
     assert_eq!(lane.label(), "ENet");
-    assert_eq!(lane.first().wire, ackscope::model::lane::WireFormat::Opaque);
+    assert_eq!(lane.first().wire, ackscope::lane::WireFormat::Opaque);
     assert_eq!(lane.first().strategy, None);
 
     let summary = Command::new(env!("CARGO_BIN_EXE_ackscope")).args(["summary", "--json"]).arg(&out).output().unwrap();

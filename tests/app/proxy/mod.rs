@@ -13,6 +13,7 @@ mod kcptun;
 mod robustness;
 
 use std::net::{SocketAddr, UdpSocket};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -179,6 +180,52 @@ impl Drop for Client {
             let _ = t.join();
         }
     }
+}
+
+/// `ackscope proxy --listen LISTEN --forward FORWARD` then `args`, its report (stdout) and its
+/// messages (stderr) piped for `wait_with_output` or [`stop_proxy`].
+pub fn spawn_proxy(listen: SocketAddr, forward: SocketAddr, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ackscope"))
+        .args(["proxy", "--listen", &listen.to_string(), "--forward", &forward.to_string()])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ackscope proxy")
+}
+
+/// `ackscope peer --side SIDE --bind BIND --connect CONNECT` then `args`, output piped.
+pub fn spawn_peer(side: &str, bind: SocketAddr, connect: SocketAddr, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_ackscope"))
+        .args(["peer", "--side", side, "--bind", &bind.to_string(), "--connect", &connect.to_string()])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start ackscope peer")
+}
+
+/// The JSON a finished `ackscope` process printed, after asserting it succeeded (`what` names it).
+pub fn json_of_output(out: Output, what: &str) -> serde_json::Value {
+    assert!(out.status.success(), "{what} failed: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{what}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Ends a proxy from [`spawn_proxy`] once every party of its traffic has finished, rather than
+/// waiting out its `--seconds` (a cap it should not reach): SIGTERM, after which it finishes its
+/// session file and prints its report as at the deadline. Asserts it exited cleanly.
+pub fn stop_proxy(child: Child) -> Output {
+    #[cfg(unix)]
+    {
+        use nix::sys::signal::{kill, Signal};
+        use nix::unistd::Pid;
+        let pid = i32::try_from(child.id()).expect("a pid");
+        kill(Pid::from_raw(pid), Signal::SIGTERM).expect("SIGTERM the proxy");
+    }
+    let done = child.wait_with_output().unwrap();
+    assert!(done.status.success(), "the proxy: {}", String::from_utf8_lossy(&done.stderr));
+    done
 }
 
 /// The payload of datagram `i`: its index, then bytes drawn from it, `20 + i % 200` long, so an

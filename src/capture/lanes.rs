@@ -13,7 +13,7 @@ use std::sync::Arc;
 use anyhow::{bail, Result};
 
 use crate::capture::import::{ImportOptions, Importer};
-use crate::model::lane::{ClientInfo, LaneInfo, Origin, Protocol};
+use crate::lane::{ClientInfo, LaneInfo, Origin, Protocol};
 use crate::model::payloads::SharedPayloads;
 use crate::model::Recording;
 

@@ -5,6 +5,10 @@
 //! run, a UDP peer, a JSON-lines stream a game wrote and (to come) a proxy or a capture all look
 //! the same to them. A strategy change mid-run is a `ParamChanged` event; the description keeps
 //! each protocol with the instant it started, so a view shows what ran where it ran.
+//!
+//! It sits below both the session files (whose header stores it) and the model (which shows it):
+//! both import it and it imports neither, so the model builds on the sessions without the
+//! sessions naming the model back.
 
 use std::collections::BTreeMap;
 

@@ -1,7 +1,7 @@
 //! Packet bytes for a recording that keeps only events: re-encoded by re-running the lane.
 //!
 //! A simulated lane re-runs to identical events from its scenario and its action log
-//! ([`super::rerun`]), so its endpoints write the very bytes they wrote the first time. The
+//! ([`crate::session::rerun`]), so its endpoints write the very bytes they wrote the first time. The
 //! [`Reencoder`] re-runs a lane with every endpoint in a wire [`Tap`] (those a restart or a
 //! strategy change builds too, through the peer factory, as the pcapng export does) and keeps each
 //! send's bytes by `(client, uid)`: the n-th datagram a side's tap saw is that side's n-th
