@@ -145,13 +145,16 @@ fn a_steady_path_gets_no_resend_and_a_reordering_one_learns_to_wait() {
     let (kinds, m) = sends_by_kind(s.clone(), 30.0);
     assert_eq!(m.sends_per_message, 1.0, "{kinds:?}");
     // 30 ms of jitter that reorders packets 17 ms apart, still no loss: the first late packets
-    // read as lost teach the reorder window, and the rest wait for it. Resends stay rare.
+    // read as lost teach the reorder window, and the rest wait for it. Resends stay rare: the
+    // window is set just under the lateness seen (0.9 of it), so a packet as late as the latest
+    // late one is still resent (1.6 % of messages at this seed; a Nak a tick sooner on every
+    // real loss pays for it).
     plain_link(&mut s, 100.0, 0.0, 30.0);
     let (kinds, m) = sends_by_kind(s, 60.0);
     eprintln!("reordering, no loss: {kinds:?}, {m:?}");
     let resends =
         kinds.get(&SendKind::NakResend).copied().unwrap_or(0) + kinds.get(&SendKind::DelayResend).copied().unwrap_or(0);
-    assert!(resends * 100 < m.sent, "{resends} resends of {} messages on a lossless path", m.sent);
+    assert!(resends * 40 < m.sent, "{resends} resends of {} messages on a lossless path", m.sent);
 }
 
 /// What a drained run of `s` sent as blind copies.
@@ -242,12 +245,16 @@ fn copies_go_only_where_a_resend_would_be_slow_and_within_their_limits() {
     assert_eq!(c.of_firsts + c.of_resends, 0);
     // 30 % loss: one copy of every message cannot bring the tail within its share, so first
     // sends get none; a resend (only lost messages pay) gets one where two copied rounds bring
-    // the tail within the share, as at 10 ms each way (those whose next packet goes within an
-    // RTT; `copies::tests` has where they do not).
+    // the tail within the share. At 10 ms each way a round is quick (within the recovery target)
+    // and the second resend, copied, leaves few enough waiting: the first resend's copies are put
+    // off to it, paid by the 30 % of resent messages lost again (`copies::tests` has where they
+    // are not).
     let (c, m) = run(10.0, 30.0, 1, 256);
     eprintln!("10 ms, 30 %: {c:?}, {m:?}");
     assert_eq!(c.of_firsts, 0, "{c:?}");
-    assert!(c.of_first_resends * 5 > c.first_resends && c.of_resends <= c.resends, "{c:?}");
+    assert_eq!(c.of_first_resends, 0, "a first resend's copies are put off: {c:?}");
+    let later_resends = c.resends - c.first_resends;
+    assert!(c.of_resends * 3 > later_resends && c.of_resends <= later_resends, "{c:?}");
     assert_eq!(c.most_per_round, 1, "one copy per round at most");
 }
 

@@ -10,7 +10,8 @@
 //!   acks of its packets that carried reliable messages (the peer acks those at its next tick);
 //!   the share of its packets lost and, for a few send-time gaps, the chance that a packet that
 //!   far after a lost one is lost too (burstiness), both read from which packets the peer's ack
-//!   bits name; how late a packet read as lost can still arrive (reordering); how many reliable
+//!   bits name; how late a packet read as lost can still arrive (reordering: the window is set
+//!   just under the lateness seen, 0.9 of it); how many reliable
 //!   messages it sends per second and how large they are.
 //! - **Nak from the acks already in the header** ([`sent`]): a packet is lost once the peer acked
 //!   a packet sent more than the measured reorder window after it and this one's ack bit is clear
@@ -36,6 +37,9 @@
 //!   where none within `redundant_copies` gets there, the most as long as they halve the wait,
 //!   leave at most ten shares waiting and the next round, copied alike, reaches the share. Only
 //!   lost messages pay for these: at 10 % loss a tenth of what a copy of every message costs.
+//!   Where rounds are quick (a resend within the recovery target) and the next round, copied,
+//!   leaves at most five shares waiting, a resend goes without copies and the next round has
+//!   them: those are paid by the messages lost once more only.
 //! - **Quiet ticks.** Unless `every_tick`, a tick sends a packet only when it carries messages or
 //!   owes an ack for a packet that carried reliable messages: Glenn's endpoint sends every tick, and
 //!   its empty packets are a seventh of its bytes at the default workload. Acks of snapshot-only

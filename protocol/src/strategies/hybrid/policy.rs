@@ -9,7 +9,7 @@ use crate::strategies::glenn::{GlennConfig, PacketContext, ResendPolicy};
 use crate::wire::header::PacketHeader;
 use crate::wire::sequence::SequenceBuffer;
 
-use super::copies::{plan, plan_resend, CopyInputs, CopyPlan};
+use super::copies::{defer_resend, plan, plan_resend, CopyInputs, CopyPlan};
 use super::estimate::{LossModel, RateMeter, RttVar, SizeSample, COPY_GAPS_MS};
 use super::sent::SentLog;
 use super::HybridConfig;
@@ -22,15 +22,17 @@ struct MessageState {
     /// Its latest copy was read as lost: it goes in the next packet.
     nakked: bool,
     /// Blind copies planned for this round (its first send, or its latest resend), at least
-    /// `COPY_GAPS_MS[gap_index]` apart, and sent so far.
+    /// `gap_ms` apart, and sent so far.
     planned: u32,
-    gap_index: usize,
+    gap_ms: f64,
     copies: u32,
     /// The chance that a message came to this round: every carrier of every earlier round lost
     /// (1 on its first send), as estimated when each round began.
     reach: f64,
     /// When this round began: its first send, or its latest resend.
     round_start: SimTime,
+    /// This round's copies were put off to the next round.
+    deferred: bool,
 }
 
 impl Default for MessageState {
@@ -39,10 +41,11 @@ impl Default for MessageState {
             last_carrier: 0,
             nakked: false,
             planned: 0,
-            gap_index: 0,
+            gap_ms: 0.0,
             copies: 0,
             reach: 1.0,
             round_start: SimTime::ZERO,
+            deferred: false,
         }
     }
 }
@@ -203,10 +206,10 @@ impl HybridPolicy {
         }
     }
 
-    /// The chance that a round planned `copies` copies `COPY_GAPS_MS[gap_index]` apart fails:
+    /// The chance that a round planned `copies` copies `gap_ms` apart fails:
     /// its carrier lost, and each copy after it.
-    fn round_fails(&self, copies: u32, gap_index: usize) -> f64 {
-        let q = self.loss.loss_after_loss(gap_index.min(COPY_GAPS_MS.len() - 1));
+    fn round_fails(&self, copies: u32, gap_ms: f64) -> f64 {
+        let q = super::copies::q_at(&std::array::from_fn(|k| self.loss.loss_after_loss(k)), gap_ms);
         self.loss.loss() * q.powi(copies.min(64) as i32)
     }
 
@@ -220,11 +223,16 @@ impl HybridPolicy {
         let no_copies = self.config.redundancy_budget_bytes == 0;
         for &id in ids {
             let Some(&state) = self.messages.get(id) else { continue };
-            let reach = state.reach * self.round_fails(state.copies, state.gap_index);
-            let plan = if no_copies { CopyPlan::NONE } else { plan_resend(&inputs, reach) };
+            let reach = state.reach * self.round_fails(state.copies, state.gap_ms);
+            let mut plan = if no_copies { CopyPlan::NONE } else { plan_resend(&inputs, reach) };
+            // Its copies put off to the next round where rounds are quick (see `defer_resend`).
+            let deferred = plan.copies > 0 && defer_resend(&inputs, reach, state.deferred);
+            if deferred {
+                plan = CopyPlan::NONE;
+            }
             if let Some(s) = self.messages.get_mut(id) {
-                (s.reach, s.planned, s.gap_index, s.copies, s.round_start) =
-                    (reach, plan.copies, plan.gap_index, 0, now);
+                (s.reach, s.planned, s.gap_ms, s.copies, s.round_start, s.deferred) =
+                    (reach, plan.copies, plan.gap_ms, 0, now, deferred);
             }
         }
     }
@@ -245,8 +253,9 @@ impl HybridPolicy {
             // A first send starts the message's state afresh (an id reused after a wrap).
             if let Some(s) = self.messages.insert(p.id) {
                 s.planned = self.plan.copies.saturating_sub(fewer);
-                s.gap_index = self.plan.gap_index;
+                s.gap_ms = self.plan.gap_ms;
                 s.reach = 1.0;
+                s.deferred = false;
             }
         }
     }
@@ -288,7 +297,7 @@ impl HybridPolicy {
             if state.copies >= state.planned {
                 continue;
             }
-            let (round_start, gap_us) = (state.round_start, Self::micros(COPY_GAPS_MS[state.gap_index]));
+            let (round_start, gap_us) = (state.round_start, Self::micros(state.gap_ms));
             let Some(last) = channel.view(id).and_then(|v| v.last_sent) else { continue };
             if last == now || now.saturating_since(last).0 < gap_us || now.saturating_since(round_start).0 > max_age_us
             {
