@@ -140,7 +140,7 @@ impl LiveLog {
                     stream.describe(Some(first.name.clone()), Some(first.wire.name().to_string()), clients);
                     log.described = now;
                 }
-                span("intake.stream", || stream.append(events.clone(), actions.clone()));
+                span("intake.stream", || stream.append(&events, &actions));
             }
         }
         lane.actions.extend(actions);

@@ -24,6 +24,9 @@ use super::stream::{SessionStream, FLUSH_EVERY};
 use super::Session;
 use crate::model::lane::ClientInfo;
 
+/// Buffers kept for the next batches (a frame hands over one batch per lane, or a few).
+const SPARE_BUFFERS: usize = 4;
+
 /// What the writer is asked to do, in order.
 enum Order {
     Append(Vec<Event>, Vec<Step>),
@@ -41,6 +44,10 @@ pub struct StreamWriter {
     orders: Option<Sender<Order>>,
     /// The error that stopped the writer, once.
     failed: Receiver<String>,
+    /// Batches' buffers the writer is done with, to be filled again: freed on the writer's
+    /// thread, a buffer the window's thread allocated would take the window's malloc arena lock
+    /// (glibc), which the window's thread waits on.
+    spare: Receiver<Vec<Event>>,
     thread: Option<JoinHandle<Result<u64>>>,
 }
 
@@ -80,11 +87,12 @@ impl StreamWriter {
         let path = stream.path().to_path_buf();
         let (orders, taken) = unbounded();
         let (fail, failed) = bounded(1);
+        let (give_back, spare) = bounded(SPARE_BUFFERS);
         let thread = std::thread::Builder::new()
             .name("ackscope-stream".into())
-            .spawn(move || write(stream, taken, fail))
+            .spawn(move || write(stream, taken, fail, give_back))
             .expect("spawn stream writer thread");
-        Self { path, events: 0, orders: Some(orders), failed, thread: Some(thread) }
+        Self { path, events: 0, orders: Some(orders), failed, spare, thread: Some(thread) }
     }
 
     pub fn path(&self) -> &Path {
@@ -101,10 +109,13 @@ impl StreamWriter {
         self.failed.try_recv().ok().map(|e| anyhow!(e))
     }
 
-    /// Hands `events` (in time order, after those handed over) and `actions` to the writer.
-    pub fn append(&mut self, events: Vec<Event>, actions: Vec<Step>) {
+    /// Hands a copy of `events` (in time order, after those handed over) and `actions` to the
+    /// writer.
+    pub fn append(&mut self, events: &[Event], actions: &[Step]) {
         self.events += events.len() as u64;
-        self.send(Order::Append(events, actions));
+        let mut batch = self.spare.try_recv().unwrap_or_default();
+        batch.extend_from_slice(events);
+        self.send(Order::Append(batch, actions.to_vec()));
     }
 
     /// [`SessionStream::describe`], in order with the batches.
@@ -159,14 +170,23 @@ impl Drop for StreamWriter {
 
 /// The writer's thread: every order in turn, a flush when [`FLUSH_EVERY`] passed with nothing
 /// handed over, and the file finished when the channel closes.
-fn write(mut stream: SessionStream, orders: Receiver<Order>, fail: Sender<String>) -> Result<u64> {
+fn write(
+    mut stream: SessionStream,
+    orders: Receiver<Order>,
+    fail: Sender<String>,
+    give_back: Sender<Vec<Event>>,
+) -> Result<u64> {
     let failed = |e: anyhow::Error| {
         let _ = fail.send(format!("{e:#}"));
         e
     };
     loop {
         match orders.recv_timeout(FLUSH_EVERY) {
-            Ok(Order::Append(events, actions)) => stream.append(&events, &actions).map_err(failed)?,
+            Ok(Order::Append(mut events, actions)) => {
+                stream.append(&events, &actions).map_err(failed)?;
+                events.clear();
+                let _ = give_back.try_send(events);
+            }
             Ok(Order::Describe(protocol, wire, clients)) => stream.describe(protocol, wire, clients),
             Ok(Order::SetDuration(us)) => stream.set_duration(us),
             Ok(Order::Flush(done)) => {
@@ -206,7 +226,7 @@ mod tests {
             sim.run_until(SimTime(tenth * 100_000));
             let batch: Vec<Event> = sim.drain_events().collect();
             all.extend(batch.iter().cloned());
-            writer.append(batch, Vec::new());
+            writer.append(&batch, &[]);
             if tenth == 20 {
                 // Waited for: the file then holds every event handed over.
                 writer.flush().unwrap();
@@ -232,7 +252,7 @@ mod tests {
         let mut sim = Simulation::new(s);
         sim.run_until(SimTime(2_000_000));
         let batch: Vec<Event> = sim.drain_events().collect();
-        writer.append(batch.clone(), Vec::new());
+        writer.append(&batch, &[]);
         drop(writer);
         let back = load(&path).unwrap();
         assert!(back.events == batch, "{} of {} events", back.events.len(), batch.len());
