@@ -5,7 +5,7 @@
 //! It drives the real window headless the way `frame_bench` does (egui_kittest, 1280x800, egui
 //! pass and layout, no GPU): `AppState::start` spawns the live run thread, and each frame takes
 //! the run's events in within the frame's budget and draws the views, paced like the app's
-//! animation frames (33 ms). The tab shown changes every 30 s (Overview, Clients, Messages,
+//! animation frames (33 ms; back to back while the window catches up, as the app asks then). The tab shown changes every 30 s (Overview, Clients, Messages,
 //! Packets, Anomalies, Summary, ...), so every view meets the growing recording. It prints the
 //! frame time per tab (average, p99, worst), the window thread's time on a core per frame (its
 //! work, without the waits for a core a loaded machine adds), the slowest frames with what they
@@ -235,7 +235,11 @@ fn main() {
                 load()
             );
         }
-        std::thread::sleep(FRAME.saturating_sub(f.elapsed()));
+        // A window catching up asks for its next frame at once (`window::frame_ui`), as eframe
+        // then draws it: no pause.
+        if !h.state().0.lag.catching_up {
+            std::thread::sleep(FRAME.saturating_sub(f.elapsed()));
+        }
     }
     let s = &h.state().0;
     let shown = s.end_time().as_secs_f64();

@@ -1,6 +1,6 @@
 //! A live lane's newest events rebuilt into a fresh recording on a worker thread, for the memory
-//! window of [`super::live_log`]: the worker is handed the lane's events from the cut on, a piece
-//! per ingest, and then the lane's new events as they come until it is level with the lane; the
+//! window of [`super::live_log`]: the worker is handed the lane's events from the cut on, a few
+//! ms of copying per ingest, and then the lane's new events as they come until it is level with the lane; the
 //! window's thread folds only the last frame or two of events into it, within a budget, and the
 //! lane is replaced with it.
 //!
@@ -58,7 +58,8 @@ pub(super) struct Rebuild {
     replaces: u64,
     /// Events of the replaced recording it was given or has caught up with.
     upto: usize,
-    /// Hands the worker the events it is to hold, a piece per ingest, and then the lane's new
+    /// Hands the worker the events it is to hold, pieces per ingest within
+    /// [`HAND_OVER_BUDGET`], and then the lane's new
     /// ones until it has folded nearly all of them ([`LEVEL_EVENTS`]); dropped then, which tells
     /// it to send its recording back.
     feed: Option<Sender<Vec<Event>>>,
@@ -91,7 +92,8 @@ pub(super) enum Stepped {
 
 impl Rebuild {
     /// Starts building a recording of `lane`'s events from `from` on a worker thread; the events
-    /// are handed to it a piece per [`Self::step`] ([`HAND_OVER_EVENTS`]).
+    /// are handed to it in pieces of [`HAND_OVER_EVENTS`] at each [`Self::step`], within
+    /// [`HAND_OVER_BUDGET`].
     pub(super) fn spawn(lane: &Recording, from: usize) -> Self {
         let header = lane.header();
         let (feed, pieces) = unbounded::<Vec<Event>>();
