@@ -5,7 +5,7 @@
 //! It drives the real window headless the way `frame_bench` does (egui_kittest, 1280x800, egui
 //! pass and layout, no GPU): `AppState::start` spawns the live run thread, and each frame takes
 //! the run's events in within the frame's budget and draws the views, paced like the app's
-//! animation frames (33 ms). The tab shown changes every 30 s (Overview, Clients, Messages,
+//! animation frames (33 ms; back to back while the window catches up, as the app asks then). The tab shown changes every 30 s (Overview, Clients, Messages,
 //! Packets, Anomalies, Summary, ...), so every view meets the growing recording. It prints the
 //! frame time per tab (average, p99, worst), the window thread's time on a core per frame (its
 //! work, without the waits for a core a loaded machine adds), the slowest frames with what they
@@ -93,12 +93,38 @@ impl Frames {
     }
 }
 
-/// This thread's time on a core and its time waiting for one, in ns (Linux's schedstat; `None`
-/// elsewhere).
+/// This thread's time on a core and its time waiting for one, in ns (`None` where Linux's
+/// schedstat is missing).
+///
+/// The time on a core is `CLOCK_THREAD_CPUTIME_ID`, which brings the running slice up to date.
+/// Schedstat's own first field does not: read by the thread itself mid-slice it lags by the time
+/// since the last scheduler tick (4 ms at this kernel's 250 Hz), which made about 1.7 ms of every
+/// frame look blocked (neither on a core nor waiting for one) in the figures before 2026-11-28.
+/// The wait (schedstat's second field) is complete: it is added when the thread gets a core.
 fn schedstat() -> Option<(u64, u64)> {
     let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
-    let mut f = s.split_whitespace().map(|v| v.parse::<u64>().ok());
-    Some((f.next()??, f.next()??))
+    let waited = s.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+    Some((thread_cpu_ns()?, waited))
+}
+
+#[cfg(unix)]
+fn thread_cpu_ns() -> Option<u64> {
+    use nix::time::{clock_gettime, ClockId};
+    let t = clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).ok()?;
+    Some(t.tv_sec() as u64 * 1_000_000_000 + t.tv_nsec() as u64)
+}
+
+#[cfg(not(unix))]
+fn thread_cpu_ns() -> Option<u64> {
+    None
+}
+
+/// This thread's minor and major page faults so far (Linux's `/proc/thread-self/stat`, fields 10
+/// and 12; `None` elsewhere).
+fn faults() -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    let f: Vec<&str> = s[s.rfind(')')? + 2..].split_whitespace().collect();
+    Some((f.get(7)?.parse().ok()?, f.get(9)?.parse().ok()?))
 }
 
 fn load() -> String {
@@ -137,6 +163,10 @@ fn main() {
     // that a loaded machine adds to the wall time).
     let mut per_tab_cpu: Vec<Frames> = tabs.iter().map(|_| Frames::default()).collect();
     let mut all_cpu = Frames::default();
+    // Time per frame neither on a core nor waiting for one: blocked (a lock, a page fault's I/O,
+    // a system call), and the window thread's page faults per frame.
+    let mut all_blocked = Frames::default();
+    let mut all_faults = Frames::default();
     // The slowest frames: (ms, wall s, tab, events taken in that frame, where its time went).
     let mut slowest: Vec<(f64, f64, Tab, u64, String)> = Vec::new();
     // Every span's frames: (name, ms per frame it ran in).
@@ -153,13 +183,20 @@ fn main() {
         let i = (t / a.tab_seconds) as usize % tabs.len();
         h.state_mut().0.settings.tab = tabs[i];
         let before: u64 = h.state().0.lanes.iter().map(|l| l.len() as u64).sum();
-        let (f, sched) = (Instant::now(), schedstat());
+        let (f, sched, faulted) = (Instant::now(), schedstat(), faults());
         h.step();
         let ms = f.elapsed().as_secs_f64() * 1000.0;
         let (cpu_ms, waited_ms) = schedstat().map_or((0.0, 0.0), |(c, w)| {
             let (c0, w0) = sched.unwrap_or((c, w));
             ((c - c0) as f64 / 1e6, (w - w0) as f64 / 1e6)
         });
+        let blocked_ms = (ms - cpu_ms - waited_ms).max(0.0);
+        all_blocked.ms.push(blocked_ms);
+        let (minor, major) = faults().map_or((0, 0), |(m, j)| {
+            let (m0, j0) = faulted.unwrap_or((m, j));
+            (m - m0, j - j0)
+        });
+        all_faults.ms.push((minor + major) as f64);
         per_tab_cpu[i].ms.push(cpu_ms);
         all_cpu.ms.push(cpu_ms);
         let held: usize = h.state().0.lanes.iter().map(|l| l.len()).sum();
@@ -174,7 +211,10 @@ fn main() {
             }
         }
         let split = || took.iter().map(|(n, d)| format!("{n} {:.1}", d.as_secs_f64() * 1000.0)).collect::<Vec<_>>();
-        let split = format!("on a core {cpu_ms:.1}, waiting for one {waited_ms:.1}: {}", split().join(", "));
+        let split = format!(
+            "on a core {cpu_ms:.1}, waiting for one {waited_ms:.1}, blocked {blocked_ms:.1}, {minor} minor and {major} major page faults: {}",
+            split().join(", ")
+        );
         slowest.push((ms, t, tabs[i], (held as u64).saturating_sub(before), split));
         slowest.sort_by(|x, y| y.0.total_cmp(&x.0));
         slowest.truncate(12);
@@ -195,7 +235,11 @@ fn main() {
                 load()
             );
         }
-        std::thread::sleep(FRAME.saturating_sub(f.elapsed()));
+        // A window catching up asks for its next frame at once (`window::frame_ui`), as eframe
+        // then draws it: no pause.
+        if !h.state().0.lag.catching_up {
+            std::thread::sleep(FRAME.saturating_sub(f.elapsed()));
+        }
     }
     let s = &h.state().0;
     let shown = s.end_time().as_secs_f64();
@@ -208,11 +252,25 @@ fn main() {
         println!("  {}", frames.line(tab.name()));
     }
     println!("  {}", all.line("all"));
-    println!("time on a core per frame (the window thread's, from /proc/thread-self/schedstat: its work alone):");
+    println!("time on a core per frame (the window thread's, CLOCK_THREAD_CPUTIME_ID: its work alone):");
     for (tab, frames) in tabs.iter().zip(&per_tab_cpu) {
         println!("  {}", frames.line(tab.name()));
     }
     println!("  {}", all_cpu.line("all"));
+    println!(
+        "blocked per frame (wall time neither on a core nor waiting for one: a lock, I/O): {:.1} s in all",
+        all_blocked.ms.iter().sum::<f64>() / 1000.0
+    );
+    println!("  {}", all_blocked.line("all"));
+    let n = all_faults.ms.len().max(1) as f64;
+    let mut by_faults = all_faults.ms.clone();
+    by_faults.sort_by(f64::total_cmp);
+    println!(
+        "page faults of the window thread per frame: avg {:.0}, p99 {:.0}, most {:.0}",
+        all_faults.ms.iter().sum::<f64>() / n,
+        by_faults.get(by_faults.len() * 99 / 100).copied().unwrap_or(0.0),
+        by_faults.last().copied().unwrap_or(0.0)
+    );
     println!("slowest frames (ms, at wall s, tab, events taken in):");
     for (ms, t, tab, n, split) in &slowest {
         println!("  {ms:7.2} ms at {t:5.1} s on {:9} ({n} events): {split}", tab.name());

@@ -7,7 +7,7 @@
 //! ([`Recording::heap_bytes`], exact against a counting allocator: 175 bytes per event for one
 //! client at 60 packets/s, 222 from 16 clients on, where every event is kept in the lane's log
 //! and in its client's), not reckoned at one figure per event for any lane. Every event now goes
-//! first to the lane's [`SessionStream`] (a
+//! first to the lane's stream file, written on a thread of its own ([`StreamWriter`]: a
 //! complete, checksummed session after every flush, so a killed app leaves a readable file), then
 //! into the lane's recording. When the recording spans more than [`LiveLimits::window_s`] of run
 //! time, or holds more than [`TRIM_SHARE`] of [`LiveLimits::max_bytes`], the newest half of it is rebuilt
@@ -28,7 +28,7 @@ use super::live_log_rebuild::{background, Rebuild, Stepped};
 use super::live_log_spans::span;
 use crate::model::limits::LiveLimits;
 use crate::model::{Origin, Recording};
-use crate::session::stream::SessionStream;
+use crate::session::stream_writer::{Flushed, StreamWriter};
 
 /// The part of a lane's share of [`LiveLimits::max_bytes`] at which it is trimmed.
 ///
@@ -44,7 +44,7 @@ pub const KEEP_FILES: usize = 20;
 
 #[derive(Default)]
 struct LaneLog {
-    stream: Option<SessionStream>,
+    stream: Option<StreamWriter>,
     rebuild: Option<Rebuild>,
     trims: usize,
     /// The lane's recording now (its id after the latest ingest).
@@ -110,10 +110,10 @@ impl LiveLog {
             // A proxy's decoder picks the protocol, and a source names its clients, after the
             // file is made: those lanes' descriptions stand after the events, kept up to date.
             let stream = if matches!(lane.info.origin, Origin::Simulated | Origin::UdpLoopback) {
-                SessionStream::create(&path, &lane.header())?
+                StreamWriter::create(&path, &lane.header())?
             } else {
                 self.lanes[i].described = Some(described(lane));
-                SessionStream::create_described_later(&path, &lane.header())?
+                StreamWriter::create_described_later(&path, &lane.header())?
             };
             self.lanes[i].stream = Some(stream);
         }
@@ -122,9 +122,16 @@ impl LiveLog {
 
     /// Moves a batch of lane `i`'s events into its stream file and its recording, then keeps the
     /// recording within the limits. The events reach the recording even when the file fails.
+    ///
+    /// The file is written on its writer's thread ([`StreamWriter`]): a write that failed is
+    /// returned by the next ingest of the lane, and the run goes on in memory alone.
     pub fn ingest(&mut self, i: usize, lane: &mut Recording, events: Vec<Event>, actions: Vec<Step>) -> Result<()> {
         let mut result = Ok(());
         if let Some(log) = self.lanes.get_mut(i) {
+            if let Some(e) = log.stream.as_ref().and_then(StreamWriter::failed) {
+                result = Err(e);
+                log.stream = None;
+            }
             if let Some(stream) = &mut log.stream {
                 let now = log.described.as_ref().map(|_| described(lane));
                 if now.is_some() && now != log.described {
@@ -133,10 +140,7 @@ impl LiveLog {
                     stream.describe(Some(first.name.clone()), Some(first.wire.name().to_string()), clients);
                     log.described = now;
                 }
-                result = span("intake.stream", || stream.append(&events, &actions));
-                if result.is_err() {
-                    log.stream = None;
-                }
+                span("intake.stream", || stream.append(&events, &actions));
             }
         }
         lane.actions.extend(actions);
@@ -212,7 +216,17 @@ impl LiveLog {
         self.trimmed.iter().find(|(id, ..)| *id == rec.id()).map(|(_, p, n)| (p.clone(), *n))
     }
 
-    /// The stream files of the run (one per lane), flushed.
+    /// Asks every lane's writer to flush what it was handed, without waiting: a read-back's
+    /// thread waits for it ([`Flushed::wait`]) before reading the files.
+    pub fn flush_later(&self) -> Flushed {
+        let mut all = Flushed::default();
+        for s in self.lanes.iter().filter_map(|l| l.stream.as_ref()) {
+            all.join(s.flush_later());
+        }
+        all
+    }
+
+    /// The stream files of the run (one per lane), flushed (waiting for their writers).
     pub fn files(&mut self) -> Vec<PathBuf> {
         self.lanes
             .iter_mut()

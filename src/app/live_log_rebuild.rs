@@ -1,6 +1,6 @@
 //! A live lane's newest events rebuilt into a fresh recording on a worker thread, for the memory
-//! window of [`super::live_log`]: the worker is handed the lane's events from the cut on, a piece
-//! per ingest, and then the lane's new events as they come until it is level with the lane; the
+//! window of [`super::live_log`]: the worker is handed the lane's events from the cut on, a few
+//! ms of copying per ingest, and then the lane's new events as they come until it is level with the lane; the
 //! window's thread folds only the last frame or two of events into it, within a budget, and the
 //! lane is replaced with it.
 //!
@@ -35,11 +35,22 @@ const CATCH_UP_BUDGET: Duration = Duration::from_millis(2);
 /// the rest is folded here, on the window's thread.
 const LEVEL_EVENTS: usize = 4096;
 
-/// Events of the lane handed to a rebuild's worker per ingest. Copying the whole newest half in
-/// one go held a frame for 500-700 ms with 5 M events in memory (`examples/capture_open.rs`);
-/// a piece this size copies in a few ms, and the worker is handed all of it within a second of
-/// frames.
-const HAND_OVER_EVENTS: usize = 65_536;
+/// Events of the lane handed to a rebuild's worker in one piece. Copying the whole newest half
+/// in one go held a frame for 500-700 ms with 5 M events in memory (`examples/capture_open.rs`).
+const HAND_OVER_EVENTS: usize = 8192;
+
+/// Time an ingest may spend handing pieces to the worker (at least one piece goes each time).
+///
+/// 65,536 events per ingest, each piece in a fresh buffer freed by the worker, held 64-client
+/// frames for 17-31 ms on a core with 1,100-1,400 page faults each
+/// (`examples/live_clients.rs`, 2026-11-28): the buffers now come back to be filled again
+/// ([`Rebuild::spare`]), and the hand-over stops at this budget. At 2 ms the worker is handed
+/// several times the 60,000 events a second the run adds, so it still gets level within
+/// seconds.
+const HAND_OVER_BUDGET: Duration = Duration::from_millis(2);
+
+/// Buffers of handed-over pieces kept to be filled again.
+const SPARE_PIECES: usize = 8;
 
 /// A recording of a lane's newest events being built on a worker thread.
 pub(super) struct Rebuild {
@@ -47,10 +58,15 @@ pub(super) struct Rebuild {
     replaces: u64,
     /// Events of the replaced recording it was given or has caught up with.
     upto: usize,
-    /// Hands the worker the events it is to hold, a piece per ingest, and then the lane's new
+    /// Hands the worker the events it is to hold, pieces per ingest within
+    /// [`HAND_OVER_BUDGET`], and then the lane's new
     /// ones until it has folded nearly all of them ([`LEVEL_EVENTS`]); dropped then, which tells
     /// it to send its recording back.
     feed: Option<Sender<Vec<Event>>>,
+    /// Pieces' buffers the worker has folded and handed back, to be filled again: freed on the
+    /// worker's thread, a buffer allocated here would take this thread's malloc arena lock
+    /// (glibc), which the window's thread then waits on, and a fresh one page-faults in again.
+    spare: Receiver<Vec<Event>>,
     /// Events the worker was handed: the lane's from `from` to `upto`.
     from: usize,
     /// Events the worker has folded so far.
@@ -76,10 +92,12 @@ pub(super) enum Stepped {
 
 impl Rebuild {
     /// Starts building a recording of `lane`'s events from `from` on a worker thread; the events
-    /// are handed to it a piece per [`Self::step`] ([`HAND_OVER_EVENTS`]).
+    /// are handed to it in pieces of [`HAND_OVER_EVENTS`] at each [`Self::step`], within
+    /// [`HAND_OVER_BUDGET`].
     pub(super) fn spawn(lane: &Recording, from: usize) -> Self {
         let header = lane.header();
         let (feed, pieces) = unbounded::<Vec<Event>>();
+        let (give_back, spare) = bounded(SPARE_PIECES);
         let (tx, rx) = bounded(1);
         let folded = Arc::new(AtomicUsize::new(0));
         let count = Arc::clone(&folded);
@@ -89,17 +107,18 @@ impl Rebuild {
                 background();
                 // The same fold as opening a file: the header's recording, then every event in order.
                 let rec = Recording::from_session(header, &Arc::new(Progress::new())).map(|mut rec| {
-                    for piece in pieces {
+                    for mut piece in pieces {
                         let n = piece.len();
-                        rec.ingest(piece);
+                        rec.ingest_iter(piece.drain(..));
                         count.fetch_add(n, Ordering::Relaxed);
+                        let _ = give_back.try_send(piece);
                     }
                     rec
                 });
                 let _ = tx.send(rec);
             })
             .expect("spawn window thread");
-        Self { replaces: lane.id(), upto: from, from, folded, feed: Some(feed), result: rx, fresh: None }
+        Self { replaces: lane.id(), upto: from, from, folded, feed: Some(feed), spare, result: rx, fresh: None }
     }
 
     /// One ingest's share: hands the worker the next piece of `lane` (and lets it send its
@@ -112,12 +131,23 @@ impl Rebuild {
         }
         let end = lane.events().len();
         if let Some(feed) = &self.feed {
-            let to = end.min(self.upto + HAND_OVER_EVENTS);
-            if to > self.upto && feed.send(lane.events()[self.upto..to].to_vec()).is_err() {
-                return Stepped::Abandoned;
+            let started = Instant::now();
+            loop {
+                let to = end.min(self.upto + HAND_OVER_EVENTS);
+                if to == self.upto {
+                    break;
+                }
+                let mut piece = self.spare.try_recv().unwrap_or_default();
+                piece.extend_from_slice(&lane.events()[self.upto..to]);
+                if feed.send(piece).is_err() {
+                    return Stepped::Abandoned;
+                }
+                self.upto = to;
+                if started.elapsed() >= HAND_OVER_BUDGET {
+                    break;
+                }
             }
-            self.upto = to;
-            if to == end && self.folded.load(Ordering::Relaxed) + LEVEL_EVENTS >= to - self.from {
+            if self.upto == end && self.folded.load(Ordering::Relaxed) + LEVEL_EVENTS >= end - self.from {
                 self.feed = None;
             }
             return Stepped::Going;
@@ -133,7 +163,7 @@ impl Rebuild {
         let (started, at_least) = (Instant::now(), self.upto.saturating_add(added.saturating_add(CATCH_UP_EVENTS)));
         while self.upto < end && (self.upto < at_least || started.elapsed() < CATCH_UP_BUDGET) {
             let to = end.min(self.upto + CATCH_UP_EVENTS);
-            fresh.ingest(lane.events()[self.upto..to].to_vec());
+            fresh.ingest_iter(lane.events()[self.upto..to].iter().cloned());
             self.upto = to;
         }
         match self.fresh.take() {

@@ -21,6 +21,7 @@ use crossbeam_channel::{bounded, Receiver};
 
 use crate::model::Recording;
 use crate::session::stream::read_range;
+use crate::session::stream_writer::Flushed;
 
 /// Shortest run time a slice covers (a tiny window would otherwise read slices of a few events).
 pub const MIN_SPAN_US: u64 = 200_000;
@@ -57,13 +58,14 @@ pub struct ReadBack {
 impl ReadBack {
     /// Brings the slice in line with `cursor` over `lanes`, each with its stream file and the
     /// instant before which its events are only in that file (`None`: nothing to read back).
-    /// `flush` makes the files hold every event so far; `wake` is called when a read finishes.
+    /// `flush` asks for the files to hold every event so far (the read's thread waits for it);
+    /// `wake` is called when a read finishes.
     pub fn update(
         &mut self,
         lanes: &[Recording],
         sources: Option<Vec<(PathBuf, SimTime)>>,
         cursor: SimTime,
-        flush: impl FnOnce(),
+        flush: impl FnOnce() -> Flushed,
         wake: impl Fn() + Send + 'static,
     ) {
         let Some(sources) = sources.filter(|s| s.len() == lanes.len()) else { return self.clear() };
@@ -87,7 +89,7 @@ impl ReadBack {
             return;
         }
         let span = slice_span(lanes, &sources, cursor, limit);
-        flush();
+        let flushed = flush();
         let headers: Vec<_> = lanes.iter().map(Recording::header).collect();
         let (tx, rx) = bounded(1);
         let job_span = Span { files, ..span };
@@ -95,17 +97,18 @@ impl ReadBack {
         std::thread::Builder::new()
             .name("ackscope-readback".into())
             .spawn(move || {
-                let result = read
-                    .files
-                    .iter()
-                    .zip(&headers)
-                    .map(|(file, header)| {
-                        let events = read_range(file, read.from, read.until).map_err(|e| format!("{e:#}"))?;
-                        let mut rec = Recording::from_header(header);
-                        rec.ingest(events);
-                        Ok(rec)
-                    })
-                    .collect();
+                let result = flushed.wait().map_err(|e| format!("{e:#}")).and_then(|()| {
+                    read.files
+                        .iter()
+                        .zip(&headers)
+                        .map(|(file, header)| {
+                            let events = read_range(file, read.from, read.until).map_err(|e| format!("{e:#}"))?;
+                            let mut rec = Recording::from_header(header);
+                            rec.ingest(events);
+                            Ok(rec)
+                        })
+                        .collect()
+                });
                 let _ = tx.send(result);
                 wake();
             })
@@ -203,7 +206,7 @@ impl super::AppState {
         let sources = sources.filter(|s| s.iter().any(|(_, start)| *start > SimTime::ZERO));
         let wake = self.wake.clone();
         let live_log = &mut self.live_log;
-        self.readback.update(&self.lanes, sources, cursor, || drop(live_log.files()), move || wake());
+        self.readback.update(&self.lanes, sources, cursor, || live_log.flush_later(), move || wake());
     }
 
     /// The read-back of a trimmed run's past: what is shown and what is being read.
@@ -243,11 +246,11 @@ mod tests {
         let lanes = [lane()];
         let sources = || Some(vec![(PathBuf::from("/nonexistent/ackscope/live-x.ron"), SimTime(4_000_000))]);
         let mut rb = ReadBack::default();
-        rb.update(&lanes, sources(), SimTime(1_000_000), || {}, || {});
+        rb.update(&lanes, sources(), SimTime(1_000_000), Flushed::default, || {});
         assert!(rb.reading() && rb.status().unwrap().starts_with("reading "), "{:?}", rb.status());
         while rb.reading() {
             std::thread::sleep(std::time::Duration::from_millis(5));
-            rb.update(&lanes, sources(), SimTime(1_000_000), || {}, || {});
+            rb.update(&lanes, sources(), SimTime(1_000_000), Flushed::default, || {});
         }
         assert!(rb.shown().is_none());
         assert!(rb.status().unwrap().contains("failed"), "{:?}", rb.status());
@@ -255,7 +258,7 @@ mod tests {
         rb.update(&lanes, sources(), SimTime(1_000_000), || panic!("read again"), || {});
         assert!(!rb.reading());
         // In the window: nothing to read back.
-        rb.update(&lanes, sources(), SimTime(4_500_000), || {}, || {});
+        rb.update(&lanes, sources(), SimTime(4_500_000), Flushed::default, || {});
         assert!(rb.status().is_none() && !rb.reading());
     }
 }

@@ -40,6 +40,7 @@ mod save;
 pub mod stream;
 pub mod stream_bookmarks;
 mod stream_load;
+pub mod stream_writer;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
