@@ -22,7 +22,7 @@ use crossbeam_channel::{bounded, unbounded, Receiver, RecvTimeoutError, Sender};
 
 use super::stream::{SessionStream, FLUSH_EVERY};
 use super::Session;
-use crate::model::lane::ClientInfo;
+use crate::lane::ClientInfo;
 
 /// Buffers kept for the next batches (a frame hands over one batch per lane, or a few).
 const SPARE_BUFFERS: usize = 4;
