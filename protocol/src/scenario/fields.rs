@@ -436,6 +436,7 @@ section!(HybridConfig, hybrid_slot, hybrid_get, HYBRID {
     "reorder_tolerance_packets" => reorder_tolerance_packets,
     "rtt_factor" => rtt_factor,
     "rttvar_factor" => rttvar_factor,
+    "tight_rttvar_factor" => tight_rttvar_factor,
     "redundancy_age_rtts" => redundancy_age_rtts,
     "redundancy_budget_bytes" => redundancy_budget_bytes,
     "redundant_copies" => redundant_copies,

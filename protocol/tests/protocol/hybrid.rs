@@ -157,6 +157,41 @@ fn a_steady_path_gets_no_resend_and_a_reordering_one_learns_to_wait() {
     assert!(resends * 40 < m.sent, "{resends} resends of {} messages on a lossless path", m.sent);
 }
 
+/// Timer resends of a drained run of `s` (its kinds of sends and metrics).
+fn timer_resends(s: Scenario, secs: f64) -> (u64, ReliableMetrics) {
+    let (kinds, m) = sends_by_kind(s, secs);
+    (kinds.get(&SendKind::DelayResend).copied().unwrap_or(0), m)
+}
+
+#[test]
+fn the_timer_backs_off_where_its_resends_prove_spurious_and_stays_tight_where_needed() {
+    // 100 ms each way with 30 ms of jitter and no loss: every timer resend is spurious. A timer
+    // fixed at the tight srtt + 1 x rttvar fires before one ack in six or so; the learnt one
+    // backs off toward TCP's 4 after its first spurious resends, the losses being under the tail
+    // share (none).
+    let mut s = hybrid_scenario(0x71E);
+    s.workload.reliable_rate_hz = 10.0;
+    s.workload.snapshot_rate_hz = 20.0;
+    plain_link(&mut s, 100.0, 0.0, 30.0);
+    let (learnt, m) = timer_resends(s.clone(), 60.0);
+    let mut fixed = s.clone();
+    fixed.hybrid.rttvar_factor = fixed.hybrid.tight_rttvar_factor;
+    let (fixed_resends, fm) = timer_resends(fixed, 60.0);
+    eprintln!("lossless, jitter: {learnt} timer resends learnt, {fixed_resends} fixed tight ({m:?}, {fm:?})");
+    assert!(learnt * 100 < m.sent, "{learnt} timer resends of {} messages on a lossless path", m.sent);
+    assert!(fixed_resends * 20 > fm.sent, "a fixed tight timer resends often: {fixed_resends} of {}", fm.sent);
+    // 50 ms each way, 30 ms jitter, 10 % loss: the lost messages and those queued behind them
+    // are over the tail share, so the timer stays tight and beats the Nak (which waits for the
+    // reorder window) far more often than TCP's does.
+    plain_link(&mut s, 50.0, 10.0, 30.0);
+    let (learnt, m) = timer_resends(s.clone(), 60.0);
+    let mut tcp = s;
+    tcp.hybrid.tight_rttvar_factor = 4.0;
+    let (tcp_resends, tm) = timer_resends(tcp, 60.0);
+    eprintln!("10 % loss, jitter: {learnt} timer resends learnt, {tcp_resends} at TCP's 4 ({m:?}, {tm:?})");
+    assert!(learnt > 2 * tcp_resends.max(10), "{learnt} timer resends, {tcp_resends} at TCP's 4");
+}
+
 /// What a drained run of `s` sent as blind copies.
 #[derive(Debug, Default)]
 struct CopyCount {

@@ -12,6 +12,7 @@ use crate::wire::sequence::SequenceBuffer;
 use super::copies::{defer_resend, plan, plan_resend, CopyInputs, CopyPlan};
 use super::estimate::{LossModel, RateMeter, RttVar, SizeSample, COPY_GAPS_MS};
 use super::sent::SentLog;
+use super::timer::TimerFactor;
 use super::HybridConfig;
 
 /// What the policy keeps per unacked message.
@@ -61,6 +62,10 @@ pub struct HybridCounters {
     pub quiet_ticks: u64,
     /// Blind copies sent.
     pub copies: u64,
+    /// Packets whose messages went again on the timer and were acked after all (the resends
+    /// were spurious), and that proved lost (they were needed).
+    pub spurious_timer_packets: u64,
+    pub needed_timer_packets: u64,
 }
 
 /// What the policy currently believes about its path (for displays and tests).
@@ -70,6 +75,8 @@ pub struct HybridEstimates {
     pub rttvar_ms: f64,
     /// The resend timeout in force.
     pub timeout_ms: f64,
+    /// Its multiple of the RTT variation ([`super::timer`]).
+    pub timer_factor: f64,
     /// Share of its packets lost, as read from the peer's acks.
     pub loss: f64,
     /// Chance that the first packet at least `COPY_GAPS_MS[k]` after a lost one is lost too.
@@ -90,6 +97,9 @@ pub struct HybridPolicy {
     ack_owed: bool,
     messages: SequenceBuffer<MessageState>,
     rtt: RttVar,
+    timer: TimerFactor,
+    /// Losses reach the tail share, as of the last tick ([`Self::losses_reach_tail`]).
+    losses_in_tail: bool,
     loss: LossModel,
     rate: RateMeter,
     sizes: SizeSample,
@@ -115,6 +125,8 @@ impl HybridPolicy {
             ack_owed: false,
             messages: SequenceBuffer::new(size),
             rtt: RttVar::default(),
+            timer: TimerFactor::default(),
+            losses_in_tail: false,
             loss: LossModel::default(),
             rate: RateMeter::default(),
             sizes: SizeSample::default(),
@@ -131,7 +143,8 @@ impl HybridPolicy {
     }
 
     pub fn counters(&self) -> HybridCounters {
-        self.counters
+        let (spurious, needed) = self.timer.outcomes();
+        HybridCounters { spurious_timer_packets: spurious, needed_timer_packets: needed, ..self.counters }
     }
 
     /// The smoothed RTT the policy works with (`initial_rtt_ms` before any sample).
@@ -139,14 +152,33 @@ impl HybridPolicy {
         self.rtt.srtt_ms(self.config.initial_rtt_ms)
     }
 
+    /// The timer's multiple of the RTT variation in force: `rttvar_factor` before the first RTT
+    /// sample, `tight_rttvar_factor` while losses reach the tail share, else between the two as
+    /// the timer's resends proved needed or spurious ([`super::timer`]).
+    pub fn timer_factor(&self) -> f64 {
+        let c = &self.config;
+        self.timer.factor(self.rtt.has_sample(), self.losses_in_tail, c.tight_rttvar_factor, c.rttvar_factor)
+    }
+
+    /// Whether lost messages and those queued behind them until a Nak resends them are more than
+    /// the tail share: `loss x (1 + message rate x Nak time) > tail share`, the copies' measure
+    /// ([`super::copies`]). Then how soon a lost message goes again is the p99, and the timer
+    /// runs tight whatever its spurious resends cost; below it the losses are outside the p99 and
+    /// only the bytes of spurious resends count.
+    fn losses_reach_tail(&self, now: SimTime) -> bool {
+        let nak_s = (self.rtt_ms() + self.sent.reorder_window_ms() + self.tick_ms) / 1000.0;
+        let waiting = self.loss.loss() * (1.0 + self.rate.rate_hz(now) * nak_s);
+        waiting > self.config.tail_share_percent / 100.0
+    }
+
     /// How long a message waits unacked after its last send before it goes again:
-    /// `rtt_factor x srtt + rttvar_factor x rttvar`, at least one tick more than the RTT (the
-    /// peer acks at its next tick).
+    /// `rtt_factor x srtt + k x rttvar` (k: [`Self::timer_factor`]), at least one tick more than
+    /// the RTT (the peer acks at its next tick).
     pub fn timeout_ms(&self) -> f64 {
         let c = &self.config;
         let srtt = self.rtt_ms();
         let var = self.rtt.rttvar_ms(c.initial_rtt_ms);
-        let spread = (c.rttvar_factor.max(0.0) * var).max(self.tick_ms);
+        let spread = (self.timer_factor() * var).max(self.tick_ms);
         let ms = c.rtt_factor.max(0.0) * srtt + spread;
         if ms.is_finite() {
             ms
@@ -160,6 +192,7 @@ impl HybridPolicy {
             srtt_ms: self.rtt_ms(),
             rttvar_ms: self.rtt.rttvar_ms(self.config.initial_rtt_ms),
             timeout_ms: self.timeout_ms(),
+            timer_factor: self.timer_factor(),
             loss: self.loss.loss(),
             loss_after_loss: std::array::from_fn(|k| self.loss.loss_after_loss(k)),
             reorder_window_ms: self.sent.reorder_window_ms(),
@@ -343,6 +376,7 @@ impl ResendPolicy for HybridPolicy {
             self.tick_ms = if self.tick_ms > 0.0 { self.tick_ms + (dt_ms - self.tick_ms) * TICK_GAIN } else { dt_ms };
         }
         self.last_tick = Some(now);
+        self.losses_in_tail = self.losses_reach_tail(now);
         self.counters.quiet_ticks += 1; // taken back in `on_sent` when a packet goes
         if channel.unacked() == 0 {
             return;
@@ -381,7 +415,13 @@ impl ResendPolicy for HybridPolicy {
         resends.clear();
         for p in picks {
             let state = match self.messages.get_mut(p.id) {
-                Some(s) => s,
+                Some(s) => {
+                    if p.kind == SendKind::DelayResend {
+                        // Its last carrier's fate tells whether this resend was needed.
+                        self.sent.mark_timer_resent(s.last_carrier);
+                    }
+                    s
+                }
                 None => match self.messages.insert(p.id) {
                     Some(s) => s,
                     None => continue,
@@ -445,6 +485,12 @@ impl ResendPolicy for HybridPolicy {
         }
         let loss = &mut self.loss;
         self.sent.settle(|at, lost| loss.observe(at, lost));
+        let (spurious, needed) = self.sent.take_timer_outcomes();
+        if spurious + needed > 0 {
+            let c = &self.config;
+            self.losses_in_tail = self.losses_reach_tail(now);
+            self.timer.learn(spurious, needed, self.losses_in_tail, c.tight_rttvar_factor, c.rttvar_factor);
+        }
     }
 
     fn reconfigure(&mut self, live: &LiveSettings) -> Option<GlennConfig> {

@@ -37,6 +37,9 @@ pub struct SentPacket {
     /// It carried reliable messages (its loss resends them).
     pub reliable: bool,
     pub fate: Fate,
+    /// Messages whose latest copy rode in it went again on the timer: its ack says those resends
+    /// were spurious, its loss that they were needed.
+    pub timer_resent: bool,
 }
 
 /// Packets kept at most; beyond this (a silent peer) the oldest are forgotten unread.
@@ -62,6 +65,10 @@ pub struct SentLog {
     reorder_window_ms: f64,
     /// Losses that proved real since the last late packet.
     losses_since_surprise: u32,
+    /// Packets with timer resends that were acked after all / proved lost, since the last
+    /// [`Self::take_timer_outcomes`].
+    timer_spurious: u32,
+    timer_needed: u32,
 }
 
 /// What [`SentLog::read_acks`] concluded.
@@ -81,7 +88,25 @@ impl SentLog {
             // distance, so it starts over rather than mis-reading acks.
             self.packets.clear();
         }
-        self.packets.push_back(SentPacket { seq, at, reliable, fate: Fate::Pending });
+        self.packets.push_back(SentPacket { seq, at, reliable, fate: Fate::Pending, timer_resent: false });
+    }
+
+    /// Messages whose latest copy rode in `seq` go again on the timer. A packet already acked
+    /// or settled is left alone.
+    pub fn mark_timer_resent(&mut self, seq: u16) {
+        if let Some(i) = self.index(seq) {
+            if self.packets[i].fate != Fate::Acked {
+                self.packets[i].timer_resent = true;
+            }
+        }
+    }
+
+    /// How many packets with timer resends proved, since the last call, to have arrived (the
+    /// resends were spurious) and to be lost (they were needed), as `(spurious, needed)`.
+    pub fn take_timer_outcomes(&mut self) -> (u32, u32) {
+        let out = (self.timer_spurious, self.timer_needed);
+        (self.timer_spurious, self.timer_needed) = (0, 0);
+        out
     }
 
     fn index(&self, seq: u16) -> Option<usize> {
@@ -107,6 +132,9 @@ impl SentLog {
             let lateness_ms = evidence_at.saturating_since(before.at).as_millis_f64();
             self.reorder_window_ms = self.reorder_window_ms.max(lateness_ms * REORDER_MARGIN);
             self.losses_since_surprise = 0;
+        }
+        if before.fate != Fate::Acked && before.timer_resent {
+            self.timer_spurious += 1;
         }
         self.packets[i].fate = Fate::Acked;
         Some(before)
@@ -148,6 +176,7 @@ impl SentLog {
             }
             if behind < 32 && header.ack_bits & (1 << behind) != 0 {
                 p.fate = Fate::Acked; // acked by this header (its ack was not reported)
+                self.timer_spurious += p.timer_resent as u32;
                 continue;
             }
             p.fate = Fate::Lost { evidence_at };
@@ -175,6 +204,7 @@ impl SentLog {
                 Fate::Acked => settled(front.at, false),
                 Fate::Lost { .. } => {
                     self.real_loss();
+                    self.timer_needed += front.timer_resent as u32;
                     settled(front.at, true);
                 }
                 Fate::Pending => {} // forgotten unread (a silent peer)
@@ -280,5 +310,24 @@ mod tests {
         assert_eq!(out[1], (20, true));
         assert!(out[2..].iter().all(|&(_, lost)| !lost));
         assert!(l.is_empty());
+    }
+
+    #[test]
+    fn a_timer_resent_packet_acked_is_spurious_and_one_settled_lost_is_needed() {
+        let mut l = log(40);
+        l.mark_timer_resent(1);
+        l.mark_timer_resent(2);
+        l.ack(0);
+        l.ack(2); // arrived after all
+        l.ack(2); // an ack read twice counts once
+        assert_eq!(l.take_timer_outcomes(), (1, 0));
+        // 1 is read as lost and settles as lost once beyond any ack's reach.
+        for s in 3..40 {
+            l.ack(s);
+        }
+        l.read_acks(&header(39, &(2..39).collect::<Vec<_>>()), 1, |_| {});
+        l.settle(|_, _| {});
+        assert_eq!(l.take_timer_outcomes(), (0, 1));
+        assert_eq!(l.take_timer_outcomes(), (0, 0), "taken once");
     }
 }
