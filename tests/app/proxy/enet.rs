@@ -6,6 +6,7 @@ use ackscope::proxy::decode::ProxyDecoder;
 use ackscope_protocol::decode::{DecodeChoice, FormatKind};
 use ackscope_protocol::SimTime;
 
+use super::enet_trail::EnetTrail;
 use super::*;
 use crate::decode_enet::{build_enet_peer, finish, finish_connected, spawn, with_connected_pair};
 
@@ -19,7 +20,7 @@ fn the_enet_library_pair_through_the_proxy_is_decoded_as_enet_reports_itself() {
 /// every exact comparison asserts, the RTT's is `Err`.
 fn enet_pair_through_the_proxy(seeds: [u64; 3]) -> Result<(), String> {
     let exe = build_enet_peer();
-    let (client, server, outcome, decoder) = with_connected_pair(seeds, |seed| {
+    let (client, server, outcome, decoder, trail) = with_connected_pair(seeds, |seed| {
         let server_port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let server_addr: SocketAddr = format!("127.0.0.1:{server_port}").parse().unwrap();
         let seed = format!("seed={seed}");
@@ -31,6 +32,7 @@ fn enet_pair_through_the_proxy(seeds: [u64; 3]) -> Result<(), String> {
         cfg.keep_bytes = true;
         let proxy = Proxy::start(cfg).unwrap();
         let mut decoder = ProxyDecoder::new(DecodeChoice::Auto);
+        let mut trail = EnetTrail::default();
         // 6 s: under ENet's 10 s counter interval (see `decode_enet`).
         let secs = "6";
         let mut server = spawn(&exe, &["server".into(), server_port.to_string(), secs.into()]);
@@ -47,15 +49,17 @@ fn enet_pair_through_the_proxy(seeds: [u64; 3]) -> Result<(), String> {
         {
             if let Ok(b) = proxy.batches().recv_timeout(Duration::from_millis(20)) {
                 decoder.feed(&b);
+                trail.feed(&b);
             }
         }
         let (client, server) = (finish(client), finish_connected(server));
         let (outcome, rest) = proxy.stop_with_batches().unwrap();
         for b in rest.try_iter() {
             decoder.feed(&b);
+            trail.feed(&b);
         }
         decoder.finish(SimTime::from_secs_f64(outcome.seconds));
-        server.map(|server| (client, server, outcome, decoder))
+        server.map(|server| (client, server, outcome, decoder, trail))
     });
     assert_eq!(decoder.format().as_deref(), Some(FormatKind::Enet.name()), "{:?}", decoder.probe_reason());
     assert_eq!(outcome.clients.len(), 1);
@@ -63,6 +67,22 @@ fn enet_pair_through_the_proxy(seeds: [u64; 3]) -> Result<(), String> {
     let stats = decoder.client(truth.client).expect("the client was decoded");
     // In the proxy's directions: BtoA is what the client sends.
     let (c, s) = (stats.dirs[Dir::BtoA.index()], stats.dirs[Dir::AtoB.index()]);
+    // Every failure below says what each ENet peer printed and what the proxy saw per direction.
+    let dir_text = |d: &ackscope::proxy::DirSummary| {
+        format!(
+            "{} datagrams, {} dropped, {} forwarded, {} send failures",
+            d.datagrams, d.dropped, d.forwarded, d.send_failed
+        )
+    };
+    let context = format!(
+        "ENet client printed {client:?}, server {server:?}; proxy client->server: {}; server->client: {}; \
+         proxy receive errors {}; {}",
+        dir_text(&truth.client_to_server),
+        dir_text(&truth.server_to_client),
+        outcome.counters.receive_errors,
+        trail.report()
+    );
+    println!("{context}");
     for (name, lib, dec, link) in
         [("client", client, c, &truth.client_to_server), ("server", server, s, &truth.server_to_client)]
     {
@@ -77,12 +97,12 @@ fn enet_pair_through_the_proxy(seeds: [u64; 3]) -> Result<(), String> {
         // channel 0's deliveries; an echo-only server sent 25 in one CI run), so each sends far over 150.
         assert!(
             lib.sent > 150 && lib.received > 0,
-            "{name}: the exchange ran ({} sent, {} received)",
+            "{name}: the exchange ran ({} sent, {} received); {context}",
             lib.sent,
             lib.received
         );
-        assert_eq!(dec.resends, lib.lost, "{name}: decoded resends vs ENet packetsLost");
-        assert_eq!(dec.items_sent, lib.sent, "{name}: decoded reliable sends vs ENet packetsSent");
+        assert_eq!(dec.resends, lib.lost, "{name}: decoded resends vs ENet packetsLost; {context}");
+        assert_eq!(dec.items_sent, lib.sent, "{name}: decoded reliable sends vs ENet packetsSent; {context}");
         assert!((10.0..30.0).contains(&link.dropped_percent), "{name}: {link:?}");
     }
     assert_eq!(stats.malformed, 0);
