@@ -26,12 +26,13 @@
  * once it has heard from the server, until it has had an echo, that is until channel 0's head got
  * through (a client that never heard from the server, whose side of the handshake may have timed
  * out, does not wait). The server serves on 3 s after its last send, until its first packet came
- * and 3 s after that (the first echo's copies). These are conditions with deadlines: a head lost
- * on every retransmission (ENet's come 0.5, 1.5, 3.5, 7.5 and 15.5 s after the first copy) still
- * ends, the client 30 s and the server 40 s after it started. A server nobody connected to ends
- * SECONDS + 3 s after it started and prints "STATS none". Then each prints one line with what ENet
- * itself reports of its one peer (received: packets delivered to it, echoes: those on channel 0;
- * disconnected: ENet dropped the peer, whose counters then restarted):
+ * and 3 s after the last one (the echoes' copies; a client whose stream started late, because the
+ * server's first packets were lost, is served to its end). These are conditions with deadlines:
+ * a head lost on every retransmission (ENet's come 0.5, 1.5, 3.5, 7.5 and 15.5 s after the first
+ * copy) still ends, the client 30 s and the server 40 s after it started. A server nobody
+ * connected to ends SECONDS + 3 s after it started and prints "STATS none". Then each prints one
+ * line with what ENet itself reports of its one peer (received: packets delivered to it, echoes:
+ * those on channel 0; disconnected: ENet dropped the peer, whose counters then restarted):
  *
  *   STATS rtt=R lowest=L variance=V sent=S lost=X received=N echoes=E disconnected=D
  *
@@ -82,7 +83,7 @@ int main(int argc, char **argv) {
     const enet_uint32 interval = (enet_uint32)(1000.0 / rate);
     /* Sending: from `next_send` until `stop_sending`, once `sending` (set when the stream starts). */
     int connected = 0, sending = 0, disconnected = 0;
-    enet_uint32 connected_at = 0, next_send = 0, stop_sending = 0, first_received_at = 0;
+    enet_uint32 connected_at = 0, next_send = 0, stop_sending = 0, last_received_at = 0;
     unsigned long long received = 0, echoes = 0;
     unsigned char payload[64];
     memset(payload, 0xA5, sizeof payload);
@@ -93,7 +94,7 @@ int main(int argc, char **argv) {
         if (!sending && !connected && !ENET_TIME_LESS(now, start + run_ms + drain_ms)) break;
         if (sending && !ENET_TIME_LESS(now, stop_sending + drain_ms)) {
             /* The drain is over: each waits on for the sign that channel 0's head got through. */
-            int waiting = connected && (server ? received == 0 || ENET_TIME_LESS(now, first_received_at + drain_ms)
+            int waiting = connected && (server ? received == 0 || ENET_TIME_LESS(now, last_received_at + drain_ms)
                                                : received > 0 && echoes == 0);
             if (!waiting) break;
         }
@@ -117,7 +118,8 @@ int main(int argc, char **argv) {
                 }
                 break;
             case ENET_EVENT_TYPE_RECEIVE:
-                if (received++ == 0) first_received_at = enet_time_get();
+                received++;
+                last_received_at = enet_time_get();
                 if (event.channelID == 0) echoes++;
                 if (server) {
                     ENetPacket *echo = enet_packet_create(event.packet->data, event.packet->dataLength, ENET_PACKET_FLAG_RELIABLE);
