@@ -8,6 +8,7 @@ mod clients;
 mod decode;
 mod echo;
 mod enet;
+mod enet_trail;
 mod kcp;
 mod kcptun;
 mod robustness;
