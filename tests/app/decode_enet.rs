@@ -57,12 +57,16 @@ pub(crate) fn build_enet_peer() -> PathBuf {
 
 fn compile_enet_peer() -> Result<PathBuf, String> {
     let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/app/enet_peer.c");
-    let dir = std::env::temp_dir().join(format!("ackscope-enet-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    // In cargo's scratch directory for this test target, one file replaced on each run (a
+    // directory per process under /tmp was left behind by every run). Compiled under a name of
+    // its own and renamed into place, so a test binary running beside this one never runs a
+    // half-written file.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let exe = dir.join("enet_peer");
+    let building = dir.join(format!("enet_peer.{}", std::process::id()));
     let out = Command::new("cc")
         .args(["-O1", "-o"])
-        .arg(&exe)
+        .arg(&building)
         .arg(&src)
         .arg("-lenet")
         .output()
@@ -73,6 +77,7 @@ fn compile_enet_peer() -> Result<PathBuf, String> {
             String::from_utf8_lossy(&out.stderr)
         ));
     }
+    std::fs::rename(&building, &exe).map_err(|e| format!("moving {} into place: {e}", building.display()))?;
     Ok(exe)
 }
 
