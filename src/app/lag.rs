@@ -41,7 +41,10 @@ pub const CATCH_UP_BUDGET: Duration = Duration::from_millis(12);
 ///
 /// A 64-client run's events fold at about 0.7 µs each, but at up to 5 µs while its structures
 /// grow into fresh memory: 4,096 events then took 13-22 ms between two checks of the budget.
-pub const INGEST_PIECE_EVENTS: usize = 1024;
+/// At 1,024, a piece in which several clients' logs outgrew their buffers at once (they grow in
+/// step: the clients send at the same rate) still took 12-14 ms with 4,000-5,000 page faults
+/// (`examples/live_clients.rs`, 2026-11-28); a piece of 256 holds 4 events per client of 64.
+pub const INGEST_PIECE_EVENTS: usize = 256;
 
 /// The window's lag behind its live run.
 #[derive(Debug, Clone, PartialEq)]

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use ackscope_protocol::{Event, SimTime, Step};
 use anyhow::Result;
 
-use super::live_log_rebuild::{background, Rebuild, Stepped};
+use super::live_log_rebuild::{Disposer, Rebuild, Stepped};
 use super::live_log_spans::span;
 use crate::model::limits::LiveLimits;
 use crate::model::{Origin, Recording};
@@ -163,8 +163,8 @@ impl LiveLog {
     /// Waits for rebuilds under way and swaps them in (tests and examples, to see the result).
     pub fn settle(&mut self, lanes: &mut [Recording]) {
         for (log, lane) in self.lanes.iter_mut().zip(lanes) {
-            if let Some(fresh) = log.rebuild.take().and_then(|r| r.finish(lane)) {
-                log.swap_in(lane, fresh);
+            if let Some((fresh, disposer)) = log.rebuild.take().and_then(|r| r.finish(lane)) {
+                log.swap_in(lane, fresh, disposer);
             }
             log.lane_id = lane.id();
         }
@@ -278,15 +278,16 @@ impl LaneLog {
         match r.step(lane, added) {
             Stepped::Going => {}
             Stepped::Abandoned => self.rebuild = None,
-            Stepped::Done(fresh) => {
+            Stepped::Done(fresh, disposer) => {
                 self.rebuild = None;
-                self.swap_in(lane, *fresh);
+                self.swap_in(lane, *fresh, disposer);
             }
         }
     }
 
-    /// Replaces `lane` with `fresh`, its newest events rebuilt and caught up with every one.
-    fn swap_in(&mut self, lane: &mut Recording, mut fresh: Recording) {
+    /// Replaces `lane` with `fresh`, its newest events rebuilt and caught up with every one; the
+    /// rebuild's worker frees the old one ([`Disposer::dispose`]).
+    fn swap_in(&mut self, lane: &mut Recording, mut fresh: Recording, disposer: Disposer) {
         fresh.actions = std::mem::take(&mut lane.actions);
         // The anomaly index stays the whole run's (a few dozen bytes per drop, nak or stall), so
         // the Anomalies tab and the strip under the scrubber keep what was trimmed, and a jump to
@@ -294,12 +295,8 @@ impl LaneLog {
         // those the rebuild caught up with included. So do the lane's description and clients.
         fresh.keep_history_of(lane);
         self.trimmed_id = Some(fresh.id());
-        // Freeing millions of events and their indexes took 300-500 ms: a thread does it.
-        let old = std::mem::replace(lane, fresh);
-        let _ = std::thread::Builder::new().name("ackscope-free".into()).spawn(move || {
-            background();
-            drop(old)
-        });
+        // Freeing millions of events and their indexes took 300-500 ms: the worker does it.
+        disposer.dispose(std::mem::replace(lane, fresh));
         self.window_start = lane.events().first().map_or(SimTime::ZERO, |e| e.time);
         self.trims += 1;
     }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ackscope_protocol::Event;
+use ackscope_protocol::{Event, EventKind, Side, SimTime};
 use crossbeam_channel::{bounded, unbounded, Receiver, Sender};
 
 use crate::model::Recording;
@@ -49,7 +49,14 @@ const HAND_OVER_EVENTS: usize = 8192;
 /// seconds.
 const HAND_OVER_BUDGET: Duration = Duration::from_millis(2);
 
-/// Buffers of handed-over pieces kept to be filled again.
+/// Buffers the worker makes for the handed-over pieces, filled here again and again: the pieces
+/// in flight at most.
+///
+/// A piece copied into a buffer allocated on the window's thread page-faulted the buffer in
+/// there (4,000 faults, 8 ms of a 64-client frame: perf put most of the window thread's faults
+/// during a rebuild in this copy, `examples/live_clients.rs`, 2026-11-28). The worker allocates
+/// them and writes every page of them first, at its lower priority; the window's thread only
+/// ever fills memory that is already there, and hands nothing over while all of them are out.
 const SPARE_PIECES: usize = 8;
 
 /// A recording of a lane's newest events being built on a worker thread.
@@ -63,15 +70,18 @@ pub(super) struct Rebuild {
     /// ones until it has folded nearly all of them ([`LEVEL_EVENTS`]); dropped then, which tells
     /// it to send its recording back.
     feed: Option<Sender<Vec<Event>>>,
-    /// Pieces' buffers the worker has folded and handed back, to be filled again: freed on the
-    /// worker's thread, a buffer allocated here would take this thread's malloc arena lock
-    /// (glibc), which the window's thread then waits on, and a fresh one page-faults in again.
+    /// Buffers for the pieces, made by the worker ([`SPARE_PIECES`]) and handed back each time it
+    /// has folded one: none is allocated or freed on the window's thread (freed on the worker's,
+    /// a buffer allocated here took this thread's malloc arena lock (glibc), which the window's
+    /// thread then waited on; a fresh one page-faulted in here).
     spare: Receiver<Vec<Event>>,
     /// Events the worker was handed: the lane's from `from` to `upto`.
     from: usize,
     /// Events the worker has folded so far.
     folded: Arc<AtomicUsize>,
     result: Receiver<Option<Recording>>,
+    /// Hands the worker, once its recording is swapped in, the one it replaced to free.
+    dispose: Sender<Recording>,
     /// The finished recording while it catches up with the lane, a piece per ingest.
     ///
     /// Catching up in one go held a frame for all the events that came while the worker built
@@ -86,8 +96,32 @@ pub(super) enum Stepped {
     Going,
     /// Of no use: the lane was replaced (a restart) or the worker is gone.
     Abandoned,
-    /// Level with the lane: the recording to put in its place.
-    Done(Box<Recording>),
+    /// Level with the lane: the recording to put in its place, and the worker that built it,
+    /// waiting to free the one it replaces.
+    Done(Box<Recording>, Disposer),
+}
+
+/// The rebuild's worker, kept to free the recording its own replaces ([`Disposer::dispose`]).
+pub(super) struct Disposer(Sender<Recording>);
+
+impl Disposer {
+    /// Frees `old` on the worker's thread (a thread of its own if the worker is gone).
+    ///
+    /// Freeing millions of events and their indexes takes 300-500 ms. On a thread of its own at
+    /// nice 10 it ran beside the next rebuild's worker, also at nice 10, sharing a core with it
+    /// while the run's thread had the other: whichever held a malloc arena lock the window's
+    /// thread wanted then waited its turn for that core, and the window's frame with it (frames
+    /// blocked 7-26 ms, `examples/live_clients.rs`, 2026-11-28). One background thread at a
+    /// time (the worker frees, then ends; the next rebuild starts long after) is never waited
+    /// for behind another: when the window's thread waits on it, it has that thread's core.
+    pub(super) fn dispose(self, old: Recording) {
+        if let Err(crossbeam_channel::SendError(old)) = self.0.send(old) {
+            let _ = std::thread::Builder::new().name("ackscope-free".into()).spawn(move || {
+                background();
+                drop(old)
+            });
+        }
+    }
 }
 
 impl Rebuild {
@@ -99,12 +133,16 @@ impl Rebuild {
         let (feed, pieces) = unbounded::<Vec<Event>>();
         let (give_back, spare) = bounded(SPARE_PIECES);
         let (tx, rx) = bounded(1);
+        let (dispose, old) = bounded::<Recording>(1);
         let folded = Arc::new(AtomicUsize::new(0));
         let count = Arc::clone(&folded);
         std::thread::Builder::new()
             .name("ackscope-window".into())
             .spawn(move || {
                 background();
+                for _ in 0..SPARE_PIECES {
+                    let _ = give_back.try_send(prefaulted(HAND_OVER_EVENTS));
+                }
                 // The same fold as opening a file: the header's recording, then every event in order.
                 let rec = Recording::from_session(header, &Arc::new(Progress::new())).map(|mut rec| {
                     for mut piece in pieces {
@@ -115,10 +153,24 @@ impl Rebuild {
                     }
                     rec
                 });
-                let _ = tx.send(rec);
+                if tx.send(rec).is_ok() {
+                    // Swapped in: free the recording it replaced (an abandoned rebuild drops the
+                    // sender and the thread ends).
+                    drop(old.recv());
+                }
             })
             .expect("spawn window thread");
-        Self { replaces: lane.id(), upto: from, from, folded, feed: Some(feed), spare, result: rx, fresh: None }
+        Self {
+            replaces: lane.id(),
+            upto: from,
+            from,
+            folded,
+            feed: Some(feed),
+            spare,
+            result: rx,
+            dispose,
+            fresh: None,
+        }
     }
 
     /// One ingest's share: hands the worker the next piece of `lane` (and lets it send its
@@ -137,7 +189,8 @@ impl Rebuild {
                 if to == self.upto {
                     break;
                 }
-                let mut piece = self.spare.try_recv().unwrap_or_default();
+                // All the worker's buffers out (or it has not made them yet): the rest waits.
+                let Ok(mut piece) = self.spare.try_recv() else { break };
                 piece.extend_from_slice(&lane.events()[self.upto..to]);
                 if feed.send(piece).is_err() {
                     return Stepped::Abandoned;
@@ -167,7 +220,7 @@ impl Rebuild {
             self.upto = to;
         }
         match self.fresh.take() {
-            Some(fresh) if self.upto == end => Stepped::Done(Box::new(fresh)),
+            Some(fresh) if self.upto == end => Stepped::Done(Box::new(fresh), Disposer(self.dispose.clone())),
             fresh => {
                 self.fresh = fresh;
                 Stepped::Going
@@ -176,9 +229,9 @@ impl Rebuild {
     }
 
     /// Waits for the rebuild: hands the worker the rest of `lane`, takes its recording back and
-    /// catches it up with every event (tests and examples, to see the result); `None` when it
-    /// was abandoned.
-    pub(super) fn finish(mut self, lane: &Recording) -> Option<Recording> {
+    /// catches it up with every event (tests and examples, to see the result), with the worker
+    /// to free the lane it replaces; `None` when it was abandoned.
+    pub(super) fn finish(mut self, lane: &Recording) -> Option<(Recording, Disposer)> {
         if self.replaces != lane.id() {
             return None;
         }
@@ -196,10 +249,18 @@ impl Rebuild {
             match self.step(lane, usize::MAX) {
                 Stepped::Going => {}
                 Stepped::Abandoned => return None,
-                Stepped::Done(fresh) => return Some(*fresh),
+                Stepped::Done(fresh, disposer) => return Some((*fresh, disposer)),
             }
         }
     }
+}
+
+/// An empty buffer for `events` events whose every page has been written, so filling it takes
+/// no page fault (on the thread that fills it, the window's).
+fn prefaulted(events: usize) -> Vec<Event> {
+    let mut v = vec![Event::new(SimTime::ZERO, EventKind::PacketAcked { side: Side::A, seq: 0 }); events];
+    v.clear();
+    v
 }
 
 /// Lowers the calling thread (a rebuild's worker, the thread freeing a replaced recording) to
