@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use ackscope_protocol::{Event, SimTime, Step};
 use anyhow::Result;
 
-use super::live_log_rebuild::{Disposer, Rebuild, Stepped};
+use super::live_log_rebuild::{Disposer, Keeper, Rebuild, Stepped};
 use super::live_log_spans::span;
 use crate::model::limits::LiveLimits;
 use crate::model::{Origin, Recording};
@@ -53,6 +53,8 @@ struct LaneLog {
     window_start: SimTime,
     /// The lane's recording since its latest trim (saving it must copy the stream file).
     trimmed_id: Option<u64>,
+    /// The worker that built the lane's recording, kept idle until the next one is swapped in.
+    keeper: Option<Keeper>,
     /// What the stream file says the lane runs and how many clients it names, for a lane whose
     /// source learns them as it goes (none for a lane of this process's endpoints).
     described: Option<(String, usize)>,
@@ -296,7 +298,7 @@ impl LaneLog {
         fresh.keep_history_of(lane);
         self.trimmed_id = Some(fresh.id());
         // Freeing millions of events and their indexes took 300-500 ms: the worker does it.
-        disposer.dispose(std::mem::replace(lane, fresh));
+        self.keeper = Some(disposer.dispose(std::mem::replace(lane, fresh)));
         self.window_start = lane.events().first().map_or(SimTime::ZERO, |e| e.time);
         self.trims += 1;
     }

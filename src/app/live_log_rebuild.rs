@@ -82,6 +82,8 @@ pub(super) struct Rebuild {
     result: Receiver<Option<Recording>>,
     /// Hands the worker, once its recording is swapped in, the one it replaced to free.
     dispose: Sender<Recording>,
+    /// Dropped (with every clone: see [`Keeper`]) to let the worker end.
+    retire: Sender<()>,
     /// The finished recording while it catches up with the lane, a piece per ingest.
     ///
     /// Catching up in one go held a frame for all the events that came while the worker built
@@ -102,7 +104,23 @@ pub(super) enum Stepped {
 }
 
 /// The rebuild's worker, kept to free the recording its own replaces ([`Disposer::dispose`]).
-pub(super) struct Disposer(Sender<Recording>);
+pub(super) struct Disposer {
+    old: Sender<Recording>,
+    retire: Sender<()>,
+}
+
+/// Keeps the worker that built a lane's recording alive (idle) while that recording is the
+/// lane's, so the lane's next rebuild runs on another malloc arena; dropped when the next
+/// rebuild is swapped in, or the run ends.
+///
+/// A thread takes the arena of one that ended before it (glibc reuses a free arena first), so
+/// each rebuild's worker built in the very arena of the recording the window's thread was
+/// growing (the previous worker's): the window waited on that arena's lock while the worker,
+/// at nice 10, grew or copied its own vectors under it (64-client frames blocked 8-15 ms
+/// inside `intake.fold`, always during a rebuild, `examples/live_clients.rs`, 2026-11-28).
+pub(super) struct Keeper {
+    _retire: Sender<()>,
+}
 
 impl Disposer {
     /// Frees `old` on the worker's thread (a thread of its own if the worker is gone).
@@ -114,13 +132,16 @@ impl Disposer {
     /// blocked 7-26 ms, `examples/live_clients.rs`, 2026-11-28). One background thread at a
     /// time (the worker frees, then ends; the next rebuild starts long after) is never waited
     /// for behind another: when the window's thread waits on it, it has that thread's core.
-    pub(super) fn dispose(self, old: Recording) {
-        if let Err(crossbeam_channel::SendError(old)) = self.0.send(old) {
+    ///
+    /// The [`Keeper`] returned keeps the worker alive until dropped.
+    pub(super) fn dispose(self, old: Recording) -> Keeper {
+        if let Err(crossbeam_channel::SendError(old)) = self.old.send(old) {
             let _ = std::thread::Builder::new().name("ackscope-free".into()).spawn(move || {
                 background();
                 drop(old)
             });
         }
+        Keeper { _retire: self.retire }
     }
 }
 
@@ -134,6 +155,7 @@ impl Rebuild {
         let (give_back, spare) = bounded(SPARE_PIECES);
         let (tx, rx) = bounded(1);
         let (dispose, old) = bounded::<Recording>(1);
+        let (retire, retired) = bounded::<()>(0);
         let folded = Arc::new(AtomicUsize::new(0));
         let count = Arc::clone(&folded);
         std::thread::Builder::new()
@@ -153,10 +175,11 @@ impl Rebuild {
                     }
                     rec
                 });
-                if tx.send(rec).is_ok() {
-                    // Swapped in: free the recording it replaced (an abandoned rebuild drops the
-                    // sender and the thread ends).
-                    drop(old.recv());
+                // Swapped in: free the recording it replaced, then stay (idle) while the recording
+                // it built is the lane's ([`Keeper`]). An abandoned rebuild drops the senders and
+                // the thread ends.
+                if tx.send(rec).is_ok() && old.recv().is_ok() {
+                    let _ = retired.recv();
                 }
             })
             .expect("spawn window thread");
@@ -169,6 +192,7 @@ impl Rebuild {
             spare,
             result: rx,
             dispose,
+            retire,
             fresh: None,
         }
     }
@@ -220,7 +244,9 @@ impl Rebuild {
             self.upto = to;
         }
         match self.fresh.take() {
-            Some(fresh) if self.upto == end => Stepped::Done(Box::new(fresh), Disposer(self.dispose.clone())),
+            Some(fresh) if self.upto == end => {
+                Stepped::Done(Box::new(fresh), Disposer { old: self.dispose.clone(), retire: self.retire.clone() })
+            }
             fresh => {
                 self.fresh = fresh;
                 Stepped::Going
