@@ -43,6 +43,16 @@ fn plain_link(s: &mut Scenario, latency_ms: f64, loss_percent: f64, jitter_ms: f
     }
 }
 
+/// Hybrid at `seed` with a light workload (10 reliable messages and 20 snapshots a second) over
+/// [`plain_link`].
+fn plain_hybrid(seed: u64, latency_ms: f64, loss_percent: f64, jitter_ms: f64) -> Scenario {
+    let mut s = hybrid_scenario(seed);
+    s.workload.reliable_rate_hz = 10.0;
+    s.workload.snapshot_rate_hz = 20.0;
+    plain_link(&mut s, latency_ms, loss_percent, jitter_ms);
+    s
+}
+
 #[test]
 fn every_message_arrives_once_in_order_under_loss_jitter_duplicates_and_reorder() {
     // Up to three copies, a long recovery target (always copies) or none, a tail share no plan
@@ -138,10 +148,7 @@ fn sends_by_kind(s: Scenario, secs: f64) -> (HashMap<SendKind, u64>, ReliableMet
 fn a_steady_path_gets_no_resend_and_a_reordering_one_learns_to_wait() {
     // 100 ms each way, no loss, no jitter: the timer (srtt + 4 x rttvar) never fires early, and
     // nothing is lost, so nothing goes twice.
-    let mut s = hybrid_scenario(0x57EA);
-    s.workload.reliable_rate_hz = 10.0;
-    s.workload.snapshot_rate_hz = 20.0;
-    plain_link(&mut s, 100.0, 0.0, 0.0);
+    let mut s = plain_hybrid(0x57EA, 100.0, 0.0, 0.0);
     let (kinds, m) = sends_by_kind(s.clone(), 30.0);
     assert_eq!(m.sends_per_message, 1.0, "{kinds:?}");
     // 30 ms of jitter that reorders packets 17 ms apart, still no loss: the first late packets
@@ -152,15 +159,19 @@ fn a_steady_path_gets_no_resend_and_a_reordering_one_learns_to_wait() {
     plain_link(&mut s, 100.0, 0.0, 30.0);
     let (kinds, m) = sends_by_kind(s, 60.0);
     eprintln!("reordering, no loss: {kinds:?}, {m:?}");
-    let resends =
-        kinds.get(&SendKind::NakResend).copied().unwrap_or(0) + kinds.get(&SendKind::DelayResend).copied().unwrap_or(0);
+    let resends = sent_as(&kinds, SendKind::NakResend) + sent_as(&kinds, SendKind::DelayResend);
     assert!(resends * 40 < m.sent, "{resends} resends of {} messages on a lossless path", m.sent);
+}
+
+/// Sends of `kind` in a count by kind.
+fn sent_as(kinds: &HashMap<SendKind, u64>, kind: SendKind) -> u64 {
+    kinds.get(&kind).copied().unwrap_or(0)
 }
 
 /// Timer resends of a drained run of `s` (its kinds of sends and metrics).
 fn timer_resends(s: Scenario, secs: f64) -> (u64, ReliableMetrics) {
     let (kinds, m) = sends_by_kind(s, secs);
-    (kinds.get(&SendKind::DelayResend).copied().unwrap_or(0), m)
+    (sent_as(&kinds, SendKind::DelayResend), m)
 }
 
 #[test]
@@ -169,10 +180,7 @@ fn the_timer_backs_off_where_its_resends_prove_spurious_and_stays_tight_where_ne
     // fixed at the tight srtt + 1 x rttvar fires before one ack in six or so; the learnt one
     // backs off toward TCP's 4 after its first spurious resends, the losses being under the tail
     // share (none).
-    let mut s = hybrid_scenario(0x71E);
-    s.workload.reliable_rate_hz = 10.0;
-    s.workload.snapshot_rate_hz = 20.0;
-    plain_link(&mut s, 100.0, 0.0, 30.0);
+    let mut s = plain_hybrid(0x71E, 100.0, 0.0, 30.0);
     let (learnt, m) = timer_resends(s.clone(), 60.0);
     let mut fixed = s.clone();
     fixed.hybrid.rttvar_factor = fixed.hybrid.tight_rttvar_factor;
@@ -251,10 +259,7 @@ fn copy_limits(s: Scenario, secs: f64) -> (CopyCount, ReliableMetrics) {
 #[test]
 fn copies_go_only_where_a_resend_would_be_slow_and_within_their_limits() {
     let run = |latency_ms: f64, loss_percent: f64, copies: u32, budget: u32| {
-        let mut s = hybrid_scenario(0xC0);
-        s.workload.reliable_rate_hz = 10.0;
-        s.workload.snapshot_rate_hz = 20.0;
-        plain_link(&mut s, latency_ms, loss_percent, 0.0);
+        let mut s = plain_hybrid(0xC0, latency_ms, loss_percent, 0.0);
         s.hybrid.redundant_copies = copies;
         s.hybrid.redundancy_budget_bytes = budget;
         copy_limits(s, 60.0)
@@ -298,10 +303,7 @@ fn a_resend_gets_a_copy_where_a_second_loss_would_reach_the_tail() {
     // 100 ms each way at 10 %: one copy of every message cannot keep 99 % of them clear of a
     // resend (first sends go alone), but a message lost once is in the tail if its resend is
     // lost too, and copying resends costs a tenth of what copying every message would.
-    let mut s = hybrid_scenario(0xC1);
-    s.workload.reliable_rate_hz = 10.0;
-    s.workload.snapshot_rate_hz = 20.0;
-    plain_link(&mut s, 100.0, 10.0, 0.0);
+    let mut s = plain_hybrid(0xC1, 100.0, 10.0, 0.0);
     let (c, m) = copy_limits(s.clone(), 60.0);
     eprintln!("100 ms, 10 %: {c:?}, {m:?}");
     // First sends go alone once the loss is learned (a few are copied in the first seconds).
