@@ -106,7 +106,42 @@ pub struct AppState {
     pub marks: crate::model::marks::Marks,
     /// The rest of a batch the window took in part ([`Self::pull_events_capped`]): the first
     /// to be taken in next, counted as waiting.
-    pub(super) held: Option<Batch>,
+    pub(super) held: Option<Held>,
+}
+
+/// A batch taken in part: its events from `from` on are still to be taken in.
+///
+/// Pieces are copied out of it, each of them alone: cut off with `split_off`, every piece copied
+/// the whole rest of the batch again, so a batch of seconds of events (a run thread that was
+/// starved) cost the square of its length in copies, in the frames that were already behind.
+pub(super) struct Held {
+    batch: Batch,
+    from: usize,
+}
+
+impl Held {
+    fn new(batch: Batch) -> Self {
+        Self { batch, from: 0 }
+    }
+
+    /// Events still to be taken in.
+    fn waiting(&self) -> usize {
+        self.batch.events.len() - self.from
+    }
+
+    /// The next piece of at most `room` events, and the rest if any. The actions and any error
+    /// go with the last piece: they came after its events.
+    fn piece(mut self, room: usize) -> (Batch, Option<Held>) {
+        if self.waiting() <= room {
+            self.batch.events.drain(..self.from);
+            return (self.batch, None);
+        }
+        let to = self.from + room;
+        let events = self.batch.events[self.from..to].to_vec();
+        let piece = Batch { lane: self.batch.lane, events, actions: Vec::new(), error: None };
+        self.from = to;
+        (piece, Some(self))
+    }
 }
 
 impl AppState {
@@ -303,7 +338,7 @@ impl AppState {
     /// change of transport keeps every event, in order).
     pub(super) fn ingest(&mut self, batches: impl IntoIterator<Item = Batch>) -> usize {
         let mut n = 0;
-        let held = self.held.take();
+        let held = self.held.take().map(|h| h.piece(usize::MAX).0);
         for b in held.into_iter().chain(batches) {
             if let Some(lane) = self.lanes.get_mut(b.lane) {
                 n += b.events.len();
@@ -351,18 +386,10 @@ impl AppState {
         let mut left = false;
         let mut next = self.held.take();
         let mut batches = run.try_batches();
-        while let Some(mut b) = next.take().or_else(|| batches.next()) {
+        while let Some(h) = next.take().or_else(|| batches.next().map(Held::new)) {
             let room = max_events.saturating_sub(n).clamp(1, INGEST_PIECE_EVENTS);
-            if b.events.len() > room {
-                // The actions and any error go with the last piece: they came after its events.
-                let events = b.events.split_off(room);
-                next = Some(Batch {
-                    lane: b.lane,
-                    events,
-                    actions: std::mem::take(&mut b.actions),
-                    error: b.error.take(),
-                });
-            }
+            let (b, rest) = h.piece(room);
+            next = rest;
             n += self.ingest([b]);
             if started.elapsed() >= budget || n >= max_events {
                 left = true;
@@ -386,7 +413,7 @@ impl AppState {
 
     /// Measures how far the window trails the live run ([`Self::lag`]).
     pub fn update_lag(&mut self) {
-        let held = self.held.as_ref().map_or(0, |b| b.events.len());
+        let held = self.held.as_ref().map_or(0, Held::waiting);
         let progress = self.live.as_ref().and_then(|r| r.progress()).map(|mut p| {
             p.waiting_events += held;
             p
@@ -574,5 +601,46 @@ impl Drop for AppState {
                 JobKind::Save | JobKind::Export => drop(j.wait(Duration::from_secs(60))),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ackscope_protocol::{Action, Event, EventKind, Side, SimTime, Step};
+
+    use super::{Batch, Held};
+
+    #[test]
+    fn a_held_batch_comes_out_in_pieces_in_order_with_its_actions_and_error_last() {
+        let events: Vec<Event> = (0..600u32)
+            .map(|i| Event::new(SimTime(u64::from(i)), EventKind::PacketAcked { side: Side::A, seq: i }))
+            .collect();
+        let batch = Batch {
+            lane: 1,
+            events: events.clone(),
+            actions: vec![Step::new(SimTime(600), Action::Pause)],
+            error: Some("refused".into()),
+        };
+        let (mut pieces, mut rest) = (Vec::new(), Some(Held::new(batch)));
+        while let Some(h) = rest {
+            assert_eq!(h.waiting(), 600 - pieces.iter().map(|p: &Batch| p.events.len()).sum::<usize>());
+            let (piece, r) = h.piece(256);
+            pieces.push(piece);
+            rest = r;
+        }
+        let sizes: Vec<usize> = pieces.iter().map(|p| p.events.len()).collect();
+        assert_eq!(sizes, [256, 256, 88]);
+        assert!(pieces.iter().all(|p| p.lane == 1));
+        assert!(pieces[..2].iter().all(|p| p.actions.is_empty() && p.error.is_none()));
+        assert_eq!(pieces[2].actions.len(), 1);
+        assert_eq!(pieces[2].error.as_deref(), Some("refused"));
+        let joined: Vec<Event> = pieces.into_iter().flat_map(|p| p.events).collect();
+        assert!(joined == events);
+        // The rest of one taken in part, in one go (a stop hands it over whole).
+        let (first, rest) =
+            Held::new(Batch { lane: 0, events: events.clone(), actions: Vec::new(), error: None }).piece(100);
+        let (whole, none) = rest.unwrap().piece(usize::MAX);
+        assert!(none.is_none());
+        assert!(first.events[..] == events[..100] && whole.events[..] == events[100..]);
     }
 }
