@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use ackscope_protocol::{Event, SimTime, Step};
 use anyhow::Result;
 
-use super::live_log_rebuild::{Disposer, Keeper, Rebuild, Stepped};
+use super::live_log_rebuild::{Rebuild, Stepped, Worker};
 use super::live_log_spans::span;
 use crate::model::limits::LiveLimits;
 use crate::model::{Origin, Recording};
@@ -54,7 +54,7 @@ struct LaneLog {
     /// The lane's recording since its latest trim (saving it must copy the stream file).
     trimmed_id: Option<u64>,
     /// The worker that built the lane's recording, kept idle until the next one is swapped in.
-    keeper: Option<Keeper>,
+    worker: Option<Worker>,
     /// What the stream file says the lane runs and how many clients it names, for a lane whose
     /// source learns them as it goes (none for a lane of this process's endpoints).
     described: Option<(String, usize)>,
@@ -165,8 +165,8 @@ impl LiveLog {
     /// Waits for rebuilds under way and swaps them in (tests and examples, to see the result).
     pub fn settle(&mut self, lanes: &mut [Recording]) {
         for (log, lane) in self.lanes.iter_mut().zip(lanes) {
-            if let Some((fresh, disposer)) = log.rebuild.take().and_then(|r| r.finish(lane)) {
-                log.swap_in(lane, fresh, disposer);
+            if let Some((fresh, worker)) = log.rebuild.take().and_then(|r| r.finish(lane)) {
+                log.swap_in(lane, fresh, worker);
             }
             log.lane_id = lane.id();
         }
@@ -280,16 +280,16 @@ impl LaneLog {
         match r.step(lane, added) {
             Stepped::Going => {}
             Stepped::Abandoned => self.rebuild = None,
-            Stepped::Done(fresh, disposer) => {
+            Stepped::Done(fresh, worker) => {
                 self.rebuild = None;
-                self.swap_in(lane, *fresh, disposer);
+                self.swap_in(lane, *fresh, worker);
             }
         }
     }
 
     /// Replaces `lane` with `fresh`, its newest events rebuilt and caught up with every one; the
-    /// rebuild's worker frees the old one ([`Disposer::dispose`]).
-    fn swap_in(&mut self, lane: &mut Recording, mut fresh: Recording, disposer: Disposer) {
+    /// rebuild's worker frees the old one ([`Worker::dispose`]) and is kept until the next.
+    fn swap_in(&mut self, lane: &mut Recording, mut fresh: Recording, worker: Worker) {
         fresh.actions = std::mem::take(&mut lane.actions);
         // The anomaly index stays the whole run's (a few dozen bytes per drop, nak or stall), so
         // the Anomalies tab and the strip under the scrubber keep what was trimmed, and a jump to
@@ -298,7 +298,9 @@ impl LaneLog {
         fresh.keep_history_of(lane);
         self.trimmed_id = Some(fresh.id());
         // Freeing millions of events and their indexes took 300-500 ms: the worker does it.
-        self.keeper = Some(disposer.dispose(std::mem::replace(lane, fresh)));
+        worker.dispose(std::mem::replace(lane, fresh));
+        // The previous worker, kept idle until now, ends.
+        self.worker = Some(worker);
         self.window_start = lane.events().first().map_or(SimTime::ZERO, |e| e.time);
         self.trims += 1;
     }

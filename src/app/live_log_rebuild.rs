@@ -80,10 +80,9 @@ pub(super) struct Rebuild {
     /// Events the worker has folded so far.
     folded: Arc<AtomicUsize>,
     result: Receiver<Option<Recording>>,
-    /// Hands the worker, once its recording is swapped in, the one it replaced to free.
+    /// Hands the worker, once its recording is swapped in, the one it replaced to free; with
+    /// every clone dropped, the worker ends ([`Worker`]).
     dispose: Sender<Recording>,
-    /// Dropped (with every clone: see [`Keeper`]) to let the worker end.
-    retire: Sender<()>,
     /// The finished recording while it catches up with the lane, a piece per ingest.
     ///
     /// Catching up in one go held a frame for all the events that came while the worker built
@@ -100,48 +99,38 @@ pub(super) enum Stepped {
     Abandoned,
     /// Level with the lane: the recording to put in its place, and the worker that built it,
     /// waiting to free the one it replaces.
-    Done(Box<Recording>, Disposer),
+    Done(Box<Recording>, Worker),
 }
 
-/// The rebuild's worker, kept to free the recording its own replaces ([`Disposer::dispose`]).
-pub(super) struct Disposer {
-    old: Sender<Recording>,
-    retire: Sender<()>,
-}
-
-/// Keeps the worker that built a lane's recording alive (idle) while that recording is the
-/// lane's, so the lane's next rebuild runs on another malloc arena; dropped when the next
-/// rebuild is swapped in, or the run ends.
+/// The worker that built a lane's recording, once that recording is swapped in: it frees the
+/// one replaced ([`Worker::dispose`]), then stays, idle, as long as this is kept, so the lane's
+/// next rebuild runs on another malloc arena. Dropped when the next rebuild is swapped in, or the
+/// run ends.
 ///
 /// A thread takes the arena of one that ended before it (glibc reuses a free arena first), so
 /// each rebuild's worker built in the very arena of the recording the window's thread was
 /// growing (the previous worker's): the window waited on that arena's lock while the worker,
 /// at nice 10, grew or copied its own vectors under it (64-client frames blocked 8-15 ms
 /// inside `intake.fold`, always during a rebuild, `examples/live_clients.rs`, 2026-11-28).
-pub(super) struct Keeper {
-    _retire: Sender<()>,
-}
+pub(super) struct Worker(Sender<Recording>);
 
-impl Disposer {
+impl Worker {
     /// Frees `old` on the worker's thread (a thread of its own if the worker is gone).
     ///
     /// Freeing millions of events and their indexes takes 300-500 ms. On a thread of its own at
     /// nice 10 it ran beside the next rebuild's worker, also at nice 10, sharing a core with it
     /// while the run's thread had the other: whichever held a malloc arena lock the window's
     /// thread wanted then waited its turn for that core, and the window's frame with it (frames
-    /// blocked 7-26 ms, `examples/live_clients.rs`, 2026-11-28). One background thread at a
-    /// time (the worker frees, then ends; the next rebuild starts long after) is never waited
-    /// for behind another: when the window's thread waits on it, it has that thread's core.
-    ///
-    /// The [`Keeper`] returned keeps the worker alive until dropped.
-    pub(super) fn dispose(self, old: Recording) -> Keeper {
-        if let Err(crossbeam_channel::SendError(old)) = self.old.send(old) {
+    /// blocked 7-26 ms, `examples/live_clients.rs`, 2026-11-28). One busy background thread at
+    /// a time (the worker frees, then idles; the next rebuild starts long after) is never
+    /// waited for behind another: when the window's thread waits on it, it has that thread's core.
+    pub(super) fn dispose(&self, old: Recording) {
+        if let Err(crossbeam_channel::SendError(old)) = self.0.send(old) {
             let _ = std::thread::Builder::new().name("ackscope-free".into()).spawn(move || {
                 background();
                 drop(old)
             });
         }
-        Keeper { _retire: self.retire }
     }
 }
 
@@ -155,7 +144,6 @@ impl Rebuild {
         let (give_back, spare) = bounded(SPARE_PIECES);
         let (tx, rx) = bounded(1);
         let (dispose, old) = bounded::<Recording>(1);
-        let (retire, retired) = bounded::<()>(0);
         let folded = Arc::new(AtomicUsize::new(0));
         let count = Arc::clone(&folded);
         std::thread::Builder::new()
@@ -175,11 +163,11 @@ impl Rebuild {
                     }
                     rec
                 });
-                // Swapped in: free the recording it replaced, then stay (idle) while the recording
-                // it built is the lane's ([`Keeper`]). An abandoned rebuild drops the senders and
-                // the thread ends.
-                if tx.send(rec).is_ok() && old.recv().is_ok() {
-                    let _ = retired.recv();
+                // Swapped in: free the recording it replaced, then stay (idle) until every sender
+                // is dropped, while the recording it built is the lane's ([`Worker`]). An
+                // abandoned rebuild drops them at once and the thread ends.
+                if tx.send(rec).is_ok() {
+                    old.iter().for_each(drop);
                 }
             })
             .expect("spawn window thread");
@@ -192,7 +180,6 @@ impl Rebuild {
             spare,
             result: rx,
             dispose,
-            retire,
             fresh: None,
         }
     }
@@ -244,9 +231,7 @@ impl Rebuild {
             self.upto = to;
         }
         match self.fresh.take() {
-            Some(fresh) if self.upto == end => {
-                Stepped::Done(Box::new(fresh), Disposer { old: self.dispose.clone(), retire: self.retire.clone() })
-            }
+            Some(fresh) if self.upto == end => Stepped::Done(Box::new(fresh), Worker(self.dispose.clone())),
             fresh => {
                 self.fresh = fresh;
                 Stepped::Going
@@ -257,7 +242,7 @@ impl Rebuild {
     /// Waits for the rebuild: hands the worker the rest of `lane`, takes its recording back and
     /// catches it up with every event (tests and examples, to see the result), with the worker
     /// to free the lane it replaces; `None` when it was abandoned.
-    pub(super) fn finish(mut self, lane: &Recording) -> Option<(Recording, Disposer)> {
+    pub(super) fn finish(mut self, lane: &Recording) -> Option<(Recording, Worker)> {
         if self.replaces != lane.id() {
             return None;
         }
@@ -275,7 +260,7 @@ impl Rebuild {
             match self.step(lane, usize::MAX) {
                 Stepped::Going => {}
                 Stepped::Abandoned => return None,
-                Stepped::Done(fresh, disposer) => return Some((*fresh, disposer)),
+                Stepped::Done(fresh, worker) => return Some((*fresh, worker)),
             }
         }
     }
